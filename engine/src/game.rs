@@ -1,0 +1,236 @@
+//! The trait every game implements, and the types it speaks in.
+
+use crate::notation::ParsePositionError;
+use crate::options::{OptionError, OptionSpec, OptionValues};
+use crate::rng::GameRng;
+use crate::seat::{Seat, SeatSet};
+use serde::{Deserialize, Serialize};
+use std::fmt::{Debug, Display};
+use std::ops::RangeInclusive;
+
+/// A move text that is not a move of this game at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot parse move {text:?}: {why}")]
+pub struct ParseMoveError {
+    /// The text given.
+    pub text: String,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+impl ParseMoveError {
+    /// A parse error for `text`.
+    pub fn new(text: &str, why: impl Display) -> ParseMoveError {
+        ParseMoveError {
+            text: text.to_owned(),
+            why: why.to_string(),
+        }
+    }
+}
+
+/// A well-formed move that cannot be played now.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlayError {
+    /// The game has ended.
+    #[error("the game is over")]
+    GameOver,
+    /// The seat does not exist.
+    #[error("there is no seat {0}")]
+    NoSuchSeat(Seat),
+    /// Another seat must decide now (or this seat already decided this step).
+    #[error("seat {seat} is not to act (to act: {to_act:?})")]
+    NotToAct {
+        /// The seat that tried to move.
+        seat: Seat,
+        /// Who must decide.
+        to_act: SeatSet,
+    },
+    /// The move breaks a rule.
+    #[error("illegal move {mv:?} for seat {seat}: {why}")]
+    Illegal {
+        /// The seat that tried to move.
+        seat: Seat,
+        /// The move, in notation.
+        mv: String,
+        /// Which rule it breaks.
+        why: &'static str,
+    },
+}
+
+/// Any reason a move given as text is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MoveError {
+    /// Not a move of this game.
+    #[error(transparent)]
+    Parse(#[from] ParseMoveError),
+    /// A move, but not one that can be played now.
+    #[error(transparent)]
+    Play(#[from] PlayError),
+}
+
+/// Why a game could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    /// No game has this id.
+    #[error("unknown game {id:?} (known: {known})")]
+    UnknownGame {
+        /// The id given.
+        id: String,
+        /// The known ids.
+        known: String,
+    },
+    /// An option was refused.
+    #[error(transparent)]
+    Option(#[from] OptionError),
+    /// The number of seats is outside the game's range.
+    #[error("game {game} is for {min} to {max} seats, not {given}")]
+    Seats {
+        /// The game id.
+        game: &'static str,
+        /// Fewest seats.
+        min: usize,
+        /// Most seats.
+        max: usize,
+        /// Seats asked for.
+        given: usize,
+    },
+    /// The position text was refused.
+    #[error(transparent)]
+    Position(#[from] ParsePositionError),
+}
+
+/// How a finished game ranks the seats.
+///
+/// `ranks[s]` is seat `s`'s place, 1 for the best; tied seats share a place and the
+/// next place is skipped (1, 1, 3). `scores[s]` is the game's own score (counters,
+/// points, pips, HP).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// Place of each seat, 1 = first.
+    pub ranks: Vec<u8>,
+    /// Score of each seat.
+    pub scores: Vec<i64>,
+    /// Whether the game ended by its length cap rather than by its own rules.
+    pub capped: bool,
+}
+
+impl Outcome {
+    /// Ranks seats by a key, higher first; equal keys tie.
+    ///
+    /// ```
+    /// use engine::Outcome;
+    /// let o = Outcome::by_key(&[3, 7, 3], vec![3, 7, 3], false);
+    /// assert_eq!(o.ranks, vec![2, 1, 2]);
+    /// ```
+    pub fn by_key<K: Ord>(keys: &[K], scores: Vec<i64>, capped: bool) -> Outcome {
+        let ranks = keys
+            .iter()
+            .map(|k| 1 + keys.iter().filter(|other| *other > k).count() as u8)
+            .collect();
+        Outcome {
+            ranks,
+            scores,
+            capped,
+        }
+    }
+
+    /// The seats ranked first.
+    pub fn winners(&self) -> impl Iterator<Item = Seat> + '_ {
+        self.ranks
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| **r == 1)
+            .map(|(s, _)| s)
+    }
+
+    /// Whether every seat shares first place.
+    pub fn is_draw(&self) -> bool {
+        self.ranks.iter().all(|r| *r == 1)
+    }
+}
+
+/// The rules of one game, as a state that moves forward by seats' decisions.
+///
+/// A state owns its [`GameRng`]: every roll happens inside [`Game::new`] or
+/// [`Game::play`], so the game id, options, seed and moves determine the game.
+/// When several seats must decide at once (as in Spartan Yahtzee), each plays its
+/// move separately; the state keeps those moves secret until all have decided.
+pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
+    /// A move. Its `Display` is the move notation, which [`Game::parse_move`] reads.
+    type Move: Clone + Debug + Display + PartialEq + Send + Sync;
+    /// Typed options.
+    type Options: Clone + Debug + PartialEq + Send + Sync;
+    /// What one seat may see.
+    type Observation: Serialize;
+
+    /// The game id used everywhere (`ur`, `uptick`, ...).
+    const ID: &'static str;
+    /// The game's name for people.
+    const NAME: &'static str;
+    /// How many seats the game takes.
+    const SEATS: RangeInclusive<usize>;
+    /// Seats when none are asked for.
+    const DEFAULT_SEATS: usize;
+
+    /// The options this game understands, with defaults.
+    fn option_specs() -> &'static [OptionSpec];
+
+    /// Reads typed options from checked values.
+    ///
+    /// # Errors
+    /// A value that the kind check let through but the game refuses.
+    fn options(values: &OptionValues, seats: usize) -> Result<Self::Options, OptionError>;
+
+    /// A new game; all setup chance is drawn from `rng`.
+    fn new(options: &Self::Options, seats: usize, rng: GameRng) -> Self;
+
+    /// Reads a position written by [`Game::position`]. When the text has no `rng`
+    /// field, `rng` is used for the chance to come.
+    ///
+    /// # Errors
+    /// Unknown, missing or invalid fields, or fields that contradict each other.
+    fn from_position(
+        options: &Self::Options,
+        text: &str,
+        rng: GameRng,
+    ) -> Result<Self, ParsePositionError>;
+
+    /// The whole state as one line of `key=value` fields, including the RNG state.
+    fn position(&self) -> String;
+
+    /// Number of seats in this game.
+    fn seats(&self) -> usize;
+
+    /// Who must decide now; empty when the game is over.
+    fn to_act(&self) -> SeatSet;
+
+    /// Appends the legal moves of `seat` to `out`, in a stable order. Nothing is
+    /// appended for a seat that is not to act.
+    fn legal_moves(&self, seat: Seat, out: &mut Vec<Self::Move>);
+
+    /// Plays `seat`'s move.
+    ///
+    /// # Errors
+    /// The game is over, the seat is not to act, or the move is illegal; the state
+    /// is then unchanged.
+    fn play(&mut self, seat: Seat, mv: &Self::Move) -> Result<(), PlayError>;
+
+    /// Reads a move in this game's notation.
+    ///
+    /// # Errors
+    /// The text is not a move of this game.
+    fn parse_move(&self, text: &str) -> Result<Self::Move, ParseMoveError>;
+
+    /// Everything `seat` may know, and nothing more.
+    fn observation(&self, seat: Seat) -> Self::Observation;
+
+    /// The outcome, once the game is over.
+    fn outcome(&self) -> Option<Outcome>;
+
+    /// A full state consistent with what `seat` observes, with the hidden parts and
+    /// all future chance drawn afresh from `rng`: what a search bot may sample.
+    fn determinize(&self, seat: Seat, rng: &mut GameRng) -> Self;
+
+    /// The position drawn as text for people.
+    fn render(&self) -> String;
+}

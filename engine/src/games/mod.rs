@@ -1,0 +1,4 @@
+//! One module per game.
+
+pub mod uptick;
+pub mod ur;

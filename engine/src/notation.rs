@@ -1,0 +1,141 @@
+//! Helpers for position notation: a position is a line of `key=value` fields.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+
+/// A position text that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParsePositionError {
+    /// A word without `=`.
+    #[error("position field {0:?} is not of the form key=value")]
+    Malformed(String),
+    /// A key the game's notation does not have.
+    #[error("position has unknown field {0:?}")]
+    UnknownField(String),
+    /// A field given twice.
+    #[error("position field {0:?} is given twice")]
+    Duplicate(String),
+    /// A field the notation needs.
+    #[error("position lacks the field {0:?}")]
+    Missing(&'static str),
+    /// A field whose value does not parse or breaks a rule of the game.
+    #[error("position field {field}={value:?} is invalid: {why}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// The value given.
+        value: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// The fields parse but do not describe a reachable kind of state.
+    #[error("inconsistent position: {0}")]
+    Inconsistent(String),
+}
+
+/// The fields of a position text, consumed one by one.
+#[derive(Debug)]
+pub struct Fields<'a> {
+    map: HashMap<&'a str, &'a str>,
+}
+
+impl<'a> Fields<'a> {
+    /// Splits `text` into fields, allowing only the keys in `known`.
+    ///
+    /// # Errors
+    /// A malformed, unknown or repeated field.
+    pub fn parse(text: &'a str, known: &[&str]) -> Result<Fields<'a>, ParsePositionError> {
+        let mut map = HashMap::new();
+        for word in text.split_whitespace() {
+            let (k, v) = word
+                .split_once('=')
+                .ok_or_else(|| ParsePositionError::Malformed(word.to_owned()))?;
+            if !known.contains(&k) {
+                return Err(ParsePositionError::UnknownField(k.to_owned()));
+            }
+            if map.insert(k, v).is_some() {
+                return Err(ParsePositionError::Duplicate(k.to_owned()));
+            }
+        }
+        Ok(Fields { map })
+    }
+
+    /// The raw text of a required field.
+    ///
+    /// # Errors
+    /// The field is missing.
+    pub fn raw(&self, key: &'static str) -> Result<&'a str, ParsePositionError> {
+        self.map
+            .get(key)
+            .copied()
+            .ok_or(ParsePositionError::Missing(key))
+    }
+
+    /// The raw text of an optional field.
+    pub fn opt(&self, key: &str) -> Option<&'a str> {
+        self.map.get(key).copied()
+    }
+
+    /// A required field parsed with `FromStr`.
+    ///
+    /// # Errors
+    /// The field is missing or does not parse.
+    pub fn get<T: FromStr>(&self, key: &'static str) -> Result<T, ParsePositionError>
+    where
+        T::Err: std::fmt::Display,
+    {
+        let raw = self.raw(key)?;
+        raw.parse().map_err(|e: T::Err| invalid(key, raw, e))
+    }
+
+    /// A comma-separated list, each item parsed with `FromStr`.
+    ///
+    /// # Errors
+    /// The field is missing or an item does not parse.
+    pub fn list<T: FromStr>(&self, key: &'static str) -> Result<Vec<T>, ParsePositionError>
+    where
+        T::Err: std::fmt::Display,
+    {
+        let raw = self.raw(key)?;
+        parse_list(key, raw)
+    }
+}
+
+/// Parses a comma-separated list (an empty text is an empty list).
+///
+/// # Errors
+/// An item does not parse.
+pub fn parse_list<T: FromStr>(key: &'static str, raw: &str) -> Result<Vec<T>, ParsePositionError>
+where
+    T::Err: std::fmt::Display,
+{
+    if raw.is_empty() || raw == "-" {
+        return Ok(Vec::new());
+    }
+    raw.split(',')
+        .map(|item| item.parse().map_err(|e: T::Err| invalid(key, raw, e)))
+        .collect()
+}
+
+/// Builds an [`ParsePositionError::Invalid`].
+pub fn invalid(
+    field: &'static str,
+    value: &str,
+    why: impl std::fmt::Display,
+) -> ParsePositionError {
+    ParsePositionError::Invalid {
+        field,
+        value: value.to_owned(),
+        why: why.to_string(),
+    }
+}
+
+/// Joins items with commas (`-` for an empty list, so the field is never empty).
+pub fn join<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
+    let s = items
+        .into_iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    if s.is_empty() { "-".to_owned() } else { s }
+}

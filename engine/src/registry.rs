@@ -1,0 +1,307 @@
+//! Every game by id, behind one object-safe interface.
+
+use crate::game::{Game, MoveError, Outcome, SetupError};
+use crate::games::{uptick, ur};
+use crate::options::{OptionError, OptionSpec, OptionValues};
+use crate::rng::GameRng;
+use crate::seat::{Seat, SeatSet};
+use std::fmt::Debug;
+use std::ops::RangeInclusive;
+
+/// What the registry knows about a game without creating one.
+#[derive(Debug, Clone)]
+pub struct GameInfo {
+    /// The id (`ur`).
+    pub id: &'static str,
+    /// The name for people.
+    pub name: &'static str,
+    /// Seats the game takes.
+    pub seats: RangeInclusive<usize>,
+    /// Seats when none are asked for.
+    pub default_seats: usize,
+    /// Its options (besides `players`, which every game accepts).
+    pub options: &'static [OptionSpec],
+}
+
+/// Code that runs on a game type chosen by id at run time (see [`with_game`]).
+pub trait GameVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Called with the game's type.
+    fn visit<G: Game>(self) -> Self::Output;
+}
+
+/// Every registered game id, in a fixed order.
+pub const GAME_IDS: [&str; 2] = ["ur", "uptick"];
+
+/// Runs `visitor` on the game type with this id, monomorphised (no dynamic calls).
+///
+/// # Errors
+/// [`SetupError::UnknownGame`].
+pub fn with_game<V: GameVisitor>(id: &str, visitor: V) -> Result<V::Output, SetupError> {
+    Ok(match id {
+        "ur" => visitor.visit::<ur::Ur>(),
+        "uptick" => visitor.visit::<uptick::Uptick>(),
+
+        _ => {
+            return Err(SetupError::UnknownGame {
+                id: id.to_owned(),
+                known: GAME_IDS.join(", "),
+            });
+        }
+    })
+}
+
+struct InfoOf;
+impl GameVisitor for InfoOf {
+    type Output = GameInfo;
+    fn visit<G: Game>(self) -> GameInfo {
+        info_of::<G>()
+    }
+}
+
+fn info_of<G: Game>() -> GameInfo {
+    GameInfo {
+        id: G::ID,
+        name: G::NAME,
+        seats: G::SEATS,
+        default_seats: G::DEFAULT_SEATS,
+        options: G::option_specs(),
+    }
+}
+
+/// The description of a game.
+///
+/// # Errors
+/// [`SetupError::UnknownGame`].
+pub fn game_info(id: &str) -> Result<GameInfo, SetupError> {
+    with_game(id, InfoOf)
+}
+
+/// All games, in [`GAME_IDS`] order.
+pub fn games() -> Vec<GameInfo> {
+    GAME_IDS
+        .iter()
+        .filter_map(|id| game_info(id).ok())
+        .collect()
+}
+
+/// Resolves the number of seats and checks the options of game `G`.
+///
+/// `players=N` among the options is another way to give `seats`.
+///
+/// # Errors
+/// Bad options, or a seat count outside the game's range.
+pub fn resolve_setup<G: Game, S: AsRef<str>>(
+    options: &[S],
+    seats: Option<usize>,
+) -> Result<(G::Options, OptionValues, usize), SetupError> {
+    let mut players: Option<usize> = None;
+    let mut rest: Vec<&str> = Vec::new();
+    for pair in options {
+        let pair = pair.as_ref().trim();
+        if let Some(v) = pair.strip_prefix("players=") {
+            let n = v.parse().map_err(|_| OptionError::BadValue {
+                key: "players".into(),
+                value: v.into(),
+                expected: "a number of seats".into(),
+            })?;
+            if players.replace(n).is_some() {
+                return Err(OptionError::Duplicate("players".into()).into());
+            }
+        } else {
+            rest.push(pair);
+        }
+    }
+    let n = match (seats, players) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(OptionError::BadValue {
+                key: "players".into(),
+                value: b.to_string(),
+                expected: format!("{a}, the number of seats"),
+            }
+            .into());
+        }
+        (Some(a), _) | (None, Some(a)) => a,
+        (None, None) => G::DEFAULT_SEATS,
+    };
+    if !G::SEATS.contains(&n) {
+        return Err(SetupError::Seats {
+            game: G::ID,
+            min: *G::SEATS.start(),
+            max: *G::SEATS.end(),
+            given: n,
+        });
+    }
+    let values = OptionValues::parse(G::ID, G::option_specs(), &rest)?;
+    let typed = G::options(&values, n)?;
+    Ok((typed, values, n))
+}
+
+/// A game of any kind, driven by text moves: what the referee and tools use.
+pub trait AnyGame: Debug + Send + Sync {
+    /// The game's description.
+    fn info(&self) -> GameInfo;
+    /// The options in canonical `key=value` form (what a record keeps).
+    fn options(&self) -> &[String];
+    /// Number of seats.
+    fn seats(&self) -> usize;
+    /// Who must decide now; empty when over.
+    fn to_act(&self) -> SeatSet;
+    /// Legal moves of `seat` in notation, in a stable order.
+    fn legal_moves(&self, seat: Seat) -> Vec<String>;
+    /// Plays a move given in notation.
+    ///
+    /// # Errors
+    /// [`MoveError::Parse`] when the text is not a move of this game,
+    /// [`MoveError::Play`] when it cannot be played now. The state is unchanged.
+    fn play(&mut self, seat: Seat, mv: &str) -> Result<(), MoveError>;
+    /// The observation of `seat` as JSON.
+    fn observation(&self, seat: Seat) -> serde_json::Value;
+    /// The outcome once over.
+    fn outcome(&self) -> Option<Outcome>;
+    /// The position notation, RNG included.
+    fn position(&self) -> String;
+    /// The position drawn for people.
+    fn render(&self) -> String;
+    /// A copy.
+    fn clone_box(&self) -> Box<dyn AnyGame>;
+}
+
+impl Clone for Box<dyn AnyGame> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Erased<G: Game> {
+    game: G,
+    options: Vec<String>,
+}
+
+impl<G: Game> AnyGame for Erased<G> {
+    fn info(&self) -> GameInfo {
+        info_of::<G>()
+    }
+    fn options(&self) -> &[String] {
+        &self.options
+    }
+    fn seats(&self) -> usize {
+        self.game.seats()
+    }
+    fn to_act(&self) -> SeatSet {
+        self.game.to_act()
+    }
+    fn legal_moves(&self, seat: Seat) -> Vec<String> {
+        let mut moves = Vec::new();
+        self.game.legal_moves(seat, &mut moves);
+        moves.iter().map(ToString::to_string).collect()
+    }
+    fn play(&mut self, seat: Seat, mv: &str) -> Result<(), MoveError> {
+        let mv = self.game.parse_move(mv)?;
+        self.game.play(seat, &mv)?;
+        Ok(())
+    }
+    fn observation(&self, seat: Seat) -> serde_json::Value {
+        serde_json::to_value(self.game.observation(seat)).unwrap_or(serde_json::Value::Null)
+    }
+    fn outcome(&self) -> Option<Outcome> {
+        self.game.outcome()
+    }
+    fn position(&self) -> String {
+        self.game.position()
+    }
+    fn render(&self) -> String {
+        self.game.render()
+    }
+    fn clone_box(&self) -> Box<dyn AnyGame> {
+        Box::new(self.clone())
+    }
+}
+
+struct NewGame<'a, S> {
+    options: &'a [S],
+    seats: Option<usize>,
+    seed: u64,
+    position: Option<&'a str>,
+}
+
+impl<S: AsRef<str>> GameVisitor for NewGame<'_, S> {
+    type Output = Result<Box<dyn AnyGame>, SetupError>;
+    fn visit<G: Game>(self) -> Self::Output {
+        let (typed, values, seats) = resolve_setup::<G, S>(self.options, self.seats)?;
+        let rng = GameRng::from_seed(self.seed);
+        let game = match self.position {
+            None => G::new(&typed, seats, rng),
+            Some(text) => {
+                let game = G::from_position(&typed, text, rng)?;
+                if game.seats() != seats && self.seats.is_some() {
+                    return Err(SetupError::Seats {
+                        game: G::ID,
+                        min: game.seats(),
+                        max: game.seats(),
+                        given: seats,
+                    });
+                }
+                game
+            }
+        };
+        Ok(Box::new(Erased {
+            game,
+            options: values.canonical(),
+        }))
+    }
+}
+
+/// Starts game `id` with options (`key=value` each), a seat count (the game's
+/// default when `None`) and a seed.
+///
+/// ```
+/// let mut game = engine::new_game("uptick", &["size=6"], None, 7).unwrap();
+/// let seat = game.to_act().first().unwrap();
+/// let first = game.legal_moves(seat)[0].clone();
+/// game.play(seat, &first).unwrap();
+/// assert!(game.play(seat, "nonsense").is_err());
+/// ```
+///
+/// # Errors
+/// An unknown game, bad options, or a seat count the game does not take.
+pub fn new_game<S: AsRef<str>>(
+    id: &str,
+    options: &[S],
+    seats: Option<usize>,
+    seed: u64,
+) -> Result<Box<dyn AnyGame>, SetupError> {
+    with_game(
+        id,
+        NewGame {
+            options,
+            seats,
+            seed,
+            position: None,
+        },
+    )?
+}
+
+/// Sets up game `id` from a position text. If the text has no `rng` field, chance
+/// to come is drawn from `seed`.
+///
+/// # Errors
+/// As [`new_game`], plus a position that does not parse.
+pub fn game_from_position<S: AsRef<str>>(
+    id: &str,
+    options: &[S],
+    position: &str,
+    seed: u64,
+) -> Result<Box<dyn AnyGame>, SetupError> {
+    with_game(
+        id,
+        NewGame {
+            options,
+            seats: None,
+            seed,
+            position: Some(position),
+        },
+    )?
+}
