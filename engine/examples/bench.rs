@@ -69,7 +69,11 @@ impl GameVisitor for Bench<'_> {
 
 fn main() {
     let args = Args::parse();
-    let ids: Vec<&str> = if args.game == "all" { engine::GAME_IDS.to_vec() } else { vec![args.game.as_str()] };
+    let ids: Vec<&str> = if args.game == "all" {
+        engine::GAME_IDS.to_vec()
+    } else {
+        vec![args.game.as_str()]
+    };
     for id in ids {
         let bench = Bench {
             opts: &args.opts,

@@ -189,11 +189,7 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
     ///
     /// # Errors
     /// Unknown, missing or invalid fields, or fields that contradict each other.
-    fn from_position(
-        options: &Self::Options,
-        text: &str,
-        rng: GameRng,
-    ) -> Result<Self, ParsePositionError>;
+    fn from_position(options: &Self::Options, text: &str, rng: GameRng) -> Result<Self, ParsePositionError>;
 
     /// The whole state as one line of `key=value` fields, including the RNG state.
     fn position(&self) -> String;

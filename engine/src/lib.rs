@@ -39,8 +39,7 @@ pub use game::{Game, MoveError, Outcome, ParseMoveError, PlayError, SetupError};
 pub use notation::ParsePositionError;
 pub use options::{OptionError, OptionKind, OptionSpec, OptionValues};
 pub use registry::{
-    AnyGame, GAME_IDS, GameInfo, GameVisitor, game_from_position, game_info, games, new_game,
-    with_game,
+    AnyGame, GAME_IDS, GameInfo, GameVisitor, game_from_position, game_info, games, new_game, with_game,
 };
 pub use rng::GameRng;
 pub use seat::{MAX_SEATS, Seat, SeatSet};

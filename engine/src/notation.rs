@@ -65,10 +65,7 @@ impl<'a> Fields<'a> {
     /// # Errors
     /// The field is missing.
     pub fn raw(&self, key: &'static str) -> Result<&'a str, ParsePositionError> {
-        self.map
-            .get(key)
-            .copied()
-            .ok_or(ParsePositionError::Missing(key))
+        self.map.get(key).copied().ok_or(ParsePositionError::Missing(key))
     }
 
     /// The raw text of an optional field.
@@ -118,11 +115,7 @@ where
 }
 
 /// Builds an [`ParsePositionError::Invalid`].
-pub fn invalid(
-    field: &'static str,
-    value: &str,
-    why: impl std::fmt::Display,
-) -> ParsePositionError {
+pub fn invalid(field: &'static str, value: &str, why: impl std::fmt::Display) -> ParsePositionError {
     ParsePositionError::Invalid {
         field,
         value: value.to_owned(),

@@ -104,15 +104,14 @@ impl OptionValues {
                 .split_once('=')
                 .ok_or_else(|| OptionError::Malformed(pair.to_owned()))?;
             let (key, value) = (key.trim(), value.trim());
-            let spec =
-                specs
-                    .iter()
-                    .find(|s| s.name == key)
-                    .ok_or_else(|| OptionError::UnknownKey {
-                        game,
-                        key: key.to_owned(),
-                        known: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
-                    })?;
+            let spec = specs
+                .iter()
+                .find(|s| s.name == key)
+                .ok_or_else(|| OptionError::UnknownKey {
+                    game,
+                    key: key.to_owned(),
+                    known: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+                })?;
             check_kind(spec, value)?;
             if given.insert(spec.name, value.to_owned()).is_some() {
                 return Err(OptionError::Duplicate(key.to_owned()));
@@ -121,10 +120,7 @@ impl OptionValues {
         let values = specs
             .iter()
             .map(|s| {
-                let v = given
-                    .get(s.name)
-                    .cloned()
-                    .unwrap_or_else(|| s.default.to_owned());
+                let v = given.get(s.name).cloned().unwrap_or_else(|| s.default.to_owned());
                 (s.name, v)
             })
             .collect();
@@ -169,18 +165,13 @@ impl OptionValues {
 
     /// Every option as `key=value`, sorted by key: the canonical form kept in records.
     pub fn canonical(&self) -> Vec<String> {
-        self.values
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect()
+        self.values.iter().map(|(k, v)| format!("{k}={v}")).collect()
     }
 }
 
 fn check_kind(spec: &OptionSpec, value: &str) -> Result<(), OptionError> {
     let ok = match spec.kind {
-        OptionKind::Int { min, max } => {
-            value.parse::<i64>().is_ok_and(|v| (min..=max).contains(&v))
-        }
+        OptionKind::Int { min, max } => value.parse::<i64>().is_ok_and(|v| (min..=max).contains(&v)),
         OptionKind::Bool => value == "true" || value == "false",
         OptionKind::Choice(words) => words.contains(&value),
         OptionKind::Text(_) => !value.is_empty(),

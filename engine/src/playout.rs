@@ -18,11 +18,7 @@ pub struct PlayoutStats {
 /// # Panics
 /// If a move the game listed as legal is refused, or a seat to act has no move:
 /// both are engine bugs, and this is what the tests look for.
-pub fn random_playout<G: Game>(
-    game: &mut G,
-    chooser: &mut GameRng,
-    moves: &mut Vec<G::Move>,
-) -> u64 {
+pub fn random_playout<G: Game>(game: &mut G, chooser: &mut GameRng, moves: &mut Vec<G::Move>) -> u64 {
     let mut decisions = 0;
     loop {
         let to_act = game.to_act();

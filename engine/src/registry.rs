@@ -80,10 +80,7 @@ pub fn game_info(id: &str) -> Result<GameInfo, SetupError> {
 
 /// All games, in [`GAME_IDS`] order.
 pub fn games() -> Vec<GameInfo> {
-    GAME_IDS
-        .iter()
-        .filter_map(|id| game_info(id).ok())
-        .collect()
+    GAME_IDS.iter().filter_map(|id| game_info(id).ok()).collect()
 }
 
 /// Resolves the number of seats and checks the options of game `G`.

@@ -259,7 +259,10 @@ impl Uptick {
             for rank in 0..n {
                 for file in 0..n {
                     let cap = caps[rank * n + file];
-                    let cell = Square { file: file as u8, rank: rank as u8 };
+                    let cell = Square {
+                        file: file as u8,
+                        rank: rank as u8,
+                    };
                     for value in 1..=cap {
                         if !f(UptickMove::Place { cell, value }) {
                             return;
@@ -288,9 +291,17 @@ impl Uptick {
                     }
                     let to = (ny * n as i32 + nx) as usize;
                     let target = self.cells[to];
-                    let (a, b) = (Square { file: x as u8, rank: y as u8 }, Square { file: nx as u8, rank: ny as u8 });
-                    if (target.is_empty() || target.owner() != p) && !f(UptickMove::Step { from: a, to: b })
-                    {
+                    let (a, b) = (
+                        Square {
+                            file: x as u8,
+                            rank: y as u8,
+                        },
+                        Square {
+                            file: nx as u8,
+                            rank: ny as u8,
+                        },
+                    );
+                    if (target.is_empty() || target.owner() != p) && !f(UptickMove::Step { from: a, to: b }) {
                         return;
                     }
                     if !target.is_empty() && target.owner() != p {
@@ -310,7 +321,10 @@ impl Uptick {
         if die.is_empty() || die.owner() != p || die.value() >= 6 || self.is_frozen(a) {
             return false;
         }
-        let (dx, dy) = (i32::from(to.file) - i32::from(from.file), i32::from(to.rank) - i32::from(from.rank));
+        let (dx, dy) = (
+            i32::from(to.file) - i32::from(from.file),
+            i32::from(to.rank) - i32::from(from.rank),
+        );
         let k = dx.abs().max(dy.abs());
         if k == 0 || k > i32::from(die.value()) || !(dx == 0 || dy == 0 || dx.abs() == dy.abs()) {
             return false;
@@ -479,10 +493,7 @@ impl Game for Uptick {
         text: &str,
         _rng: GameRng,
     ) -> Result<Uptick, ParsePositionError> {
-        let f = Fields::parse(
-            text,
-            &["board", "to_move", "reserve", "captured", "last", "turn"],
-        )?;
+        let f = Fields::parse(text, &["board", "to_move", "reserve", "captured", "last", "turn"])?;
         let mut g = Uptick::new(options, 2, GameRng::from_seed(0));
         let n = g.size();
         let board = f.raw("board")?;
@@ -500,9 +511,7 @@ impl Game for Uptick {
             let mut digits = String::new();
             let flush = |digits: &mut String, x: &mut usize| -> Result<(), ParsePositionError> {
                 if !digits.is_empty() {
-                    *x += digits
-                        .parse::<usize>()
-                        .map_err(|e| invalid("board", rank, e))?;
+                    *x += digits.parse::<usize>().map_err(|e| invalid("board", rank, e))?;
                     digits.clear();
                 }
                 Ok(())
@@ -526,22 +535,14 @@ impl Game for Uptick {
                     }
                 };
                 if x >= n {
-                    return Err(invalid(
-                        "board",
-                        rank,
-                        format!("rank longer than {n} cells"),
-                    ));
+                    return Err(invalid("board", rank, format!("rank longer than {n} cells")));
                 }
                 g.cells[y * n + x] = cell;
                 x += 1;
             }
             flush(&mut digits, &mut x)?;
             if x != n {
-                return Err(invalid(
-                    "board",
-                    rank,
-                    format!("rank of {x} cells, expected {n}"),
-                ));
+                return Err(invalid("board", rank, format!("rank of {x} cells, expected {n}")));
             }
         }
         g.to_move = f.get("to_move")?;
@@ -639,7 +640,10 @@ impl Game for Uptick {
             out.reserve(total + 8 * n);
             for rank in 0..n {
                 for (file, &cap) in caps[rank * n..(rank + 1) * n].iter().enumerate() {
-                    let cell = Square { file: file as u8, rank: rank as u8 };
+                    let cell = Square {
+                        file: file as u8,
+                        rank: rank as u8,
+                    };
                     out.extend((1..=cap).map(|value| UptickMove::Place { cell, value }));
                 }
             }

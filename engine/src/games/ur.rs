@@ -151,11 +151,7 @@ pub enum UrMove {
 }
 
 fn house_text(h: u8) -> String {
-    if h == OFF {
-        "off".to_owned()
-    } else {
-        h.to_string()
-    }
+    if h == OFF { "off".to_owned() } else { h.to_string() }
 }
 
 impl fmt::Display for UrMove {
@@ -242,6 +238,11 @@ impl Ur {
         (self.counters, self.pool)
     }
 
+    /// The current turn, counted from 1.
+    pub fn turn(&self) -> u32 {
+        self.turn
+    }
+
     /// Houses of `seat`'s pieces.
     pub fn pieces(&self, seat: Seat) -> &[u8] {
         self.own(seat)
@@ -289,11 +290,7 @@ impl Ur {
                         if LAUNCH_ROLL[i] != v {
                             continue;
                         }
-                        let targets: &[u8] = if i == 0 {
-                            &[1, 2, 3]
-                        } else {
-                            &ENTRY_HOUSE[i..=i]
-                        };
+                        let targets: &[u8] = if i == 0 { &[1, 2, 3] } else { &ENTRY_HOUSE[i..=i] };
                         for &to in targets {
                             if self.can_land(p, to) && !f(UrMove::Bird { bird, to }) {
                                 return;
@@ -301,8 +298,7 @@ impl Ur {
                         }
                     } else if h < OFF {
                         let to = h + v;
-                        if (to == OFF || (to < OFF && self.can_land(p, to)))
-                            && !f(UrMove::Bird { bird, to })
+                        if (to == OFF || (to < OFF && self.can_land(p, to))) && !f(UrMove::Bird { bird, to })
                         {
                             return;
                         }
@@ -320,9 +316,7 @@ impl Ur {
                     }
                     last = from;
                     let to = from + v;
-                    if (to == OFF || (to < OFF && self.can_land(p, to)))
-                        && !f(UrMove::Step { from, to })
-                    {
+                    if (to == OFF || (to < OFF && self.can_land(p, to))) && !f(UrMove::Step { from, to }) {
                         return;
                     }
                 }
@@ -416,8 +410,7 @@ impl Ur {
                         self.pool -= gain;
                         self.counters[p] += gain;
                     } else {
-                        let passed =
-                            [4u8, 8, 14].iter().filter(|&&r| from < r && r < to).count() as i64;
+                        let passed = [4u8, 8, 14].iter().filter(|&&r| from < r && r < to).count() as i64;
                         let pay = (value * passed).min(self.counters[p]);
                         self.counters[p] -= pay;
                         self.pool += pay;
@@ -448,9 +441,7 @@ impl Ur {
     fn scores(&self) -> [i64; 2] {
         match self.options.rules {
             Rules::Tablet => self.counters,
-            Rules::Finkel => {
-                [0, 1].map(|p| self.own(p).iter().filter(|&&h| h == OFF).count() as i64)
-            }
+            Rules::Finkel => [0, 1].map(|p| self.own(p).iter().filter(|&&h| h == OFF).count() as i64),
         }
     }
 }
@@ -513,11 +504,7 @@ impl Game for Ur {
         game
     }
 
-    fn from_position(
-        options: &UrOptions,
-        text: &str,
-        rng: GameRng,
-    ) -> Result<Ur, ParsePositionError> {
+    fn from_position(options: &UrOptions, text: &str, rng: GameRng) -> Result<Ur, ParsePositionError> {
         let f = Fields::parse(
             text,
             &[
@@ -553,11 +540,7 @@ impl Game for Ur {
             if options.rules == Rules::Finkel {
                 game.pieces[p][..n].sort_unstable();
             }
-            let on_board: Vec<u8> = houses
-                .iter()
-                .copied()
-                .filter(|h| (1..OFF).contains(h))
-                .collect();
+            let on_board: Vec<u8> = houses.iter().copied().filter(|h| (1..OFF).contains(h)).collect();
             let mut sorted = on_board.clone();
             sorted.sort_unstable();
             sorted.dedup();
@@ -587,9 +570,7 @@ impl Game for Ur {
         let roll = if phase == "over" {
             0
         } else {
-            roll_text
-                .parse()
-                .map_err(|e| invalid("roll", roll_text, e))?
+            roll_text.parse().map_err(|e| invalid("roll", roll_text, e))?
         };
         game.phase = match (options.rules, phase) {
             (_, "over") => Phase::Over,
@@ -606,12 +587,10 @@ impl Game for Ur {
         };
         let finished = game.finished(0) || game.finished(1);
         match game.phase {
-            Phase::Over => {
-                if !finished && game.turn < options.max_turns {
-                    return Err(ParsePositionError::Inconsistent(
-                        "phase=over but nobody has borne off every piece and the turn cap is not reached".into(),
-                    ));
-                }
+            Phase::Over if !finished && game.turn < options.max_turns => {
+                return Err(ParsePositionError::Inconsistent(
+                    "phase=over but nobody has borne off every piece and the turn cap is not reached".into(),
+                ));
             }
             Phase::Primary(_) if finished => {
                 return Err(ParsePositionError::Inconsistent(
@@ -707,12 +686,8 @@ impl Game for Ur {
                 }
                 Ok(())
             }
-            (_, UrMove::Gamble) => Err(illegal(
-                "the gamble is only open before playing the primary roll",
-            )),
-            (Phase::Roll(_), UrMove::Bird { .. }) => {
-                Err(illegal("finkel rules move pieces as from-to"))
-            }
+            (_, UrMove::Gamble) => Err(illegal("the gamble is only open before playing the primary roll")),
+            (Phase::Roll(_), UrMove::Bird { .. }) => Err(illegal("finkel rules move pieces as from-to")),
             (Phase::Primary(_) | Phase::Converted(_), UrMove::Step { .. }) => {
                 Err(illegal("tablet rules move birds as bird:house"))
             }
@@ -735,16 +710,10 @@ impl Game for Ur {
         }
         if let Some((bird, to)) = t.split_once(':') {
             let bird = BIRDS.iter().position(|b| *b == bird).ok_or_else(|| {
-                ParseMoveError::new(
-                    text,
-                    format!("no bird {bird:?} (birds: {})", BIRDS.join(", ")),
-                )
+                ParseMoveError::new(text, format!("no bird {bird:?} (birds: {})", BIRDS.join(", ")))
             })?;
             let to = parse_house(to, text)?;
-            return Ok(UrMove::Bird {
-                bird: bird as u8,
-                to,
-            });
+            return Ok(UrMove::Bird { bird: bird as u8, to });
         }
         if let Some((from, to)) = t.split_once('-') {
             let from = parse_house(from, text)?;
@@ -929,4 +898,64 @@ fn render_board(g: &Ur) -> String {
         g.turn,
         phase
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_primary_move_the_gamble_is_automatic() {
+        // Seat 1 has every bird off the board: of the primary rolls only a 2 (the
+        // swallow) can be played, so a 1, 3 or 4 throws the yes/no astragal at once.
+        let (mut primary, mut converted) = (0, 0);
+        for seed in 0..200 {
+            let mut g = Ur::new(&UrOptions::default(), 2, GameRng::from_seed(seed));
+            g.pieces = [[15, 15, 15, 15, 14, 0, 0], [0; MAX_PIECES]];
+            g.turn = 1;
+            g.start_turn(1);
+            if g.turn != 2 || g.to_move != 1 {
+                continue; // seat 1 passed
+            }
+            match g.phase {
+                Phase::Primary(r) => {
+                    assert_eq!(r, 2, "a primary roll is only offered when it can be played");
+                    primary += 1;
+                }
+                Phase::Converted(c) => {
+                    assert!([5, 7, 10].contains(&c), "converted {c} came from a 1, 3 or 4");
+                    converted += 1;
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert!(
+            primary > 20 && converted > 20,
+            "primary={primary} converted={converted}"
+        );
+    }
+
+    #[test]
+    fn bone_astragal_follows_its_odds() {
+        let mut g = Ur::new(
+            &UrOptions {
+                astragal: Astragal::Bone,
+                ..UrOptions::default()
+            },
+            2,
+            GameRng::from_seed(9),
+        );
+        let mut counts = [0u32; 5];
+        for _ in 0..10_000 {
+            counts[usize::from(g.primary_roll())] += 1;
+        }
+        assert!(
+            (800..1200).contains(&counts[1]) && (3600..4400).contains(&counts[2]),
+            "{counts:?}"
+        );
+        assert!(
+            (3600..4400).contains(&counts[3]) && (800..1200).contains(&counts[4]),
+            "{counts:?}"
+        );
+    }
 }

@@ -1,0 +1,157 @@
+//! Shared harness for the cross-game tests in `tests/tests/`.
+
+use engine::playout::PlayoutStats;
+use engine::registry::resolve_setup;
+use engine::{Game, GameRng, GameVisitor};
+
+/// The option spreads every game is tested with: (game id, options, seats).
+pub const CASES: &[(&str, &[&str], Option<usize>)] = &[
+    ("ur", &[], None),
+    ("ur", &["astragal=bone"], None),
+    ("ur", &["rules=finkel"], None),
+    ("ur", &["max_turns=25"], None),
+    ("uptick", &[], None),
+    ("uptick", &["size=5", "reserve=4"], None),
+    ("uptick", &["size=12", "reserve=20"], None),
+    ("uptick", &["max_turns=12"], None),
+];
+
+/// A finished random game: what was played and where it ended.
+#[derive(Debug, Clone)]
+pub struct PlayedGame {
+    /// (seat, move text) in order.
+    pub moves: Vec<(usize, String)>,
+    /// The final position.
+    pub final_position: String,
+    /// The outcome as JSON.
+    pub outcome: String,
+}
+
+/// Plays one random game of `G` from `seed` and checks, at every state, the
+/// engine's promises (see each `assert!`). Returns what was played.
+pub struct CheckedPlayout<'a> {
+    /// Options as `key=value`.
+    pub options: &'a [&'a str],
+    /// Seats (game default if `None`).
+    pub seats: Option<usize>,
+    /// Game seed.
+    pub seed: u64,
+    /// Check every legal move by applying it to a copy (slower).
+    pub apply_every_move: bool,
+}
+
+impl GameVisitor for CheckedPlayout<'_> {
+    type Output = PlayedGame;
+
+    fn visit<G: Game>(self) -> PlayedGame {
+        let (options, _, seats) = resolve_setup::<G, _>(self.options, self.seats).expect("options");
+        let mut game = G::new(&options, seats, GameRng::from_seed(self.seed));
+        let mut chooser = GameRng::from_seed(self.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut probe = GameRng::from_seed(self.seed ^ 0xdead_beef);
+        let mut moves = Vec::new();
+        let mut played = Vec::new();
+        loop {
+            let position = game.position();
+            let again = G::from_position(&options, &position, GameRng::from_seed(12345))
+                .unwrap_or_else(|e| panic!("{}: position does not parse back: {e}\n{position}", G::ID));
+            assert_eq!(
+                again,
+                game,
+                "{}: position round trip changed the state\n{position}",
+                G::ID
+            );
+            assert_eq!(again.position(), position);
+            for seat in 0..seats {
+                let obs = serde_json::to_value(game.observation(seat)).expect("observation serializes");
+                let sampled = game.determinize(seat, &mut probe);
+                let seen = serde_json::to_value(sampled.observation(seat)).expect("serializes");
+                assert_eq!(
+                    obs,
+                    seen,
+                    "{}: a determinized state must look the same to seat {seat}",
+                    G::ID
+                );
+            }
+            let to_act = game.to_act();
+            if to_act.is_empty() {
+                break;
+            }
+            for seat in 0..seats {
+                if !to_act.contains(seat) {
+                    moves.clear();
+                    game.legal_moves(seat, &mut moves);
+                    assert!(
+                        moves.is_empty(),
+                        "{}: seat {seat} is not to act but has moves",
+                        G::ID
+                    );
+                }
+            }
+            for seat in to_act.iter() {
+                moves.clear();
+                game.legal_moves(seat, &mut moves);
+                assert!(
+                    !moves.is_empty(),
+                    "{}: seat {seat} to act without moves\n{position}",
+                    G::ID
+                );
+                for m in &moves {
+                    let text = m.to_string();
+                    let parsed = game
+                        .parse_move(&text)
+                        .unwrap_or_else(|e| panic!("{}: {text}: {e}", G::ID));
+                    assert_eq!(&parsed, m, "{}: move notation round trip", G::ID);
+                    if self.apply_every_move {
+                        let mut copy = game.clone();
+                        copy.play(seat, m).unwrap_or_else(|e| {
+                            panic!("{}: legal move {text} refused: {e}\n{position}", G::ID)
+                        });
+                    }
+                }
+                let m = moves[chooser.below(moves.len() as u32) as usize].clone();
+                game.play(seat, &m)
+                    .unwrap_or_else(|e| panic!("{}: {m} refused: {e}", G::ID));
+                played.push((seat, m.to_string()));
+                assert!(played.len() < 200_000, "{}: the game does not end", G::ID);
+            }
+        }
+        let outcome = game.outcome().expect("a game with nobody to act has an outcome");
+        assert_eq!(outcome.ranks.len(), seats);
+        assert_eq!(outcome.scores.len(), seats);
+        assert!(outcome.ranks.iter().all(|&r| (1..=seats as u8).contains(&r)));
+        assert!(outcome.ranks.contains(&1), "somebody is first");
+        PlayedGame {
+            moves: played,
+            final_position: game.position(),
+            outcome: serde_json::to_string(&outcome).expect("outcome serializes"),
+        }
+    }
+}
+
+/// Plays random games of every case for `budget` decisions per case, as the
+/// benchmark does, and returns the totals (used by a smoke test).
+pub fn smoke(budget: u64) -> PlayoutStats {
+    struct Smoke<'a>(&'a [&'a str], Option<usize>, u64);
+    impl GameVisitor for Smoke<'_> {
+        type Output = PlayoutStats;
+        fn visit<G: Game>(self) -> PlayoutStats {
+            let (options, _, seats) = resolve_setup::<G, _>(self.0, self.1).expect("options");
+            let mut stats = PlayoutStats::default();
+            let mut chooser = GameRng::from_seed(1);
+            let mut moves = Vec::new();
+            while stats.decisions < self.2 {
+                let mut g = G::new(&options, seats, GameRng::from_seed(stats.games));
+                stats.decisions += engine::playout::random_playout(&mut g, &mut chooser, &mut moves);
+                stats.games += 1;
+            }
+            stats
+        }
+    }
+    let mut total = PlayoutStats::default();
+    for (id, opts, seats) in CASES {
+        let s = engine::with_game(id, Smoke(opts, *seats, budget)).expect("known game");
+        total.games += s.games;
+        total.decisions += s.decisions;
+    }
+    total
+}
