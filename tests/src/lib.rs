@@ -14,6 +14,8 @@ pub const CASES: &[(&str, &[&str], Option<usize>)] = &[
     ("uptick", &["size=5", "reserve=4"], None),
     ("uptick", &["size=12", "reserve=20"], None),
     ("uptick", &["max_turns=12"], None),
+    ("spartan", &[], None),
+    ("spartan", &["max_turns=3"], None),
 ];
 
 /// A finished random game: what was played and where it ended.

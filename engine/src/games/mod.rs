@@ -1,4 +1,5 @@
 //! One module per game.
 
+pub mod spartan;
 pub mod uptick;
 pub mod ur;

@@ -1,0 +1,778 @@
+//! Spartan Yahtzee: two armies of ten dice, rolled in secret at the same time,
+//! rerolled twice in secret, then revealed together. See `docs/rules/spartan.md`.
+//!
+//! Dice are interchangeable apart from the face they show, so a hand is a count per
+//! face, and a decision names the faces to roll again: `stand` (roll nothing) or
+//! `reroll:<faces>` with the faces as digits in increasing order, e.g. `reroll:236`.
+//! Plague dice (1s) are locked and never named.
+
+use crate::game::{Game, Outcome, ParseMoveError, PlayError};
+use crate::notation::{Fields, ParsePositionError, invalid};
+use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
+use crate::rng::GameRng;
+use crate::seat::{Seat, SeatSet};
+use serde::Serialize;
+use std::fmt;
+
+/// Dice per army.
+pub const DICE: u8 = 10;
+/// Starting hit points.
+pub const START_HP: i64 = 10;
+/// Sudden-death rolls before the game is a draw.
+pub const SUDDEN_DEATH_CAP: u32 = 100;
+
+/// Counts per face; index 0 is unused, 1..=6 are the faces.
+type Faces = [u8; 7];
+
+/// Options of `spartan`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpartanOptions {
+    /// Turns after which more HP wins (equal: draw).
+    pub max_turns: u32,
+}
+
+impl Default for SpartanOptions {
+    fn default() -> Self {
+        SpartanOptions { max_turns: 200 }
+    }
+}
+
+const SPECS: &[OptionSpec] = &[OptionSpec {
+    name: "max_turns",
+    default: "200",
+    kind: OptionKind::Int {
+        min: 1,
+        max: 1_000_000,
+    },
+    help: "turns after which the game ends; more HP wins, equal HP draws",
+}];
+
+/// A decision: how many dice of each face (2..=6) to roll again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SpartanMove {
+    /// Dice to reroll per face; `reroll[1]` is always 0.
+    pub reroll: Faces,
+}
+
+impl SpartanMove {
+    /// Roll nothing.
+    pub const STAND: SpartanMove = SpartanMove { reroll: [0; 7] };
+
+    /// Number of dice rolled again.
+    pub fn count(&self) -> u8 {
+        self.reroll.iter().sum()
+    }
+}
+
+impl fmt::Display for SpartanMove {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.count() == 0 {
+            return f.write_str("stand");
+        }
+        f.write_str("reroll:")?;
+        f.write_str(&faces_text(&self.reroll))
+    }
+}
+
+fn faces_text(faces: &Faces) -> String {
+    let mut s = String::new();
+    for (face, &n) in faces.iter().enumerate().skip(1) {
+        for _ in 0..n {
+            s.push(char::from(b'0' + face as u8));
+        }
+    }
+    if s.is_empty() { "-".to_owned() } else { s }
+}
+
+fn parse_faces(text: &str) -> Option<Faces> {
+    let mut faces = [0u8; 7];
+    if text == "-" {
+        return Some(faces);
+    }
+    for c in text.chars() {
+        let face = c.to_digit(10).filter(|d| (1..=6).contains(d))?;
+        faces[face as usize] += 1;
+    }
+    Some(faces)
+}
+
+fn faces_list(faces: &Faces) -> Vec<u8> {
+    let mut v = Vec::with_capacity(usize::from(faces.iter().sum::<u8>()));
+    for (face, &n) in faces.iter().enumerate().skip(1) {
+        v.extend(std::iter::repeat_n(face as u8, usize::from(n)));
+    }
+    v
+}
+
+fn warriors(f: &Faces) -> i64 {
+    i64::from(f[2] + f[3])
+}
+
+fn defence(f: &Faces) -> i64 {
+    i64::from(f[4]) + 2 * i64::from(f[5])
+}
+
+/// What the last reveal showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Reveal {
+    dice: [Faces; 2],
+    /// Who used the Mercenary and what it rolled.
+    mercenary: Option<(u8, u8)>,
+}
+
+impl Reveal {
+    fn attack(&self, p: usize) -> i64 {
+        warriors(&self.dice[p])
+            + self
+                .mercenary
+                .filter(|m| usize::from(m.0) == p)
+                .map_or(0, |m| i64::from(m.1))
+    }
+    fn damage(&self, p: usize) -> i64 {
+        (self.attack(1 - p) - defence(&self.dice[p])).max(0)
+    }
+}
+
+/// The result of a sudden death.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SuddenDeath {
+    winner: Option<u8>,
+    rolls: u32,
+}
+
+/// A state of `spartan`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spartan {
+    options: SpartanOptions,
+    hp: [i64; 2],
+    /// The dice each army rolled this turn (hidden from the other seat).
+    dice: [Faces; 2],
+    resting: [u8; 2],
+    grave: [u8; 2],
+    mercenary: Option<u8>,
+    /// 1 or 2: which reroll is being decided; 0 when over.
+    reroll: u8,
+    acting: SeatSet,
+    pending: [Option<SpartanMove>; 2],
+    turn: u32,
+    last: Option<Reveal>,
+    sudden: Option<SuddenDeath>,
+    rng: GameRng,
+}
+
+/// The last reveal as both seats saw it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RevealView {
+    /// Each army's dice, faces in increasing order.
+    pub dice: [Vec<u8>; 2],
+    /// Who used the Mercenary, and its roll.
+    pub mercenary: Option<MercenaryRoll>,
+    /// Each army's attack.
+    pub attack: [i64; 2],
+    /// Each army's defence.
+    pub defence: [i64; 2],
+    /// HP each army lost.
+    pub damage: [i64; 2],
+}
+
+/// The Mercenary's roll in a reveal.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct MercenaryRoll {
+    /// Who held it.
+    pub seat: Seat,
+    /// Its d4.
+    pub roll: u8,
+}
+
+/// What a seat sees of `spartan`: its own dice, never the other army's before the reveal.
+#[derive(Debug, Clone, Serialize)]
+pub struct SpartanObservation {
+    /// The observing seat.
+    pub seat: Seat,
+    /// Turn, from 1.
+    pub turn: u32,
+    /// `reroll1`, `reroll2` or `over`.
+    pub phase: &'static str,
+    /// Hit points.
+    pub hp: [i64; 2],
+    /// Who holds the Mercenary this turn (none: it is in the centre).
+    pub mercenary: Option<Seat>,
+    /// This seat's dice as rolled so far this turn.
+    pub your_dice: Vec<u8>,
+    /// Whether this seat has already decided this step.
+    pub you_decided: bool,
+    /// Dice each army rolls this turn.
+    pub in_hand: [u8; 2],
+    /// Defenders resting this turn.
+    pub resting: [u8; 2],
+    /// Dice in each army's graveyard.
+    pub graveyard: [u8; 2],
+    /// The previous turn's reveal.
+    pub last_reveal: Option<RevealView>,
+    /// The winner of a sudden death, once played (`null` inside: a draw).
+    pub sudden_death_winner: Option<Option<Seat>>,
+}
+
+impl Spartan {
+    fn in_hand(&self, p: usize) -> u8 {
+        DICE - self.resting[p] - self.grave[p]
+    }
+
+    fn roll_into(&mut self, faces: &mut Faces, n: u8) {
+        for _ in 0..n {
+            faces[usize::from(self.rng.die(6))] += 1;
+        }
+    }
+
+    fn rerollable(&self, p: usize) -> bool {
+        self.dice[p][2..].iter().any(|&n| n > 0)
+    }
+
+    fn start_turn(&mut self) {
+        loop {
+            if self.turn >= self.options.max_turns {
+                self.reroll = 0;
+                self.acting = SeatSet::EMPTY;
+                return;
+            }
+            self.turn += 1;
+            for p in 0..2 {
+                let mut faces = [0; 7];
+                let n = self.in_hand(p);
+                self.roll_into(&mut faces, n);
+                self.dice[p] = faces;
+            }
+            self.reroll = 1;
+            self.pending = [None, None];
+            self.acting = (0..2).filter(|&p| self.rerollable(p)).collect();
+            if !self.acting.is_empty() {
+                return;
+            }
+            // Nobody can reroll (all plague, or no dice): straight to the reveal.
+            if self.reveal() {
+                return;
+            }
+        }
+    }
+
+    /// Applies both pending rerolls (seat 0's first, so the order of answers never
+    /// matters) and moves to the next step.
+    fn resolve_step(&mut self) {
+        for p in 0..2 {
+            if let Some(mv) = self.pending[p].take() {
+                let mut faces = self.dice[p];
+                for f in 2..=6 {
+                    faces[f] -= mv.reroll[f];
+                }
+                self.roll_into(&mut faces, mv.count());
+                self.dice[p] = faces;
+            }
+        }
+        if self.reroll == 1 {
+            self.reroll = 2;
+            self.acting = (0..2).filter(|&p| self.rerollable(p)).collect();
+            if !self.acting.is_empty() {
+                return;
+            }
+        }
+        if !self.reveal() {
+            self.start_turn();
+        }
+    }
+
+    /// Resolves the turn; returns true if the game is over.
+    fn reveal(&mut self) -> bool {
+        let mercenary = self.mercenary.map(|holder| (holder, self.rng.die(4)));
+        let reveal = Reveal {
+            dice: self.dice,
+            mercenary,
+        };
+        let damage = [reveal.damage(0), reveal.damage(1)];
+        for p in 0..2 {
+            self.hp[p] = (self.hp[p] - damage[p]).max(0);
+            let d = self.dice[p];
+            self.grave[p] += d[1];
+            let revived = self.grave[p].min(2 * d[6]);
+            self.grave[p] -= revived;
+            self.resting[p] = d[4] + d[5];
+        }
+        if mercenary.is_some() {
+            self.mercenary = None;
+        }
+        if self.mercenary.is_none() {
+            let (w0, w1) = (warriors(&self.dice[0]), warriors(&self.dice[1]));
+            self.mercenary = match w0.cmp(&w1) {
+                std::cmp::Ordering::Greater => Some(0),
+                std::cmp::Ordering::Less => Some(1),
+                std::cmp::Ordering::Equal => None,
+            };
+        }
+        self.last = Some(reveal);
+        self.dice = [[0; 7]; 2];
+        self.acting = SeatSet::EMPTY;
+        self.pending = [None, None];
+        if self.hp == [0, 0] {
+            self.sudden_death();
+        }
+        if self.hp.contains(&0) {
+            self.reroll = 0;
+            return true;
+        }
+        false
+    }
+
+    fn sudden_death(&mut self) {
+        self.hp = [1, 1];
+        for rolls in 1..=SUDDEN_DEATH_CAP {
+            let mut w = [0i64; 2];
+            for wp in &mut w {
+                let mut faces = [0; 7];
+                self.roll_into(&mut faces, DICE);
+                *wp = warriors(&faces);
+            }
+            if w[0] != w[1] {
+                let winner = u8::from(w[1] > w[0]);
+                self.hp[1 - usize::from(winner)] = 0;
+                self.sudden = Some(SuddenDeath {
+                    winner: Some(winner),
+                    rolls,
+                });
+                return;
+            }
+        }
+        self.sudden = Some(SuddenDeath {
+            winner: None,
+            rolls: SUDDEN_DEATH_CAP,
+        });
+        self.hp = [0, 0];
+    }
+
+    fn check(&self, seat: Seat, mv: &SpartanMove) -> Result<(), &'static str> {
+        if mv.reroll[1] > 0 || mv.reroll[0] > 0 {
+            return Err("plague dice are locked and cannot be rerolled");
+        }
+        if (2..=6).any(|f| mv.reroll[f] > self.dice[seat][f]) {
+            return Err("you do not hold those dice");
+        }
+        Ok(())
+    }
+
+    fn reveal_view(r: &Reveal) -> RevealView {
+        RevealView {
+            dice: [faces_list(&r.dice[0]), faces_list(&r.dice[1])],
+            mercenary: r.mercenary.map(|(s, roll)| MercenaryRoll {
+                seat: usize::from(s),
+                roll,
+            }),
+            attack: [r.attack(0), r.attack(1)],
+            defence: [defence(&r.dice[0]), defence(&r.dice[1])],
+            damage: [r.damage(0), r.damage(1)],
+        }
+    }
+}
+
+impl Game for Spartan {
+    type Move = SpartanMove;
+    type Options = SpartanOptions;
+    type Observation = SpartanObservation;
+
+    const ID: &'static str = "spartan";
+    const NAME: &'static str = "Spartan Yahtzee";
+    const SEATS: std::ops::RangeInclusive<usize> = 2..=2;
+    const DEFAULT_SEATS: usize = 2;
+
+    fn option_specs() -> &'static [OptionSpec] {
+        SPECS
+    }
+
+    fn options(values: &OptionValues, _seats: usize) -> Result<SpartanOptions, OptionError> {
+        Ok(SpartanOptions {
+            max_turns: values.int("max_turns") as u32,
+        })
+    }
+
+    fn new(options: &SpartanOptions, _seats: usize, rng: GameRng) -> Spartan {
+        let mut g = Spartan {
+            options: options.clone(),
+            hp: [START_HP; 2],
+            dice: [[0; 7]; 2],
+            resting: [0; 2],
+            grave: [0; 2],
+            mercenary: None,
+            reroll: 0,
+            acting: SeatSet::EMPTY,
+            pending: [None, None],
+            turn: 0,
+            last: None,
+            sudden: None,
+            rng,
+        };
+        g.start_turn();
+        g
+    }
+
+    fn from_position(
+        options: &SpartanOptions,
+        text: &str,
+        rng: GameRng,
+    ) -> Result<Spartan, ParsePositionError> {
+        let f = Fields::parse(
+            text,
+            &[
+                "turn", "phase", "hp", "merc", "dice0", "dice1", "resting", "grave", "pending0", "pending1",
+                "reveal", "sudden", "rng",
+            ],
+        )?;
+        let pair = |key: &'static str| -> Result<[i64; 2], ParsePositionError> {
+            let v: Vec<i64> = f.list(key)?;
+            match v[..] {
+                [a, b] if a >= 0 && b >= 0 => Ok([a, b]),
+                _ => Err(invalid(key, f.raw(key)?, "two counts, none negative")),
+            }
+        };
+        let hp = pair("hp")?;
+        let resting = pair("resting")?;
+        let grave = pair("grave")?;
+        let mut g = Spartan {
+            options: options.clone(),
+            hp,
+            dice: [[0; 7]; 2],
+            resting: [resting[0] as u8, resting[1] as u8],
+            grave: [grave[0] as u8, grave[1] as u8],
+            mercenary: None,
+            reroll: 0,
+            acting: SeatSet::EMPTY,
+            pending: [None, None],
+            turn: f.get("turn")?,
+            last: None,
+            sudden: None,
+            rng: match f.opt("rng") {
+                Some(r) => r.parse().map_err(|e| invalid("rng", r, e))?,
+                None => rng,
+            },
+        };
+        let merc = f.raw("merc")?;
+        g.mercenary = match merc {
+            "-" => None,
+            "0" => Some(0),
+            "1" => Some(1),
+            _ => return Err(invalid("merc", merc, "0, 1 or - (in the centre)")),
+        };
+        for p in 0..2 {
+            if resting[p] + grave[p] > i64::from(DICE) {
+                return Err(ParsePositionError::Inconsistent(format!(
+                    "seat {p} has more than {DICE} dice"
+                )));
+            }
+        }
+        let phase = f.raw("phase")?;
+        g.reroll = match phase {
+            "reroll1" => 1,
+            "reroll2" => 2,
+            "over" => 0,
+            _ => return Err(invalid("phase", phase, "reroll1, reroll2 or over")),
+        };
+        for (p, key) in ["dice0", "dice1"].into_iter().enumerate() {
+            let raw = f.raw(key)?;
+            g.dice[p] = parse_faces(raw).ok_or_else(|| invalid(key, raw, "faces 1-6 as digits, or -"))?;
+            let n: u8 = g.dice[p].iter().sum();
+            let want = if g.reroll == 0 { 0 } else { g.in_hand(p) };
+            if n != want {
+                return Err(invalid(
+                    key,
+                    raw,
+                    format!("seat {p} rolls {want} dice this turn, not {n}"),
+                ));
+            }
+        }
+        for (p, key) in ["pending0", "pending1"].into_iter().enumerate() {
+            let raw = f.raw(key)?;
+            if raw != "-" {
+                let mv = g.parse_move(raw).map_err(|e| invalid(key, raw, e))?;
+                g.check(p, &mv).map_err(|e| invalid(key, raw, e))?;
+                g.pending[p] = Some(mv);
+            }
+        }
+        let reveal = f.raw("reveal")?;
+        if reveal != "-" {
+            let parts: Vec<&str> = reveal.split('/').collect();
+            let bad = || {
+                invalid(
+                    "reveal",
+                    reveal,
+                    "<dice0>/<dice1>/<holder>:<d4> or <dice0>/<dice1>/-",
+                )
+            };
+            if parts.len() != 3 {
+                return Err(bad());
+            }
+            let d0 = parse_faces(parts[0]).ok_or_else(bad)?;
+            let d1 = parse_faces(parts[1]).ok_or_else(bad)?;
+            let mercenary = match parts[2] {
+                "-" => None,
+                m => {
+                    let (s, r) = m.split_once(':').ok_or_else(bad)?;
+                    let s: u8 = s.parse().ok().filter(|s| *s < 2).ok_or_else(bad)?;
+                    let r: u8 = r.parse().ok().filter(|r| (1..=4).contains(r)).ok_or_else(bad)?;
+                    Some((s, r))
+                }
+            };
+            g.last = Some(Reveal {
+                dice: [d0, d1],
+                mercenary,
+            });
+        }
+        let sudden = f.raw("sudden")?;
+        if sudden != "-" {
+            let bad = || invalid("sudden", sudden, "<winner seat or draw>:<rolls>");
+            let (w, n) = sudden.split_once(':').ok_or_else(bad)?;
+            let winner = match w {
+                "draw" => None,
+                "0" => Some(0),
+                "1" => Some(1),
+                _ => return Err(bad()),
+            };
+            g.sudden = Some(SuddenDeath {
+                winner,
+                rolls: n.parse().map_err(|_| bad())?,
+            });
+        }
+        if g.reroll == 0 {
+            if !g.hp.contains(&0) && g.turn < options.max_turns {
+                return Err(ParsePositionError::Inconsistent(
+                    "phase=over but both armies stand and the turn cap is not reached".into(),
+                ));
+            }
+        } else {
+            if g.hp.contains(&0) {
+                return Err(ParsePositionError::Inconsistent(
+                    "an army at 0 HP but the game goes on".into(),
+                ));
+            }
+            g.acting = (0..2)
+                .filter(|&p| g.rerollable(p) && g.pending[p].is_none())
+                .collect();
+            if g.acting.is_empty() {
+                return Err(ParsePositionError::Inconsistent(
+                    "nobody is left to decide this step".into(),
+                ));
+            }
+        }
+        Ok(g)
+    }
+
+    fn position(&self) -> String {
+        let phase = match self.reroll {
+            1 => "reroll1",
+            2 => "reroll2",
+            _ => "over",
+        };
+        let pending = |p: usize| self.pending[p].map_or("-".to_owned(), |m| m.to_string());
+        let reveal = self.last.map_or("-".to_owned(), |r| {
+            format!(
+                "{}/{}/{}",
+                faces_text(&r.dice[0]),
+                faces_text(&r.dice[1]),
+                r.mercenary
+                    .map_or("-".to_owned(), |(s, roll)| format!("{s}:{roll}"))
+            )
+        });
+        let sudden = self.sudden.map_or("-".to_owned(), |s| {
+            format!(
+                "{}:{}",
+                s.winner.map_or("draw".to_owned(), |w| w.to_string()),
+                s.rolls
+            )
+        });
+        format!(
+            "turn={} phase={phase} hp={},{} merc={} dice0={} dice1={} resting={},{} grave={},{} pending0={} pending1={} reveal={reveal} sudden={sudden} rng={}",
+            self.turn,
+            self.hp[0],
+            self.hp[1],
+            self.mercenary.map_or("-".to_owned(), |m| m.to_string()),
+            faces_text(&self.dice[0]),
+            faces_text(&self.dice[1]),
+            self.resting[0],
+            self.resting[1],
+            self.grave[0],
+            self.grave[1],
+            pending(0),
+            pending(1),
+            self.rng.to_text()
+        )
+    }
+
+    fn seats(&self) -> usize {
+        2
+    }
+
+    fn to_act(&self) -> SeatSet {
+        self.acting
+    }
+
+    fn legal_moves(&self, seat: Seat, out: &mut Vec<SpartanMove>) {
+        if !self.acting.contains(seat) {
+            return;
+        }
+        let d = self.dice[seat];
+        // Every multiset of non-plague faces, in increasing order of (k2, k3, k4, k5, k6).
+        for k2 in 0..=d[2] {
+            for k3 in 0..=d[3] {
+                for k4 in 0..=d[4] {
+                    for k5 in 0..=d[5] {
+                        for k6 in 0..=d[6] {
+                            out.push(SpartanMove {
+                                reroll: [0, 0, k2, k3, k4, k5, k6],
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn play(&mut self, seat: Seat, mv: &SpartanMove) -> Result<(), PlayError> {
+        if self.reroll == 0 {
+            return Err(PlayError::GameOver);
+        }
+        if seat > 1 {
+            return Err(PlayError::NoSuchSeat(seat));
+        }
+        if !self.acting.contains(seat) {
+            return Err(PlayError::NotToAct {
+                seat,
+                to_act: self.acting,
+            });
+        }
+        self.check(seat, mv).map_err(|why| PlayError::Illegal {
+            seat,
+            mv: mv.to_string(),
+            why,
+        })?;
+        self.pending[seat] = Some(*mv);
+        self.acting = self.acting.without(seat);
+        if self.acting.is_empty() {
+            self.resolve_step();
+        }
+        Ok(())
+    }
+
+    fn parse_move(&self, text: &str) -> Result<SpartanMove, ParseMoveError> {
+        let t = text.trim();
+        if t == "stand" {
+            return Ok(SpartanMove::STAND);
+        }
+        let faces = t
+            .strip_prefix("reroll:")
+            .ok_or_else(|| ParseMoveError::new(text, "expected stand or reroll:<faces>, e.g. reroll:236"))?;
+        let reroll = parse_faces(faces)
+            .filter(|_| !faces.is_empty() && faces != "-")
+            .ok_or_else(|| ParseMoveError::new(text, "faces are digits 1-6, e.g. reroll:236"))?;
+        Ok(SpartanMove { reroll })
+    }
+
+    fn observation(&self, seat: Seat) -> SpartanObservation {
+        SpartanObservation {
+            seat,
+            turn: self.turn,
+            phase: match self.reroll {
+                1 => "reroll1",
+                2 => "reroll2",
+                _ => "over",
+            },
+            hp: self.hp,
+            mercenary: self.mercenary.map(usize::from),
+            your_dice: faces_list(&self.dice[seat.min(1)]),
+            you_decided: self.pending[seat.min(1)].is_some(),
+            in_hand: if self.reroll == 0 {
+                [0, 0]
+            } else {
+                [self.in_hand(0), self.in_hand(1)]
+            },
+            resting: self.resting,
+            graveyard: self.grave,
+            last_reveal: self.last.as_ref().map(Spartan::reveal_view),
+            sudden_death_winner: self.sudden.map(|s| s.winner.map(usize::from)),
+        }
+    }
+
+    fn outcome(&self) -> Option<Outcome> {
+        if self.reroll != 0 {
+            return None;
+        }
+        let scores = self.hp.to_vec();
+        let capped = !self.hp.contains(&0);
+        Some(Outcome::by_key(&self.hp, scores, capped))
+    }
+
+    fn determinize(&self, seat: Seat, rng: &mut GameRng) -> Spartan {
+        let mut g = self.clone();
+        g.rng = GameRng::from_rng(rng);
+        if g.reroll != 0 {
+            // The other army's dice and its decision, if made, are unknown: draw the
+            // dice afresh and let it decide again. If this seat has decided and the
+            // step is still open, the other army must hold a die it can reroll.
+            let other = 1 - seat.min(1);
+            let must_reroll = g.pending[seat.min(1)].is_some();
+            let n = g.in_hand(other);
+            for _ in 0..1000 {
+                let mut faces = [0; 7];
+                g.roll_into(&mut faces, n);
+                g.dice[other] = faces;
+                if !must_reroll || g.rerollable(other) {
+                    break;
+                }
+            }
+            g.pending[other] = None;
+            g.acting = (0..2)
+                .filter(|&p| g.rerollable(p) && g.pending[p].is_none())
+                .collect();
+        }
+        g
+    }
+
+    fn render(&self) -> String {
+        let mut s = format!(
+            "turn {}  {}\nHP {} / {}   mercenary: {}\n",
+            self.turn,
+            match self.reroll {
+                1 => "first reroll",
+                2 => "second reroll",
+                _ => "game over",
+            },
+            self.hp[0],
+            self.hp[1],
+            self.mercenary
+                .map_or("centre".to_owned(), |m| format!("seat {m}"))
+        );
+        for p in 0..2 {
+            s.push_str(&format!(
+                "seat {p}: dice {}  resting {}  graveyard {}{}\n",
+                faces_text(&self.dice[p]),
+                self.resting[p],
+                self.grave[p],
+                if self.pending[p].is_some() {
+                    "  (decided)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if let Some(r) = &self.last {
+            let v = Spartan::reveal_view(r);
+            s.push_str(&format!(
+                "last reveal: {} vs {}  attack {}/{}  defence {}/{}  damage {}/{}\n",
+                faces_text(&r.dice[0]),
+                faces_text(&r.dice[1]),
+                v.attack[0],
+                v.attack[1],
+                v.defence[0],
+                v.defence[1],
+                v.damage[0],
+                v.damage[1]
+            ));
+        }
+        s.push_str("faces: 1 plague, 2-3 warrior, 4 hoplite, 5 phalanx, 6 necromancer\n");
+        s
+    }
+}
