@@ -1,7 +1,7 @@
 //! Every game by id, behind one object-safe interface.
 
 use crate::game::{Game, MoveError, Outcome, SetupError};
-use crate::games::{spartan, uptick, ur};
+use crate::games::{cuatto, spartan, uptick, ur};
 use crate::options::{OptionError, OptionSpec, OptionValues};
 use crate::rng::GameRng;
 use crate::seat::{Seat, SeatSet};
@@ -32,7 +32,7 @@ pub trait GameVisitor {
 }
 
 /// Every registered game id, in a fixed order.
-pub const GAME_IDS: [&str; 3] = ["ur", "uptick", "spartan"];
+pub const GAME_IDS: [&str; 4] = ["ur", "uptick", "cuatto", "spartan"];
 
 /// Runs `visitor` on the game type with this id, monomorphised (no dynamic calls).
 ///
@@ -42,6 +42,7 @@ pub fn with_game<V: GameVisitor>(id: &str, visitor: V) -> Result<V::Output, Setu
     Ok(match id {
         "ur" => visitor.visit::<ur::Ur>(),
         "uptick" => visitor.visit::<uptick::Uptick>(),
+        "cuatto" => visitor.visit::<cuatto::Cuatto>(),
         "spartan" => visitor.visit::<spartan::Spartan>(),
 
         _ => {

@@ -14,6 +14,15 @@ pub const CASES: &[(&str, &[&str], Option<usize>)] = &[
     ("uptick", &["size=5", "reserve=4"], None),
     ("uptick", &["size=12", "reserve=20"], None),
     ("uptick", &["max_turns=12"], None),
+    ("cuatto", &[], None),
+    ("cuatto", &[], Some(2)),
+    ("cuatto", &["setup=full"], Some(6)),
+    (
+        "cuatto",
+        &["setup=full", "doubles=true", "exact_exit=true", "length=12"],
+        Some(3),
+    ),
+    ("cuatto", &["length=24", "max_turns=40"], Some(5)),
     ("spartan", &[], None),
     ("spartan", &["max_turns=3"], None),
 ];
