@@ -34,6 +34,7 @@ pub mod playout;
 pub mod registry;
 pub mod rng;
 pub mod seat;
+pub mod square;
 
 pub use game::{Game, MoveError, Outcome, ParseMoveError, PlayError, SetupError};
 pub use notation::ParsePositionError;
@@ -43,6 +44,7 @@ pub use registry::{
 };
 pub use rng::GameRng;
 pub use seat::{MAX_SEATS, Seat, SeatSet};
+pub use square::Square;
 
 /// The engine version written into game records.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");

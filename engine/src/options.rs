@@ -164,8 +164,14 @@ impl OptionValues {
     }
 
     /// Every option as `key=value`, sorted by key: the canonical form kept in records.
+    /// Options whose default is computed by the game (empty) and that were not given
+    /// are left out, so the form parses back to the same game.
     pub fn canonical(&self) -> Vec<String> {
-        self.values.iter().map(|(k, v)| format!("{k}={v}")).collect()
+        self.values
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect()
     }
 }
 

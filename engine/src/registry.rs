@@ -1,7 +1,7 @@
 //! Every game by id, behind one object-safe interface.
 
 use crate::game::{Game, MoveError, Outcome, SetupError};
-use crate::games::{cuatto, spartan, uptick, ur};
+use crate::games::{cuatto, spartan, uptick, ur, utara};
 use crate::options::{OptionError, OptionSpec, OptionValues};
 use crate::rng::GameRng;
 use crate::seat::{Seat, SeatSet};
@@ -32,7 +32,7 @@ pub trait GameVisitor {
 }
 
 /// Every registered game id, in a fixed order.
-pub const GAME_IDS: [&str; 4] = ["ur", "uptick", "cuatto", "spartan"];
+pub const GAME_IDS: [&str; 5] = ["utara", "ur", "uptick", "cuatto", "spartan"];
 
 /// Runs `visitor` on the game type with this id, monomorphised (no dynamic calls).
 ///
@@ -40,6 +40,7 @@ pub const GAME_IDS: [&str; 4] = ["ur", "uptick", "cuatto", "spartan"];
 /// [`SetupError::UnknownGame`].
 pub fn with_game<V: GameVisitor>(id: &str, visitor: V) -> Result<V::Output, SetupError> {
     Ok(match id {
+        "utara" => visitor.visit::<utara::Utara>(),
         "ur" => visitor.visit::<ur::Ur>(),
         "uptick" => visitor.visit::<uptick::Uptick>(),
         "cuatto" => visitor.visit::<cuatto::Cuatto>(),

@@ -6,6 +6,15 @@ use engine::{Game, GameRng, GameVisitor};
 
 /// The option spreads every game is tested with: (game id, options, seats).
 pub const CASES: &[(&str, &[&str], Option<usize>)] = &[
+    ("utara", &[], None),
+    ("utara", &["moon=dark", "sun=rising", "scoring=advanced"], Some(3)),
+    ("utara", &["moon=half", "sun=high", "blocks=true"], Some(4)),
+    (
+        "utara",
+        &["sun=setting", "stormy=true", "rounds=1", "sky=12x7"],
+        Some(6),
+    ),
+    ("utara", &["dice=3", "max_turns=4", "moon=half"], Some(5)),
     ("ur", &[], None),
     ("ur", &["astragal=bone"], None),
     ("ur", &["rules=finkel"], None),

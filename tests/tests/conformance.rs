@@ -54,7 +54,7 @@ fn random_playouts_keep_every_promise_and_replay_exactly() {
 }
 
 /// Games whose course depends on the seed (Uptick has no chance).
-const GAMES_WITH_CHANCE: &[&str] = &["ur", "cuatto", "spartan"];
+const GAMES_WITH_CHANCE: &[&str] = &["utara", "ur", "cuatto", "spartan"];
 
 #[test]
 fn a_different_seed_gives_a_different_game() {

@@ -4,3 +4,4 @@ pub mod cuatto;
 pub mod spartan;
 pub mod uptick;
 pub mod ur;
+pub mod utara;

@@ -11,6 +11,7 @@ use crate::notation::{Fields, ParsePositionError, invalid};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
 use crate::rng::GameRng;
 use crate::seat::{Seat, SeatSet};
+pub use crate::square::Square;
 use serde::Serialize;
 use std::fmt;
 
@@ -73,21 +74,6 @@ const SPECS: &[OptionSpec] = &[
         help: "moves after which the game ends on score (equal scores draw)",
     },
 ];
-
-/// A cell: file (`a` = 0) and rank (`1` = 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Square {
-    /// Column from 0 (`a`).
-    pub file: u8,
-    /// Row from 0 (`1`).
-    pub rank: u8,
-}
-
-impl fmt::Display for Square {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", char::from(b'a' + self.file), self.rank + 1)
-    }
-}
 
 /// A move of `uptick`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -423,33 +409,20 @@ impl Uptick {
 }
 
 fn cell_name(size: u8, cell: u8) -> String {
-    square(usize::from(size), usize::from(cell)).to_string()
-}
-
-fn square(size: usize, cell: usize) -> Square {
-    Square {
-        file: (cell % size) as u8,
-        rank: (cell / size) as u8,
-    }
+    Square::from_index(usize::from(size), usize::from(cell)).to_string()
 }
 
 fn parse_cell(size: u8, text: &str, whole: &str) -> Result<Square, ParseMoveError> {
-    let mut chars = text.chars();
-    let file = chars.next().filter(char::is_ascii_lowercase);
-    let rank: Option<u8> = chars.as_str().parse().ok();
-    match (file, rank) {
-        (Some(f), Some(r)) if (f as u8 - b'a') < size && (1..=size).contains(&r) => Ok(Square {
-            file: f as u8 - b'a',
-            rank: r - 1,
-        }),
-        _ => Err(ParseMoveError::new(
+    let n = usize::from(size);
+    Square::parse(text, n, n).ok_or_else(|| {
+        ParseMoveError::new(
             whole,
             format!(
                 "{text:?} is not a cell of the {size}x{size} board (a1 to {})",
-                cell_name(size, size * size - 1)
+                Square::last(n, n)
             ),
-        )),
-    }
+        )
+    })
 }
 
 impl Game for Uptick {
