@@ -936,6 +936,33 @@ mod tests {
     }
 
     #[test]
+    fn who_starts_follows_the_opening_throws() {
+        // Re-throw as the rules say, from the same stream, and compare.
+        let mut starts = [0; 2];
+        for seed in 0..400 {
+            let g = Ur::new(&UrOptions::default(), 2, GameRng::from_seed(seed));
+            let mut rng = GameRng::from_seed(seed);
+            let mut throw = || {
+                let primary = rng.die(4);
+                if rng.coin() { convert(primary) } else { primary }
+            };
+            let first = loop {
+                let (a, b) = (throw(), throw());
+                if a != b {
+                    break usize::from(b > a);
+                }
+            };
+            // The first turn may pass at once (no launch for the roll): only while
+            // still on turn 1 does the side to move show who started.
+            if g.turn == 1 {
+                assert_eq!(g.to_move as usize, first, "seed {seed}");
+                starts[first] += 1;
+            }
+        }
+        assert!(starts[0] > 60 && starts[1] > 60, "{starts:?}");
+    }
+
+    #[test]
     fn bone_astragal_follows_its_odds() {
         let mut g = Ur::new(
             &UrOptions {
