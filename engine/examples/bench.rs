@@ -27,12 +27,17 @@ struct Args {
     /// How long to play each game, in seconds.
     #[arg(long, default_value_t = 2.0)]
     seconds: f64,
+    /// Stop after this many games instead of after `--seconds` (for instruction
+    /// counts under callgrind, which are repeatable where wall time is not).
+    #[arg(long)]
+    games: Option<u64>,
     /// First seed; game i uses seed + i.
     #[arg(long, default_value_t = 1)]
     seed: u64,
 }
 
 struct Bench<'a> {
+    games: Option<u64>,
     opts: &'a [String],
     seats: Option<usize>,
     budget: Duration,
@@ -47,7 +52,7 @@ impl GameVisitor for Bench<'_> {
         let mut moves = Vec::new();
         let (mut games, mut decisions) = (0u64, 0u64);
         let start = Instant::now();
-        while start.elapsed() < self.budget {
+        while self.games.map_or(start.elapsed() < self.budget, |n| games < n) {
             let mut game = G::new(&options, seats, GameRng::from_seed(self.seed + games));
             decisions += random_playout(&mut game, &mut chooser, &mut moves);
             games += 1;
@@ -76,6 +81,7 @@ fn main() {
     };
     for id in ids {
         let bench = Bench {
+            games: args.games,
             opts: &args.opts,
             seats: args.seats,
             budget: Duration::from_secs_f64(args.seconds),

@@ -16,6 +16,7 @@ use serde::Serialize;
 use std::fmt;
 
 const MAX_SIZE: usize = 16;
+const PADDED: usize = (MAX_SIZE + 2) * (MAX_SIZE + 2);
 const DIRECTIONS: [(i8, i8); 8] = [
     (0, 1),
     (1, 1),
@@ -103,12 +104,17 @@ impl fmt::Display for UptickMove {
     }
 }
 
-/// A die on the board: owner and value, or empty.
+/// A die on the board: owner and value, or empty, or the border around the board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct Cell(u8);
 
 impl Cell {
     const EMPTY: Cell = Cell(0);
+    /// The padding ring: never a die, never empty.
+    const OFF: Cell = Cell(0xFF);
+    fn is_die(self) -> bool {
+        self.0 != 0 && self.0 != 0xFF
+    }
     fn die(owner: usize, value: u8) -> Cell {
         Cell(((owner as u8) << 3) | value)
     }
@@ -123,11 +129,43 @@ impl Cell {
     }
 }
 
+/// The cells holding one seat's dice, as a bit set over padded indices (derived
+/// from `cells`; kept so the move generator visits the dice, not every cell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct CellSet([u64; PADDED.div_ceil(64)]);
+
+impl CellSet {
+    fn insert(&mut self, cell: usize) {
+        self.0[cell / 64] |= 1 << (cell % 64);
+    }
+    fn remove(&mut self, cell: usize) {
+        self.0[cell / 64] &= !(1 << (cell % 64));
+    }
+    fn len(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+    /// Calls `f` with each cell in increasing order; stops when it returns false.
+    fn each(&self, mut f: impl FnMut(usize) -> bool) {
+        for (i, &word) in self.0.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                if !f(i * 64 + bits.trailing_zeros() as usize) {
+                    return;
+                }
+                bits &= bits - 1;
+            }
+        }
+    }
+}
+
 /// A state of `uptick`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Uptick {
     options: UptickOptions,
-    cells: [Cell; MAX_SIZE * MAX_SIZE],
+    /// The board with a one-cell border of `Cell::OFF` ("mailbox"): neighbours and
+    /// rays are fixed offsets, with no division and no bounds checks.
+    cells: [Cell; PADDED],
+    dice_of: [CellSet; 2],
     reserve: [u8; 2],
     captured: [i64; 2],
     to_move: u8,
@@ -177,63 +215,80 @@ impl Uptick {
         usize::from(self.options.size)
     }
 
-    /// The name of a cell index (`d4`).
-    pub fn cell_name(&self, cell: u8) -> String {
-        cell_name(self.options.size, cell)
+    /// Writes a board cell, keeping the per-seat sets in step.
+    fn set_cell(&mut self, cell: usize, value: Cell) {
+        let old = self.cells[cell];
+        if old.is_die() {
+            self.dice_of[old.owner()].remove(cell);
+        }
+        if value.is_die() {
+            self.dice_of[value.owner()].insert(cell);
+        }
+        self.cells[cell] = value;
     }
 
-    /// The cell index of a square, if it is on the board.
+    fn stride(&self) -> usize {
+        self.size() + 2
+    }
+
+    /// The padded index of file `x`, rank `y` (both from 0).
+    fn at(&self, x: usize, y: usize) -> usize {
+        (y + 1) * self.stride() + x + 1
+    }
+
+    /// The padded index of a square, if it is on the board.
     fn index(&self, sq: Square) -> Option<usize> {
         let n = self.size();
         (usize::from(sq.file) < n && usize::from(sq.rank) < n)
-            .then(|| usize::from(sq.rank) * n + usize::from(sq.file))
+            .then(|| self.at(usize::from(sq.file), usize::from(sq.rank)))
     }
 
-    fn neighbours(&self, cell: usize) -> impl Iterator<Item = usize> + '_ {
-        let n = self.size() as i32;
-        let (x, y) = ((cell % self.size()) as i32, (cell / self.size()) as i32);
-        DIRECTIONS.iter().filter_map(move |&(dx, dy)| {
-            let (nx, ny) = (x + i32::from(dx), y + i32::from(dy));
-            (nx >= 0 && ny >= 0 && nx < n && ny < n).then(|| (ny * n + nx) as usize)
-        })
+    /// Index offsets of the eight directions, in [`DIRECTIONS`] order.
+    fn offsets(&self) -> [isize; 8] {
+        let s = self.stride() as isize;
+        DIRECTIONS.map(|(dx, dy)| isize::from(dy) * s + isize::from(dx))
+    }
+
+    fn neighbour_cells(&self, cell: usize) -> impl Iterator<Item = Cell> + '_ {
+        self.offsets()
+            .into_iter()
+            .map(move |o| self.cells[cell.wrapping_add_signed(o)])
     }
 
     /// Whether the die on `cell` is frozen by a higher adjacent opposing die.
     fn is_frozen(&self, cell: usize) -> bool {
         let me = self.cells[cell];
-        self.neighbours(cell).any(|c| {
-            let other = self.cells[c];
-            !other.is_empty() && other.owner() != me.owner() && other.value() > me.value()
-        })
+        self.neighbour_cells(cell)
+            .any(|o| o.is_die() && o.owner() != me.owner() && o.value() > me.value())
     }
 
     /// The highest value `p` may place on an empty cell without freezing a die.
     fn max_place_value(&self, p: usize, cell: usize) -> u8 {
-        self.neighbours(cell)
-            .map(|c| self.cells[c])
-            .filter(|d| !d.is_empty() && d.owner() != p)
+        self.neighbour_cells(cell)
+            .filter(|d| d.is_die() && d.owner() != p)
             .map(Cell::value)
             .min()
             .unwrap_or(6)
     }
 
     /// The highest value `p` may place on each cell (0: occupied), computed from the
-    /// few opposing dice rather than by looking around every empty cell.
-    fn place_caps(&self, p: usize) -> [u8; MAX_SIZE * MAX_SIZE] {
-        let n = self.size();
-        let mut caps = [6u8; MAX_SIZE * MAX_SIZE];
-        for cell in 0..n * n {
-            let die = self.cells[cell];
-            if die.is_empty() {
-                continue;
-            }
+    /// opposing dice rather than by looking around every empty cell.
+    fn place_caps(&self, p: usize) -> [u8; PADDED] {
+        let offsets = self.offsets();
+        let mut caps = [6u8; PADDED];
+        self.dice_of[p].each(|cell| {
             caps[cell] = 0;
-            if die.owner() != p {
-                for c in self.neighbours(cell) {
-                    caps[c] = caps[c].min(die.value());
-                }
+            true
+        });
+        self.dice_of[1 - p].each(|cell| {
+            caps[cell] = 0;
+            let value = self.cells[cell].value();
+            for o in offsets {
+                let c = cell.wrapping_add_signed(o);
+                caps[c] = caps[c].min(value);
             }
-        }
+            true
+        });
         caps
     }
 
@@ -241,15 +296,13 @@ impl Uptick {
         let n = self.size();
         if self.reserve[p] > 0 {
             let caps = self.place_caps(p);
-            // Walk ranks and files rather than dividing each index by the size.
-            for rank in 0..n {
-                for file in 0..n {
-                    let cap = caps[rank * n + file];
+            for y in 0..n {
+                for x in 0..n {
                     let cell = Square {
-                        file: file as u8,
-                        rank: rank as u8,
+                        file: x as u8,
+                        rank: y as u8,
                     };
-                    for value in 1..=cap {
+                    for value in 1..=caps[self.at(x, y)] {
                         if !f(UptickMove::Place { cell, value }) {
                             return;
                         }
@@ -262,40 +315,43 @@ impl Uptick {
 
     /// Calls `f` with each die move of `p`; stops when `f` returns false.
     fn each_step(&self, p: usize, mut f: impl FnMut(UptickMove) -> bool) {
-        let n = self.size();
-        for from in 0..n * n {
+        let stride = self.stride();
+        let offsets = self.offsets();
+        self.dice_of[p].each(|from| {
             let die = self.cells[from];
-            if die.is_empty() || die.owner() != p || die.value() >= 6 || self.is_frozen(from) {
-                continue;
+            if die.value() >= 6 || self.is_frozen(from) {
+                return true;
             }
-            let (x, y) = ((from % n) as i32, (from / n) as i32);
-            for &(dx, dy) in &DIRECTIONS {
-                for k in 1..=i32::from(die.value()) {
-                    let (nx, ny) = (x + k * i32::from(dx), y + k * i32::from(dy));
-                    if nx < 0 || ny < 0 || nx >= n as i32 || ny >= n as i32 {
+            let (x, y) = ((from % stride - 1) as i8, (from / stride - 1) as i8);
+            let a = Square {
+                file: x as u8,
+                rank: y as u8,
+            };
+            for (&o, &(dx, dy)) in offsets.iter().zip(&DIRECTIONS) {
+                let mut to = from;
+                for k in 1..=die.value() as i8 {
+                    to = to.wrapping_add_signed(o);
+                    let target = self.cells[to];
+                    if target == Cell::OFF {
                         break;
                     }
-                    let to = (ny * n as i32 + nx) as usize;
-                    let target = self.cells[to];
-                    let (a, b) = (
-                        Square {
-                            file: x as u8,
-                            rank: y as u8,
-                        },
-                        Square {
-                            file: nx as u8,
-                            rank: ny as u8,
-                        },
-                    );
-                    if (target.is_empty() || target.owner() != p) && !f(UptickMove::Step { from: a, to: b }) {
-                        return;
+                    let mine = target.is_die() && target.owner() == p;
+                    if !mine {
+                        let b = Square {
+                            file: (x + k * dx) as u8,
+                            rank: (y + k * dy) as u8,
+                        };
+                        if !f(UptickMove::Step { from: a, to: b }) {
+                            return false;
+                        }
                     }
-                    if !target.is_empty() && target.owner() != p {
+                    if target.is_die() && !mine {
                         break; // an opposing die can be taken but not jumped
                     }
                 }
             }
-        }
+            true
+        });
     }
 
     /// Whether `p` may move its die from `from` to `to`, checked along the line.
@@ -304,7 +360,7 @@ impl Uptick {
             return false;
         };
         let die = self.cells[a];
-        if die.is_empty() || die.owner() != p || die.value() >= 6 || self.is_frozen(a) {
+        if !die.is_die() || die.owner() != p || die.value() >= 6 || self.is_frozen(a) {
             return false;
         }
         let (dx, dy) = (
@@ -315,22 +371,15 @@ impl Uptick {
         if k == 0 || k > i32::from(die.value()) || !(dx == 0 || dy == 0 || dx.abs() == dy.abs()) {
             return false;
         }
-        let (sx, sy) = (dx.signum(), dy.signum());
-        let n = self.size() as i32;
-        let mut between = (1..k).map(|i| {
-            let (x, y) = (i32::from(from.file) + i * sx, i32::from(from.rank) + i * sy);
-            self.cells[(y * n + x) as usize]
-        });
+        let step = dy.signum() as isize * self.stride() as isize + dx.signum() as isize;
+        let mut between = (1..k as isize).map(|i| self.cells[a.wrapping_add_signed(i * step)]);
         let target = self.cells[b];
-        !between.any(|c| !c.is_empty() && c.owner() != p) && (target.is_empty() || target.owner() != p)
+        !between.any(|c| c.is_die() && c.owner() != p) && !(target.is_die() && target.owner() == p)
     }
 
     fn has_move(&self, p: usize) -> bool {
-        if self.reserve[p] > 0
-            && self.cells[..self.size() * self.size()]
-                .iter()
-                .any(|c| c.is_empty())
-        {
+        let n = self.size();
+        if self.reserve[p] > 0 && self.dice_of[0].len() + self.dice_of[1].len() < n * n {
             return true; // a 1 can always be placed on an empty cell
         }
         let mut any = false;
@@ -364,13 +413,13 @@ impl Uptick {
                     return "the cell is off the board";
                 };
                 let die = self.cells[from];
-                if die.is_empty() || die.owner() != p {
+                if !die.is_die() || die.owner() != p {
                     "no die of yours on the starting cell"
                 } else if die.value() >= 6 {
                     "a six never moves"
                 } else if self.is_frozen(from) {
                     "the die is frozen by a higher adjacent opposing die"
-                } else if !self.cells[to].is_empty() && self.cells[to].owner() == p {
+                } else if self.cells[to].is_die() && self.cells[to].owner() == p {
                     "the landing cell holds your own die"
                 } else {
                     "a die moves in a straight line up to its value, over own dice but not opposing ones"
@@ -406,10 +455,22 @@ impl Uptick {
             self.over = true; // two passes in a row
         }
     }
-}
 
-fn cell_name(size: u8, cell: u8) -> String {
-    Square::from_index(usize::from(size), usize::from(cell)).to_string()
+    /// The padded indices of the board's cells, rank by rank from a1.
+    fn board_cells(&self) -> impl Iterator<Item = (Square, usize)> + '_ {
+        let n = self.size();
+        (0..n).flat_map(move |y| {
+            (0..n).map(move |x| {
+                (
+                    Square {
+                        file: x as u8,
+                        rank: y as u8,
+                    },
+                    self.at(x, y),
+                )
+            })
+        })
+    }
 }
 
 fn parse_cell(size: u8, text: &str, whole: &str) -> Result<Square, ParseMoveError> {
@@ -449,16 +510,26 @@ impl Game for Uptick {
 
     fn new(options: &UptickOptions, _seats: usize, _rng: GameRng) -> Uptick {
         // Uptick has no chance: the RNG is not kept.
-        Uptick {
+        let mut g = Uptick {
             options: options.clone(),
-            cells: [Cell::EMPTY; MAX_SIZE * MAX_SIZE],
+            cells: [Cell::EMPTY; PADDED],
+            dice_of: [CellSet::default(); 2],
             reserve: [options.reserve; 2],
             captured: [0, 0],
             to_move: 0,
             last_mover: None,
             turn: 0,
             over: false,
+        };
+        let s = g.stride();
+        for y in 0..s {
+            for x in 0..s {
+                if x == 0 || y == 0 || x == s - 1 || y == s - 1 {
+                    g.cells[y * s + x] = Cell::OFF;
+                }
+            }
         }
+        g
     }
 
     fn from_position(
@@ -510,7 +581,8 @@ impl Game for Uptick {
                 if x >= n {
                     return Err(invalid("board", rank, format!("rank longer than {n} cells")));
                 }
-                g.cells[y * n + x] = cell;
+                let idx = g.at(x, y);
+                g.set_cell(idx, cell);
                 x += 1;
             }
             flush(&mut digits, &mut x)?;
@@ -557,7 +629,7 @@ impl Game for Uptick {
         for y in (0..n).rev() {
             let mut empty = 0;
             for x in 0..n {
-                let c = self.cells[y * n + x];
+                let c = self.cells[self.at(x, y)];
                 if c.is_empty() {
                     empty += 1;
                     continue;
@@ -606,19 +678,11 @@ impl Game for Uptick {
         }
         // Placements are most of the list: reserve once and push directly (this is
         // the hot loop of every playout).
-        let n = self.size();
         if self.reserve[seat] > 0 {
             let caps = self.place_caps(seat);
-            let total: usize = caps[..n * n].iter().map(|&c| usize::from(c)).sum();
-            out.reserve(total + 8 * n);
-            for rank in 0..n {
-                for (file, &cap) in caps[rank * n..(rank + 1) * n].iter().enumerate() {
-                    let cell = Square {
-                        file: file as u8,
-                        rank: rank as u8,
-                    };
-                    out.extend((1..=cap).map(|value| UptickMove::Place { cell, value }));
-                }
+            out.reserve(6 * self.size() * self.size());
+            for (cell, idx) in self.board_cells() {
+                out.extend((1..=caps[idx]).map(|value| UptickMove::Place { cell, value }));
             }
         }
         self.each_step(seat, |m| {
@@ -650,7 +714,7 @@ impl Game for Uptick {
         match *mv {
             UptickMove::Place { cell, value } => {
                 let cell = self.index(cell).unwrap_or_default();
-                self.cells[cell] = Cell::die(seat, value);
+                self.set_cell(cell, Cell::die(seat, value));
                 self.reserve[seat] -= 1;
             }
             UptickMove::Step { from, to } => {
@@ -663,8 +727,8 @@ impl Game for Uptick {
                 if !target.is_empty() {
                     self.captured[seat] += i64::from(target.value());
                 }
-                self.cells[to] = Cell::die(seat, die.value() + 1);
-                self.cells[from] = Cell::EMPTY;
+                self.set_cell(to, Cell::die(seat, die.value() + 1));
+                self.set_cell(from, Cell::EMPTY);
             }
         }
         self.last_mover = Some(seat as u8);
@@ -697,11 +761,11 @@ impl Game for Uptick {
     }
 
     fn observation(&self, seat: Seat) -> UptickObservation {
-        let n = self.size();
-        let dice = (0..n * n)
-            .filter(|&c| !self.cells[c].is_empty())
-            .map(|c| DieView {
-                cell: self.cell_name(c as u8),
+        let dice = self
+            .board_cells()
+            .filter(|&(_, c)| self.cells[c].is_die())
+            .map(|(sq, c)| DieView {
+                cell: sq.to_string(),
                 seat: self.cells[c].owner(),
                 value: self.cells[c].value(),
                 frozen: self.is_frozen(c),
@@ -750,7 +814,7 @@ impl Game for Uptick {
         for y in (0..n).rev() {
             s.push_str(&format!("{:>2} ", y + 1));
             for x in 0..n {
-                let c = self.cells[y * n + x];
+                let c = self.cells[self.at(x, y)];
                 if c.is_empty() {
                     s.push_str(" . ");
                 } else {
