@@ -373,8 +373,9 @@ impl Uptick {
         }
         let step = dy.signum() as isize * self.stride() as isize + dx.signum() as isize;
         let mut between = (1..k as isize).map(|i| self.cells[a.wrapping_add_signed(i * step)]);
-        let target = self.cells[b];
-        !between.any(|c| c.is_die() && c.owner() != p) && !(target.is_die() && target.owner() == p)
+        let opposing_in_the_way = between.any(|c| c.is_die() && c.owner() != p);
+        let own_on_target = self.cells[b].is_die() && self.cells[b].owner() == p;
+        !opposing_in_the_way && !own_on_target
     }
 
     fn has_move(&self, p: usize) -> bool {
