@@ -214,6 +214,15 @@ pub struct SpartanObservation {
 }
 
 impl Spartan {
+    /// The phase as written in positions and observations.
+    fn phase_name(&self) -> &'static str {
+        match self.reroll {
+            1 => "reroll1",
+            2 => "reroll2",
+            _ => "over",
+        }
+    }
+
     fn in_hand(&self, p: usize) -> u8 {
         DICE - self.resting[p] - self.grave[p]
     }
@@ -562,11 +571,7 @@ impl Game for Spartan {
     }
 
     fn position(&self) -> String {
-        let phase = match self.reroll {
-            1 => "reroll1",
-            2 => "reroll2",
-            _ => "over",
-        };
+        let phase = self.phase_name();
         let pending = |p: usize| self.pending[p].map_or("-".to_owned(), |m| m.to_string());
         let reveal = self.last.map_or("-".to_owned(), |r| {
             format!(
@@ -675,11 +680,7 @@ impl Game for Spartan {
         SpartanObservation {
             seat,
             turn: self.turn,
-            phase: match self.reroll {
-                1 => "reroll1",
-                2 => "reroll2",
-                _ => "over",
-            },
+            phase: self.phase_name(),
             hp: self.hp,
             mercenary: self.mercenary.map(usize::from),
             your_dice: faces_list(&self.dice[seat.min(1)]),

@@ -348,6 +348,24 @@ pub struct UtaraObservation {
 }
 
 impl Utara {
+    /// An empty sky before round 1.
+    fn blank(options: &UtaraOptions, seats: usize, rng: GameRng) -> Utara {
+        Utara {
+            options: options.clone(),
+            seats: seats as u8,
+            sky: vec![EMPTY; usize::from(options.width) * usize::from(options.height)],
+            on_sky: [0; 7],
+            collected: [[0; 7]; MAX_SEATS],
+            totals: [0; MAX_SEATS],
+            round: 1,
+            starter: 0,
+            to_move: 0,
+            phase: Phase::Start,
+            turn: 0,
+            rng,
+        }
+    }
+
     fn w(&self) -> usize {
         usize::from(self.options.width)
     }
@@ -775,20 +793,7 @@ impl Game for Utara {
     }
 
     fn new(options: &UtaraOptions, seats: usize, rng: GameRng) -> Utara {
-        let mut g = Utara {
-            options: options.clone(),
-            seats: seats as u8,
-            sky: vec![EMPTY; usize::from(options.width) * usize::from(options.height)],
-            on_sky: [0; 7],
-            collected: [[0; 7]; MAX_SEATS],
-            totals: [0; MAX_SEATS],
-            round: 1,
-            starter: 0,
-            to_move: 0,
-            phase: Phase::Start,
-            turn: 0,
-            rng,
-        };
+        let mut g = Utara::blank(options, seats, rng);
         g.start_round();
         g
     }
@@ -817,23 +822,18 @@ impl Game for Utara {
                 "one total per seat, 2 to 6 seats",
             ));
         }
-        let mut g = Utara {
-            options: options.clone(),
-            seats: seats as u8,
-            sky: vec![EMPTY; usize::from(options.width) * usize::from(options.height)],
-            on_sky: [0; 7],
-            collected: [[0; 7]; MAX_SEATS],
-            totals: [0; MAX_SEATS],
-            round: f.get("round")?,
-            starter: f.get("starter")?,
-            to_move: f.get("to_move")?,
-            phase: Phase::Start,
-            turn: f.get("turn")?,
-            rng: match f.opt("rng") {
+        let mut g = Utara::blank(
+            options,
+            seats,
+            match f.opt("rng") {
                 Some(r) => r.parse().map_err(|e| invalid("rng", r, e))?,
                 None => rng,
             },
-        };
+        );
+        g.round = f.get("round")?;
+        g.starter = f.get("starter")?;
+        g.to_move = f.get("to_move")?;
+        g.turn = f.get("turn")?;
         g.totals[..seats].copy_from_slice(&totals);
         if usize::from(g.starter) >= seats || usize::from(g.to_move) >= seats {
             return Err(ParsePositionError::Inconsistent(
