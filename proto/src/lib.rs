@@ -1,0 +1,16 @@
+//! The astragal bot protocol.
+//!
+//! One set of messages ([`ToBot`], [`FromBot`]) with one state machine, carried by
+//! two encodings: the line-based text protocol of [`text`] (bots over stdin/stdout,
+//! in the manner of UCI) and, later, gRPC. `docs/protocol.md` is the reference for
+//! bot authors.
+
+pub mod text;
+
+pub use text::{FromBot, OptionDecl, OptionType, ParseError, ToBot};
+
+/// The protocol version this crate speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The longest line a bot may send, newline excluded. Longer lines are a fault.
+pub const MAX_BOT_LINE: usize = 64 * 1024;
