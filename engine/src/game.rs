@@ -223,6 +223,13 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// The outcome, once the game is over.
     fn outcome(&self) -> Option<Outcome>;
 
+    /// Whether the other seats may be told this move as soon as it is played.
+    /// Secret simultaneous decisions (Spartan Yahtzee's rerolls) are not; what
+    /// they lead to shows in later observations.
+    fn is_move_public(&self, _seat: Seat, _mv: &Self::Move) -> bool {
+        true
+    }
+
     /// A full state consistent with what `seat` observes, with the hidden parts and
     /// all future chance drawn afresh from `rng`: what a search bot may sample.
     fn determinize(&self, seat: Seat, rng: &mut GameRng) -> Self;

@@ -150,12 +150,13 @@ pub trait AnyGame: Debug + Send + Sync {
     fn to_act(&self) -> SeatSet;
     /// Legal moves of `seat` in notation, in a stable order.
     fn legal_moves(&self, seat: Seat) -> Vec<String>;
-    /// Plays a move given in notation.
+    /// Plays a move given in notation, and says whether the other seats may be
+    /// told it (see [`Game::is_move_public`]).
     ///
     /// # Errors
     /// [`MoveError::Parse`] when the text is not a move of this game,
     /// [`MoveError::Play`] when it cannot be played now. The state is unchanged.
-    fn play(&mut self, seat: Seat, mv: &str) -> Result<(), MoveError>;
+    fn play(&mut self, seat: Seat, mv: &str) -> Result<bool, MoveError>;
     /// The observation of `seat` as JSON.
     fn observation(&self, seat: Seat) -> serde_json::Value;
     /// The outcome once over.
@@ -198,10 +199,11 @@ impl<G: Game> AnyGame for Erased<G> {
         self.game.legal_moves(seat, &mut moves);
         moves.iter().map(ToString::to_string).collect()
     }
-    fn play(&mut self, seat: Seat, mv: &str) -> Result<(), MoveError> {
+    fn play(&mut self, seat: Seat, mv: &str) -> Result<bool, MoveError> {
         let mv = self.game.parse_move(mv)?;
+        let public = self.game.is_move_public(seat, &mv);
         self.game.play(seat, &mv)?;
-        Ok(())
+        Ok(public)
     }
     fn observation(&self, seat: Seat) -> serde_json::Value {
         serde_json::to_value(self.game.observation(seat)).unwrap_or(serde_json::Value::Null)

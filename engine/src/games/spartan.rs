@@ -706,6 +706,10 @@ impl Game for Spartan {
         Some(Outcome::by_key(&self.hp, scores, capped))
     }
 
+    fn is_move_public(&self, _seat: Seat, _mv: &SpartanMove) -> bool {
+        false // rerolls are chosen in secret
+    }
+
     fn determinize(&self, seat: Seat, rng: &mut GameRng) -> Spartan {
         let mut g = self.clone();
         g.rng = GameRng::from_rng(rng);

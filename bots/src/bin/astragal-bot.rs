@@ -1,0 +1,35 @@
+//! A built-in bot as a program speaking the text protocol on stdin/stdout.
+//!
+//! ```text
+//! referee play --game ur --bot "astragal-bot --bot random" --bot builtin:random
+//! ```
+
+use clap::Parser;
+use std::io::{self, BufWriter};
+
+/// Run a built-in astragal bot over the text protocol (stdin/stdout).
+#[derive(Parser)]
+#[command(version, about, long_about = None)]
+struct Args {
+    /// Which bot: random or first.
+    #[arg(long, default_value = "random")]
+    bot: String,
+    /// Bot option key=value (repeatable); the referee can also set options.
+    #[arg(long = "opt", value_parser = parse_pair)]
+    opts: Vec<(String, String)>,
+}
+
+fn parse_pair(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .ok_or_else(|| format!("{s:?} is not key=value"))
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let mut bot = bots::builtin(&args.bot, &args.opts).map_err(anyhow::Error::msg)?;
+    let stdin = io::stdin().lock();
+    let stdout = BufWriter::new(io::stdout().lock());
+    bots::driver::serve(bot.as_mut(), "astragal", stdin, stdout)?;
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! Time controls. A seat's clock runs from the moment its request is flushed to the
+//! moment its reply's newline arrives.
+
+use std::time::Duration;
+
+/// How much time a bot has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeControl {
+    /// The same time for every move.
+    MoveTime(Duration),
+    /// A clock per seat: `base` at the start, `inc` added after each move.
+    Clock {
+        /// Starting time.
+        base: Duration,
+        /// Added after each move.
+        inc: Duration,
+    },
+}
+
+impl TimeControl {
+    /// Reads `base+inc` in seconds (`10+0.1`, `60`).
+    ///
+    /// # Errors
+    /// A message saying the expected form.
+    pub fn parse_clock(text: &str) -> Result<TimeControl, String> {
+        let secs = |s: &str| {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .map(Duration::from_secs_f64)
+                .ok_or_else(|| format!("time control {text:?} is not base+increment in seconds, e.g. 10+0.1"))
+        };
+        let (base, inc) = text.split_once('+').unwrap_or((text, "0"));
+        let base = secs(base)?;
+        if base.is_zero() {
+            return Err(format!("time control {text:?} gives no time"));
+        }
+        Ok(TimeControl::Clock {
+            base,
+            inc: secs(inc)?,
+        })
+    }
+}
+
+impl Default for TimeControl {
+    fn default() -> Self {
+        TimeControl::MoveTime(Duration::from_secs(5))
+    }
+}
+
+/// All the deadlines the referee enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Time for moves.
+    pub tc: TimeControl,
+    /// Slack on top of every move deadline, for pipes and scheduling.
+    pub margin: Duration,
+    /// Time for the handshake (starting the program included).
+    pub handshake: Duration,
+    /// Time to answer `isready`.
+    pub ping: Duration,
+    /// Time a bot has to exit after `quit` before it is killed.
+    pub quit_grace: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            tc: TimeControl::default(),
+            margin: Duration::from_millis(100),
+            handshake: Duration::from_secs(10),
+            ping: Duration::from_secs(5),
+            quit_grace: Duration::from_millis(500),
+        }
+    }
+}
+
+/// One seat's clock.
+#[derive(Debug, Clone, Copy)]
+pub struct SeatClock {
+    remaining: Duration,
+}
+
+impl SeatClock {
+    /// A fresh clock.
+    pub fn new(tc: &TimeControl) -> SeatClock {
+        SeatClock {
+            remaining: match tc {
+                TimeControl::MoveTime(_) => Duration::ZERO,
+                TimeControl::Clock { base, .. } => *base,
+            },
+        }
+    }
+
+    /// Time the bot may use for this move (before the margin).
+    pub fn allowance(&self, tc: &TimeControl) -> Duration {
+        match tc {
+            TimeControl::MoveTime(t) => *t,
+            TimeControl::Clock { .. } => self.remaining,
+        }
+    }
+
+    /// Time left on the clock, if the control has a clock.
+    pub fn remaining(&self, tc: &TimeControl) -> Option<Duration> {
+        matches!(tc, TimeControl::Clock { .. }).then_some(self.remaining)
+    }
+
+    /// Charges a move that took `used`.
+    pub fn charge(&mut self, tc: &TimeControl, used: Duration) {
+        if let TimeControl::Clock { inc, .. } = tc {
+            self.remaining = self.remaining.saturating_sub(used) + *inc;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_text_and_charging() {
+        let tc = TimeControl::parse_clock("10+0.5").unwrap();
+        assert_eq!(
+            tc,
+            TimeControl::Clock {
+                base: Duration::from_secs(10),
+                inc: Duration::from_millis(500)
+            }
+        );
+        let mut c = SeatClock::new(&tc);
+        c.charge(&tc, Duration::from_secs(3));
+        assert_eq!(c.allowance(&tc), Duration::from_millis(7500));
+        c.charge(&tc, Duration::from_secs(60));
+        assert_eq!(
+            c.remaining(&tc),
+            Some(Duration::from_millis(500)),
+            "never below zero, then the increment"
+        );
+        assert!(TimeControl::parse_clock("ten").is_err());
+        assert!(TimeControl::parse_clock("0+1").is_err());
+        assert_eq!(
+            TimeControl::parse_clock("60").unwrap(),
+            TimeControl::Clock {
+                base: Duration::from_secs(60),
+                inc: Duration::ZERO
+            }
+        );
+    }
+}

@@ -1,0 +1,64 @@
+//! What a misbehaving bot can do wrong, each ending its seat's game.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The kind of a fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// The program could not be started.
+    Spawn,
+    /// The handshake failed (no `astragalok` in time, or a different protocol version).
+    Handshake,
+    /// No `readyok` to an `isready` in time.
+    Stall,
+    /// No move before the deadline.
+    Timeout,
+    /// The program exited or closed its output.
+    Crash,
+    /// A line that is not a protocol message, or a message out of place.
+    Malformed,
+    /// A move that does not parse or is not legal now.
+    Illegal,
+    /// A line longer than the limit.
+    LineTooLong,
+    /// Too many lines for one request.
+    Flood,
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FaultKind::Spawn => "spawn",
+            FaultKind::Handshake => "handshake",
+            FaultKind::Stall => "stall",
+            FaultKind::Timeout => "timeout",
+            FaultKind::Crash => "crash",
+            FaultKind::Malformed => "malformed",
+            FaultKind::Illegal => "illegal",
+            FaultKind::LineTooLong => "line_too_long",
+            FaultKind::Flood => "flood",
+        })
+    }
+}
+
+/// A fault with what the referee saw.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}: {detail}")]
+pub struct Fault {
+    /// What kind.
+    pub kind: FaultKind,
+    /// What happened, for people.
+    pub detail: String,
+}
+
+impl Fault {
+    /// A fault of `kind`.
+    pub fn new(kind: FaultKind, detail: impl Into<String>) -> Fault {
+        Fault {
+            kind,
+            detail: detail.into(),
+        }
+    }
+}

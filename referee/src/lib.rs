@@ -1,0 +1,25 @@
+//! # astragal referee
+//!
+//! Runs games of the astragal engine between bots — programs speaking the text
+//! protocol over stdin/stdout, built-in bots, or people — under time controls, and
+//! writes a record of every game that [`replay`] can check move by move.
+//!
+//! A misbehaving bot costs its own seat, never the referee: every wait has a
+//! deadline, every line a length limit, and every child process is killed with its
+//! process group and reaped.
+
+pub mod clock;
+pub mod fault;
+pub mod game;
+pub mod matchplay;
+pub mod player;
+pub mod process;
+pub mod record;
+pub mod replay;
+pub mod spec;
+
+pub use clock::{Limits, TimeControl};
+pub use fault::{Fault, FaultKind};
+pub use game::{GameSetup, LogPlace, SeatSetup, play_game};
+pub use record::{GameRecord, Termination};
+pub use spec::BotSpec;

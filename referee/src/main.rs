@@ -1,0 +1,339 @@
+//! The `referee` command.
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use referee::clock::{Limits, TimeControl};
+use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use referee::matchplay::{MatchConfig, run_match};
+use referee::{BotSpec, record, replay};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Run dice games between bots, deterministically from a seed, and record them.
+///
+/// A bot is any program that speaks the astragal text protocol on stdin/stdout
+/// (see docs/protocol.md), a built-in bot, or you at the terminal.
+///
+/// Examples:
+///
+///   referee play --game ur --seed 42 --bot builtin:random --bot "python3 bots/python/random_bot.py"
+///
+///   referee match --game cuatto --bot builtin:random --bot builtin:first --bot builtin:random --games 30
+///
+///   referee replay games.jsonl
+#[derive(Parser)]
+#[command(version, about, verbatim_doc_comment)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Play one game and print its result (and record it with --record).
+    Play(PlayArgs),
+    /// Play many games in mirrored groups and print a summary per bot.
+    Match(MatchArgs),
+    /// Re-run recorded games and report any difference.
+    Replay(ReplayArgs),
+    /// Draw a recorded game move by move.
+    Show(ShowArgs),
+    /// List the games and their options.
+    Games,
+}
+
+#[derive(Args, Clone)]
+struct GameArgs {
+    /// Game id: utara, ur, uptick, cuatto, spartan (see `referee games`).
+    #[arg(long)]
+    game: String,
+    /// A bot, once per seat: a command line ("python3 bot.py"), builtin:NAME[?key=value&...]
+    /// (built-in: random, first), or human. The number of seats is the number of --bot.
+    #[arg(long = "bot", required = true)]
+    bots: Vec<String>,
+    /// Game option key=value (repeatable), e.g. --opt rules=finkel. See `referee games`.
+    #[arg(long = "opt")]
+    opts: Vec<String>,
+    /// Bot option for the N-th --bot (from 0) as N:key=value, sent with setoption.
+    #[arg(long = "bot-opt")]
+    bot_opts: Vec<String>,
+    /// Clock per seat, base+increment in seconds (e.g. 10+0.1).
+    #[arg(long, conflicts_with = "movetime")]
+    tc: Option<String>,
+    /// Fixed time per move in milliseconds (default 5000 when no --tc).
+    #[arg(long)]
+    movetime: Option<u64>,
+    /// Extra milliseconds allowed on every deadline, for pipes and scheduling.
+    #[arg(long, default_value_t = 100)]
+    timemargin: u64,
+    /// Milliseconds a bot has to start and finish the handshake.
+    #[arg(long, default_value_t = 10_000)]
+    handshake_timeout: u64,
+    /// Append each game's record to this JSON Lines file.
+    #[arg(long)]
+    record: Option<PathBuf>,
+    /// Write each bot's stderr (capped at 1 MiB per game) to files in this directory.
+    #[arg(long)]
+    log_dir: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct PlayArgs {
+    #[command(flatten)]
+    game: GameArgs,
+    /// Seed of the game's dice.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Start from this position (the game's position notation, see docs/rules/).
+    #[arg(long)]
+    position: Option<String>,
+    /// Draw the game move by move at the end.
+    #[arg(long)]
+    show: bool,
+}
+
+#[derive(Args)]
+struct MatchArgs {
+    #[command(flatten)]
+    game: GameArgs,
+    /// Games to play, rounded up to whole mirrored groups (one game per seat rotation).
+    #[arg(long, default_value_t = 20)]
+    games: u64,
+    /// Games played at the same time.
+    #[arg(long, default_value_t = 1)]
+    concurrency: usize,
+    /// Seed of the first group; group g uses seed + g.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+#[derive(Args)]
+struct ReplayArgs {
+    /// Record files (JSON Lines).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+struct ShowArgs {
+    /// Record file (JSON Lines).
+    file: PathBuf,
+    /// Which game of the file, from 1.
+    #[arg(long, default_value_t = 1)]
+    index: usize,
+}
+
+impl GameArgs {
+    fn limits(&self) -> anyhow::Result<Limits> {
+        let tc = match (&self.tc, self.movetime) {
+            (Some(tc), _) => TimeControl::parse_clock(tc).map_err(anyhow::Error::msg)?,
+            (None, Some(ms)) => TimeControl::MoveTime(Duration::from_millis(ms)),
+            (None, None) => TimeControl::default(),
+        };
+        Ok(Limits {
+            tc,
+            margin: Duration::from_millis(self.timemargin),
+            handshake: Duration::from_millis(self.handshake_timeout),
+            ..Limits::default()
+        })
+    }
+
+    fn seats(&self) -> anyhow::Result<Vec<SeatSetup>> {
+        let mut seats: Vec<SeatSetup> = self
+            .bots
+            .iter()
+            .map(|b| BotSpec::parse(b).map(SeatSetup::new).map_err(anyhow::Error::msg))
+            .collect::<anyhow::Result<_>>()?;
+        for o in &self.bot_opts {
+            let (idx, kv) = o
+                .split_once(':')
+                .context(format!("--bot-opt {o:?} is not N:key=value"))?;
+            let idx: usize = idx
+                .parse()
+                .context(format!("--bot-opt {o:?}: {idx:?} is not a bot number"))?;
+            let (k, v) = kv
+                .split_once('=')
+                .context(format!("--bot-opt {o:?}: {kv:?} is not key=value"))?;
+            let seat = seats
+                .get_mut(idx)
+                .context(format!("--bot-opt {o:?}: there is no bot {idx} (from 0)"))?;
+            seat.options.push((k.to_owned(), v.to_owned()));
+        }
+        // Built-in bots and their options are checked now, not at the first game.
+        for s in &seats {
+            if let BotSpec::Builtin { name, options } = &s.spec {
+                let all: Vec<(String, String)> = options.iter().chain(&s.options).cloned().collect();
+                bots::builtin(name, &all).map_err(anyhow::Error::msg)?;
+            }
+        }
+        Ok(seats)
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Play(a) => play(a).await,
+        Command::Match(a) => matchplay(a).await,
+        Command::Replay(a) => replay_files(&a),
+        Command::Show(a) => show(&a),
+        Command::Games => {
+            games();
+            Ok(())
+        }
+    }
+}
+
+async fn play(a: PlayArgs) -> anyhow::Result<()> {
+    let seats = a.game.seats()?;
+    let setup = GameSetup {
+        game: a.game.game.clone(),
+        options: a.game.opts.clone(),
+        seed: a.seed,
+        position: a.position,
+        pairing: None,
+    };
+    if let Some(dir) = &a.game.log_dir {
+        std::fs::create_dir_all(dir)?;
+    }
+    let logs = LogPlace {
+        dir: a.game.log_dir.clone(),
+        tag: format!("seed{}-", a.seed),
+    };
+    let rec = play_game(&setup, &seats, &a.game.limits()?, &logs).await?;
+    if let Some(path) = &a.game.record {
+        record::append(path, &rec).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if a.show {
+        print!("{}", replay::show(&rec));
+    }
+    println!(
+        "{} seed {}: {} moves, {}",
+        rec.game,
+        rec.seed,
+        rec.moves.len(),
+        rec.termination
+    );
+    for (i, s) in rec.seats.iter().enumerate() {
+        println!(
+            "  seat {i} {:<24} place {} score {}",
+            s.name, rec.outcome.ranks[i], rec.outcome.scores[i]
+        );
+    }
+    for f in &rec.faults {
+        println!("  fault: seat {} {}: {}", f.seat, f.kind, f.detail);
+    }
+    Ok(())
+}
+
+async fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
+    let cfg = MatchConfig {
+        game: a.game.game.clone(),
+        options: a.game.opts.clone(),
+        entrants: a.game.seats()?,
+        games: a.games,
+        concurrency: a.concurrency,
+        seed: a.seed,
+        limits: a.game.limits()?,
+        record: a.game.record.clone(),
+        log_dir: a.game.log_dir.clone(),
+    };
+    let tty = std::io::stderr().is_terminal();
+    let summary = run_match(cfg, |done, total, rec| {
+        if tty {
+            eprint!("\r{done}/{total} games");
+        } else if done == total || done % (total / 10).max(1) == 0 {
+            eprintln!("{done}/{total} games");
+        }
+        for f in &rec.faults {
+            eprintln!(
+                "{}fault in game seed {}: seat {} {}: {}",
+                if tty { "\n" } else { "" },
+                rec.seed,
+                f.seat,
+                f.kind,
+                f.detail
+            );
+        }
+    })
+    .await?;
+    if tty {
+        eprintln!();
+    }
+    print!("{}", summary.table());
+    Ok(())
+}
+
+fn replay_files(a: &ReplayArgs) -> anyhow::Result<()> {
+    let (mut ok, mut bad) = (0, 0);
+    for file in &a.files {
+        let records = record::read_all(file).map_err(anyhow::Error::msg)?;
+        for (i, rec) in records.iter().enumerate() {
+            match replay::replay(rec) {
+                Ok(()) => ok += 1,
+                Err(e) => {
+                    bad += 1;
+                    println!(
+                        "{}: game {} ({} seed {}): {e}",
+                        file.display(),
+                        i + 1,
+                        rec.game,
+                        rec.seed
+                    );
+                }
+            }
+        }
+    }
+    println!("{ok} games replayed identically, {bad} differ");
+    if bad > 0 {
+        bail!("{bad} recorded games do not replay");
+    }
+    Ok(())
+}
+
+fn show(a: &ShowArgs) -> anyhow::Result<()> {
+    let records = record::read_all(&a.file).map_err(anyhow::Error::msg)?;
+    let rec = records.get(a.index.wrapping_sub(1)).with_context(|| {
+        format!(
+            "{} holds {} games; there is no game {}",
+            a.file.display(),
+            records.len(),
+            a.index
+        )
+    })?;
+    print!("{}", replay::show(rec));
+    Ok(())
+}
+
+fn games() {
+    for g in engine::games() {
+        println!(
+            "{} — {} ({} to {} seats, default {})",
+            g.id,
+            g.name,
+            g.seats.start(),
+            g.seats.end(),
+            g.default_seats
+        );
+        for o in g.options {
+            let default = if o.default.is_empty() {
+                "computed"
+            } else {
+                o.default
+            };
+            println!(
+                "    {:<11} {:<44} default {default}\n                {}",
+                o.name,
+                o.kind.to_string(),
+                o.help
+            );
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Matches: many games between the same entrants, in mirrored groups (the same seed
+//! with the seats rotated, so every entrant meets the same dice from every seat).
+
+use crate::clock::Limits;
+use crate::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use crate::record::{self, GameRecord, Pairing};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::task::JoinSet;
+
+/// A match to play.
+#[derive(Debug, Clone)]
+pub struct MatchConfig {
+    /// Game id.
+    pub game: String,
+    /// Game options.
+    pub options: Vec<String>,
+    /// One entrant per seat.
+    pub entrants: Vec<SeatSetup>,
+    /// Games wanted; rounded up to whole mirrored groups.
+    pub games: u64,
+    /// Games played at once.
+    pub concurrency: usize,
+    /// Seed of group 0 (group g uses seed + g).
+    pub seed: u64,
+    /// Deadlines.
+    pub limits: Limits,
+    /// Append records here.
+    pub record: Option<PathBuf>,
+    /// Bots' stderr logs here.
+    pub log_dir: Option<PathBuf>,
+}
+
+/// One entrant's results.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EntrantStats {
+    /// Name.
+    pub name: String,
+    /// Games played.
+    pub games: u64,
+    /// Games ranked alone in first place.
+    pub wins: u64,
+    /// Games sharing first place.
+    pub draws: u64,
+    /// Other games.
+    pub losses: u64,
+    /// Sum of places.
+    pub rank_sum: u64,
+    /// Sum of scores.
+    pub score_sum: i64,
+    /// Faults.
+    pub faults: u64,
+}
+
+impl EntrantStats {
+    /// Average place.
+    pub fn avg_rank(&self) -> f64 {
+        self.rank_sum as f64 / self.games.max(1) as f64
+    }
+
+    /// Points per game as a percentage: win 1, shared first 1/k, else 0.
+    pub fn score_percent(&self) -> f64 {
+        100.0 * (self.wins as f64 + self.draws as f64 * 0.5) / self.games.max(1) as f64
+    }
+}
+
+/// What a match produced.
+#[derive(Debug, Clone, Default)]
+pub struct MatchSummary {
+    /// Per entrant, in entrant order.
+    pub entrants: Vec<EntrantStats>,
+    /// Games played.
+    pub games: u64,
+    /// Decisions made.
+    pub decisions: u64,
+    /// Wall time in seconds.
+    pub seconds: f64,
+    /// Games that ended by a fault.
+    pub forfeits: u64,
+}
+
+impl MatchSummary {
+    /// Adds one game.
+    pub fn add(&mut self, rec: &GameRecord) {
+        let n = rec.seats.len();
+        let rotation = rec.pairing.map_or(0, |p| p.rotation);
+        self.games += 1;
+        self.decisions += rec.moves.len() as u64;
+        if rec.termination == record::Termination::Forfeit {
+            self.forfeits += 1;
+        }
+        for seat in 0..n {
+            let e = &mut self.entrants[(seat + rotation) % n];
+            if e.name.is_empty() {
+                e.name = rec.seats[seat].name.clone();
+            }
+            let rank = rec.outcome.ranks[seat];
+            let firsts = rec.outcome.ranks.iter().filter(|&&r| r == 1).count();
+            e.games += 1;
+            match (rank, firsts) {
+                (1, 1) => e.wins += 1,
+                (1, _) => e.draws += 1,
+                _ => e.losses += 1,
+            }
+            e.rank_sum += u64::from(rank);
+            e.score_sum += rec.outcome.scores[seat];
+            e.faults += rec.faults.iter().filter(|f| f.seat == seat).count() as u64;
+        }
+    }
+
+    /// The summary as a table.
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "{:<28} {:>6} {:>6} {:>6} {:>6} {:>8} {:>9} {:>10} {:>7}\n",
+            "bot", "games", "wins", "draws", "losses", "score%", "avg.rank", "avg.score", "faults"
+        );
+        for e in &self.entrants {
+            s.push_str(&format!(
+                "{:<28} {:>6} {:>6} {:>6} {:>6} {:>7.1}% {:>9.2} {:>10.2} {:>7}\n",
+                e.name,
+                e.games,
+                e.wins,
+                e.draws,
+                e.losses,
+                e.score_percent(),
+                e.avg_rank(),
+                e.score_sum as f64 / e.games.max(1) as f64,
+                e.faults
+            ));
+        }
+        s.push_str(&format!(
+            "{} games, {} decisions, {} forfeits, {:.1} s ({:.1} games/s)\n",
+            self.games,
+            self.decisions,
+            self.forfeits,
+            self.seconds,
+            self.games as f64 / self.seconds.max(1e-9)
+        ));
+        s
+    }
+}
+
+/// Plays a match. `progress(done, total, record)` is called as each game ends.
+///
+/// # Errors
+/// A setup the game refuses (checked before any game starts), or a record file
+/// that cannot be written.
+pub async fn run_match(
+    cfg: MatchConfig,
+    mut progress: impl FnMut(u64, u64, &GameRecord),
+) -> anyhow::Result<MatchSummary> {
+    let n = cfg.entrants.len();
+    crate::game::create_game(
+        &GameSetup {
+            game: cfg.game.clone(),
+            options: cfg.options.clone(),
+            seed: cfg.seed,
+            position: None,
+            pairing: None,
+        },
+        n,
+    )?;
+    if let Some(dir) = &cfg.log_dir {
+        std::fs::create_dir_all(dir)?;
+    }
+    let groups = cfg.games.div_ceil(n as u64).max(1);
+    let total = groups * n as u64;
+    let cfg = Arc::new(cfg);
+    let jobs = (0..groups).flat_map(|g| (0..n).map(move |r| (g, r)));
+    let mut summary = MatchSummary {
+        entrants: vec![EntrantStats::default(); n],
+        ..MatchSummary::default()
+    };
+    let start = std::time::Instant::now();
+    let mut running = JoinSet::new();
+    let mut done = 0;
+    let mut jobs = jobs.peekable();
+    while jobs.peek().is_some() || !running.is_empty() {
+        while running.len() < cfg.concurrency.max(1) {
+            let Some((group, rotation)) = jobs.next() else {
+                break;
+            };
+            let cfg = cfg.clone();
+            running.spawn(async move {
+                let setup = GameSetup {
+                    game: cfg.game.clone(),
+                    options: cfg.options.clone(),
+                    seed: cfg.seed.wrapping_add(group),
+                    position: None,
+                    pairing: Some(Pairing { group, rotation }),
+                };
+                let seats: Vec<SeatSetup> =
+                    (0..n).map(|s| cfg.entrants[(s + rotation) % n].clone()).collect();
+                let logs = LogPlace {
+                    dir: cfg.log_dir.clone(),
+                    tag: format!("g{group}r{rotation}-"),
+                };
+                play_game(&setup, &seats, &cfg.limits, &logs).await
+            });
+        }
+        let Some(joined) = running.join_next().await else {
+            break;
+        };
+        let rec = joined??;
+        if let Some(path) = &cfg.record {
+            record::append(path, &rec)?;
+        }
+        done += 1;
+        summary.add(&rec);
+        progress(done, total, &rec);
+    }
+    summary.seconds = start.elapsed().as_secs_f64();
+    Ok(summary)
+}
