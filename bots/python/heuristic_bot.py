@@ -17,17 +17,27 @@ rng = random.Random(7)
 
 def ur(obs, move):
     if move == "gamble":
-        return 0.5 if obs.get("roll", 0) <= 1 else -1  # gamble away a poor roll
-    piece, _, to = move.partition(":") if ":" in move else ("", "", move.split("-")[-1])
+        return -1  # a sure move is worth more than a coin flip
+    if ":" in move:
+        bird, _, to = move.partition(":")
+        birds = ["swallow", "storm", "raven", "rooster", "eagle"]
+        frm = obs["pieces"][obs["seat"]][birds.index(bird)]
+    else:
+        frm, _, to = move.partition("-")
+        frm = int(frm)
     if to == "off":
-        return 10
+        return 20
     to = int(to)
     opponent = obs["pieces"][1 - obs["seat"]]
     score = 0.0
-    if to in (4, 8, 14):
-        score += 6  # rosettes collect counters (tablet) or give another roll (finkel)
     if 5 <= to <= 12 and to in opponent:
-        score += 5  # capture on the shared row
+        score += 12  # capture: the opponent starts that piece again
+    if to in (4, 8, 14):
+        score += 8  # safe, and collects counters (tablet) or rolls again (finkel)
+    if frm == 0:
+        score += 4  # get pieces onto the board while their launch roll is here
+    if 5 <= frm <= 12 and frm != 8:
+        score += 2  # leave the shared row, where pieces can be taken
     return score + to / 20
 
 
@@ -42,12 +52,28 @@ def uptick(obs, move):
 
 def cuatto(obs, move):
     die, spot = move.split(":")
+    kind = spot[-1] if spot[-1] in "ps" else ""
     spot = spot.rstrip("ps")
     if spot.startswith("b"):
-        return int(die) / 10
-    start = 0 if spot == "0" else int(spot)
-    land = start + int(die)
-    return (5 if land > obs["length"] else 0) + land / 10
+        land = int(spot[1:]) + int(die) - 6  # bridge slot b6 is next to position 1
+        if land <= 0:
+            return 0.1
+    else:
+        land = int(spot) + int(die)
+    if land > obs["length"]:
+        return 20  # off the board
+    me = obs["seat"]
+    mine = [c.rstrip("ps") for c in obs["teams"][me]].count(str(land))
+    others = sum(1 for t, team in enumerate(obs["teams"]) if t != me for c in team if c.rstrip("ps") == str(land))
+    score = land / 10
+    if mine >= 1:
+        score += 4  # a block of two: safe, and it hits whoever else is there
+        score += 6 * others
+    if kind == "s" and others:
+        score += 6 * others  # a strong checker hits on landing
+    if mine == 0 and others == 0:
+        score -= 1  # a lone checker can be hit
+    return score
 
 
 def spartan(obs, move):

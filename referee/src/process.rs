@@ -115,6 +115,7 @@ impl ProcessBot {
     /// [`FaultKind::Crash`] if the bot's stdin is closed.
     pub async fn send(&mut self, msg: &ToBot) -> Result<(), Fault> {
         let mut line = msg.to_string();
+        tracing::trace!(target: "referee::wire", bot = %self.command, "> {line}");
         line.push('\n');
         let stdin = self
             .stdin
@@ -174,6 +175,7 @@ impl ProcessBot {
                 }
                 Ok(Some(Line::Text(line))) => line,
             };
+            tracing::trace!(target: "referee::wire", bot = %self.command, "< {line}");
             if *lines_left == 0 {
                 return Err(Fault::new(
                     FaultKind::Flood,

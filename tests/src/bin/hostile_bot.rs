@@ -1,0 +1,130 @@
+//! A bot that misbehaves on purpose, one way per `--mode`, for the referee's
+//! fault tests. Until it misbehaves it plays the first legal move.
+
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args
+        .iter()
+        .position(|a| a == "--mode")
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_default();
+    let after: u64 = args
+        .iter()
+        .position(|a| a == "--after")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout();
+    let mut gos = 0u64;
+    if mode == "flood-stderr" {
+        // Tens of megabytes of stderr while playing: the referee must drain it.
+        std::thread::spawn(|| {
+            let chunk = "e".repeat(64 * 1024);
+            let mut err = std::io::stderr();
+            for _ in 0..800 {
+                if err.write_all(chunk.as_bytes()).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    if mode == "fork" {
+        // A grandchild in the same process group, which must not outlive the game.
+        let _ = std::process::Command::new("sleep").arg("417").spawn();
+    }
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { return };
+        let cmd = line.split_whitespace().next().unwrap_or("");
+        let field = |k: &str| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(&format!("{k}=")).map(str::to_owned))
+                .unwrap_or_default()
+        };
+        match cmd {
+            "astragal" => {
+                if mode == "slow-handshake" {
+                    std::thread::sleep(Duration::from_secs(30));
+                }
+                let version = if mode == "bad-version" { 2 } else { 1 };
+                let _ = writeln!(
+                    out,
+                    "id name=hostile-{mode} author=tests\nastragalok version={version}"
+                );
+            }
+            "isready" => {
+                if mode == "stall" {
+                    continue;
+                }
+                let _ = writeln!(out, "readyok");
+            }
+            "go" => {
+                gos += 1;
+                let id = field("id");
+                let first = field("legal").split(',').next().unwrap_or("").to_owned();
+                if gos > after {
+                    match mode.as_str() {
+                        "sleep" => std::thread::sleep(Duration::from_secs(3600)),
+                        "crash" => std::process::exit(3),
+                        "garbage" => {
+                            let _ = writeln!(out, "hello referee, here is my move: {first}");
+                        }
+                        "no-newline" => {
+                            let _ = write!(out, "move id={id} move={first}");
+                            let _ = out.flush();
+                            std::thread::sleep(Duration::from_secs(3600));
+                        }
+                        "huge-line" => {
+                            let chunk = "x".repeat(1024 * 1024);
+                            for _ in 0..100 {
+                                if out.write_all(chunk.as_bytes()).is_err() {
+                                    return;
+                                }
+                            }
+                            let _ = writeln!(out);
+                        }
+                        "flood" => {
+                            for i in 0..100_000 {
+                                if writeln!(out, "info line {i}").is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                        "illegal" => {
+                            let _ = writeln!(out, "move id={id} move=swallow:14");
+                        }
+                        "unparsable" => {
+                            let _ = writeln!(out, "move id={id} move=fly-to-the-moon");
+                        }
+                        "late" => {
+                            // A reply to an old request first (discarded), then the real one.
+                            let _ = writeln!(
+                                out,
+                                "move id=999999 move={first}\ninfo thinking\nmove id={id} move={first}"
+                            );
+                        }
+                        _ => {
+                            let _ = writeln!(out, "move id={id} move={first}");
+                        }
+                    }
+                } else {
+                    let _ = writeln!(out, "move id={id} move={first}");
+                }
+            }
+            "quit" => {
+                if mode == "ignore-quit" {
+                    loop {
+                        std::thread::sleep(Duration::from_secs(3600));
+                    }
+                }
+                return;
+            }
+            _ => {}
+        }
+        let _ = out.flush();
+    }
+}
