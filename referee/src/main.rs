@@ -39,8 +39,52 @@ enum Command {
     Replay(ReplayArgs),
     /// Draw a recorded game move by move.
     Show(ShowArgs),
+    /// Check that a bot follows the protocol: handshake, ping, ids, legal moves, speed, quit.
+    CheckBot(CheckArgs),
+    /// Measure the protocol: decisions/s beside a raw pipe, and games/s at concurrency 1 and 2.
+    Bench(BenchArgs),
     /// List the games and their options.
     Games,
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// The bot: a command line, or builtin:NAME.
+    bot: String,
+    /// Game to check it on.
+    #[arg(long, default_value = "ur")]
+    game: String,
+    /// Game option key=value (repeatable).
+    #[arg(long = "opt")]
+    opts: Vec<String>,
+    /// Bot option key=value (repeatable), sent with setoption.
+    #[arg(long = "bot-opt")]
+    bot_opts: Vec<String>,
+    /// Games to play (at least one per seat).
+    #[arg(long, default_value_t = 4)]
+    games: u64,
+    /// Milliseconds per move.
+    #[arg(long, default_value_t = 2000)]
+    movetime: u64,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Game id.
+    #[arg(long, default_value = "ur")]
+    game: String,
+    /// Game option key=value (repeatable).
+    #[arg(long = "opt")]
+    opts: Vec<String>,
+    /// Decisions to make through the protocol.
+    #[arg(long, default_value_t = 20_000)]
+    decisions: u64,
+    /// Games for the concurrency comparison.
+    #[arg(long, default_value_t = 200)]
+    games: u64,
+    /// The bot program (default: astragal-bot --bot first, next to this referee).
+    #[arg(long)]
+    bot: Option<String>,
 }
 
 #[derive(Args, Clone)]
@@ -171,7 +215,7 @@ impl GameArgs {
     }
 }
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -184,6 +228,8 @@ async fn main() -> anyhow::Result<()> {
         Command::Match(a) => matchplay(a).await,
         Command::Replay(a) => replay_files(&a),
         Command::Show(a) => show(&a),
+        Command::CheckBot(a) => check(a).await,
+        Command::Bench(a) => bench(a).await,
         Command::Games => {
             games();
             Ok(())
@@ -268,6 +314,53 @@ async fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
         eprintln!();
     }
     print!("{}", summary.table());
+    Ok(())
+}
+
+async fn check(a: CheckArgs) -> anyhow::Result<()> {
+    let mut seat = SeatSetup::new(BotSpec::parse(&a.bot).map_err(anyhow::Error::msg)?);
+    for kv in &a.bot_opts {
+        let (k, v) = kv
+            .split_once('=')
+            .context(format!("--bot-opt {kv:?} is not key=value"))?;
+        seat.options.push((k.to_owned(), v.to_owned()));
+    }
+    let limits = Limits {
+        tc: TimeControl::MoveTime(Duration::from_millis(a.movetime)),
+        ..Limits::default()
+    };
+    let report = referee::check::check_bot(&seat, &a.game, &a.opts, &limits, a.games).await;
+    print!("{}", report.text());
+    if !report.passed() {
+        bail!("the bot failed the check");
+    }
+    Ok(())
+}
+
+async fn bench(a: BenchArgs) -> anyhow::Result<()> {
+    let bot = match a.bot {
+        Some(b) => b,
+        None => {
+            let exe = std::env::current_exe()?;
+            let path = exe.with_file_name("astragal-bot");
+            if !path.exists() {
+                bail!(
+                    "{} not found: build it with `cargo build --release -p astragal-bots`, or give --bot",
+                    path.display()
+                );
+            }
+            format!("{} --bot first", path.display())
+        }
+    };
+    let cfg = referee::bench::BenchConfig {
+        game: a.game,
+        options: a.opts,
+        bot,
+        decisions: a.decisions,
+        scaling_games: a.games,
+    };
+    let report = referee::bench::bench(&cfg).await?;
+    print!("{}", report.text());
     Ok(())
 }
 

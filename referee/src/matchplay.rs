@@ -181,21 +181,29 @@ pub async fn run_match(
                 break;
             };
             let cfg = cfg.clone();
-            running.spawn(async move {
-                let setup = GameSetup {
-                    game: cfg.game.clone(),
-                    options: cfg.options.clone(),
-                    seed: cfg.seed.wrapping_add(group),
-                    position: None,
-                    pairing: Some(Pairing { group, rotation }),
-                };
-                let seats: Vec<SeatSetup> =
-                    (0..n).map(|s| cfg.entrants[(s + rotation) % n].clone()).collect();
-                let logs = LogPlace {
-                    dir: cfg.log_dir.clone(),
-                    tag: format!("g{group}r{rotation}-"),
-                };
-                play_game(&setup, &seats, &cfg.limits, &logs).await
+            // Each game on its own thread with a single-threaded runtime: a game's
+            // replies then wake the thread that waits for them, never another one,
+            // and concurrent games still run in parallel.
+            running.spawn_blocking(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?;
+                rt.block_on(async move {
+                    let setup = GameSetup {
+                        game: cfg.game.clone(),
+                        options: cfg.options.clone(),
+                        seed: cfg.seed.wrapping_add(group),
+                        position: None,
+                        pairing: Some(Pairing { group, rotation }),
+                    };
+                    let seats: Vec<SeatSetup> =
+                        (0..n).map(|s| cfg.entrants[(s + rotation) % n].clone()).collect();
+                    let logs = LogPlace {
+                        dir: cfg.log_dir.clone(),
+                        tag: format!("g{group}r{rotation}-"),
+                    };
+                    Ok::<_, anyhow::Error>(play_game(&setup, &seats, &cfg.limits, &logs).await?)
+                })
             });
         }
         let Some(joined) = running.join_next().await else {

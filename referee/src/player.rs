@@ -60,7 +60,7 @@ pub struct Hello {
 }
 
 enum Kind {
-    Process(ProcessBot),
+    Process(Box<ProcessBot>),
     Builtin(Option<Box<dyn Bot>>),
     Human,
 }
@@ -136,7 +136,7 @@ impl Player {
                 Ok(Player {
                     hello,
                     spec: spec.clone(),
-                    kind: Kind::Process(bot),
+                    kind: Kind::Process(Box::new(bot)),
                 })
             }
         }
@@ -227,10 +227,12 @@ impl Player {
         }
     }
 
-    /// Sends a message that needs no answer (`played`, `gameover`); a bot that
+    /// Tells the player something that needs no answer. `played` is queued and goes
+    /// out with the player's next message; anything else is sent now. A bot that
     /// cannot hear it any more is not the referee's problem now.
     pub async fn notify(&mut self, msg: &ToBot) {
         match &mut self.kind {
+            Kind::Process(bot) if matches!(msg, ToBot::Played { .. }) => bot.queue(msg),
             Kind::Process(bot) => {
                 let _ = bot.send(msg).await;
             }
@@ -260,10 +262,12 @@ impl Player {
         }
     }
 
-    /// Ends the player: `quit`, then kill and reap a process that lingers.
-    pub async fn shutdown(self, grace: Duration) {
-        if let Kind::Process(bot) = self.kind {
-            bot.shutdown(grace).await;
+    /// Ends the player: `quit`, then kill and reap a process that lingers. Returns
+    /// whether it left by itself within `grace`.
+    pub async fn shutdown(self, grace: Duration) -> bool {
+        match self.kind {
+            Kind::Process(bot) => bot.shutdown(grace).await,
+            Kind::Builtin(_) | Kind::Human => true,
         }
     }
 }

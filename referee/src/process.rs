@@ -13,8 +13,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::mpsc;
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::{Instant, timeout_at};
 
 /// How much of a bot's stderr is kept in memory for error messages.
@@ -24,7 +23,7 @@ pub const STDERR_LOG_CAP: u64 = 1024 * 1024;
 /// How many lines a bot may send while answering one request.
 pub const MAX_LINES_PER_REQUEST: usize = 1000;
 
-/// What the stdout reader saw.
+/// What reading stdout gave.
 #[derive(Debug)]
 enum Line {
     Text(String),
@@ -39,7 +38,11 @@ pub struct ProcessBot {
     child: Child,
     pgid: Option<i32>,
     stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Line>,
+    stdout: BufReader<ChildStdout>,
+    /// Bytes of a line not yet complete (kept across cancelled reads).
+    partial: Vec<u8>,
+    /// Lines queued to go out with the next message, in one write.
+    queued: String,
     stderr_tail: Arc<Mutex<Vec<u8>>>,
     /// Info lines and discarded late replies seen while waiting.
     pub info: Vec<String>,
@@ -82,8 +85,6 @@ impl ProcessBot {
             .stderr
             .take()
             .ok_or_else(|| spawn_fault(command, "no stderr"))?;
-        let (tx, lines) = mpsc::channel(64);
-        tokio::spawn(read_lines(stdout, tx));
         let stderr_tail = Arc::new(Mutex::new(Vec::new()));
         tokio::spawn(drain_stderr(stderr, stderr_tail.clone(), stderr_log));
         Ok(ProcessBot {
@@ -91,7 +92,9 @@ impl ProcessBot {
             stdin: child.stdin.take(),
             child,
             pgid,
-            lines,
+            stdout: BufReader::with_capacity(64 * 1024, stdout),
+            partial: Vec::new(),
+            queued: String::new(),
             stderr_tail,
             info: Vec::new(),
             late_replies: 0,
@@ -109,14 +112,22 @@ impl ProcessBot {
         String::from_utf8_lossy(&tail).into_owned()
     }
 
-    /// Sends one message and flushes.
+    /// Queues a message to go out with the next one sent (one write, one wake-up
+    /// of the bot, and the order kept).
+    pub fn queue(&mut self, msg: &ToBot) {
+        let line = msg.to_string();
+        tracing::trace!(target: "referee::wire", bot = %self.command, "> {line}");
+        self.queued.push_str(&line);
+        self.queued.push('\n');
+    }
+
+    /// Sends the queued messages and this one, and flushes.
     ///
     /// # Errors
     /// [`FaultKind::Crash`] if the bot's stdin is closed.
     pub async fn send(&mut self, msg: &ToBot) -> Result<(), Fault> {
-        let mut line = msg.to_string();
-        tracing::trace!(target: "referee::wire", bot = %self.command, "> {line}");
-        line.push('\n');
+        self.queue(msg);
+        let line = std::mem::take(&mut self.queued);
         let stdin = self
             .stdin
             .as_mut()
@@ -162,18 +173,18 @@ impl ProcessBot {
         lines_left: &mut usize,
     ) -> Result<FromBot, Fault> {
         loop {
-            let line = match timeout_at(deadline, self.lines.recv()).await {
+            let line = match timeout_at(deadline, self.read_line()).await {
                 Err(_) => return Err(Fault::new(on_timeout, "no answer before the deadline")),
-                Ok(None | Some(Line::Eof)) => {
+                Ok(Line::Eof) => {
                     return Err(self.crash_fault("the bot closed its output").await);
                 }
-                Ok(Some(Line::TooLong)) => {
+                Ok(Line::TooLong) => {
                     return Err(Fault::new(
                         FaultKind::LineTooLong,
                         format!("a line longer than {MAX_BOT_LINE} bytes"),
                     ));
                 }
-                Ok(Some(Line::Text(line))) => line,
+                Ok(Line::Text(line)) => line,
             };
             tracing::trace!(target: "referee::wire", bot = %self.command, "< {line}");
             if *lines_left == 0 {
@@ -201,9 +212,42 @@ impl ProcessBot {
         }
     }
 
+    /// Reads one line, at most [`MAX_BOT_LINE`] bytes. Cancel-safe: bytes taken from
+    /// the pipe are kept in `partial` before every await, so a deadline that
+    /// interrupts the read loses nothing.
+    async fn read_line(&mut self) -> Line {
+        loop {
+            let buf = match self.stdout.fill_buf().await {
+                Ok(buf) if !buf.is_empty() => buf,
+                // A last line without a newline is not a message.
+                _ => return Line::Eof,
+            };
+            let (used, done) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    self.partial.extend_from_slice(&buf[..i]);
+                    (i + 1, true)
+                }
+                None => {
+                    self.partial.extend_from_slice(buf);
+                    (buf.len(), false)
+                }
+            };
+            self.stdout.consume(used);
+            if self.partial.len() > MAX_BOT_LINE {
+                return Line::TooLong;
+            }
+            if done {
+                let text = String::from_utf8_lossy(&self.partial).into_owned();
+                self.partial.clear();
+                return Line::Text(text);
+            }
+        }
+    }
+
     /// Asks `quit`, waits `grace` for the bot to exit, then kills its whole process
-    /// group, and reaps it. Never leaves a zombie.
-    pub async fn shutdown(mut self, grace: Duration) {
+    /// group, and reaps it. Never leaves a zombie. Returns whether the bot exited by
+    /// itself within the grace time.
+    pub async fn shutdown(mut self, grace: Duration) -> bool {
         let _ = self.send(&ToBot::Quit).await;
         drop(self.stdin.take());
         let exited = tokio::time::timeout(grace, self.child.wait()).await.is_ok();
@@ -212,6 +256,7 @@ impl ProcessBot {
             let _ = self.child.kill().await;
         }
         let _ = self.child.wait().await;
+        exited
     }
 
     fn kill_group(&self) {
@@ -238,47 +283,6 @@ fn last_chars(s: &str, n: usize) -> &str {
         start += 1;
     }
     &s[start..]
-}
-
-async fn read_lines(stdout: tokio::process::ChildStdout, tx: mpsc::Sender<Line>) {
-    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
-    let mut line: Vec<u8> = Vec::new();
-    loop {
-        let buf = match reader.fill_buf().await {
-            Ok(buf) => buf,
-            Err(_) => {
-                let _ = tx.send(Line::Eof).await;
-                return;
-            }
-        };
-        if buf.is_empty() {
-            // A last line without a newline is not a message.
-            let _ = tx.send(Line::Eof).await;
-            return;
-        }
-        let (used, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => {
-                line.extend_from_slice(&buf[..i]);
-                (i + 1, true)
-            }
-            None => {
-                line.extend_from_slice(buf);
-                (buf.len(), false)
-            }
-        };
-        reader.consume(used);
-        if line.len() > MAX_BOT_LINE {
-            let _ = tx.send(Line::TooLong).await;
-            return; // stop reading: the seat is lost anyway
-        }
-        if done {
-            let text = String::from_utf8_lossy(&line).into_owned();
-            line.clear();
-            if tx.send(Line::Text(text)).await.is_err() {
-                return;
-            }
-        }
-    }
 }
 
 async fn drain_stderr(

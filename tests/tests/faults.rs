@@ -219,7 +219,7 @@ fn leftover_grandchildren() -> usize {
     };
     entries
         .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("cmdline")).ok())
-        .filter(|c| c.starts_with("sleep\0417"))
+        .filter(|c| c.starts_with("sleep\u{0}417"))
         .count()
 }
 

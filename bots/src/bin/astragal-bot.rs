@@ -17,6 +17,10 @@ struct Args {
     /// Bot option key=value (repeatable); the referee can also set options.
     #[arg(long = "opt", value_parser = parse_pair)]
     opts: Vec<(String, String)>,
+    /// Not a bot: answer every line with one line of this many bytes (the raw pipe
+    /// round trip that `referee bench` compares the protocol against).
+    #[arg(long, hide = true)]
+    echo: Option<usize>,
 }
 
 fn parse_pair(s: &str) -> Result<(String, String), String> {
@@ -25,8 +29,23 @@ fn parse_pair(s: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("{s:?} is not key=value"))
 }
 
+fn echo(bytes: usize) -> anyhow::Result<()> {
+    use std::io::{BufRead, Write};
+    let reply = format!("{}\n", "x".repeat(bytes));
+    let mut out = io::stdout().lock();
+    for line in io::stdin().lock().lines() {
+        line?;
+        out.write_all(reply.as_bytes())?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    if let Some(bytes) = args.echo {
+        return echo(bytes);
+    }
     let mut bot = bots::builtin(&args.bot, &args.opts).map_err(anyhow::Error::msg)?;
     let stdin = io::stdin().lock();
     let stdout = BufWriter::new(io::stdout().lock());

@@ -1,0 +1,197 @@
+//! `referee bench`: what the protocol costs. Decisions per second through the
+//! referee with the smallest compiled bot, beside a raw pipe round trip of the same
+//! message sizes (the physical floor), and how games per second scale with
+//! concurrency.
+
+use crate::clock::{Limits, TimeControl};
+use crate::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use crate::matchplay::{MatchConfig, run_match};
+use crate::spec::BotSpec;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// Game id.
+    pub game: String,
+    /// Game options.
+    pub options: Vec<String>,
+    /// The bot program (the minimal `astragal-bot --bot first`).
+    pub bot: String,
+    /// Decisions to make through the protocol.
+    pub decisions: u64,
+    /// Games for the concurrency comparison.
+    pub scaling_games: u64,
+}
+
+/// What was measured.
+#[derive(Debug, Clone, Default)]
+pub struct BenchReport {
+    /// Decisions per second through the referee (game loop time).
+    pub protocol_rate: f64,
+    /// Average request line length in bytes.
+    pub request_bytes: usize,
+    /// Average reply line length in bytes.
+    pub reply_bytes: usize,
+    /// Round trips per second through a bare pipe with those sizes.
+    pub raw_rate: f64,
+    /// Games per second at concurrency 1 and 2.
+    pub games_per_second: [f64; 2],
+}
+
+impl BenchReport {
+    /// The report for people.
+    pub fn text(&self) -> String {
+        format!(
+            "protocol: {:.0} decisions/s (request ~{} B, reply ~{} B)\n\
+             raw pipe: {:.0} round trips/s with the same sizes\n\
+             protocol / raw: {:.0}%\n\
+             whole games: {:.1} games/s at concurrency 1, {:.1} at 2 (x{:.2})\n",
+            self.protocol_rate,
+            self.request_bytes,
+            self.reply_bytes,
+            self.raw_rate,
+            100.0 * self.protocol_rate / self.raw_rate.max(1e-9),
+            self.games_per_second[0],
+            self.games_per_second[1],
+            self.games_per_second[1] / self.games_per_second[0].max(1e-9)
+        )
+    }
+}
+
+fn limits() -> Limits {
+    Limits {
+        tc: TimeControl::MoveTime(Duration::from_secs(10)),
+        ..Limits::default()
+    }
+}
+
+/// Runs the benchmark.
+///
+/// # Errors
+/// A game setup the engine refuses, or a bot that cannot be run.
+pub async fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
+    let spec = BotSpec::Process {
+        command: cfg.bot.clone(),
+    };
+    let seats = engine::game_info(&cfg.game)?.default_seats;
+    let table: Vec<SeatSetup> = (0..seats).map(|_| SeatSetup::new(spec.clone())).collect();
+    let mut report = BenchReport::default();
+
+    // Through the protocol.
+    let (mut decisions, mut ms, mut seed) = (0u64, 0u64, 0u64);
+    let mut sample = None;
+    while decisions < cfg.decisions {
+        seed += 1;
+        let setup = GameSetup {
+            game: cfg.game.clone(),
+            options: cfg.options.clone(),
+            seed,
+            position: None,
+            pairing: None,
+        };
+        let rec = play_game(&setup, &table, &limits(), &LogPlace::default()).await?;
+        if let Some(f) = rec.faults.first() {
+            anyhow::bail!("the bench bot faulted: {} {}", f.kind, f.detail);
+        }
+        decisions += rec.moves.len() as u64;
+        ms += rec.play_ms;
+        sample.get_or_insert(rec);
+    }
+    report.protocol_rate = decisions as f64 / (ms as f64 / 1000.0).max(1e-9);
+
+    // The sizes of the messages actually sent, from one game.
+    if let Some(rec) = &sample {
+        let (req, rep) = message_sizes(rec)?;
+        report.request_bytes = req;
+        report.reply_bytes = rep;
+    }
+    let (bot, req, rep, n) = (
+        cfg.bot.clone(),
+        report.request_bytes,
+        report.reply_bytes,
+        decisions.min(200_000),
+    );
+    report.raw_rate = tokio::task::spawn_blocking(move || raw_round_trips(&bot, req, rep, n)).await??;
+
+    // Concurrency.
+    for (i, concurrency) in [1usize, 2].into_iter().enumerate() {
+        let m = MatchConfig {
+            game: cfg.game.clone(),
+            options: cfg.options.clone(),
+            entrants: table.clone(),
+            games: cfg.scaling_games,
+            concurrency,
+            seed: 1,
+            limits: limits(),
+            record: None,
+            log_dir: None,
+        };
+        let s = run_match(m, |_, _, _| {}).await?;
+        report.games_per_second[i] = s.games as f64 / s.seconds.max(1e-9);
+    }
+    Ok(report)
+}
+
+/// Average lengths of `go` requests and `move` replies in a recorded game.
+fn message_sizes(rec: &crate::record::GameRecord) -> anyhow::Result<(usize, usize)> {
+    let mut game = engine::new_game(&rec.game, &rec.options, Some(rec.seats.len()), rec.seed)?;
+    let (mut req, mut rep) = (0usize, 0usize);
+    for (i, m) in rec.moves.iter().enumerate() {
+        let go = proto::ToBot::Go {
+            id: i as u64 + 1,
+            seat: m.seat,
+            time_ms: None,
+            inc_ms: None,
+            movetime_ms: Some(10_000),
+            legal: game.legal_moves(m.seat),
+            obs: game.observation(m.seat).to_string(),
+        };
+        req += go.to_string().len() + 1;
+        rep += proto::FromBot::Move {
+            id: i as u64 + 1,
+            mv: m.mv.clone(),
+        }
+        .to_string()
+        .len()
+            + 1;
+        game.play(m.seat, &m.mv)?;
+    }
+    let n = rec.moves.len().max(1);
+    Ok((req / n, rep / n))
+}
+
+/// Round trips per second of `request` bytes out and `reply` bytes back through
+/// the bot program's echo mode.
+fn raw_round_trips(bot: &str, request: usize, reply: usize, n: u64) -> anyhow::Result<f64> {
+    let words = shlex::split(bot).unwrap_or_default();
+    let (program, args) = words
+        .split_first()
+        .ok_or_else(|| anyhow::anyhow!("empty bot command"))?;
+    let mut child = Command::new(program)
+        .args(args)
+        .args(["--echo", &reply.saturating_sub(1).to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().ok_or_else(|| anyhow::anyhow!("no stdin"))?;
+    let mut stdout = BufReader::new(child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?);
+    let line = format!("{}\n", "x".repeat(request.saturating_sub(1)));
+    let mut answer = String::new();
+    let start = Instant::now();
+    for _ in 0..n {
+        stdin.write_all(line.as_bytes())?;
+        stdin.flush()?;
+        answer.clear();
+        if stdout.read_line(&mut answer)? == 0 {
+            anyhow::bail!("the echo bot stopped");
+        }
+    }
+    let rate = n as f64 / start.elapsed().as_secs_f64();
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    Ok(rate)
+}
