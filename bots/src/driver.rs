@@ -66,7 +66,11 @@ pub fn serve(bot: &mut dyn Bot, author: &str, input: impl BufRead, mut output: i
                 obs,
                 ..
             } => {
-                let observation = serde_json::from_str(&obs).unwrap_or(serde_json::Value::Null);
+                let observation = if bot.reads_observations() {
+                    serde_json::from_str(&obs).unwrap_or(serde_json::Value::Null)
+                } else {
+                    serde_json::Value::Null
+                };
                 let view = View {
                     game: &game,
                     seat,

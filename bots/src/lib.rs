@@ -54,6 +54,12 @@ pub trait Bot: Send {
         }
     }
 
+    /// Whether it reads observations (a bot that does not saves the drivers from
+    /// parsing them).
+    fn reads_observations(&self) -> bool {
+        true
+    }
+
     /// A new game starts.
     fn new_game(&mut self, _game: &str, _seats: usize, _seat: usize, _options: &[String]) {}
 
@@ -84,6 +90,10 @@ impl RandomBot {
 impl Bot for RandomBot {
     fn name(&self) -> String {
         "random".into()
+    }
+
+    fn reads_observations(&self) -> bool {
+        false
     }
 
     fn options(&self) -> Vec<OptionDecl> {
@@ -126,6 +136,10 @@ pub struct FirstBot;
 impl Bot for FirstBot {
     fn name(&self) -> String {
         "first".into()
+    }
+
+    fn reads_observations(&self) -> bool {
+        false
     }
 
     fn choose(&mut self, view: &View<'_>) -> String {

@@ -159,6 +159,9 @@ pub trait AnyGame: Debug + Send + Sync {
     fn play(&mut self, seat: Seat, mv: &str) -> Result<bool, MoveError>;
     /// The observation of `seat` as JSON.
     fn observation(&self, seat: Seat) -> serde_json::Value;
+    /// The observation of `seat` as compact JSON text, without building a
+    /// [`serde_json::Value`] first (what the protocol sends).
+    fn observation_json(&self, seat: Seat) -> String;
     /// The outcome once over.
     fn outcome(&self) -> Option<Outcome>;
     /// The position notation, RNG included.
@@ -204,6 +207,9 @@ impl<G: Game> AnyGame for Erased<G> {
         let public = self.game.is_move_public(seat, &mv);
         self.game.play(seat, &mv)?;
         Ok(public)
+    }
+    fn observation_json(&self, seat: Seat) -> String {
+        serde_json::to_string(&self.game.observation(seat)).unwrap_or_else(|_| "null".to_owned())
     }
     fn observation(&self, seat: Seat) -> serde_json::Value {
         serde_json::to_value(self.game.observation(seat)).unwrap_or(serde_json::Value::Null)

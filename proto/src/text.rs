@@ -20,7 +20,6 @@
 //! assert_eq!(FromBot::parse("move id=7 move=gamble").unwrap(), FromBot::Move { id: 7, mv: "gamble".into() });
 //! ```
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// A line that is not a valid message.
@@ -271,6 +270,44 @@ fn list<T: fmt::Display>(items: &[T]) -> String {
     }
 }
 
+/// Writes a `go` line from borrowed parts (the hot path of the referee: no copy of
+/// the legal moves or the observation). Same text as [`ToBot::Go`]'s `Display`.
+#[allow(clippy::too_many_arguments)]
+pub fn write_go(
+    out: &mut String,
+    id: u64,
+    seat: usize,
+    time_ms: Option<u64>,
+    inc_ms: Option<u64>,
+    movetime_ms: Option<u64>,
+    legal: &[String],
+    obs: &str,
+) {
+    use fmt::Write as _;
+    let _ = write!(out, "go id={id} seat={seat}");
+    if let Some(t) = time_ms {
+        let _ = write!(out, " time={t}");
+    }
+    if let Some(t) = inc_ms {
+        let _ = write!(out, " inc={t}");
+    }
+    if let Some(t) = movetime_ms {
+        let _ = write!(out, " movetime={t}");
+    }
+    out.push_str(" legal=");
+    if legal.is_empty() {
+        out.push('-');
+    }
+    for (i, m) in legal.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(m);
+    }
+    out.push_str(" obs=");
+    out.push_str(obs);
+}
+
 impl fmt::Display for ToBot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -376,11 +413,13 @@ impl fmt::Display for FromBot {
     }
 }
 
-/// The fields of one line, after the command word.
+/// The fields of one line, after the command word. Values borrow from the line
+/// unless they were quoted (a line is parsed without a map and with few copies:
+/// bots parse one per request).
 struct Fields<'a> {
     command: &'static str,
-    map: BTreeMap<String, String>,
-    /// The rest of the line after `obs=`, if present.
+    items: Vec<(&'a str, std::borrow::Cow<'a, str>)>,
+    /// The rest of the line after the tail key (`obs=`), if present.
     tail: Option<&'a str>,
     strict: bool,
 }
@@ -392,16 +431,15 @@ impl<'a> Fields<'a> {
         strict: bool,
         tail_key: Option<&str>,
     ) -> Result<Self, ParseError> {
-        let mut map = BTreeMap::new();
+        let mut items: Vec<(&'a str, std::borrow::Cow<'a, str>)> = Vec::with_capacity(8);
         let mut tail = None;
         loop {
             rest = rest.trim_start();
             if rest.is_empty() {
                 break;
             }
-            let eq = rest.find('=');
             let space = rest.find(char::is_whitespace).unwrap_or(rest.len());
-            let Some(eq) = eq.filter(|&e| e < space && e > 0) else {
+            let Some(eq) = rest[..space].find('=').filter(|&e| e > 0) else {
                 let word = &rest[..space];
                 if strict {
                     return Err(ParseError::NotAField(word.to_owned()));
@@ -415,7 +453,8 @@ impl<'a> Fields<'a> {
                 tail = Some(after);
                 break;
             }
-            let (value, next) = if let Some(q) = after.strip_prefix('"') {
+            let (value, next): (std::borrow::Cow<'a, str>, &'a str) = if let Some(q) = after.strip_prefix('"')
+            {
                 let mut value = String::new();
                 let mut chars = q.char_indices();
                 let mut end = None;
@@ -433,33 +472,39 @@ impl<'a> Fields<'a> {
                     }
                 }
                 let end = end.ok_or(ParseError::Unterminated)?;
-                (value, &q[end..])
+                (value.into(), &q[end..])
             } else {
                 let stop = after.find(char::is_whitespace).unwrap_or(after.len());
-                (after[..stop].to_owned(), &after[stop..])
+                (after[..stop].into(), &after[stop..])
             };
-            if map.insert(key.to_owned(), value).is_some() && strict {
-                return Err(ParseError::Duplicate(key.to_owned()));
+            if let Some(slot) = items.iter_mut().find(|(k, _)| *k == key) {
+                if strict {
+                    return Err(ParseError::Duplicate(key.to_owned()));
+                }
+                slot.1 = value;
+            } else {
+                items.push((key, value));
             }
             rest = next;
         }
         Ok(Fields {
             command,
-            map,
+            items,
             tail,
             strict,
         })
     }
 
+    fn take_opt(&mut self, field: &'static str) -> Option<String> {
+        let i = self.items.iter().position(|(k, _)| *k == field)?;
+        Some(self.items.swap_remove(i).1.into_owned())
+    }
+
     fn take(&mut self, field: &'static str) -> Result<String, ParseError> {
-        self.map.remove(field).ok_or(ParseError::Missing {
+        self.take_opt(field).ok_or(ParseError::Missing {
             command: self.command,
             field,
         })
-    }
-
-    fn take_opt(&mut self, field: &'static str) -> Option<String> {
-        self.map.remove(field)
     }
 
     fn num<T: std::str::FromStr>(&mut self, field: &'static str) -> Result<T, ParseError> {
@@ -483,10 +528,10 @@ impl<'a> Fields<'a> {
     }
 
     fn finish(self) -> Result<(), ParseError> {
-        match self.map.into_keys().next() {
-            Some(field) if self.strict => Err(ParseError::UnknownField {
+        match self.items.into_iter().next() {
+            Some((field, _)) if self.strict => Err(ParseError::UnknownField {
                 command: self.command,
-                field,
+                field: field.to_owned(),
             }),
             _ => Ok(()),
         }

@@ -24,6 +24,9 @@ pub struct BenchConfig {
     pub decisions: u64,
     /// Games for the concurrency comparison.
     pub scaling_games: u64,
+    /// Rounds of protocol-then-raw measurements (medians are reported: wall time
+    /// on a shared machine is noisy, and interleaving exposes both to the same noise).
+    pub rounds: usize,
 }
 
 /// What was measured.
@@ -37,6 +40,10 @@ pub struct BenchReport {
     pub reply_bytes: usize,
     /// Round trips per second through a bare pipe with those sizes.
     pub raw_rate: f64,
+    /// Median of the per-round protocol / raw ratios.
+    pub ratio: f64,
+    /// Rounds measured.
+    pub rounds: usize,
     /// Games per second at concurrency 1 and 2.
     pub games_per_second: [f64; 2],
 }
@@ -45,15 +52,16 @@ impl BenchReport {
     /// The report for people.
     pub fn text(&self) -> String {
         format!(
-            "protocol: {:.0} decisions/s (request ~{} B, reply ~{} B)\n\
-             raw pipe: {:.0} round trips/s with the same sizes\n\
-             protocol / raw: {:.0}%\n\
+            "protocol: {:.0} decisions/s (request ~{} B, reply ~{} B), median of {} rounds\n\
+             raw pipes: {:.0} round trips/s, same sizes, same processes in the same order\n\
+             protocol / raw: {:.0}% (median of the per-round ratios)\n\
              whole games: {:.1} games/s at concurrency 1, {:.1} at 2 (x{:.2})\n",
             self.protocol_rate,
             self.request_bytes,
             self.reply_bytes,
+            self.rounds,
             self.raw_rate,
-            100.0 * self.protocol_rate / self.raw_rate.max(1e-9),
+            100.0 * self.ratio,
             self.games_per_second[0],
             self.games_per_second[1],
             self.games_per_second[1] / self.games_per_second[0].max(1e-9)
@@ -72,7 +80,7 @@ fn limits() -> Limits {
 ///
 /// # Errors
 /// A game setup the engine refuses, or a bot that cannot be run.
-pub async fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
+pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
     let spec = BotSpec::Process {
         command: cfg.bot.clone(),
     };
@@ -80,41 +88,54 @@ pub async fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
     let table: Vec<SeatSetup> = (0..seats).map(|_| SeatSetup::new(spec.clone())).collect();
     let mut report = BenchReport::default();
 
-    // Through the protocol.
-    let (mut decisions, mut ms, mut seed) = (0u64, 0u64, 0u64);
-    let mut sample = None;
-    while decisions < cfg.decisions {
-        seed += 1;
-        let setup = GameSetup {
-            game: cfg.game.clone(),
-            options: cfg.options.clone(),
-            seed,
-            position: None,
-            pairing: None,
-        };
-        let rec = play_game(&setup, &table, &limits(), &LogPlace::default()).await?;
-        if let Some(f) = rec.faults.first() {
-            anyhow::bail!("the bench bot faulted: {} {}", f.kind, f.detail);
+    let rounds = cfg.rounds.max(1);
+    let per_round = cfg.decisions.div_ceil(rounds as u64);
+    let (mut protocol, mut raw, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let mut seed = 0u64;
+    for _ in 0..rounds {
+        // Through the protocol.
+        let (mut decisions, mut ms) = (0u64, 0u64);
+        let mut sample = None;
+        while decisions < per_round {
+            seed += 1;
+            let setup = GameSetup {
+                game: cfg.game.clone(),
+                options: cfg.options.clone(),
+                seed,
+                position: None,
+                pairing: None,
+            };
+            let rec = play_game(&setup, &table, &limits(), &LogPlace::default())?;
+            if let Some(f) = rec.faults.first() {
+                anyhow::bail!("the bench bot faulted: {} {}", f.kind, f.detail);
+            }
+            decisions += rec.moves.len() as u64;
+            ms += rec.play_ms;
+            sample.get_or_insert(rec);
         }
-        decisions += rec.moves.len() as u64;
-        ms += rec.play_ms;
-        sample.get_or_insert(rec);
+        let rate = decisions as f64 / (ms as f64 / 1000.0).max(1e-9);
+        // The sizes of the messages actually sent, from one game.
+        if let (Some(rec), 0) = (&sample, report.request_bytes) {
+            let (req, rep) = message_sizes(rec)?;
+            report.request_bytes = req;
+            report.reply_bytes = rep;
+        }
+        // Through bare pipes, right after: the same sizes, to as many processes as
+        // the game has seats, in the order the game asked them.
+        let (bot, req, rep) = (cfg.bot.clone(), report.request_bytes, report.reply_bytes);
+        let order: Vec<usize> = sample
+            .as_ref()
+            .map(|r| r.moves.iter().map(|m| m.seat).collect())
+            .unwrap_or_default();
+        let floor = raw_round_trips(&bot, seats, &order, req, rep, decisions)?;
+        protocol.push(rate);
+        raw.push(floor);
+        ratios.push(rate / floor);
     }
-    report.protocol_rate = decisions as f64 / (ms as f64 / 1000.0).max(1e-9);
-
-    // The sizes of the messages actually sent, from one game.
-    if let Some(rec) = &sample {
-        let (req, rep) = message_sizes(rec)?;
-        report.request_bytes = req;
-        report.reply_bytes = rep;
-    }
-    let (bot, req, rep, n) = (
-        cfg.bot.clone(),
-        report.request_bytes,
-        report.reply_bytes,
-        decisions.min(200_000),
-    );
-    report.raw_rate = tokio::task::spawn_blocking(move || raw_round_trips(&bot, req, rep, n)).await??;
+    report.protocol_rate = median(&mut protocol);
+    report.raw_rate = median(&mut raw);
+    report.ratio = median(&mut ratios);
+    report.rounds = rounds;
 
     // Concurrency.
     for (i, concurrency) in [1usize, 2].into_iter().enumerate() {
@@ -129,10 +150,15 @@ pub async fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
             record: None,
             log_dir: None,
         };
-        let s = run_match(m, |_, _, _| {}).await?;
+        let s = run_match(m, |_, _, _| {})?;
         report.games_per_second[i] = s.games as f64 / s.seconds.max(1e-9);
     }
     Ok(report)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 /// Average lengths of `go` requests and `move` replies in a recorded game.
@@ -164,24 +190,41 @@ fn message_sizes(rec: &crate::record::GameRecord) -> anyhow::Result<(usize, usiz
 }
 
 /// Round trips per second of `request` bytes out and `reply` bytes back through
-/// the bot program's echo mode.
-fn raw_round_trips(bot: &str, request: usize, reply: usize, n: u64) -> anyhow::Result<f64> {
+/// `seats` copies of the bot program's echo mode, visited in `order` (cycled).
+fn raw_round_trips(
+    bot: &str,
+    seats: usize,
+    order: &[usize],
+    request: usize,
+    reply: usize,
+    n: u64,
+) -> anyhow::Result<f64> {
     let words = shlex::split(bot).unwrap_or_default();
     let (program, args) = words
         .split_first()
         .ok_or_else(|| anyhow::anyhow!("empty bot command"))?;
-    let mut child = Command::new(program)
-        .args(args)
-        .args(["--echo", &reply.saturating_sub(1).to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()?;
-    let mut stdin = child.stdin.take().ok_or_else(|| anyhow::anyhow!("no stdin"))?;
-    let mut stdout = BufReader::new(child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?);
+    let mut children = Vec::new();
+    for _ in 0..seats.max(1) {
+        let mut child = Command::new(program)
+            .args(args)
+            .args(["--echo", &reply.saturating_sub(1).to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let stdin = child.stdin.take().ok_or_else(|| anyhow::anyhow!("no stdin"))?;
+        let stdout = BufReader::new(child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?);
+        children.push((child, stdin, stdout));
+    }
     let line = format!("{}\n", "x".repeat(request.saturating_sub(1)));
     let mut answer = String::new();
     let start = Instant::now();
-    for _ in 0..n {
+    for i in 0..n as usize {
+        let seat = if order.is_empty() {
+            0
+        } else {
+            order[i % order.len()] % children.len()
+        };
+        let (_, stdin, stdout) = &mut children[seat];
         stdin.write_all(line.as_bytes())?;
         stdin.flush()?;
         answer.clear();
@@ -190,8 +233,10 @@ fn raw_round_trips(bot: &str, request: usize, reply: usize, n: u64) -> anyhow::R
         }
     }
     let rate = n as f64 / start.elapsed().as_secs_f64();
-    drop(stdin);
-    let _ = child.kill();
-    let _ = child.wait();
+    for (mut child, stdin, _) in children {
+        drop(stdin);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     Ok(rate)
 }

@@ -60,7 +60,7 @@ impl CheckReport {
 
 /// Checks a bot on `games` games of `game` (at least one per seat, against
 /// `builtin:random` in the other seats).
-pub async fn check_bot(
+pub fn check_bot(
     seat: &SeatSetup,
     game: &str,
     options: &[String],
@@ -69,7 +69,7 @@ pub async fn check_bot(
 ) -> CheckReport {
     let mut report = CheckReport::default();
     let start = Instant::now();
-    let player = match Player::start(&seat.spec, &seat.options, limits.handshake, None).await {
+    let player = match Player::start(&seat.spec, &seat.options, limits.handshake, None) {
         Ok(p) => p,
         Err(f) => {
             report.push(false, "handshake", f.to_string());
@@ -105,7 +105,7 @@ pub async fn check_bot(
     let seats = info.default_seats.max(2);
     let mut player = player;
     let t = Instant::now();
-    match player.new_game(game, seats, 0, options, limits.ping).await {
+    match player.new_game(game, seats, 0, options, limits.ping) {
         Ok(()) => report.push(
             true,
             "ping",
@@ -114,7 +114,7 @@ pub async fn check_bot(
         Err(f) => report.push(false, "ping", f.to_string()),
     }
     let t = Instant::now();
-    let left = player.shutdown(limits.quit_grace).await;
+    let left = player.shutdown(limits.quit_grace);
     report.push(
         left,
         "quit",
@@ -148,7 +148,7 @@ pub async fn check_bot(
             position: None,
             pairing: None,
         };
-        let rec = match play_game(&setup, &table, limits, &LogPlace::default()).await {
+        let rec = match play_game(&setup, &table, limits, &LogPlace::default()) {
             Ok(r) => r,
             Err(e) => {
                 report.push(false, "game", e.to_string());

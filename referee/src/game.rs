@@ -1,15 +1,14 @@
 //! Runs one game between players and writes its record.
 
-use crate::clock::{Limits, SeatClock};
+use crate::clock::{Limits, SeatClock, TimeControl};
 use crate::fault::{Fault, FaultKind};
-use crate::player::{MoveRequest, Player};
+use crate::player::{MoveRequest, Observation, Pending, Player, Reply, collect};
 use crate::record::{FaultRecord, GameRecord, MoveRecord, Pairing, RECORD_SCHEMA, SeatRecord, final_outcome};
 use crate::spec::BotSpec;
 use engine::{AnyGame, SetupError};
-use futures::future::join_all;
 use proto::ToBot;
 use std::path::PathBuf;
-use tokio::time::Instant;
+use std::time::Instant;
 
 /// Which game to play.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,11 +79,11 @@ pub fn create_game(setup: &GameSetup, seats: usize) -> Result<Box<dyn AnyGame>, 
 /// Plays one game to its end and returns its record. Bot faults end in the record,
 /// never in an error: a two-seat game ends at the first fault (the faulted seat
 /// loses); with more seats the faulted seat is ranked last and the referee plays its
-/// first legal move for it from then on.
+/// first legal move for it from then on. Runs on the calling thread.
 ///
 /// # Errors
 /// Only a setup the game refuses.
-pub async fn play_game(
+pub fn play_game(
     setup: &GameSetup,
     seats: &[SeatSetup],
     limits: &Limits,
@@ -96,43 +95,31 @@ pub async fn play_game(
     let info = game.info();
     let mut faults: Vec<FaultRecord> = Vec::new();
 
-    let started = join_all(seats.iter().enumerate().map(|(i, s)| {
+    let mut names = Vec::with_capacity(n);
+    let mut players: Vec<Option<Player>> = Vec::with_capacity(n);
+    for (seat, s) in seats.iter().enumerate() {
         let log = logs
             .dir
             .as_ref()
-            .map(|d| d.join(format!("{}seat{i}.stderr.log", logs.tag)));
-        Player::start(&s.spec, &s.options, limits.handshake, log)
-    }))
-    .await;
-    let mut names = Vec::with_capacity(n);
-    let mut players: Vec<Option<Player>> = Vec::with_capacity(n);
-    for (seat, result) in started.into_iter().enumerate() {
-        match result {
+            .map(|d| d.join(format!("{}seat{seat}.stderr.log", logs.tag)));
+        match Player::start(&s.spec, &s.options, limits.handshake, log) {
             Ok(p) => {
                 names.push(p.name());
                 players.push(Some(p));
             }
             Err(f) => {
-                names.push(seats[seat].spec.short_name());
+                names.push(s.spec.short_name());
                 faults.push(FaultRecord::new(seat, &f, 0));
                 players.push(None);
             }
         }
     }
-    let readiness = join_all(players.iter_mut().enumerate().map(|(seat, p)| {
-        let options = &options;
-        async move {
-            match p {
-                Some(p) => p.new_game(info.id, n, seat, options, limits.ping).await,
-                None => Ok(()),
+    for seat in 0..n {
+        if let Some(p) = players[seat].as_mut() {
+            if let Err(f) = p.new_game(info.id, n, seat, &options, limits.ping) {
+                retire(&mut players[seat], limits);
+                faults.push(FaultRecord::new(seat, &f, 0));
             }
-        }
-    }))
-    .await;
-    for (seat, r) in readiness.into_iter().enumerate() {
-        if let Err(f) = r {
-            retire(&mut players[seat], limits).await;
-            faults.push(FaultRecord::new(seat, &f, 0));
         }
     }
 
@@ -145,61 +132,43 @@ pub async fn play_game(
         if to_act.is_empty() || (n == 2 && !faults.is_empty()) {
             break;
         }
-        // Ask every seat that must decide, all at once.
-        let requests: Vec<(usize, MoveRequest, Instant)> = to_act
-            .iter()
-            .filter(|&s| players[s].is_some())
-            .map(|seat| {
+        // Ask every seat that must decide: process bots first, so they think while
+        // in-process bots and people answer; then wait for all of them at once.
+        let mut answers: Vec<Option<Result<Reply, Fault>>> = (0..n).map(|_| None).collect();
+        let mut pending = Vec::new();
+        for process_pass in [true, false] {
+            for seat in to_act.iter() {
+                let Some(p) = players[seat].as_mut() else { continue };
+                if p.reads_text() != process_pass {
+                    continue;
+                }
                 next_id += 1;
-                let clock = &clocks[seat];
-                let human = matches!(players[seat].as_ref().map(|p| &p.spec), Some(BotSpec::Human));
-                let req = MoveRequest {
-                    id: next_id,
-                    game: info.id.to_owned(),
-                    options: options.clone(),
-                    seats: n,
+                let req = request(
+                    game.as_ref(),
+                    info.id,
+                    &options,
+                    n,
                     seat,
-                    legal: game.legal_moves(seat),
-                    observation: game.observation(seat),
-                    time_ms: clock.remaining(&limits.tc).map(|d| d.as_millis() as u64),
-                    inc_ms: match limits.tc {
-                        crate::clock::TimeControl::Clock { inc, .. } => Some(inc.as_millis() as u64),
-                        crate::clock::TimeControl::MoveTime(_) => None,
-                    },
-                    movetime_ms: match limits.tc {
-                        crate::clock::TimeControl::MoveTime(t) => Some(t.as_millis() as u64),
-                        crate::clock::TimeControl::Clock { .. } => None,
-                    },
-                    render: human.then(|| game.render()),
-                };
-                let deadline = Instant::now() + clock.allowance(&limits.tc) + limits.margin;
-                (seat, req, deadline)
-            })
-            .collect();
-        let mut answers: Vec<Option<Result<crate::player::Reply, Fault>>> = (0..n).map(|_| None).collect();
-        {
-            let mut asking = Vec::new();
-            let mut rest: &mut [Option<Player>] = &mut players;
-            let mut offset = 0;
-            for (seat, req, deadline) in &requests {
-                let (_, tail) = rest.split_at_mut(seat - offset);
-                let (this, after) = tail.split_at_mut(1);
-                rest = after;
-                offset = seat + 1;
-                if let Some(p) = this[0].as_mut() {
-                    asking.push(async move { (*seat, p.request(req, *deadline).await) });
+                    next_id,
+                    &clocks[seat],
+                    limits,
+                    p,
+                );
+                let deadline = Instant::now() + clocks[seat].allowance(&limits.tc) + limits.margin;
+                match p.begin(&req, deadline) {
+                    Pending::Waiting { id, start, deadline } => pending.push((seat, id, start, deadline)),
+                    Pending::Done(r) => answers[seat] = Some(r),
                 }
             }
-            for (seat, a) in join_all(asking).await {
-                answers[seat] = Some(a);
-            }
+        }
+        for (&(seat, ..), r) in pending.iter().zip(collect(&mut players, &pending)) {
+            answers[seat] = Some(r);
         }
         // Play the answers in seat order, so the result never depends on who was quicker.
         let mut public = Vec::new();
         for seat in to_act.iter() {
-            let answer = answers[seat].take();
-            let reply = match answer {
-                None => None, // a seat that faulted earlier
+            let played = match answers[seat].take() {
+                None => false, // a seat that faulted earlier
                 Some(Ok(reply)) => match game.play(seat, &reply.mv) {
                     Ok(is_public) => {
                         clocks[seat].charge(&limits.tc, reply.elapsed);
@@ -213,22 +182,22 @@ pub async fn play_game(
                         if is_public {
                             public.push((seat, reply.mv));
                         }
-                        Some(())
+                        true
                     }
                     Err(e) => {
                         let f = Fault::new(FaultKind::Illegal, e.to_string());
                         faults.push(FaultRecord::new(seat, &f, moves.len()));
-                        retire(&mut players[seat], limits).await;
-                        None
+                        retire(&mut players[seat], limits);
+                        false
                     }
                 },
                 Some(Err(f)) => {
                     faults.push(FaultRecord::new(seat, &f, moves.len()));
-                    retire(&mut players[seat], limits).await;
-                    None
+                    retire(&mut players[seat], limits);
+                    false
                 }
             };
-            if reply.is_none() {
+            if !played {
                 if n == 2 {
                     break 'game;
                 }
@@ -252,7 +221,7 @@ pub async fn play_game(
             for (other, p) in players.iter_mut().enumerate() {
                 if other != seat {
                     if let Some(p) = p.as_mut() {
-                        p.notify(&ToBot::Played { seat, mv: mv.clone() }).await;
+                        p.notify(&ToBot::Played { seat, mv: mv.clone() });
                     }
                 }
             }
@@ -273,17 +242,12 @@ pub async fn play_game(
     let mut late = vec![0u64; n];
     for (seat, p) in players.iter_mut().enumerate() {
         if let Some(p) = p.as_mut() {
-            p.notify(&over).await;
+            p.notify(&over);
             late[seat] = p.late_replies();
         }
     }
-    join_all(
-        players
-            .into_iter()
-            .flatten()
-            .map(|p| p.shutdown(limits.quit_grace)),
-    )
-    .await;
+    // Quit everyone at once, then reap: one grace period, not one per seat.
+    Player::shutdown_all(players.into_iter().flatten().collect(), limits.quit_grace);
     Ok(GameRecord {
         schema: RECORD_SCHEMA,
         engine: engine::ENGINE_VERSION.to_owned(),
@@ -311,8 +275,46 @@ pub async fn play_game(
     })
 }
 
-async fn retire(slot: &mut Option<Player>, limits: &Limits) {
+/// What `seat` is told when it must decide.
+#[allow(clippy::too_many_arguments)]
+fn request(
+    game: &dyn AnyGame,
+    id_text: &str,
+    options: &[String],
+    seats: usize,
+    seat: usize,
+    id: u64,
+    clock: &SeatClock,
+    limits: &Limits,
+    player: &Player,
+) -> MoveRequest {
+    MoveRequest {
+        id,
+        game: id_text.to_owned(),
+        options: options.to_vec(),
+        seats,
+        seat,
+        legal: game.legal_moves(seat),
+        observation: if player.reads_text() {
+            Observation::Text(game.observation_json(seat))
+        } else {
+            Observation::Value(game.observation(seat))
+        },
+        time_ms: clock.remaining(&limits.tc).map(|d| d.as_millis() as u64),
+        inc_ms: match limits.tc {
+            TimeControl::Clock { inc, .. } => Some(inc.as_millis() as u64),
+            TimeControl::MoveTime(_) => None,
+        },
+        movetime_ms: match limits.tc {
+            TimeControl::MoveTime(t) => Some(t.as_millis() as u64),
+            TimeControl::Clock { .. } => None,
+        },
+        render: matches!(player.spec, BotSpec::Human).then(|| game.render()),
+    }
+}
+
+fn retire(slot: &mut Option<Player>, limits: &Limits) {
     if let Some(p) = slot.take() {
-        p.shutdown(limits.quit_grace).await;
+        p.shutdown(limits.quit_grace);
     }
 }

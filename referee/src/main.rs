@@ -85,6 +85,9 @@ struct BenchArgs {
     /// The bot program (default: astragal-bot --bot first, next to this referee).
     #[arg(long)]
     bot: Option<String>,
+    /// Rounds of protocol-then-raw measurement; medians are reported.
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
 }
 
 #[derive(Args, Clone)]
@@ -215,8 +218,7 @@ impl GameArgs {
     }
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
@@ -224,12 +226,12 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
-        Command::Play(a) => play(a).await,
-        Command::Match(a) => matchplay(a).await,
+        Command::Play(a) => play(a),
+        Command::Match(a) => matchplay(a),
         Command::Replay(a) => replay_files(&a),
         Command::Show(a) => show(&a),
-        Command::CheckBot(a) => check(a).await,
-        Command::Bench(a) => bench(a).await,
+        Command::CheckBot(a) => check(a),
+        Command::Bench(a) => bench(a),
         Command::Games => {
             games();
             Ok(())
@@ -237,7 +239,7 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-async fn play(a: PlayArgs) -> anyhow::Result<()> {
+fn play(a: PlayArgs) -> anyhow::Result<()> {
     let seats = a.game.seats()?;
     let setup = GameSetup {
         game: a.game.game.clone(),
@@ -253,7 +255,7 @@ async fn play(a: PlayArgs) -> anyhow::Result<()> {
         dir: a.game.log_dir.clone(),
         tag: format!("seed{}-", a.seed),
     };
-    let rec = play_game(&setup, &seats, &a.game.limits()?, &logs).await?;
+    let rec = play_game(&setup, &seats, &a.game.limits()?, &logs)?;
     if let Some(path) = &a.game.record {
         record::append(path, &rec).with_context(|| format!("cannot write {}", path.display()))?;
     }
@@ -279,7 +281,7 @@ async fn play(a: PlayArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
+fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
     let cfg = MatchConfig {
         game: a.game.game.clone(),
         options: a.game.opts.clone(),
@@ -308,8 +310,7 @@ async fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
                 f.detail
             );
         }
-    })
-    .await?;
+    })?;
     if tty {
         eprintln!();
     }
@@ -317,7 +318,7 @@ async fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn check(a: CheckArgs) -> anyhow::Result<()> {
+fn check(a: CheckArgs) -> anyhow::Result<()> {
     let mut seat = SeatSetup::new(BotSpec::parse(&a.bot).map_err(anyhow::Error::msg)?);
     for kv in &a.bot_opts {
         let (k, v) = kv
@@ -329,7 +330,7 @@ async fn check(a: CheckArgs) -> anyhow::Result<()> {
         tc: TimeControl::MoveTime(Duration::from_millis(a.movetime)),
         ..Limits::default()
     };
-    let report = referee::check::check_bot(&seat, &a.game, &a.opts, &limits, a.games).await;
+    let report = referee::check::check_bot(&seat, &a.game, &a.opts, &limits, a.games);
     print!("{}", report.text());
     if !report.passed() {
         bail!("the bot failed the check");
@@ -337,7 +338,7 @@ async fn check(a: CheckArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn bench(a: BenchArgs) -> anyhow::Result<()> {
+fn bench(a: BenchArgs) -> anyhow::Result<()> {
     let bot = match a.bot {
         Some(b) => b,
         None => {
@@ -358,8 +359,9 @@ async fn bench(a: BenchArgs) -> anyhow::Result<()> {
         bot,
         decisions: a.decisions,
         scaling_games: a.games,
+        rounds: a.rounds,
     };
-    let report = referee::bench::bench(&cfg).await?;
+    let report = referee::bench::bench(&cfg)?;
     print!("{}", report.text());
     Ok(())
 }

@@ -5,8 +5,8 @@ use crate::clock::Limits;
 use crate::game::{GameSetup, LogPlace, SeatSetup, play_game};
 use crate::record::{self, GameRecord, Pairing};
 use std::path::PathBuf;
-use std::sync::Arc;
-use tokio::task::JoinSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
 
 /// A match to play.
 #[derive(Debug, Clone)]
@@ -140,12 +140,14 @@ impl MatchSummary {
     }
 }
 
-/// Plays a match. `progress(done, total, record)` is called as each game ends.
+/// Plays a match on `concurrency` threads, one game per thread at a time.
+/// `progress(done, total, record)` is called (on the calling thread) as each game
+/// ends, after its record is appended.
 ///
 /// # Errors
 /// A setup the game refuses (checked before any game starts), or a record file
-/// that cannot be written.
-pub async fn run_match(
+/// that cannot be written (the games already recorded stay).
+pub fn run_match(
     cfg: MatchConfig,
     mut progress: impl FnMut(u64, u64, &GameRecord),
 ) -> anyhow::Result<MatchSummary> {
@@ -165,30 +167,24 @@ pub async fn run_match(
     }
     let groups = cfg.games.div_ceil(n as u64).max(1);
     let total = groups * n as u64;
-    let cfg = Arc::new(cfg);
-    let jobs = (0..groups).flat_map(|g| (0..n).map(move |r| (g, r)));
+    let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
     let mut summary = MatchSummary {
         entrants: vec![EntrantStats::default(); n],
         ..MatchSummary::default()
     };
     let start = std::time::Instant::now();
-    let mut running = JoinSet::new();
-    let mut done = 0;
-    let mut jobs = jobs.peekable();
-    while jobs.peek().is_some() || !running.is_empty() {
-        while running.len() < cfg.concurrency.max(1) {
-            let Some((group, rotation)) = jobs.next() else {
-                break;
-            };
-            let cfg = cfg.clone();
-            // Each game on its own thread with a single-threaded runtime: a game's
-            // replies then wake the thread that waits for them, never another one,
-            // and concurrent games still run in parallel.
-            running.spawn_blocking(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?;
-                rt.block_on(async move {
+    let (tx, rx) = mpsc::channel::<Result<GameRecord, engine::SetupError>>();
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        for _ in 0..cfg.concurrency.max(1) {
+            let (tx, cfg, next, stop) = (tx.clone(), &cfg, &next, &stop);
+            scope.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let job = next.fetch_add(1, Ordering::Relaxed);
+                    if job >= total {
+                        return;
+                    }
+                    let (group, rotation) = (job / n as u64, (job % n as u64) as usize);
                     let setup = GameSetup {
                         game: cfg.game.clone(),
                         options: cfg.options.clone(),
@@ -202,21 +198,34 @@ pub async fn run_match(
                         dir: cfg.log_dir.clone(),
                         tag: format!("g{group}r{rotation}-"),
                     };
-                    Ok::<_, anyhow::Error>(play_game(&setup, &seats, &cfg.limits, &logs).await?)
-                })
+                    if tx.send(play_game(&setup, &seats, &cfg.limits, &logs)).is_err() {
+                        return;
+                    }
+                }
             });
         }
-        let Some(joined) = running.join_next().await else {
-            break;
-        };
-        let rec = joined??;
-        if let Some(path) = &cfg.record {
-            record::append(path, &rec)?;
+        drop(tx);
+        let mut done = 0;
+        for result in rx {
+            let rec = match result {
+                Ok(rec) => rec,
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(e.into());
+                }
+            };
+            if let Some(path) = &cfg.record {
+                if let Err(e) = record::append(path, &rec) {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(anyhow::anyhow!("cannot write {}: {e}", path.display()));
+                }
+            }
+            done += 1;
+            summary.add(&rec);
+            progress(done, total, &rec);
         }
-        done += 1;
-        summary.add(&rec);
-        progress(done, total, &rec);
-    }
+        Ok(())
+    })?;
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
 }

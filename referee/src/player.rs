@@ -8,7 +8,7 @@ use proto::{FromBot, OptionDecl, PROTOCOL_VERSION, ToBot};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::time::Duration;
-use tokio::time::Instant;
+use std::time::Instant;
 
 /// Everything a seat is told when it must decide.
 #[derive(Debug, Clone)]
@@ -26,7 +26,7 @@ pub struct MoveRequest {
     /// Legal moves.
     pub legal: Vec<String>,
     /// The seat's observation.
-    pub observation: serde_json::Value,
+    pub observation: Observation,
     /// Clock left (clock controls only).
     pub time_ms: Option<u64>,
     /// Increment (clock controls only).
@@ -35,6 +35,31 @@ pub struct MoveRequest {
     pub movetime_ms: Option<u64>,
     /// The position drawn for people (asked only for human players).
     pub render: Option<String>,
+}
+
+/// An observation in the form its player reads it.
+#[derive(Debug, Clone)]
+pub enum Observation {
+    /// Compact JSON text, for bots over the protocol.
+    Text(String),
+    /// A JSON value, for bots in process.
+    Value(serde_json::Value),
+}
+
+impl Observation {
+    fn value(&self) -> serde_json::Value {
+        match self {
+            Observation::Value(v) => v.clone(),
+            Observation::Text(t) => serde_json::from_str(t).unwrap_or(serde_json::Value::Null),
+        }
+    }
+
+    fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Observation::Text(t) => t.as_str().into(),
+            Observation::Value(v) => v.to_string().into(),
+        }
+    }
 }
 
 /// A seat's answer.
@@ -61,7 +86,7 @@ pub struct Hello {
 
 enum Kind {
     Process(Box<ProcessBot>),
-    Builtin(Option<Box<dyn Bot>>),
+    Builtin(Box<dyn Bot>),
     Human,
 }
 
@@ -80,13 +105,29 @@ impl std::fmt::Debug for Player {
     }
 }
 
+/// A request in flight: a process bot is thinking, or a move is already known.
+#[derive(Debug)]
+pub enum Pending {
+    /// Sent to a process bot at `start`, answer due by `deadline`.
+    Waiting {
+        /// The request id.
+        id: u64,
+        /// When the request was flushed.
+        start: Instant,
+        /// When the answer is due.
+        deadline: Instant,
+    },
+    /// Answered (in-process bots, people) or failed to send.
+    Done(Result<Reply, Fault>),
+}
+
 impl Player {
     /// Starts a player: spawns and shakes hands with a process, or builds a built-in
     /// bot; then sets `options` (each must be one the bot declared).
     ///
     /// # Errors
     /// A [`Fault`] naming what went wrong (spawn, handshake, a refused option).
-    pub async fn start(
+    pub fn start(
         spec: &BotSpec,
         options: &[(String, String)],
         handshake: Duration,
@@ -104,7 +145,7 @@ impl Player {
                 Ok(Player {
                     hello,
                     spec: spec.clone(),
-                    kind: Kind::Builtin(Some(bot)),
+                    kind: Kind::Builtin(bot),
                 })
             }
             BotSpec::Human => Ok(Player {
@@ -117,7 +158,7 @@ impl Player {
             }),
             BotSpec::Process { command } => {
                 let mut bot = ProcessBot::spawn(command, stderr_log)?;
-                let hello = handshake_with(&mut bot, handshake).await?;
+                let hello = handshake_with(&mut bot, handshake)?;
                 for (name, value) in options {
                     let decl = hello.options.iter().find(|d| &d.name == name).ok_or_else(|| {
                         Fault::new(
@@ -127,11 +168,10 @@ impl Player {
                     })?;
                     decl.check(value)
                         .map_err(|e| Fault::new(FaultKind::Handshake, e))?;
-                    bot.send(&ToBot::SetOption {
+                    bot.queue(&ToBot::SetOption {
                         name: name.clone(),
                         value: value.clone(),
-                    })
-                    .await?;
+                    });
                 }
                 Ok(Player {
                     hello,
@@ -140,6 +180,11 @@ impl Player {
                 })
             }
         }
+    }
+
+    /// Whether this player reads observations as protocol text (else as a JSON value).
+    pub fn reads_text(&self) -> bool {
+        matches!(self.kind, Kind::Process(_))
     }
 
     /// The name to show: announced name, else the spec's short name.
@@ -151,7 +196,7 @@ impl Player {
     ///
     /// # Errors
     /// [`FaultKind::Stall`] without `readyok` in time, or any read fault.
-    pub async fn new_game(
+    pub fn new_game(
         &mut self,
         game: &str,
         seats: usize,
@@ -161,80 +206,92 @@ impl Player {
     ) -> Result<(), Fault> {
         match &mut self.kind {
             Kind::Process(bot) => {
-                bot.send(&ToBot::NewGame {
+                bot.queue(&ToBot::NewGame {
                     game: game.to_owned(),
                     seats,
                     seat,
                     options: options.to_vec(),
-                })
-                .await?;
-                ping_bot(bot, ping).await
+                });
+                ping_bot(bot, ping)
             }
-            Kind::Builtin(Some(bot)) => {
+            Kind::Builtin(bot) => {
                 bot.new_game(game, seats, seat, options);
                 Ok(())
             }
-            Kind::Builtin(None) | Kind::Human => Ok(()),
+            Kind::Human => Ok(()),
         }
     }
 
-    /// Asks for a move; waits until `deadline` (built-in bots and people are not
-    /// timed out).
-    ///
-    /// # Errors
-    /// Any fault of the seat while waiting.
-    pub async fn request(&mut self, req: &MoveRequest, deadline: Instant) -> Result<Reply, Fault> {
+    /// Starts a request: a process bot is sent `go` and thinks while others are
+    /// asked; an in-process bot or a person answers now.
+    pub fn begin(&mut self, req: &MoveRequest, deadline: Instant) -> Pending {
         match &mut self.kind {
-            Kind::Process(bot) => request_process(bot, req, deadline).await,
-            Kind::Builtin(slot) => {
-                let mut bot = slot
-                    .take()
-                    .ok_or_else(|| Fault::new(FaultKind::Crash, "the built-in bot was lost"))?;
-                let req2 = req.clone();
-                let start = Instant::now();
-                let joined = tokio::task::spawn_blocking(move || {
-                    let mv = bot.choose(&view_of(&req2));
-                    (bot, mv)
-                })
-                .await;
-                match joined {
-                    Ok((bot, mv)) => {
-                        *slot = Some(bot);
-                        Ok(Reply {
-                            mv,
-                            elapsed: start.elapsed(),
-                            info: Vec::new(),
-                        })
-                    }
-                    Err(e) => Err(Fault::new(
-                        FaultKind::Crash,
-                        format!("the built-in bot panicked: {e}"),
-                    )),
+            Kind::Process(bot) => {
+                let mut go = String::with_capacity(256);
+                proto::text::write_go(
+                    &mut go,
+                    req.id,
+                    req.seat,
+                    req.time_ms,
+                    req.inc_ms,
+                    req.movetime_ms,
+                    &req.legal,
+                    &req.observation.text(),
+                );
+                bot.info.clear();
+                bot.queue_line(&go);
+                match bot.flush_queue(deadline) {
+                    Ok(()) => Pending::Waiting {
+                        id: req.id,
+                        start: Instant::now(),
+                        deadline,
+                    },
+                    Err(f) => Pending::Done(Err(f)),
                 }
             }
-            Kind::Human => {
-                let req2 = req.clone();
+            Kind::Builtin(bot) => {
                 let start = Instant::now();
-                let mv = tokio::task::spawn_blocking(move || ask_human(&req2))
-                    .await
-                    .map_err(|e| Fault::new(FaultKind::Crash, e.to_string()))??;
-                Ok(Reply {
+                let observation = req.observation.value();
+                let mv = bot.choose(&view_of(req, &observation));
+                Pending::Done(Ok(Reply {
                     mv,
                     elapsed: start.elapsed(),
                     info: Vec::new(),
-                })
+                }))
             }
+            Kind::Human => {
+                let start = Instant::now();
+                Pending::Done(ask_human(req).map(|mv| Reply {
+                    mv,
+                    elapsed: start.elapsed(),
+                    info: Vec::new(),
+                }))
+            }
+        }
+    }
+
+    /// Asks for a move and waits for it (one seat; see [`collect`] for several).
+    ///
+    /// # Errors
+    /// Any fault of the seat while waiting.
+    pub fn request(&mut self, req: &MoveRequest, deadline: Instant) -> Result<Reply, Fault> {
+        match self.begin(req, deadline) {
+            Pending::Done(r) => r,
+            Pending::Waiting { id, start, deadline } => match &mut self.kind {
+                Kind::Process(bot) => wait_reply(bot, id, start, deadline),
+                _ => Err(Fault::new(FaultKind::Crash, "a request without a process")),
+            },
         }
     }
 
     /// Tells the player something that needs no answer. `played` is queued and goes
     /// out with the player's next message; anything else is sent now. A bot that
     /// cannot hear it any more is not the referee's problem now.
-    pub async fn notify(&mut self, msg: &ToBot) {
+    pub fn notify(&mut self, msg: &ToBot) {
         match &mut self.kind {
             Kind::Process(bot) if matches!(msg, ToBot::Played { .. }) => bot.queue(msg),
             Kind::Process(bot) => {
-                let _ = bot.send(msg).await;
+                let _ = bot.send(msg, Duration::from_millis(200));
             }
             Kind::Human => {
                 if let ToBot::GameOver {
@@ -264,38 +321,183 @@ impl Player {
 
     /// Ends the player: `quit`, then kill and reap a process that lingers. Returns
     /// whether it left by itself within `grace`.
-    pub async fn shutdown(self, grace: Duration) -> bool {
+    pub fn shutdown(self, grace: Duration) -> bool {
         match self.kind {
-            Kind::Process(bot) => bot.shutdown(grace).await,
+            Kind::Process(bot) => bot.shutdown(grace),
             Kind::Builtin(_) | Kind::Human => true,
+        }
+    }
+
+    /// Shuts several players down at once: `quit` to all, one shared grace period,
+    /// then kill and reap whoever lingers.
+    pub fn shutdown_all(players: Vec<Player>, grace: Duration) {
+        let mut players = players;
+        for p in &mut players {
+            if let Some(bot) = p.process() {
+                bot.quit();
+            }
+        }
+        let deadline = Instant::now() + grace;
+        for p in &mut players {
+            if let Some(bot) = p.process() {
+                bot.wait_exit(deadline);
+            }
+        }
+    }
+
+    fn process(&mut self) -> Option<&mut ProcessBot> {
+        match &mut self.kind {
+            Kind::Process(bot) => Some(bot),
+            _ => None,
         }
     }
 }
 
-fn view_of(req: &MoveRequest) -> View<'_> {
+/// Waits for the replies of several seats at once, with one `poll` over their pipes,
+/// so each reply is timed when it arrives. `pending` holds (seat, request id, start,
+/// deadline); the answers come back in the same order.
+pub fn collect(
+    players: &mut [Option<Player>],
+    pending: &[(usize, u64, Instant, Instant)],
+) -> Vec<Result<Reply, Fault>> {
+    let mut answers: Vec<Option<Result<Reply, Fault>>> = pending.iter().map(|_| None).collect();
+    let mut lines: Vec<usize> = pending.iter().map(|_| MAX_LINES_PER_REQUEST).collect();
+    loop {
+        // Answers already read, and deadlines passed.
+        let now = Instant::now();
+        for (i, &(seat, id, start, deadline)) in pending.iter().enumerate() {
+            if answers[i].is_some() {
+                continue;
+            }
+            let Some(bot) = players[seat].as_mut().and_then(Player::process) else {
+                answers[i] = Some(Err(Fault::new(FaultKind::Crash, "no process for this seat")));
+                continue;
+            };
+            match reply_in_buffer(bot, id, start, &mut lines[i]) {
+                Ok(Some(reply)) => answers[i] = Some(Ok(reply)),
+                Ok(None) if now >= deadline => answers[i] = Some(Err(timeout(start))),
+                Ok(None) => {}
+                Err(f) => answers[i] = Some(Err(f)),
+            }
+        }
+        let open: Vec<usize> = (0..pending.len()).filter(|&i| answers[i].is_none()).collect();
+        if open.is_empty() {
+            return answers
+                .into_iter()
+                .map(|a| a.unwrap_or_else(|| Err(timeout(Instant::now()))))
+                .collect();
+        }
+        let deadline = open.iter().map(|&i| pending[i].3).min().unwrap_or(now);
+        let ready = {
+            let fds: Vec<_> = open
+                .iter()
+                .filter_map(|&i| {
+                    players[pending[i].0].as_ref().and_then(|p| match &p.kind {
+                        Kind::Process(bot) => Some(bot.stdout_fd()),
+                        _ => None,
+                    })
+                })
+                .collect();
+            match crate::process::wait_readable(&fds, deadline) {
+                Ok(r) => r,
+                Err(f) => {
+                    for &i in &open {
+                        answers[i] = Some(Err(f.clone()));
+                    }
+                    continue;
+                }
+            }
+        };
+        for k in ready {
+            let seat = pending[open[k]].0;
+            if let Some(bot) = players[seat].as_mut().and_then(Player::process) {
+                bot.on_readable();
+            }
+        }
+    }
+}
+
+fn timeout(start: Instant) -> Fault {
+    Fault::new(
+        FaultKind::Timeout,
+        format!("no move within {} ms", start.elapsed().as_millis()),
+    )
+}
+
+/// The reply to request `id` if it has been read; late replies are counted and dropped.
+fn reply_in_buffer(
+    bot: &mut ProcessBot,
+    id: u64,
+    start: Instant,
+    lines: &mut usize,
+) -> Result<Option<Reply>, Fault> {
+    loop {
+        match bot.take_message(lines)? {
+            None => return Ok(None),
+            Some(FromBot::Move { id: got, mv }) if got == id => {
+                return Ok(Some(Reply {
+                    mv,
+                    elapsed: start.elapsed(),
+                    info: std::mem::take(&mut bot.info),
+                }));
+            }
+            Some(FromBot::Move { id: got, mv }) => {
+                bot.late_replies += 1;
+                tracing::warn!(
+                    bot = bot.command(),
+                    id = got,
+                    mv,
+                    expected = id,
+                    "late reply discarded"
+                );
+            }
+            Some(FromBot::ReadyOk) => {}
+            Some(other) => {
+                return Err(Fault::new(
+                    FaultKind::Malformed,
+                    format!("{other} while a move was expected"),
+                ));
+            }
+        }
+    }
+}
+
+fn wait_reply(bot: &mut ProcessBot, id: u64, start: Instant, deadline: Instant) -> Result<Reply, Fault> {
+    let mut lines = MAX_LINES_PER_REQUEST;
+    loop {
+        if let Some(reply) = reply_in_buffer(bot, id, start, &mut lines)? {
+            return Ok(reply);
+        }
+        if crate::process::wait_readable(&[bot.stdout_fd()], deadline)?.is_empty() {
+            return Err(timeout(start));
+        }
+        bot.on_readable();
+    }
+}
+
+fn view_of<'a>(req: &'a MoveRequest, observation: &'a serde_json::Value) -> View<'a> {
     View {
         game: &req.game,
         seat: req.seat,
         seats: req.seats,
         options: &req.options,
-        observation: &req.observation,
+        observation,
         legal: &req.legal,
         time_ms: req.time_ms,
         movetime_ms: req.movetime_ms,
     }
 }
 
-async fn handshake_with(bot: &mut ProcessBot, limit: Duration) -> Result<Hello, Fault> {
-    bot.send(&ToBot::Hello {
-        version: PROTOCOL_VERSION,
-    })
-    .await
-    .map_err(as_handshake)?;
+fn handshake_with(bot: &mut ProcessBot, limit: Duration) -> Result<Hello, Fault> {
     let deadline = Instant::now() + limit;
+    bot.queue(&ToBot::Hello {
+        version: PROTOCOL_VERSION,
+    });
+    bot.flush_queue(deadline).map_err(as_handshake)?;
     let mut hello = Hello::default();
     let mut lines = MAX_LINES_PER_REQUEST;
     loop {
-        match bot.next_message(deadline, FaultKind::Handshake, &mut lines).await {
+        match bot.next_message(deadline, FaultKind::Handshake, &mut lines) {
             Ok(FromBot::Id { name, author }) => {
                 hello.name = name.or(hello.name);
                 hello.author = author.or(hello.author);
@@ -330,12 +532,13 @@ fn as_handshake(f: Fault) -> Fault {
     Fault::new(FaultKind::Handshake, format!("{}: {}", f.kind, f.detail))
 }
 
-async fn ping_bot(bot: &mut ProcessBot, limit: Duration) -> Result<(), Fault> {
-    bot.send(&ToBot::IsReady).await?;
+fn ping_bot(bot: &mut ProcessBot, limit: Duration) -> Result<(), Fault> {
     let deadline = Instant::now() + limit;
+    bot.queue(&ToBot::IsReady);
+    bot.flush_queue(deadline)?;
     let mut lines = MAX_LINES_PER_REQUEST;
     loop {
-        match bot.next_message(deadline, FaultKind::Stall, &mut lines).await? {
+        match bot.next_message(deadline, FaultKind::Stall, &mut lines)? {
             FromBot::ReadyOk => return Ok(()),
             FromBot::Move { .. } => bot.late_replies += 1, // an old answer: discarded
             other => {
@@ -344,57 +547,6 @@ async fn ping_bot(bot: &mut ProcessBot, limit: Duration) -> Result<(), Fault> {
                     format!("{other} in answer to isready"),
                 ));
             }
-        }
-    }
-}
-
-async fn request_process(bot: &mut ProcessBot, req: &MoveRequest, deadline: Instant) -> Result<Reply, Fault> {
-    let go = ToBot::Go {
-        id: req.id,
-        seat: req.seat,
-        time_ms: req.time_ms,
-        inc_ms: req.inc_ms,
-        movetime_ms: req.movetime_ms,
-        legal: req.legal.clone(),
-        obs: req.observation.to_string(),
-    };
-    bot.info.clear();
-    bot.send(&go).await?;
-    let start = Instant::now(); // the request is flushed: the clock runs
-    let mut lines = MAX_LINES_PER_REQUEST;
-    loop {
-        match bot.next_message(deadline, FaultKind::Timeout, &mut lines).await {
-            Ok(FromBot::Move { id, mv }) if id == req.id => {
-                return Ok(Reply {
-                    mv,
-                    elapsed: start.elapsed(),
-                    info: std::mem::take(&mut bot.info),
-                });
-            }
-            Ok(FromBot::Move { id, mv }) => {
-                bot.late_replies += 1;
-                tracing::warn!(
-                    bot = bot.command(),
-                    id,
-                    mv,
-                    expected = req.id,
-                    "late reply discarded"
-                );
-            }
-            Ok(FromBot::ReadyOk) => {}
-            Ok(other) => {
-                return Err(Fault::new(
-                    FaultKind::Malformed,
-                    format!("{other} while a move was expected"),
-                ));
-            }
-            Err(f) if f.kind == FaultKind::Timeout => {
-                return Err(Fault::new(
-                    FaultKind::Timeout,
-                    format!("no move within {} ms", start.elapsed().as_millis()),
-                ));
-            }
-            Err(f) => return Err(f),
         }
     }
 }

@@ -1,20 +1,28 @@
 //! A bot running as a child process, spoken to over stdin/stdout.
 //!
 //! One owner per child (in the manner of fishnet): the child runs in its own process
-//! group and is killed with its whole group when dropped or shut down; a reader task
-//! turns stdout into lines with a bounded length, where end-of-stream is a fault; a
-//! second task drains stderr into a capped tail (and an optional capped log file) so
-//! a chatty bot can never block; every write is flushed; every wait has a deadline.
+//! group and is killed with its whole group when dropped or shut down, and always
+//! reaped; stdout is read in lines of bounded length, where end-of-stream is a
+//! fault; stderr is drained by a small thread into a capped tail (and an optional
+//! capped log file) so a chatty bot can never block; every write is flushed; every
+//! wait has a deadline.
+//!
+//! The I/O is synchronous on purpose: each game runs on its own thread, and a
+//! blocking `poll(2)` then `read` is the cheapest way for that thread to wait for a
+//! reply (a measured 2x cheaper than an async runtime's wake-ups, see `referee
+//! bench`). Writes are non-blocking with a deadline, so a bot that stops reading its
+//! input cannot stall the referee either.
 
 use crate::fault::{Fault, FaultKind};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use proto::{FromBot, MAX_BOT_LINE, ToBot};
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::Stdio;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::time::{Instant, timeout_at};
+use std::time::{Duration, Instant};
 
 /// How much of a bot's stderr is kept in memory for error messages.
 pub const STDERR_TAIL: usize = 4 * 1024;
@@ -22,14 +30,8 @@ pub const STDERR_TAIL: usize = 4 * 1024;
 pub const STDERR_LOG_CAP: u64 = 1024 * 1024;
 /// How many lines a bot may send while answering one request.
 pub const MAX_LINES_PER_REQUEST: usize = 1000;
-
-/// What reading stdout gave.
-#[derive(Debug)]
-enum Line {
-    Text(String),
-    TooLong,
-    Eof,
-}
+/// How much one read takes at most.
+const READ_CHUNK: usize = 64 * 1024;
 
 /// A bot process.
 #[derive(Debug)]
@@ -38,13 +40,20 @@ pub struct ProcessBot {
     child: Child,
     pgid: Option<i32>,
     stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-    /// Bytes of a line not yet complete (kept across cancelled reads).
-    partial: Vec<u8>,
+    stdout: ChildStdout,
+    /// Read buffer, zeroed once: bytes `start..end` are read and not yet split into
+    /// lines. Room for the longest allowed line plus one read.
+    buf: Box<[u8]>,
+    /// Where the next line starts.
+    start: usize,
+    /// Where the read bytes end.
+    end: usize,
+    /// The stream ended (or broke) after the bytes in `buf`.
+    eof: bool,
     /// Lines queued to go out with the next message, in one write.
     queued: String,
     stderr_tail: Arc<Mutex<Vec<u8>>>,
-    /// Info lines and discarded late replies seen while waiting.
+    /// Info lines seen while waiting.
     pub info: Vec<String>,
     /// Late replies to older requests, discarded.
     pub late_replies: u64,
@@ -52,6 +61,13 @@ pub struct ProcessBot {
 
 fn spawn_fault(command: &str, why: impl std::fmt::Display) -> Fault {
     Fault::new(FaultKind::Spawn, format!("cannot start {command:?}: {why}"))
+}
+
+/// Milliseconds left until `deadline`, for `poll`.
+fn poll_timeout(deadline: Instant) -> PollTimeout {
+    let left = deadline.saturating_duration_since(Instant::now());
+    // Round up, so a wait never ends just before its deadline.
+    PollTimeout::try_from(left + Duration::from_micros(999)).unwrap_or(PollTimeout::MAX)
 }
 
 impl ProcessBot {
@@ -72,11 +88,10 @@ impl ProcessBot {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
             .process_group(0)
             .spawn()
             .map_err(|e| spawn_fault(command, e))?;
-        let pgid = child.id().map(|id| id as i32);
+        let pgid = Some(child.id() as i32);
         let stdout = child
             .stdout
             .take()
@@ -85,15 +100,30 @@ impl ProcessBot {
             .stderr
             .take()
             .ok_or_else(|| spawn_fault(command, "no stderr"))?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| spawn_fault(command, "no stdin"))?;
+        // Non-blocking writes: a bot that does not read cannot block the referee.
+        let flags = nix::fcntl::OFlag::O_NONBLOCK;
+        nix::fcntl::fcntl(stdin.as_fd(), nix::fcntl::FcntlArg::F_SETFL(flags))
+            .map_err(|e| spawn_fault(command, e))?;
         let stderr_tail = Arc::new(Mutex::new(Vec::new()));
-        tokio::spawn(drain_stderr(stderr, stderr_tail.clone(), stderr_log));
+        let tail = stderr_tail.clone();
+        std::thread::Builder::new()
+            .name("bot-stderr".into())
+            .spawn(move || drain_stderr(stderr, &tail, stderr_log))
+            .map_err(|e| spawn_fault(command, e))?;
         Ok(ProcessBot {
             command: command.to_owned(),
-            stdin: child.stdin.take(),
             child,
             pgid,
-            stdout: BufReader::with_capacity(64 * 1024, stdout),
-            partial: Vec::new(),
+            stdin: Some(stdin),
+            stdout,
+            buf: vec![0u8; MAX_BOT_LINE + 1 + READ_CHUNK].into_boxed_slice(),
+            start: 0,
+            end: 0,
+            eof: false,
             queued: String::new(),
             stderr_tail,
             info: Vec::new(),
@@ -115,41 +145,70 @@ impl ProcessBot {
     /// Queues a message to go out with the next one sent (one write, one wake-up
     /// of the bot, and the order kept).
     pub fn queue(&mut self, msg: &ToBot) {
-        let line = msg.to_string();
+        self.queue_line(&msg.to_string());
+    }
+
+    /// Queues one line of text (without its newline).
+    pub fn queue_line(&mut self, line: &str) {
         tracing::trace!(target: "referee::wire", bot = %self.command, "> {line}");
-        self.queued.push_str(&line);
+        self.queued.push_str(line);
         self.queued.push('\n');
     }
 
-    /// Sends the queued messages and this one, and flushes.
+    /// Sends the queued messages and this one, within `limit`.
     ///
     /// # Errors
-    /// [`FaultKind::Crash`] if the bot's stdin is closed.
-    pub async fn send(&mut self, msg: &ToBot) -> Result<(), Fault> {
+    /// See [`ProcessBot::flush_queue`].
+    pub fn send(&mut self, msg: &ToBot, limit: Duration) -> Result<(), Fault> {
         self.queue(msg);
-        let line = std::mem::take(&mut self.queued);
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| Fault::new(FaultKind::Crash, "stdin already closed"))?;
-        let res = async {
-            stdin.write_all(line.as_bytes()).await?;
-            stdin.flush().await
-        }
-        .await;
-        match res {
-            Ok(()) => Ok(()),
-            Err(e) => Err(self.crash_fault(&format!("cannot write to the bot: {e}")).await),
-        }
+        self.flush_queue(Instant::now() + limit)
     }
 
-    async fn crash_fault(&mut self, what: &str) -> Fault {
-        // Give the exit status a moment to be known.
-        let status = tokio::time::timeout(Duration::from_millis(50), self.child.wait()).await;
-        let status = match status {
-            Ok(Ok(s)) => format!(" ({s})"),
-            _ => String::new(),
-        };
+    /// Writes what is queued before `deadline`.
+    ///
+    /// # Errors
+    /// [`FaultKind::Crash`] if the bot's input is closed, [`FaultKind::Stall`] if it
+    /// does not read its input before the deadline.
+    pub fn flush_queue(&mut self, deadline: Instant) -> Result<(), Fault> {
+        let data = std::mem::take(&mut self.queued);
+        let mut rest = data.as_bytes();
+        while !rest.is_empty() {
+            let Some(stdin) = self.stdin.as_mut() else {
+                return Err(Fault::new(FaultKind::Crash, "the bot's input is already closed"));
+            };
+            match stdin.write(rest) {
+                Ok(0) => return Err(self.crash_fault("the bot closed its input")),
+                Ok(n) => rest = &rest[n..],
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLOUT)];
+                    match poll(&mut fds, poll_timeout(deadline)) {
+                        Ok(0) if Instant::now() >= deadline => {
+                            return Err(Fault::new(FaultKind::Stall, "the bot does not read its input"));
+                        }
+                        Ok(_) => {}
+                        Err(nix::errno::Errno::EINTR) => {}
+                        Err(e) => return Err(self.crash_fault(&format!("cannot wait to write: {e}"))),
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.crash_fault(&format!("cannot write to the bot: {e}"))),
+            }
+        }
+        Ok(())
+    }
+
+    fn crash_fault(&mut self, what: &str) -> Fault {
+        // The exit status, if the bot has exited by now.
+        let mut status = String::new();
+        for _ in 0..10 {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                status = format!(" ({s})");
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Let the stderr thread catch the last words.
+        std::thread::sleep(Duration::from_millis(5));
         let tail = self.stderr_tail();
         let tail = tail.trim();
         let tail = if tail.is_empty() {
@@ -160,31 +219,74 @@ impl ProcessBot {
         Fault::new(FaultKind::Crash, format!("{what}{status}{tail}"))
     }
 
-    /// The next message from the bot before `deadline`. `info` lines are collected
-    /// and skipped; `lines_left` counts every line read (flood protection).
+    /// The stdout pipe, for waiting on several bots at once.
+    pub fn stdout_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.stdout.as_fd()
+    }
+
+    /// A complete line already read, if any (no I/O).
     ///
     /// # Errors
-    /// A timeout (`on_timeout`), end of output, an over-long line, a flood, or a line
-    /// that is not a bot message.
-    pub async fn next_message(
-        &mut self,
-        deadline: Instant,
-        on_timeout: FaultKind,
-        lines_left: &mut usize,
-    ) -> Result<FromBot, Fault> {
+    /// [`FaultKind::LineTooLong`] when the bytes after the last line exceed the limit.
+    fn buffered_line(&mut self) -> Result<Option<String>, Fault> {
+        let pending = &self.buf[self.start..self.end];
+        match pending.iter().position(|&b| b == b'\n') {
+            Some(i) if i <= MAX_BOT_LINE => {
+                let text = String::from_utf8_lossy(&pending[..i]).into_owned();
+                self.start += i + 1;
+                if self.start == self.end {
+                    (self.start, self.end) = (0, 0);
+                }
+                Ok(Some(text))
+            }
+            Some(_) => Err(Self::too_long()),
+            None if pending.len() > MAX_BOT_LINE => Err(Self::too_long()),
+            None => Ok(None),
+        }
+    }
+
+    fn too_long() -> Fault {
+        Fault::new(
+            FaultKind::LineTooLong,
+            format!("a line longer than {MAX_BOT_LINE} bytes"),
+        )
+    }
+
+    /// Reads what the pipe holds (call after `poll` said it is readable).
+    fn fill(&mut self) {
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            (self.start, self.end) = (0, self.end - self.start);
+        }
+        // The unfinished line is at most MAX_BOT_LINE bytes (else it is refused), so a
+        // full chunk always fits.
+        let room = (self.buf.len() - self.end).min(READ_CHUNK);
+        let n = loop {
+            match self.stdout.read(&mut self.buf[self.end..self.end + room]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => break 0,
+            }
+        };
+        self.end += n;
+        if n == 0 {
+            // A last line without a newline is not a message.
+            self.eof = true;
+        }
+    }
+
+    /// The next message already read, if any, skipping (and keeping) `info` lines.
+    ///
+    /// # Errors
+    /// An over-long line, a flood, the end of output, or a line that is not a bot
+    /// message.
+    pub fn take_message(&mut self, lines_left: &mut usize) -> Result<Option<FromBot>, Fault> {
         loop {
-            let line = match timeout_at(deadline, self.read_line()).await {
-                Err(_) => return Err(Fault::new(on_timeout, "no answer before the deadline")),
-                Ok(Line::Eof) => {
-                    return Err(self.crash_fault("the bot closed its output").await);
+            let Some(line) = self.buffered_line()? else {
+                if self.eof {
+                    return Err(self.crash_fault("the bot closed its output"));
                 }
-                Ok(Line::TooLong) => {
-                    return Err(Fault::new(
-                        FaultKind::LineTooLong,
-                        format!("a line longer than {MAX_BOT_LINE} bytes"),
-                    ));
-                }
-                Ok(Line::Text(line)) => line,
+                return Ok(None);
             };
             tracing::trace!(target: "referee::wire", bot = %self.command, "< {line}");
             if *lines_left == 0 {
@@ -200,7 +302,7 @@ impl ProcessBot {
                         self.info.push(last_chars(&text, 200).to_owned());
                     }
                 }
-                Ok(msg) => return Ok(msg),
+                Ok(msg) => return Ok(Some(msg)),
                 Err(proto::ParseError::Empty) => {}
                 Err(e) => {
                     return Err(Fault::new(
@@ -212,51 +314,58 @@ impl ProcessBot {
         }
     }
 
-    /// Reads one line, at most [`MAX_BOT_LINE`] bytes. Cancel-safe: bytes taken from
-    /// the pipe are kept in `partial` before every await, so a deadline that
-    /// interrupts the read loses nothing.
-    async fn read_line(&mut self) -> Line {
+    /// The next message from the bot before `deadline` (`on_timeout` names the fault
+    /// if none comes).
+    ///
+    /// # Errors
+    /// A timeout, or anything [`ProcessBot::take_message`] refuses.
+    pub fn next_message(
+        &mut self,
+        deadline: Instant,
+        on_timeout: FaultKind,
+        lines_left: &mut usize,
+    ) -> Result<FromBot, Fault> {
         loop {
-            let buf = match self.stdout.fill_buf().await {
-                Ok(buf) if !buf.is_empty() => buf,
-                // A last line without a newline is not a message.
-                _ => return Line::Eof,
-            };
-            let (used, done) = match buf.iter().position(|&b| b == b'\n') {
-                Some(i) => {
-                    self.partial.extend_from_slice(&buf[..i]);
-                    (i + 1, true)
-                }
-                None => {
-                    self.partial.extend_from_slice(buf);
-                    (buf.len(), false)
-                }
-            };
-            self.stdout.consume(used);
-            if self.partial.len() > MAX_BOT_LINE {
-                return Line::TooLong;
+            if let Some(msg) = self.take_message(lines_left)? {
+                return Ok(msg);
             }
-            if done {
-                let text = String::from_utf8_lossy(&self.partial).into_owned();
-                self.partial.clear();
-                return Line::Text(text);
+            if !wait_readable(&[self.stdout_fd()], deadline)?.contains(&0) {
+                return Err(Fault::new(on_timeout, "no answer before the deadline"));
             }
+            self.fill();
+        }
+    }
+
+    /// Marks the pipe readable: reads once (used by multi-bot waits).
+    pub fn on_readable(&mut self) {
+        self.fill();
+    }
+
+    /// Sends `quit` and closes the bot's input.
+    pub fn quit(&mut self) {
+        let _ = self.send(&ToBot::Quit, Duration::from_millis(100));
+        drop(self.stdin.take());
+    }
+
+    /// Waits until the bot has exited or `deadline` passes; whether it exited.
+    pub fn wait_exit(&mut self, deadline: Instant) -> bool {
+        loop {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 
     /// Asks `quit`, waits `grace` for the bot to exit, then kills its whole process
-    /// group, and reaps it. Never leaves a zombie. Returns whether the bot exited by
-    /// itself within the grace time.
-    pub async fn shutdown(mut self, grace: Duration) -> bool {
-        let _ = self.send(&ToBot::Quit).await;
-        drop(self.stdin.take());
-        let exited = tokio::time::timeout(grace, self.child.wait()).await.is_ok();
-        self.kill_group();
-        if !exited {
-            let _ = self.child.kill().await;
-        }
-        let _ = self.child.wait().await;
-        exited
+    /// group, and reaps it (on drop). Never leaves a zombie. Returns whether the bot
+    /// exited by itself within the grace time.
+    pub fn shutdown(mut self, grace: Duration) -> bool {
+        self.quit();
+        self.wait_exit(Instant::now() + grace)
     }
 
     fn kill_group(&self) {
@@ -272,8 +381,42 @@ impl ProcessBot {
 
 impl Drop for ProcessBot {
     fn drop(&mut self) {
-        // kill_on_drop takes the child; the group may hold more.
         self.kill_group();
+        let _ = self.child.kill();
+        let _ = self.child.wait(); // reap: no zombies
+    }
+}
+
+/// Waits until one of `fds` is readable or `deadline` passes; returns the indices
+/// of the readable ones (empty at the deadline).
+///
+/// # Errors
+/// [`FaultKind::Crash`] if polling itself fails.
+pub fn wait_readable(fds: &[std::os::fd::BorrowedFd<'_>], deadline: Instant) -> Result<Vec<usize>, Fault> {
+    let mut polls: Vec<PollFd<'_>> = fds.iter().map(|fd| PollFd::new(*fd, PollFlags::POLLIN)).collect();
+    loop {
+        match poll(&mut polls, poll_timeout(deadline)) {
+            Ok(0) => {
+                if Instant::now() >= deadline {
+                    return Ok(Vec::new());
+                }
+            }
+            Ok(_) => {
+                return Ok(polls
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.revents().is_some_and(|r| !r.is_empty()))
+                    .map(|(i, _)| i)
+                    .collect());
+            }
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => {
+                return Err(Fault::new(
+                    FaultKind::Crash,
+                    format!("cannot wait for the bot: {e}"),
+                ));
+            }
+        }
     }
 }
 
@@ -285,20 +428,15 @@ fn last_chars(s: &str, n: usize) -> &str {
     &s[start..]
 }
 
-async fn drain_stderr(
-    mut stderr: tokio::process::ChildStderr,
-    tail: Arc<Mutex<Vec<u8>>>,
-    log: Option<PathBuf>,
-) {
-    let mut file = match log {
-        Some(path) => tokio::fs::File::create(path).await.ok(),
-        None => None,
-    };
+fn drain_stderr(mut stderr: std::process::ChildStderr, tail: &Mutex<Vec<u8>>, log: Option<PathBuf>) {
+    let mut file = log.and_then(|p| std::fs::File::create(p).ok());
     let mut written = 0u64;
     let mut buf = vec![0u8; 8192];
     loop {
-        let n = match stderr.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
+        let n = match stderr.read(&mut buf) {
+            Ok(0) => break,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(_) => break,
             Ok(n) => n,
         };
         if let Ok(mut t) = tail.lock() {
@@ -312,16 +450,13 @@ async fn drain_stderr(
             let room = STDERR_LOG_CAP.saturating_sub(written) as usize;
             if room > 0 {
                 let take = n.min(room);
-                if f.write_all(&buf[..take]).await.is_ok() {
+                if f.write_all(&buf[..take]).is_ok() {
                     written += take as u64;
                 }
                 if take < n {
-                    let _ = f.write_all(b"\n[stderr log capped]\n").await;
+                    let _ = f.write_all(b"\n[stderr log capped]\n");
                 }
             }
         }
-    }
-    if let Some(mut f) = file {
-        let _ = f.flush().await;
     }
 }

@@ -4,6 +4,7 @@
 use referee::clock::{Limits, TimeControl};
 use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
 use referee::{BotSpec, FaultKind, GameRecord, Termination};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 const HOSTILE: &str = env!("CARGO_BIN_EXE_hostile_bot");
@@ -28,7 +29,7 @@ fn first() -> SeatSetup {
     SeatSetup::new(BotSpec::parse("builtin:first").unwrap())
 }
 
-async fn play(game: &str, seats: Vec<SeatSetup>) -> GameRecord {
+fn play(game: &str, seats: Vec<SeatSetup>) -> GameRecord {
     let setup = GameSetup {
         game: game.into(),
         options: vec![],
@@ -36,18 +37,18 @@ async fn play(game: &str, seats: Vec<SeatSetup>) -> GameRecord {
         position: None,
         pairing: None,
     };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(play_game(&setup, &seats, &limits(), &LogPlace::default()));
+    });
     // A hang is a failure: no game here may take anywhere near this long.
-    tokio::time::timeout(
-        Duration::from_secs(60),
-        play_game(&setup, &seats, &limits(), &LogPlace::default()),
-    )
-    .await
-    .expect("the referee hung")
-    .expect("setup is valid")
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("the referee hung")
+        .expect("setup is valid")
 }
 
-async fn two_seat_fault(mode: &str, after: u64, kind: FaultKind) -> GameRecord {
-    let rec = play("ur", vec![first(), hostile(mode, after)]).await;
+fn two_seat_fault(mode: &str, after: u64, kind: FaultKind) -> GameRecord {
+    let rec = play("ur", vec![first(), hostile(mode, after)]);
     assert_eq!(rec.faults.len(), 1, "{mode}: {:?}", rec.faults);
     assert_eq!(
         (rec.faults[0].seat, rec.faults[0].kind),
@@ -61,15 +62,15 @@ async fn two_seat_fault(mode: &str, after: u64, kind: FaultKind) -> GameRecord {
     rec
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bot_that_sleeps_times_out() {
-    let rec = two_seat_fault("sleep", 2, FaultKind::Timeout).await;
+#[test]
+fn a_bot_that_sleeps_times_out() {
+    let rec = two_seat_fault("sleep", 2, FaultKind::Timeout);
     assert!(rec.faults[0].at_move >= 2, "it played its first moves");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bot_that_crashes_mid_game() {
-    let rec = two_seat_fault("crash", 3, FaultKind::Crash).await;
+#[test]
+fn a_bot_that_crashes_mid_game() {
+    let rec = two_seat_fault("crash", 3, FaultKind::Crash);
     assert!(
         rec.faults[0].detail.contains("exit status: 3"),
         "{}",
@@ -77,9 +78,9 @@ async fn a_bot_that_crashes_mid_game() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn garbage_is_malformed() {
-    let rec = two_seat_fault("garbage", 0, FaultKind::Malformed).await;
+#[test]
+fn garbage_is_malformed() {
+    let rec = two_seat_fault("garbage", 0, FaultKind::Malformed);
     assert!(
         rec.faults[0].detail.contains("unknown command \"hello\""),
         "{}",
@@ -87,31 +88,31 @@ async fn garbage_is_malformed() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_line_without_newline_is_not_a_move() {
-    two_seat_fault("no-newline", 0, FaultKind::Timeout).await;
+#[test]
+fn a_line_without_newline_is_not_a_move() {
+    two_seat_fault("no-newline", 0, FaultKind::Timeout);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_100_mb_line_is_cut_at_the_limit() {
-    let rec = two_seat_fault("huge-line", 0, FaultKind::LineTooLong).await;
+#[test]
+fn a_100_mb_line_is_cut_at_the_limit() {
+    let rec = two_seat_fault("huge-line", 0, FaultKind::LineTooLong);
     assert!(rec.faults[0].detail.contains("65536"), "{}", rec.faults[0].detail);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn flooding_output_is_a_fault() {
-    two_seat_fault("flood", 0, FaultKind::Flood).await;
+#[test]
+fn flooding_output_is_a_fault() {
+    two_seat_fault("flood", 0, FaultKind::Flood);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn illegal_and_unparsable_moves() {
-    let rec = two_seat_fault("illegal", 0, FaultKind::Illegal).await;
+#[test]
+fn illegal_and_unparsable_moves() {
+    let rec = two_seat_fault("illegal", 0, FaultKind::Illegal);
     assert!(
         rec.faults[0].detail.contains("swallow:14"),
         "{}",
         rec.faults[0].detail
     );
-    let rec = two_seat_fault("unparsable", 0, FaultKind::Illegal).await;
+    let rec = two_seat_fault("unparsable", 0, FaultKind::Illegal);
     assert!(
         rec.faults[0].detail.contains("cannot parse"),
         "{}",
@@ -119,10 +120,10 @@ async fn illegal_and_unparsable_moves() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn handshake_faults() {
-    two_seat_fault("slow-handshake", 0, FaultKind::Handshake).await;
-    let rec = two_seat_fault("bad-version", 0, FaultKind::Handshake).await;
+#[test]
+fn handshake_faults() {
+    two_seat_fault("slow-handshake", 0, FaultKind::Handshake);
+    let rec = two_seat_fault("bad-version", 0, FaultKind::Handshake);
     assert!(
         rec.faults[0].detail.contains("version 2"),
         "{}",
@@ -136,20 +137,19 @@ async fn handshake_faults() {
                 command: "/no/such/bot".into(),
             }),
         ],
-    )
-    .await;
+    );
     assert_eq!(rec.faults[0].kind, FaultKind::Spawn);
     assert_eq!(rec.moves.len(), 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bot_that_never_answers_isready_stalls() {
-    two_seat_fault("stall", 0, FaultKind::Stall).await;
+#[test]
+fn a_bot_that_never_answers_isready_stalls() {
+    two_seat_fault("stall", 0, FaultKind::Stall);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn late_replies_are_discarded_and_counted() {
-    let rec = play("ur", vec![first(), hostile("late", 0)]).await;
+#[test]
+fn late_replies_are_discarded_and_counted() {
+    let rec = play("ur", vec![first(), hostile("late", 0)]);
     assert!(rec.faults.is_empty(), "{:?}", rec.faults);
     assert!(rec.seats[1].late_replies > 0);
     let info = rec
@@ -161,22 +161,21 @@ async fn late_replies_are_discarded_and_counted() {
     assert!(info > 0, "info lines are recorded");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn quit_ignored_and_stderr_flooded_still_finish_cleanly() {
+#[test]
+fn quit_ignored_and_stderr_flooded_still_finish_cleanly() {
     for mode in ["ignore-quit", "flood-stderr"] {
-        let rec = play("ur", vec![first(), hostile(mode, 0)]).await;
+        let rec = play("ur", vec![first(), hostile(mode, 0)]);
         assert!(rec.faults.is_empty(), "{mode}: {:?}", rec.faults);
         assert_eq!(rec.termination, Termination::Normal);
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_three_or_more_seats_the_game_goes_on_without_the_faulted_seat() {
+#[test]
+fn with_three_or_more_seats_the_game_goes_on_without_the_faulted_seat() {
     let rec = play(
         "cuatto",
         vec![first(), hostile("crash", 4), first(), hostile("garbage", 6)],
-    )
-    .await;
+    );
     assert_eq!(rec.faults.len(), 2, "{:?}", rec.faults);
     assert_ne!(rec.termination, Termination::Normal);
     // Faulted seats last; the earlier fault lowest.
@@ -188,8 +187,20 @@ async fn with_three_or_more_seats_the_game_goes_on_without_the_faulted_seat() {
         rec.moves.iter().any(|m| m.fallback),
         "the referee played for the faulted seats"
     );
-    assert!(rec.moves.last().is_some(), "the game ran to its end");
     referee::replay::replay(&rec).expect("replays");
+}
+
+#[test]
+fn simultaneous_seats_are_asked_at_once_and_timed_separately() {
+    // Spartan: both seats decide together; one sleeps, the other answers at once.
+    let rec = play("spartan", vec![first(), hostile("sleep", 1)]);
+    assert_eq!(rec.faults.len(), 1);
+    assert_eq!((rec.faults[0].seat, rec.faults[0].kind), (1, FaultKind::Timeout));
+    let seat0: Vec<u64> = rec.moves.iter().filter(|m| m.seat == 0).map(|m| m.ms).collect();
+    assert!(
+        seat0.iter().all(|&ms| ms < 100),
+        "seat 0 is not charged seat 1's wait: {seat0:?}"
+    );
 }
 
 fn open_fds() -> usize {
@@ -223,38 +234,36 @@ fn leftover_grandchildren() -> usize {
         .count()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_thousand_games_leave_no_zombie_no_fd_and_no_grandchild() {
+#[test]
+fn a_thousand_games_leave_no_zombie_no_fd_and_no_grandchild() {
     let before = open_fds();
     let modes = ["crash", "ignore-quit", "fork", "garbage", "good"];
-    let mut games = 0;
-    let mut tasks = tokio::task::JoinSet::new();
-    for i in 0..1000 {
-        let mode = modes[i % modes.len()];
-        tasks.spawn(async move {
-            let setup = GameSetup {
-                game: "uptick".into(),
-                options: vec!["size=4".into(), "reserve=2".into()],
-                seed: i as u64,
-                position: None,
-                pairing: None,
-            };
-            let seats = vec![hostile(mode, 1), hostile("good", 0)];
-            play_game(&setup, &seats, &limits(), &LogPlace::default())
-                .await
-                .unwrap()
-        });
-        if tasks.len() >= 4 {
-            tasks.join_next().await.unwrap().unwrap();
-            games += 1;
+    let next = AtomicUsize::new(0);
+    let played = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= 1000 {
+                        return;
+                    }
+                    let setup = GameSetup {
+                        game: "uptick".into(),
+                        options: vec!["size=4".into(), "reserve=2".into()],
+                        seed: i as u64,
+                        position: None,
+                        pairing: None,
+                    };
+                    let seats = vec![hostile(modes[i % modes.len()], 1), hostile("good", 0)];
+                    play_game(&setup, &seats, &limits(), &LogPlace::default()).unwrap();
+                    played.fetch_add(1, Ordering::Relaxed);
+                }
+            });
         }
-    }
-    while let Some(r) = tasks.join_next().await {
-        r.unwrap();
-        games += 1;
-    }
-    assert_eq!(games, 1000);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    });
+    assert_eq!(played.into_inner(), 1000);
+    std::thread::sleep(Duration::from_millis(200));
     assert_eq!(zombie_children(), 0, "zombies left");
     assert_eq!(leftover_grandchildren(), 0, "a bot's own child outlived its game");
     let after = open_fds();
