@@ -20,6 +20,28 @@ pub fn serve(bot: &mut dyn Bot, author: &str, input: impl BufRead, mut output: i
     let mut seats = 0;
     for line in input.lines() {
         let line = line?;
+        // The hot path: read `go` without copying its moves.
+        if let Some(go) = proto::GoRef::parse(&line) {
+            let observation = if bot.reads_observations() {
+                serde_json::from_str(go.obs).unwrap_or(serde_json::Value::Null)
+            } else {
+                serde_json::Value::Null
+            };
+            let moves: Vec<&str> = go.legal_moves().collect();
+            let view = View {
+                game: &game,
+                seat: go.seat,
+                seats,
+                options: &options,
+                observation: &observation,
+                legal: &moves,
+                time_ms: go.time_ms,
+                movetime_ms: go.movetime_ms,
+            };
+            let mv = bot.choose(&view);
+            send(FromBot::Move { id: go.id, mv }, &mut output)?;
+            continue;
+        }
         let Ok(msg) = ToBot::parse(&line) else {
             continue;
         };
@@ -57,34 +79,7 @@ pub fn serve(bot: &mut dyn Bot, author: &str, input: impl BufRead, mut output: i
                 bot.new_game(&g, n, seat, &o);
                 (game, seats, options) = (g, n, o);
             }
-            ToBot::Go {
-                id,
-                seat,
-                time_ms,
-                movetime_ms,
-                legal,
-                obs,
-                ..
-            } => {
-                let observation = if bot.reads_observations() {
-                    serde_json::from_str(&obs).unwrap_or(serde_json::Value::Null)
-                } else {
-                    serde_json::Value::Null
-                };
-                let view = View {
-                    game: &game,
-                    seat,
-                    seats,
-                    options: &options,
-                    observation: &observation,
-                    legal: &legal,
-                    time_ms,
-                    movetime_ms,
-                };
-                let mv = bot.choose(&view);
-                send(FromBot::Move { id, mv }, &mut output)?;
-            }
-            ToBot::Played { .. } | ToBot::GameOver { .. } => {}
+            ToBot::Go { .. } | ToBot::Played { .. } | ToBot::GameOver { .. } => {}
             ToBot::Quit => return Ok(()),
         }
     }

@@ -150,6 +150,9 @@ pub trait AnyGame: Debug + Send + Sync {
     fn to_act(&self) -> SeatSet;
     /// Legal moves of `seat` in notation, in a stable order.
     fn legal_moves(&self, seat: Seat) -> Vec<String>;
+    /// Appends the legal moves of `seat` to `out`, separated by commas (the form the
+    /// protocol sends), without a string per move; returns how many.
+    fn write_legal_moves(&self, seat: Seat, out: &mut String) -> usize;
     /// Plays a move given in notation, and says whether the other seats may be
     /// told it (see [`Game::is_move_public`]).
     ///
@@ -201,6 +204,18 @@ impl<G: Game> AnyGame for Erased<G> {
         let mut moves = Vec::new();
         self.game.legal_moves(seat, &mut moves);
         moves.iter().map(ToString::to_string).collect()
+    }
+    fn write_legal_moves(&self, seat: Seat, out: &mut String) -> usize {
+        use std::fmt::Write as _;
+        let mut moves = Vec::new();
+        self.game.legal_moves(seat, &mut moves);
+        for (i, m) in moves.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let _ = write!(out, "{m}");
+        }
+        moves.len()
     }
     fn play(&mut self, seat: Seat, mv: &str) -> Result<bool, MoveError> {
         let mv = self.game.parse_move(mv)?;

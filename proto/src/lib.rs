@@ -7,7 +7,7 @@
 
 pub mod text;
 
-pub use text::{FromBot, OptionDecl, OptionType, ParseError, ToBot};
+pub use text::{FromBot, GoRef, OptionDecl, OptionType, ParseError, ToBot};
 
 /// The protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -271,7 +271,8 @@ fn list<T: fmt::Display>(items: &[T]) -> String {
 }
 
 /// Writes a `go` line from borrowed parts (the hot path of the referee: no copy of
-/// the legal moves or the observation). Same text as [`ToBot::Go`]'s `Display`.
+/// the legal moves or the observation); `legal` is the moves joined by commas. Same
+/// text as [`ToBot::Go`]'s `Display`.
 #[allow(clippy::too_many_arguments)]
 pub fn write_go(
     out: &mut String,
@@ -280,7 +281,7 @@ pub fn write_go(
     time_ms: Option<u64>,
     inc_ms: Option<u64>,
     movetime_ms: Option<u64>,
-    legal: &[String],
+    legal: &str,
     obs: &str,
 ) {
     use fmt::Write as _;
@@ -295,17 +296,76 @@ pub fn write_go(
         let _ = write!(out, " movetime={t}");
     }
     out.push_str(" legal=");
-    if legal.is_empty() {
-        out.push('-');
-    }
-    for (i, m) in legal.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(m);
-    }
+    out.push_str(if legal.is_empty() { "-" } else { legal });
     out.push_str(" obs=");
     out.push_str(obs);
+}
+
+/// A `go` request read without copying: the legal moves and the observation are
+/// slices of the line. What a bot's hot loop wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GoRef<'a> {
+    /// Request id.
+    pub id: u64,
+    /// Deciding seat.
+    pub seat: usize,
+    /// Clock left.
+    pub time_ms: Option<u64>,
+    /// Increment.
+    pub inc_ms: Option<u64>,
+    /// Fixed time for this move.
+    pub movetime_ms: Option<u64>,
+    /// The legal moves, joined by commas.
+    pub legal: &'a str,
+    /// The observation (JSON).
+    pub obs: &'a str,
+}
+
+impl<'a> GoRef<'a> {
+    /// Reads a `go` line (leniently, as bots do); `None` if it is not one.
+    pub fn parse(line: &'a str) -> Option<GoRef<'a>> {
+        let rest = line.trim_start().strip_prefix("go")?;
+        if !rest.starts_with(char::is_whitespace) {
+            return None;
+        }
+        let (head, obs) = match rest.find(" obs=") {
+            Some(i) => (&rest[..i], rest[i + 5..].trim_end()),
+            None => return None,
+        };
+        let mut go = GoRef {
+            id: 0,
+            seat: 0,
+            time_ms: None,
+            inc_ms: None,
+            movetime_ms: None,
+            legal: "",
+            obs,
+        };
+        let mut have_id = false;
+        for word in head.split_whitespace() {
+            let Some((k, v)) = word.split_once('=') else {
+                continue;
+            };
+            match k {
+                "id" => {
+                    go.id = v.parse().ok()?;
+                    have_id = true;
+                }
+                "seat" => go.seat = v.parse().ok()?,
+                "time" => go.time_ms = v.parse().ok(),
+                "inc" => go.inc_ms = v.parse().ok(),
+                "movetime" => go.movetime_ms = v.parse().ok(),
+                "legal" => go.legal = if v == "-" { "" } else { v },
+                _ => {}
+            }
+        }
+        have_id.then_some(go)
+    }
+
+    /// The legal moves, one by one.
+    pub fn legal_moves(&self) -> impl Iterator<Item = &'a str> + 'a {
+        self.legal.split(',').filter(|m| !m.is_empty())
+    }
 }
 
 impl fmt::Display for ToBot {
@@ -878,6 +938,36 @@ mod tests {
             FromBot::parse("readyok now"),
             Err(ParseError::NotAField(_))
         ));
+    }
+
+    #[test]
+    fn go_reads_borrowed_the_same_as_owned() {
+        for m in to_bot_samples() {
+            if let ToBot::Go {
+                id,
+                seat,
+                time_ms,
+                inc_ms,
+                movetime_ms,
+                legal,
+                obs,
+            } = &m
+            {
+                let line = m.to_string();
+                let g = GoRef::parse(&line).unwrap();
+                assert_eq!(
+                    (g.id, g.seat, g.time_ms, g.inc_ms, g.movetime_ms),
+                    (*id, *seat, *time_ms, *inc_ms, *movetime_ms)
+                );
+                assert_eq!(
+                    g.legal_moves().collect::<Vec<_>>(),
+                    legal.iter().map(String::as_str).collect::<Vec<_>>()
+                );
+                assert_eq!(g.obs, obs);
+            }
+        }
+        assert!(GoRef::parse("gone id=1 legal=a obs={}").is_none());
+        assert!(GoRef::parse("go seat=0 legal=a obs={}").is_none(), "no id");
     }
 
     #[test]

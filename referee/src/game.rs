@@ -2,7 +2,7 @@
 
 use crate::clock::{Limits, SeatClock, TimeControl};
 use crate::fault::{Fault, FaultKind};
-use crate::player::{MoveRequest, Observation, Pending, Player, Reply, collect};
+use crate::player::{Legal, MoveRequest, Observation, Pending, Player, Reply, collect};
 use crate::record::{FaultRecord, GameRecord, MoveRecord, Pairing, RECORD_SCHEMA, SeatRecord, final_outcome};
 use crate::spec::BotSpec;
 use engine::{AnyGame, SetupError};
@@ -92,6 +92,7 @@ pub fn play_game(
     let mut game = create_game(setup, seats.len())?;
     let n = seats.len();
     let options = game.options().to_vec();
+    let shared_options: std::sync::Arc<[String]> = options.clone().into();
     let info = game.info();
     let mut faults: Vec<FaultRecord> = Vec::new();
 
@@ -146,7 +147,7 @@ pub fn play_game(
                 let req = request(
                     game.as_ref(),
                     info.id,
-                    &options,
+                    &shared_options,
                     n,
                     seat,
                     next_id,
@@ -218,10 +219,11 @@ pub fn play_game(
             }
         }
         for (seat, mv) in public {
+            let line = ToBot::Played { seat, mv }.to_string();
             for (other, p) in players.iter_mut().enumerate() {
                 if other != seat {
                     if let Some(p) = p.as_mut() {
-                        p.notify(&ToBot::Played { seat, mv: mv.clone() });
+                        p.notify_line(&line);
                     }
                 }
             }
@@ -279,8 +281,8 @@ pub fn play_game(
 #[allow(clippy::too_many_arguments)]
 fn request(
     game: &dyn AnyGame,
-    id_text: &str,
-    options: &[String],
+    id_text: &'static str,
+    options: &std::sync::Arc<[String]>,
     seats: usize,
     seat: usize,
     id: u64,
@@ -290,11 +292,17 @@ fn request(
 ) -> MoveRequest {
     MoveRequest {
         id,
-        game: id_text.to_owned(),
-        options: options.to_vec(),
+        game: id_text,
+        options: options.clone(),
         seats,
         seat,
-        legal: game.legal_moves(seat),
+        legal: if player.reads_text() {
+            let mut text = String::with_capacity(128);
+            game.write_legal_moves(seat, &mut text);
+            Legal::Text(text)
+        } else {
+            Legal::List(game.legal_moves(seat))
+        },
         observation: if player.reads_text() {
             Observation::Text(game.observation_json(seat))
         } else {

@@ -16,15 +16,15 @@ pub struct MoveRequest {
     /// Request id (echoed by the reply).
     pub id: u64,
     /// Game id.
-    pub game: String,
-    /// The game's options.
-    pub options: Vec<String>,
+    pub game: &'static str,
+    /// The game's options (shared by every request of the game).
+    pub options: std::sync::Arc<[String]>,
     /// Seats in the game.
     pub seats: usize,
     /// The deciding seat.
     pub seat: usize,
     /// Legal moves.
-    pub legal: Vec<String>,
+    pub legal: Legal,
     /// The seat's observation.
     pub observation: Observation,
     /// Clock left (clock controls only).
@@ -35,6 +35,32 @@ pub struct MoveRequest {
     pub movetime_ms: Option<u64>,
     /// The position drawn for people (asked only for human players).
     pub render: Option<String>,
+}
+
+/// The legal moves in the form their player reads them.
+#[derive(Debug, Clone)]
+pub enum Legal {
+    /// Joined by commas, for bots over the protocol.
+    Text(String),
+    /// One by one, for bots in process and people.
+    List(Vec<String>),
+}
+
+impl Legal {
+    fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Legal::Text(t) => t.as_str().into(),
+            Legal::List(l) => l.join(",").into(),
+        }
+    }
+
+    /// The moves one by one.
+    pub fn list(&self) -> Vec<&str> {
+        match self {
+            Legal::Text(t) => t.split(',').filter(|m| !m.is_empty()).collect(),
+            Legal::List(l) => l.iter().map(String::as_str).collect(),
+        }
+    }
 }
 
 /// An observation in the form its player reads it.
@@ -235,7 +261,7 @@ impl Player {
                     req.time_ms,
                     req.inc_ms,
                     req.movetime_ms,
-                    &req.legal,
+                    &req.legal.text(),
                     &req.observation.text(),
                 );
                 bot.info.clear();
@@ -252,7 +278,8 @@ impl Player {
             Kind::Builtin(bot) => {
                 let start = Instant::now();
                 let observation = req.observation.value();
-                let mv = bot.choose(&view_of(req, &observation));
+                let legal = req.legal.list();
+                let mv = bot.choose(&view_of(req, &observation, &legal));
                 Pending::Done(Ok(Reply {
                     mv,
                     elapsed: start.elapsed(),
@@ -325,6 +352,14 @@ impl Player {
         match self.kind {
             Kind::Process(bot) => bot.shutdown(grace),
             Kind::Builtin(_) | Kind::Human => true,
+        }
+    }
+
+    /// Queues a line already formatted (a `played` event told to several seats is
+    /// formatted once).
+    pub fn notify_line(&mut self, line: &str) {
+        if let Kind::Process(bot) = &mut self.kind {
+            bot.queue_line(line);
         }
     }
 
@@ -475,14 +510,14 @@ fn wait_reply(bot: &mut ProcessBot, id: u64, start: Instant, deadline: Instant) 
     }
 }
 
-fn view_of<'a>(req: &'a MoveRequest, observation: &'a serde_json::Value) -> View<'a> {
+fn view_of<'a>(req: &'a MoveRequest, observation: &'a serde_json::Value, legal: &'a [&'a str]) -> View<'a> {
     View {
-        game: &req.game,
+        game: req.game,
         seat: req.seat,
         seats: req.seats,
         options: &req.options,
         observation,
-        legal: &req.legal,
+        legal,
         time_ms: req.time_ms,
         movetime_ms: req.movetime_ms,
     }
@@ -552,10 +587,11 @@ fn ping_bot(bot: &mut ProcessBot, limit: Duration) -> Result<(), Fault> {
 }
 
 fn ask_human(req: &MoveRequest) -> Result<String, Fault> {
+    let legal = req.legal.list();
     let stdin = std::io::stdin();
     let mut err = std::io::stderr();
     let _ = writeln!(err, "\n{}", req.render.as_deref().unwrap_or(""));
-    for (i, m) in req.legal.iter().enumerate() {
+    for (i, m) in legal.iter().enumerate() {
         let _ = write!(err, "{:>3}) {m:<12}", i + 1);
         if (i + 1) % 5 == 0 {
             let _ = writeln!(err);
@@ -571,11 +607,11 @@ fn ask_human(req: &MoveRequest) -> Result<String, Fault> {
         }
         let t = line.trim();
         if let Ok(n) = t.parse::<usize>() {
-            if (1..=req.legal.len()).contains(&n) {
-                return Ok(req.legal[n - 1].clone());
+            if (1..=legal.len()).contains(&n) {
+                return Ok(legal[n - 1].to_owned());
             }
         }
-        if req.legal.iter().any(|m| m == t) {
+        if legal.iter().any(|m| *m == t) {
             return Ok(t.to_owned());
         }
         let _ = write!(err, "{t:?} is not one of the moves above.");
