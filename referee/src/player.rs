@@ -611,7 +611,7 @@ fn ask_human(req: &MoveRequest) -> Result<String, Fault> {
                 return Ok(legal[n - 1].to_owned());
             }
         }
-        if legal.iter().any(|m| *m == t) {
+        if legal.contains(&t) {
             return Ok(t.to_owned());
         }
         let _ = write!(err, "{t:?} is not one of the moves above.");
