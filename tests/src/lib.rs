@@ -81,6 +81,11 @@ impl GameVisitor for CheckedPlayout<'_> {
                 G::ID
             );
             assert_eq!(again.position(), position);
+            assert!(
+                !game.render().trim().is_empty(),
+                "{}: every state can be drawn",
+                G::ID
+            );
             for seat in 0..seats {
                 let obs = serde_json::to_value(game.observation(seat)).expect("observation serializes");
                 let sampled = game.determinize(seat, &mut probe);
@@ -174,4 +179,53 @@ pub fn smoke(budget: u64) -> PlayoutStats {
         total.decisions += s.decisions;
     }
     total
+}
+
+/// The workspace's root folder.
+pub fn workspace_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace")
+        .to_path_buf()
+}
+
+/// Path of a workspace binary (`referee`, `astragal-bot`), built once per test run
+/// with the cargo that runs the tests, so the tests drive the programs users run.
+///
+/// # Panics
+/// If the build fails.
+pub fn binary(name: &str) -> std::path::PathBuf {
+    static BUILT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let root = workspace_root();
+        let status = std::process::Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "astragal-referee",
+                "-p",
+                "astragal-bots",
+                "--bins",
+            ])
+            .current_dir(&root)
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the binaries failed");
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| root.join("target"));
+        target.join("debug")
+    });
+    dir.join(name)
+}
+
+/// Whether a program is on PATH.
+pub fn on_path(program: &str) -> bool {
+    std::process::Command::new(program)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }

@@ -819,7 +819,7 @@ impl Game for Uptick {
                 if c.is_empty() {
                     s.push_str(" . ");
                 } else {
-                    let mark = if self.is_frozen(y * n + x) { '*' } else { ' ' };
+                    let mark = if self.is_frozen(self.at(x, y)) { '*' } else { ' ' };
                     let who = if c.owner() == 0 { 'A' } else { 'b' };
                     s.push_str(&format!("{who}{}{mark}", c.value()));
                 }

@@ -1,0 +1,303 @@
+//! The `referee` command as users run it, with the example bots in every language.
+
+use astragal_tests::{binary, on_path, workspace_root};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn referee(args: &[&str]) -> Output {
+    Command::new(binary("referee"))
+        .args(args)
+        .current_dir(workspace_root())
+        .output()
+        .expect("referee runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("astragal-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+fn rust_bot() -> String {
+    format!("{} --bot random", binary("astragal-bot").display())
+}
+
+#[test]
+fn play_records_and_replay_checks_the_record() {
+    let rec = temp("play.jsonl");
+    let o = referee(&[
+        "play",
+        "--game",
+        "ur",
+        "--seed",
+        "42",
+        "--bot",
+        "builtin:random",
+        "--bot",
+        &rust_bot(),
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("ur seed 42"), "{}", text(&o));
+    let o = referee(&["replay", rec.to_str().unwrap()]);
+    assert!(
+        o.status.success() && text(&o).contains("1 games replayed identically, 0 differ"),
+        "{}",
+        text(&o)
+    );
+    let o = referee(&["show", rec.to_str().unwrap()]);
+    assert!(
+        o.status.success() && text(&o).contains("result (normal)"),
+        "{}",
+        text(&o)
+    );
+    // A record whose moves were edited no longer replays, and the command says so.
+    let original = std::fs::read_to_string(&rec).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(original.trim()).unwrap();
+    value["outcome"]["ranks"] = serde_json::json!([2, 2]);
+    std::fs::write(&rec, format!("{value}\n")).unwrap();
+    let o = referee(&["replay", rec.to_str().unwrap()]);
+    assert!(!o.status.success(), "a forged outcome must fail: {}", text(&o));
+    assert!(text(&o).contains("outcome differs"), "{}", text(&o));
+}
+
+#[test]
+fn the_same_seed_and_bots_give_the_same_game() {
+    let (a, b) = (temp("same-a.jsonl"), temp("same-b.jsonl"));
+    for path in [&a, &b] {
+        let o = referee(&[
+            "play",
+            "--game",
+            "cuatto",
+            "--seed",
+            "9",
+            "--bot",
+            "builtin:random?seed=3",
+            "--bot",
+            "builtin:first",
+            "--bot",
+            "builtin:random",
+            "--record",
+            path.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let moves = |p: &std::path::Path| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(std::fs::read_to_string(p).unwrap().trim()).unwrap();
+        v["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["move"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(moves(&a), moves(&b));
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &[
+                "play",
+                "--game",
+                "chess",
+                "--bot",
+                "builtin:random",
+                "--bot",
+                "builtin:random",
+            ],
+            "unknown game \"chess\"",
+        ),
+        (
+            &["play", "--game", "ur", "--bot", "builtin:random"],
+            "game ur is for 2 to 2 seats, not 1",
+        ),
+        (
+            &[
+                "play",
+                "--game",
+                "ur",
+                "--opt",
+                "rules=modern",
+                "--bot",
+                "builtin:random",
+                "--bot",
+                "builtin:random",
+            ],
+            "expected one of tablet|finkel",
+        ),
+        (
+            &[
+                "play",
+                "--game",
+                "ur",
+                "--bot",
+                "builtin:deep",
+                "--bot",
+                "builtin:random",
+            ],
+            "no built-in bot \"deep\"",
+        ),
+        (
+            &[
+                "play",
+                "--game",
+                "ur",
+                "--tc",
+                "fast",
+                "--bot",
+                "builtin:random",
+                "--bot",
+                "builtin:random",
+            ],
+            "base+increment",
+        ),
+        (&["show", "/no/such/file.jsonl"], "/no/such/file.jsonl"),
+    ];
+    for (args, needle) in cases {
+        let o = referee(args);
+        assert!(!o.status.success(), "{args:?} should fail");
+        assert!(text(&o).contains(needle), "{args:?}: {}", text(&o));
+        assert!(!text(&o).contains("panicked"), "{}", text(&o));
+    }
+}
+
+#[test]
+fn games_lists_every_game_and_option() {
+    let o = referee(&["games"]);
+    assert!(o.status.success());
+    for id in engine::GAME_IDS {
+        assert!(
+            text(&o).contains(&format!("{id} —")),
+            "{id} missing: {}",
+            text(&o)
+        );
+    }
+    assert!(text(&o).contains("exact_exit"));
+}
+
+#[test]
+fn a_human_plays_at_the_terminal() {
+    let mut child = Command::new(binary("referee"))
+        .args([
+            "play",
+            "--game",
+            "uptick",
+            "--opt",
+            "size=3",
+            "--opt",
+            "reserve=2",
+            "--bot",
+            "human",
+            "--bot",
+            "builtin:first",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A wrong answer first, then always the first listed move.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"nonsense\n").unwrap();
+    for _ in 0..50 {
+        let _ = stdin.write_all(b"1\n");
+    }
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("is not one of the moves above"), "{}", text(&o));
+    assert!(text(&o).contains("seat 0 human"), "{}", text(&o));
+}
+
+#[test]
+fn a_match_prints_a_summary_per_bot() {
+    let rec = temp("match.jsonl");
+    let o = referee(&[
+        "match",
+        "--game",
+        "spartan",
+        "--games",
+        "6",
+        "--concurrency",
+        "2",
+        "--bot",
+        "builtin:random",
+        "--bot",
+        &rust_bot(),
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("6 games"), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(&rec).unwrap().lines().count(),
+        6,
+        "every game recorded"
+    );
+    let o = referee(&["replay", rec.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn check_bot_passes_a_good_bot_and_fails_a_bad_one() {
+    let o = referee(&["check-bot", &rust_bot(), "--game", "ur", "--games", "2"]);
+    assert!(
+        o.status.success() && text(&o).contains("7/7 checks passed"),
+        "{}",
+        text(&o)
+    );
+    let o = referee(&[
+        "check-bot",
+        "python3 -c 'import sys; print(\"hello\")'",
+        "--game",
+        "ur",
+    ]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("FAIL handshake"), "{}", text(&o));
+}
+
+/// Every example bot plays every game through the referee, without a fault.
+#[test]
+fn every_example_bot_plays_every_game() {
+    let mut bots = vec![
+        "python3 bots/python/random_bot.py".to_owned(),
+        "python3 bots/python/heuristic_bot.py".to_owned(),
+        rust_bot(),
+        format!("{} --bot first", binary("astragal-bot").display()),
+    ];
+    if on_path("node") {
+        bots.push("node bots/js/random_bot.js".to_owned());
+    } else {
+        eprintln!("node is not on PATH: the JavaScript bot is not tested here (.ci/run installs node)");
+    }
+    for game in engine::GAME_IDS {
+        let seats = engine::game_info(game).unwrap().default_seats;
+        for (i, bot) in bots.iter().enumerate() {
+            let mut args = vec!["play", "--game", game, "--seed", "3"];
+            let others = bots[(i + 1) % bots.len()].clone();
+            let table: Vec<String> = (0..seats)
+                .map(|s| if s == 0 { bot.clone() } else { others.clone() })
+                .collect();
+            for b in &table {
+                args.push("--bot");
+                args.push(b);
+            }
+            let o = referee(&args);
+            assert!(o.status.success(), "{game} {bot}: {}", text(&o));
+            assert!(!text(&o).contains("fault"), "{game} {bot}: {}", text(&o));
+        }
+    }
+}
