@@ -13,7 +13,18 @@ pub struct Square {
 
 impl fmt::Display for Square {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", char::from(b'a' + self.file), u32::from(self.rank) + 1)
+        // Written byte by byte: move lists print hundreds of squares per request.
+        let rank = self.rank + 1;
+        let mut buf = [b'a' + self.file, 0, 0];
+        let len = if rank >= 10 {
+            buf[1] = b'0' + rank / 10;
+            buf[2] = b'0' + rank % 10;
+            3
+        } else {
+            buf[1] = b'0' + rank;
+            2
+        };
+        f.write_str(std::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)
     }
 }
 

@@ -6,8 +6,10 @@
 use crate::clock::{Limits, TimeControl};
 use crate::game::{GameSetup, LogPlace, SeatSetup, play_game};
 use crate::matchplay::{MatchConfig, run_match};
+use crate::process::wait_readable;
 use crate::spec::BotSpec;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,6 +22,8 @@ pub struct BenchConfig {
     pub options: Vec<String>,
     /// The bot program (the minimal `astragal-bot --bot first`).
     pub bot: String,
+    /// Seats (the game's default if `None`).
+    pub seats: Option<usize>,
     /// Decisions to make through the protocol.
     pub decisions: u64,
     /// Games for the concurrency comparison.
@@ -84,7 +88,10 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
     let spec = BotSpec::Process {
         command: cfg.bot.clone(),
     };
-    let seats = engine::game_info(&cfg.game)?.default_seats;
+    let seats = match cfg.seats {
+        Some(n) => n,
+        None => engine::game_info(&cfg.game)?.default_seats,
+    };
     let table: Vec<SeatSetup> = (0..seats).map(|_| SeatSetup::new(spec.clone())).collect();
     let mut report = BenchReport::default();
 
@@ -190,7 +197,9 @@ fn message_sizes(rec: &crate::record::GameRecord) -> anyhow::Result<(usize, usiz
 }
 
 /// Round trips per second of `request` bytes out and `reply` bytes back through
-/// `seats` copies of the bot program's echo mode, visited in `order` (cycled).
+/// `seats` copies of the bot program's echo mode, visited in `order` (cycled),
+/// waiting for each reply exactly as the referee does ([`wait_readable`]), so the
+/// comparison measures the protocol's work and nothing else.
 fn raw_round_trips(
     bot: &str,
     seats: usize,
@@ -212,11 +221,11 @@ fn raw_round_trips(
             .stdout(Stdio::piped())
             .spawn()?;
         let stdin = child.stdin.take().ok_or_else(|| anyhow::anyhow!("no stdin"))?;
-        let stdout = BufReader::new(child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?);
+        let stdout = child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?;
         children.push((child, stdin, stdout));
     }
     let line = format!("{}\n", "x".repeat(request.saturating_sub(1)));
-    let mut answer = String::new();
+    let mut buf = vec![0u8; 64 * 1024];
     let start = Instant::now();
     for i in 0..n as usize {
         let seat = if order.is_empty() {
@@ -227,9 +236,22 @@ fn raw_round_trips(
         let (_, stdin, stdout) = &mut children[seat];
         stdin.write_all(line.as_bytes())?;
         stdin.flush()?;
-        answer.clear();
-        if stdout.read_line(&mut answer)? == 0 {
-            anyhow::bail!("the echo bot stopped");
+        // The echo answers with one line in one write.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if wait_readable(&[stdout.as_fd()], deadline)
+                .map_err(|f| anyhow::anyhow!("{f}"))?
+                .is_empty()
+            {
+                anyhow::bail!("the echo bot did not answer");
+            }
+            let got = stdout.read(&mut buf)?;
+            if got == 0 {
+                anyhow::bail!("the echo bot stopped");
+            }
+            if buf[..got].ends_with(b"\n") {
+                break;
+            }
         }
     }
     let rate = n as f64 / start.elapsed().as_secs_f64();

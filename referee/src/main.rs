@@ -85,6 +85,9 @@ struct BenchArgs {
     /// The bot program (default: astragal-bot --bot first, next to this referee).
     #[arg(long)]
     bot: Option<String>,
+    /// Seats (the game's default when absent).
+    #[arg(long)]
+    seats: Option<usize>,
     /// Rounds of protocol-then-raw measurement; medians are reported.
     #[arg(long, default_value_t = 5)]
     rounds: usize,
@@ -361,6 +364,7 @@ fn bench(a: BenchArgs) -> anyhow::Result<()> {
         decisions: a.decisions,
         scaling_games: a.games,
         rounds: a.rounds,
+        seats: a.seats,
     };
     let report = referee::bench::bench(&cfg)?;
     print!("{}", report.text());

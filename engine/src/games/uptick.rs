@@ -97,9 +97,18 @@ pub enum UptickMove {
 
 impl fmt::Display for UptickMove {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use fmt::Write as _;
         match *self {
-            UptickMove::Place { cell, value } => write!(f, "{cell}={value}"),
-            UptickMove::Step { from, to } => write!(f, "{from}-{to}"),
+            UptickMove::Place { cell, value } => {
+                fmt::Display::fmt(&cell, f)?;
+                f.write_char('=')?;
+                f.write_char(char::from(b'0' + value))
+            }
+            UptickMove::Step { from, to } => {
+                fmt::Display::fmt(&from, f)?;
+                f.write_char('-')?;
+                fmt::Display::fmt(&to, f)
+            }
         }
     }
 }
