@@ -106,6 +106,46 @@ fn the_same_seed_and_bots_give_the_same_game() {
 }
 
 #[test]
+fn a_game_can_start_from_a_position() {
+    // Uptick with one die each left: seat 0 to move, its 2 on a1 can take the 1 on a3.
+    let position = "board=8/8/8/8/8/a7/8/B7 to_move=0 reserve=0,0 captured=0,0 last=- turn=4";
+    let rec = temp("position.jsonl");
+    let o = referee(&[
+        "play",
+        "--game",
+        "uptick",
+        "--position",
+        position,
+        "--bot",
+        "builtin:first",
+        "--bot",
+        "builtin:first",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&rec).unwrap().trim()).unwrap();
+    assert_eq!(v["start_position"], position);
+    assert!(referee(&["replay", rec.to_str().unwrap()]).status.success());
+    let o = referee(&[
+        "play",
+        "--game",
+        "uptick",
+        "--position",
+        "board=8/8",
+        "--bot",
+        "builtin:first",
+        "--bot",
+        "builtin:first",
+    ]);
+    assert!(
+        !o.status.success() && text(&o).contains("expected 8 ranks"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
 fn bad_input_gets_a_clear_error() {
     let cases: [(&[&str], &str); 6] = [
         (

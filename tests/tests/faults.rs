@@ -171,6 +171,36 @@ fn quit_ignored_and_stderr_flooded_still_finish_cleanly() {
 }
 
 #[test]
+fn stderr_goes_to_a_capped_log_per_bot() {
+    let dir = std::env::temp_dir().join(format!("astragal-logs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let setup = GameSetup {
+        game: "ur".into(),
+        options: vec![],
+        seed: 5,
+        position: None,
+        pairing: None,
+    };
+    let logs = LogPlace {
+        dir: Some(dir.clone()),
+        tag: "t-".into(),
+    };
+    let rec = play_game(&setup, &[first(), hostile("flood-stderr", 0)], &limits(), &logs).unwrap();
+    assert!(rec.faults.is_empty(), "{:?}", rec.faults);
+    let log = std::fs::read(dir.join("t-seat1.stderr.log")).expect("the bot's stderr log");
+    let cap = referee::process::STDERR_LOG_CAP as usize;
+    assert!(
+        log.len() > cap / 2,
+        "the log holds what the bot wrote ({} bytes)",
+        log.len()
+    );
+    assert!(log.len() <= cap + 64, "the log is capped ({} bytes)", log.len());
+    assert!(log.ends_with(b"[stderr log capped]\n"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn with_three_or_more_seats_the_game_goes_on_without_the_faulted_seat() {
     let rec = play(
         "cuatto",

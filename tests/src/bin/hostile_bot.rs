@@ -22,7 +22,12 @@ fn main() {
     let mut out = std::io::stdout();
     let mut gos = 0u64;
     if mode == "flood-stderr" {
-        // Tens of megabytes of stderr while playing: the referee must drain it.
+        // 2 MiB before saying anything (past the log cap), then tens of megabytes
+        // while playing: the referee must drain it all.
+        let chunk = "e".repeat(64 * 1024);
+        for _ in 0..32 {
+            let _ = std::io::stderr().write_all(chunk.as_bytes());
+        }
         std::thread::spawn(|| {
             let chunk = "e".repeat(64 * 1024);
             let mut err = std::io::stderr();
