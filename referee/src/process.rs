@@ -59,6 +59,8 @@ pub struct ProcessBot {
     /// Lines queued to go out with the next message, in one write.
     queued: String,
     stderr_tail: Arc<Mutex<Vec<u8>>>,
+    /// Says when the stderr thread has written everything.
+    stderr_done: std::sync::mpsc::Receiver<()>,
     /// Info lines seen while waiting.
     pub info: Vec<String>,
     /// Late replies to older requests, discarded.
@@ -119,9 +121,13 @@ impl ProcessBot {
             .map_err(|e| spawn_fault(command, e))?;
         let stderr_tail = Arc::new(Mutex::new(Vec::new()));
         let tail = stderr_tail.clone();
+        let (done_tx, stderr_done) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("bot-stderr".into())
-            .spawn(move || drain_stderr(stderr, &tail, stderr_log))
+            .spawn(move || {
+                drain_stderr(stderr, &tail, stderr_log);
+                let _ = done_tx.send(());
+            })
             .map_err(|e| spawn_fault(command, e))?;
         Ok(ProcessBot {
             command: command.to_owned(),
@@ -135,6 +141,7 @@ impl ProcessBot {
             eof: false,
             queued: String::new(),
             stderr_tail,
+            stderr_done,
             info: Vec::new(),
             late_replies: 0,
         })
@@ -394,6 +401,9 @@ impl Drop for ProcessBot {
         self.kill_group();
         let _ = self.child.kill();
         let _ = self.child.wait(); // reap: no zombies
+        // Let the log be complete when the game is over (bounded: a grandchild that
+        // left the process group could hold the pipe open).
+        let _ = self.stderr_done.recv_timeout(Duration::from_millis(500));
     }
 }
 
@@ -452,6 +462,7 @@ fn last_chars(s: &str, n: usize) -> &str {
 fn drain_stderr(mut stderr: std::process::ChildStderr, tail: &Mutex<Vec<u8>>, log: Option<PathBuf>) {
     let mut file = log.and_then(|p| std::fs::File::create(p).ok());
     let mut written = 0u64;
+    let mut marked = false;
     let mut buf = vec![0u8; 8192];
     loop {
         let n = match stderr.read(&mut buf) {
@@ -469,14 +480,14 @@ fn drain_stderr(mut stderr: std::process::ChildStderr, tail: &Mutex<Vec<u8>>, lo
         }
         if let Some(f) = file.as_mut() {
             let room = STDERR_LOG_CAP.saturating_sub(written) as usize;
-            if room > 0 {
-                let take = n.min(room);
-                if f.write_all(&buf[..take]).is_ok() {
-                    written += take as u64;
-                }
-                if take < n {
-                    let _ = f.write_all(b"\n[stderr log capped]\n");
-                }
+            let take = n.min(room);
+            if take > 0 && f.write_all(&buf[..take]).is_ok() {
+                written += take as u64;
+            }
+            if take < n && !marked {
+                // Say once that the rest was dropped.
+                let _ = f.write_all(b"\n[stderr log capped]\n");
+                marked = true;
             }
         }
     }
