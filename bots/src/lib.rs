@@ -7,6 +7,7 @@
 //! random`), and a bot written in any language gets the same information.
 
 pub mod driver;
+pub mod grpc;
 
 use engine::GameRng;
 pub use proto::{OptionDecl, OptionType};

@@ -7,6 +7,13 @@
 
 pub mod text;
 
+/// The gRPC encoding: messages and the `Bot` service, generated from
+/// `proto/astragal/v1/bot.proto`.
+pub mod grpc {
+    #![allow(missing_docs, clippy::all, clippy::pedantic, unused_qualifications)]
+    tonic::include_proto!("astragal.v1");
+}
+
 pub use text::{FromBot, GoRef, OptionDecl, OptionType, ParseError, ToBot};
 
 /// The protocol version this crate speaks.

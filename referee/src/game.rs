@@ -137,6 +137,7 @@ pub fn play_game(
         // in-process bots and people answer; then wait for all of them at once.
         let mut answers: Vec<Option<Result<Reply, Fault>>> = (0..n).map(|_| None).collect();
         let mut pending = Vec::new();
+        let mut remote = Vec::new();
         for process_pass in [true, false] {
             for seat in to_act.iter() {
                 let Some(p) = players[seat].as_mut() else { continue };
@@ -158,12 +159,17 @@ pub fn play_game(
                 let deadline = Instant::now() + clocks[seat].allowance(&limits.tc) + limits.margin;
                 match p.begin(&req, deadline) {
                     Pending::Waiting { id, start, deadline } => pending.push((seat, id, start, deadline)),
+                    Pending::Remote { rx, deadline } => remote.push((seat, rx, deadline)),
                     Pending::Done(r) => answers[seat] = Some(r),
                 }
             }
         }
         for (&(seat, ..), r) in pending.iter().zip(collect(&mut players, &pending)) {
             answers[seat] = Some(r);
+        }
+        // Remote calls ran meanwhile and timed themselves.
+        for (seat, rx, deadline) in remote {
+            answers[seat] = Some(crate::remote::wait(&rx, deadline));
         }
         // Play the answers in seat order, so the result never depends on who was quicker.
         let mut public = Vec::new();
@@ -296,7 +302,7 @@ fn request(
         options: options.clone(),
         seats,
         seat,
-        legal: if player.reads_text() {
+        legal: if player.reads_joined_moves() {
             let mut text = String::with_capacity(128);
             game.write_legal_moves(seat, &mut text);
             Legal::Text(text)

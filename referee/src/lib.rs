@@ -17,6 +17,7 @@ pub mod matchplay;
 pub mod player;
 pub mod process;
 pub mod record;
+pub mod remote;
 pub mod replay;
 pub mod spec;
 

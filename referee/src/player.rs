@@ -2,6 +2,7 @@
 
 use crate::fault::{Fault, FaultKind};
 use crate::process::{MAX_LINES_PER_REQUEST, ProcessBot};
+use crate::remote::RemoteBot;
 use crate::spec::BotSpec;
 use bots::{Bot, View};
 use proto::{FromBot, OptionDecl, PROTOCOL_VERSION, ToBot};
@@ -112,6 +113,7 @@ pub struct Hello {
 
 enum Kind {
     Process(Box<ProcessBot>),
+    Remote(Box<RemoteBot>),
     Builtin(Box<dyn Bot>),
     Human,
 }
@@ -140,6 +142,13 @@ pub enum Pending {
         id: u64,
         /// When the request was flushed.
         start: Instant,
+        /// When the answer is due.
+        deadline: Instant,
+    },
+    /// Sent to a bot over gRPC; the answer comes on `rx`.
+    Remote {
+        /// The answer.
+        rx: std::sync::mpsc::Receiver<Result<Reply, Fault>>,
         /// When the answer is due.
         deadline: Instant,
     },
@@ -182,6 +191,26 @@ impl Player {
                 spec: spec.clone(),
                 kind: Kind::Human,
             }),
+            BotSpec::Grpc { url } => {
+                let http = url.replacen("grpc://", "http://", 1);
+                let (mut bot, hello) = RemoteBot::connect(&http, handshake)?;
+                for (name, value) in options {
+                    let decl = hello.options.iter().find(|d| &d.name == name).ok_or_else(|| {
+                        Fault::new(
+                            FaultKind::Handshake,
+                            format!("the bot declares no option {name:?}"),
+                        )
+                    })?;
+                    decl.check(value)
+                        .map_err(|e| Fault::new(FaultKind::Handshake, e))?;
+                    bot.set_option(name, value);
+                }
+                Ok(Player {
+                    hello,
+                    spec: spec.clone(),
+                    kind: Kind::Remote(Box::new(bot)),
+                })
+            }
             BotSpec::Process { command } => {
                 let mut bot = ProcessBot::spawn(command, stderr_log)?;
                 let hello = handshake_with(&mut bot, handshake)?;
@@ -210,6 +239,11 @@ impl Player {
 
     /// Whether this player reads observations as protocol text (else as a JSON value).
     pub fn reads_text(&self) -> bool {
+        matches!(self.kind, Kind::Process(_) | Kind::Remote(_))
+    }
+
+    /// Whether this player takes the legal moves as one comma-joined text.
+    pub fn reads_joined_moves(&self) -> bool {
         matches!(self.kind, Kind::Process(_))
     }
 
@@ -240,6 +274,7 @@ impl Player {
                 });
                 ping_bot(bot, ping)
             }
+            Kind::Remote(bot) => bot.new_game(game, seats, seat, options, ping),
             Kind::Builtin(bot) => {
                 bot.new_game(game, seats, seat, options);
                 Ok(())
@@ -275,6 +310,20 @@ impl Player {
                     Err(f) => Pending::Done(Err(f)),
                 }
             }
+            Kind::Remote(bot) => {
+                let legal = req.legal.list().into_iter().map(str::to_owned).collect();
+                let rx = bot.begin_go(
+                    req.id,
+                    req.seat,
+                    req.time_ms,
+                    req.inc_ms,
+                    req.movetime_ms,
+                    legal,
+                    req.observation.text().into_owned(),
+                    deadline,
+                );
+                Pending::Remote { rx, deadline }
+            }
             Kind::Builtin(bot) => {
                 let start = Instant::now();
                 let observation = req.observation.value();
@@ -304,6 +353,7 @@ impl Player {
     pub fn request(&mut self, req: &MoveRequest, deadline: Instant) -> Result<Reply, Fault> {
         match self.begin(req, deadline) {
             Pending::Done(r) => r,
+            Pending::Remote { rx, deadline } => crate::remote::wait(&rx, deadline),
             Pending::Waiting { id, start, deadline } => match &mut self.kind {
                 Kind::Process(bot) => wait_reply(bot, id, start, deadline),
                 _ => Err(Fault::new(FaultKind::Crash, "a request without a process")),
@@ -320,6 +370,18 @@ impl Player {
             Kind::Process(bot) => {
                 let _ = bot.send(msg, Duration::from_millis(200));
             }
+            Kind::Remote(bot) => match msg {
+                ToBot::Played { seat, mv } => bot.played(*seat, mv),
+                ToBot::GameOver {
+                    ranks,
+                    scores,
+                    reason,
+                    detail,
+                } => {
+                    bot.game_over(ranks, scores, reason, detail.as_deref());
+                }
+                _ => {}
+            },
             Kind::Human => {
                 if let ToBot::GameOver {
                     ranks,
@@ -351,15 +413,21 @@ impl Player {
     pub fn shutdown(self, grace: Duration) -> bool {
         match self.kind {
             Kind::Process(bot) => bot.shutdown(grace),
-            Kind::Builtin(_) | Kind::Human => true,
+            Kind::Remote(_) | Kind::Builtin(_) | Kind::Human => true,
         }
     }
 
     /// Queues a line already formatted (a `played` event told to several seats is
     /// formatted once).
     pub fn notify_line(&mut self, line: &str) {
-        if let Kind::Process(bot) = &mut self.kind {
-            bot.queue_line(line);
+        match &mut self.kind {
+            Kind::Process(bot) => bot.queue_line(line),
+            Kind::Remote(bot) => {
+                if let Ok(ToBot::Played { seat, mv }) = ToBot::parse(line) {
+                    bot.played(seat, &mv);
+                }
+            }
+            _ => {}
         }
     }
 

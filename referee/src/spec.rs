@@ -18,6 +18,11 @@ pub enum BotSpec {
         /// Its options.
         options: Vec<(String, String)>,
     },
+    /// A bot served over gRPC: `grpc://host:port`.
+    Grpc {
+        /// The endpoint, as given (`grpc://` is dialled as `http://`).
+        url: String,
+    },
     /// A person at this terminal.
     Human,
 }
@@ -34,6 +39,9 @@ impl BotSpec {
         }
         if text == "human" {
             return Ok(BotSpec::Human);
+        }
+        if text.starts_with("grpc://") {
+            return Ok(BotSpec::Grpc { url: text.to_owned() });
         }
         if let Some(rest) = text.strip_prefix("builtin:") {
             let (name, query) = rest.split_once('?').unwrap_or((rest, ""));
@@ -67,6 +75,7 @@ impl BotSpec {
                     .unwrap_or_else(|| command.clone())
             }
             BotSpec::Builtin { name, .. } => name.clone(),
+            BotSpec::Grpc { url } => url.clone(),
             BotSpec::Human => "human".into(),
         }
     }
@@ -83,6 +92,7 @@ impl fmt::Display for BotSpec {
                 }
                 Ok(())
             }
+            BotSpec::Grpc { url } => f.write_str(url),
             BotSpec::Human => f.write_str("human"),
         }
     }

@@ -21,6 +21,10 @@ struct Args {
     /// round trip that `referee bench` compares the protocol against).
     #[arg(long, hide = true)]
     echo: Option<usize>,
+    /// Serve the bot over gRPC on this address (e.g. 127.0.0.1:50051) instead of
+    /// stdin/stdout; the referee dials it with --bot grpc://127.0.0.1:50051.
+    #[arg(long)]
+    grpc: Option<std::net::SocketAddr>,
 }
 
 fn parse_pair(s: &str) -> Result<(String, String), String> {
@@ -45,6 +49,20 @@ fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     if let Some(bytes) = args.echo {
         return echo(bytes);
+    }
+    if let Some(addr) = args.grpc {
+        // Check the bot and its options now, then make one per game.
+        bots::builtin(&args.bot, &args.opts).map_err(anyhow::Error::msg)?;
+        let (name, opts) = (args.bot.clone(), args.opts.clone());
+        let make: bots::grpc::BotFactory = std::sync::Arc::new(move || {
+            bots::builtin(&name, &opts).unwrap_or_else(|_| Box::new(bots::FirstBot))
+        });
+        let rt = tokio::runtime::Runtime::new()?;
+        eprintln!("serving {} over gRPC on {addr}", args.bot);
+        rt.block_on(bots::grpc::serve(addr, make, async {
+            let _ = tokio::signal::ctrl_c().await;
+        }))?;
+        return Ok(());
     }
     let mut bot = bots::builtin(&args.bot, &args.opts).map_err(anyhow::Error::msg)?;
     let stdin = io::stdin().lock();
