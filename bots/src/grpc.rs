@@ -133,8 +133,9 @@ impl BotRpc for BotService {
         if r.legal.is_empty() {
             return Err(Status::invalid_argument("no legal moves"));
         }
-        // Thinking may take a while: off the async threads.
-        let (bot, mv) = tokio::task::spawn_blocking(move || {
+        // Thinking may take a while: tell the runtime this thread blocks (cheaper than
+        // handing the work to another thread, and as safe for the other calls).
+        let (bot, mv) = tokio::task::block_in_place(move || {
             let observation = if bot.reads_observations() {
                 serde_json::from_str(&r.observation_json).unwrap_or(serde_json::Value::Null)
             } else {
@@ -154,9 +155,7 @@ impl BotRpc for BotService {
             let mut bot = bot;
             let mv = bot.choose(&view);
             (bot, mv)
-        })
-        .await
-        .map_err(|e| Status::internal(e.to_string()))?;
+        });
         if let Ok(mut sessions) = self.sessions.lock() {
             if let Some(s) = sessions.get_mut(&r.session) {
                 s.bot = Some(bot);
@@ -187,6 +186,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), tonic::transport::Error> {
     tonic::transport::Server::builder()
+        .tcp_nodelay(true)
         .add_service(BotServer::new(BotService::new(make, "astragal")))
         .serve_with_shutdown(addr, shutdown)
         .await
@@ -201,7 +201,7 @@ pub async fn serve_on(
     make: BotFactory,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), tonic::transport::Error> {
-    let incoming = tonic::transport::server::TcpIncoming::from(listener);
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     tonic::transport::Server::builder()
         .add_service(BotServer::new(BotService::new(make, "astragal")))
         .serve_with_incoming_shutdown(incoming, shutdown)

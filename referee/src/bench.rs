@@ -50,6 +50,8 @@ pub struct BenchReport {
     pub rounds: usize,
     /// Games per second at concurrency 1 and 2.
     pub games_per_second: [f64; 2],
+    /// Decisions per second with the same bot served over gRPC (loopback).
+    pub grpc_rate: f64,
 }
 
 impl BenchReport {
@@ -59,7 +61,8 @@ impl BenchReport {
             "protocol: {:.0} decisions/s (request ~{} B, reply ~{} B), median of {} rounds\n\
              raw pipes: {:.0} round trips/s, same sizes, same processes in the same order\n\
              protocol / raw: {:.0}% (median of the per-round ratios)\n\
-             whole games: {:.1} games/s at concurrency 1, {:.1} at 2 (x{:.2})\n",
+             whole games: {:.1} games/s at concurrency 1, {:.1} at 2 (x{:.2})\n\
+             gRPC (loopback, same bot served with --grpc): {:.0} decisions/s, {:.1} us per decision (stdio: {:.1} us)\n",
             self.protocol_rate,
             self.request_bytes,
             self.reply_bytes,
@@ -68,7 +71,10 @@ impl BenchReport {
             100.0 * self.ratio,
             self.games_per_second[0],
             self.games_per_second[1],
-            self.games_per_second[1] / self.games_per_second[0].max(1e-9)
+            self.games_per_second[1] / self.games_per_second[0].max(1e-9),
+            self.grpc_rate,
+            1e6 / self.grpc_rate.max(1e-9),
+            1e6 / self.protocol_rate.max(1e-9)
         )
     }
 }
@@ -144,6 +150,8 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
     report.ratio = median(&mut ratios);
     report.rounds = rounds;
 
+    report.grpc_rate = grpc_rate(cfg, seats)?;
+
     // Concurrency.
     for (i, concurrency) in [1usize, 2].into_iter().enumerate() {
         let m = MatchConfig {
@@ -161,6 +169,53 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
         report.games_per_second[i] = s.games as f64 / s.seconds.max(1e-9);
     }
     Ok(report)
+}
+
+/// Decisions per second with the bench bot served over gRPC on loopback.
+fn grpc_rate(cfg: &BenchConfig, seats: usize) -> anyhow::Result<f64> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let addr = format!("127.0.0.1:{port}");
+    let words = shlex::split(&cfg.bot).unwrap_or_default();
+    let (program, args) = words
+        .split_first()
+        .ok_or_else(|| anyhow::anyhow!("empty bot command"))?;
+    let mut server = Command::new(program)
+        .args(args)
+        .args(["--grpc", &addr])
+        .stderr(Stdio::null())
+        .spawn()?;
+    let up = (0..500).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        std::net::TcpStream::connect(&addr).is_ok()
+    });
+    let result = (|| {
+        anyhow::ensure!(up, "the gRPC bot server did not come up on {addr}");
+        let spec = SeatSetup::new(BotSpec::Grpc {
+            url: format!("grpc://{addr}"),
+        });
+        let table: Vec<SeatSetup> = (0..seats).map(|_| spec.clone()).collect();
+        let (mut decisions, mut ms, mut seed) = (0u64, 0u64, 0u64);
+        while decisions < cfg.decisions.div_ceil(cfg.rounds.max(1) as u64) {
+            seed += 1;
+            let setup = GameSetup {
+                game: cfg.game.clone(),
+                options: cfg.options.clone(),
+                seed,
+                position: None,
+                pairing: None,
+            };
+            let rec = play_game(&setup, &table, &limits(), &LogPlace::default())?;
+            if let Some(f) = rec.faults.first() {
+                anyhow::bail!("the gRPC bench bot faulted: {} {}", f.kind, f.detail);
+            }
+            decisions += rec.moves.len() as u64;
+            ms += rec.play_ms;
+        }
+        Ok(decisions as f64 / (ms as f64 / 1000.0).max(1e-9))
+    })();
+    let _ = server.kill();
+    let _ = server.wait();
+    result
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -78,7 +78,8 @@ impl RemoteBot {
         let deadline = Instant::now() + limit;
         let endpoint = Endpoint::from_shared(url.to_owned())
             .map_err(|e| Fault::new(FaultKind::Spawn, format!("bad gRPC address {url:?}: {e}")))?
-            .connect_timeout(limit);
+            .connect_timeout(limit)
+            .tcp_nodelay(true);
         let (client, hello) = runtime().block_on(async {
             let channel = endpoint
                 .connect()

@@ -1,0 +1,270 @@
+//! One conformance suite, two transports: the same bots, games and faults over
+//! stdin/stdout and over gRPC must give the same results; and the faults only a
+//! network has (an unreachable endpoint, a server that dies) end as recorded
+//! faults too, never as a hang.
+
+use astragal_tests::binary;
+use bots::grpc::BotFactory;
+use bots::{Bot, View};
+use referee::clock::{Limits, TimeControl};
+use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use referee::{BotSpec, FaultKind, GameRecord, Termination};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+fn limits() -> Limits {
+    Limits {
+        tc: TimeControl::MoveTime(Duration::from_millis(300)),
+        margin: Duration::from_millis(100),
+        handshake: Duration::from_millis(1500),
+        ping: Duration::from_millis(1000),
+        quit_grace: Duration::from_millis(200),
+    }
+}
+
+/// A gRPC server for bots made by `make`, on 127.0.0.1 and a free port, on its own
+/// runtime; dropping the runtime kills the server.
+struct Server {
+    url: String,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Server {
+    fn start(make: BotFactory) -> Server {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let url = format!("grpc://{}", listener.local_addr().unwrap());
+        runtime.spawn(bots::grpc::serve_on(listener, make, std::future::pending()));
+        Server {
+            url,
+            runtime: Some(runtime),
+        }
+    }
+
+    fn spec(&self) -> SeatSetup {
+        SeatSetup::new(BotSpec::parse(&self.url).unwrap())
+    }
+
+    /// The server dies: its runtime stops at once, connections drop.
+    fn kill(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+fn play(game: &str, seats: &[SeatSetup], seed: u64) -> GameRecord {
+    let setup = GameSetup {
+        game: game.into(),
+        options: vec![],
+        seed,
+        position: None,
+        pairing: None,
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let seats = seats.to_vec();
+    std::thread::spawn(move || {
+        let _ = tx.send(play_game(&setup, &seats, &limits(), &LogPlace::default()));
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("the referee hung")
+        .expect("setup is valid")
+}
+
+fn builtin(name: &'static str) -> BotFactory {
+    Arc::new(move || {
+        bots::builtin(name, &[("seed".into(), "7".into())])
+            .unwrap_or_else(|_| bots::builtin(name, &[]).unwrap())
+    })
+}
+
+#[test]
+fn both_transports_play_the_same_games() {
+    let server = Server::start(builtin("random"));
+    let stdio = SeatSetup::new(BotSpec::Process {
+        command: format!("{} --bot random --opt seed=7", binary("astragal-bot").display()),
+    });
+    let first = SeatSetup::new(BotSpec::parse("builtin:first").unwrap());
+    for game in engine::GAME_IDS {
+        let seats = engine::game_info(game).unwrap().default_seats;
+        for seed in [1, 2] {
+            let over = |bot: &SeatSetup| -> Vec<SeatSetup> {
+                (0..seats)
+                    .map(|s| if s == 0 { bot.clone() } else { first.clone() })
+                    .collect()
+            };
+            let a = play(game, &over(&stdio), seed);
+            let b = play(game, &over(&server.spec()), seed);
+            assert!(
+                a.faults.is_empty() && b.faults.is_empty(),
+                "{game}: {:?} {:?}",
+                a.faults,
+                b.faults
+            );
+            let moves = |r: &GameRecord| r.moves.iter().map(|m| (m.seat, m.mv.clone())).collect::<Vec<_>>();
+            assert_eq!(
+                moves(&a),
+                moves(&b),
+                "{game} seed {seed}: the same bot plays the same game on both transports"
+            );
+            assert_eq!(a.outcome, b.outcome);
+            referee::replay::replay(&b).expect("replays");
+        }
+    }
+}
+
+/// A bot that misbehaves from its `after`-th request on.
+struct Misbehaving {
+    kind: &'static str,
+    calls: Arc<AtomicUsize>,
+    after: usize,
+}
+
+impl Bot for Misbehaving {
+    fn name(&self) -> String {
+        format!("misbehaving-{}", self.kind)
+    }
+    fn reads_observations(&self) -> bool {
+        false
+    }
+    fn choose(&mut self, view: &View<'_>) -> String {
+        let n = self.calls.fetch_add(1, Ordering::SeqCst);
+        if n >= self.after {
+            match self.kind {
+                "sleep" => std::thread::sleep(Duration::from_secs(5)),
+                "slow" => std::thread::sleep(Duration::from_millis(700)),
+                "illegal" => return "fly-to-the-moon".into(),
+                _ => {}
+            }
+        }
+        view.legal[0].to_owned()
+    }
+}
+
+fn misbehaving(kind: &'static str, after: usize) -> (BotFactory, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    (
+        Arc::new(move || {
+            Box::new(Misbehaving {
+                kind,
+                calls: c.clone(),
+                after,
+            }) as Box<dyn Bot>
+        }),
+        calls,
+    )
+}
+
+fn two_seat_fault(server: &Server, kind: FaultKind) -> GameRecord {
+    let rec = play(
+        "ur",
+        &[
+            SeatSetup::new(BotSpec::parse("builtin:first").unwrap()),
+            server.spec(),
+        ],
+        3,
+    );
+    assert_eq!(rec.faults.len(), 1, "{:?}", rec.faults);
+    assert_eq!(
+        (rec.faults[0].seat, rec.faults[0].kind),
+        (1, kind),
+        "{}",
+        rec.faults[0].detail
+    );
+    assert_eq!(rec.termination, Termination::Forfeit);
+    assert_eq!(rec.outcome.ranks, vec![1, 2]);
+    rec
+}
+
+#[test]
+fn grpc_deadline_exceeded_and_a_slow_server_time_out() {
+    let (make, _) = misbehaving("sleep", 2);
+    let rec = two_seat_fault(&Server::start(make), FaultKind::Timeout);
+    assert!(rec.faults[0].at_move >= 2);
+    let (make, _) = misbehaving("slow", 0);
+    two_seat_fault(&Server::start(make), FaultKind::Timeout);
+}
+
+#[test]
+fn grpc_reply_that_is_not_a_legal_move() {
+    let (make, _) = misbehaving("illegal", 1);
+    let rec = two_seat_fault(&Server::start(make), FaultKind::Illegal);
+    assert!(
+        rec.faults[0].detail.contains("fly-to-the-moon"),
+        "{}",
+        rec.faults[0].detail
+    );
+}
+
+#[test]
+fn grpc_endpoint_unreachable_at_start() {
+    // A port nobody listens on: bind one, then free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let spec = SeatSetup::new(BotSpec::parse(&format!("grpc://127.0.0.1:{port}")).unwrap());
+    let rec = play(
+        "ur",
+        &[SeatSetup::new(BotSpec::parse("builtin:first").unwrap()), spec],
+        3,
+    );
+    assert_eq!(
+        (rec.faults[0].seat, rec.faults[0].kind),
+        (1, FaultKind::Spawn),
+        "{}",
+        rec.faults[0].detail
+    );
+    assert!(
+        rec.faults[0].detail.contains("cannot reach"),
+        "{}",
+        rec.faults[0].detail
+    );
+    assert!(rec.moves.is_empty());
+}
+
+#[test]
+fn grpc_server_dying_mid_game_is_a_crash() {
+    // The server's bot tells a watcher when it has answered three requests; the
+    // watcher then kills the server while the game goes on.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let make: BotFactory = Arc::new(move || {
+        Box::new(Misbehaving {
+            kind: "none",
+            calls: c.clone(),
+            after: usize::MAX,
+        }) as Box<dyn Bot>
+    });
+    let mut server = Server::start(make);
+    let spec = server.spec();
+    let game = std::thread::spawn(move || {
+        play(
+            "cuatto",
+            &[SeatSetup::new(BotSpec::parse("builtin:first").unwrap()), spec],
+            4,
+        )
+    });
+    while calls.load(Ordering::SeqCst) < 3 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    server.kill();
+    let rec = game.join().unwrap();
+    assert_eq!(rec.faults.len(), 1, "{:?}", rec.faults);
+    assert_eq!(rec.faults[0].seat, 1);
+    assert!(
+        matches!(rec.faults[0].kind, FaultKind::Crash | FaultKind::Timeout),
+        "{:?}",
+        rec.faults[0]
+    );
+    assert_eq!(rec.outcome.ranks, vec![1, 2]);
+}
