@@ -156,10 +156,10 @@ impl BotRpc for BotService {
             let mv = bot.choose(&view);
             (bot, mv)
         });
-        if let Ok(mut sessions) = self.sessions.lock() {
-            if let Some(s) = sessions.get_mut(&r.session) {
-                s.bot = Some(bot);
-            }
+        if let Ok(mut sessions) = self.sessions.lock()
+            && let Some(s) = sessions.get_mut(&r.session)
+        {
+            s.bot = Some(bot);
         }
         Ok(Response::new(GoReply {
             id: r.id,

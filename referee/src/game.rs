@@ -116,11 +116,11 @@ pub fn play_game(
         }
     }
     for seat in 0..n {
-        if let Some(p) = players[seat].as_mut() {
-            if let Err(f) = p.new_game(info.id, n, seat, &options, limits.ping) {
-                retire(&mut players[seat], limits);
-                faults.push(FaultRecord::new(seat, &f, 0));
-            }
+        if let Some(p) = players[seat].as_mut()
+            && let Err(f) = p.new_game(info.id, n, seat, &options, limits.ping)
+        {
+            retire(&mut players[seat], limits);
+            faults.push(FaultRecord::new(seat, &f, 0));
         }
     }
 
@@ -227,10 +227,10 @@ pub fn play_game(
         for (seat, mv) in public {
             let line = ToBot::Played { seat, mv }.to_string();
             for (other, p) in players.iter_mut().enumerate() {
-                if other != seat {
-                    if let Some(p) = p.as_mut() {
-                        p.notify_line(&line);
-                    }
+                if other != seat
+                    && let Some(p) = p.as_mut()
+                {
+                    p.notify_line(&line);
                 }
             }
         }

@@ -214,11 +214,11 @@ pub fn run_match(
                     return Err(e.into());
                 }
             };
-            if let Some(path) = &cfg.record {
-                if let Err(e) = record::append(path, &rec) {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(anyhow::anyhow!("cannot write {}: {e}", path.display()));
-                }
+            if let Some(path) = &cfg.record
+                && let Err(e) = record::append(path, &rec)
+            {
+                stop.store(true, Ordering::Relaxed);
+                return Err(anyhow::anyhow!("cannot write {}: {e}", path.display()));
             }
             done += 1;
             summary.add(&rec);

@@ -674,10 +674,10 @@ fn ask_human(req: &MoveRequest) -> Result<String, Fault> {
             Ok(_) => {}
         }
         let t = line.trim();
-        if let Ok(n) = t.parse::<usize>() {
-            if (1..=legal.len()).contains(&n) {
-                return Ok(legal[n - 1].to_owned());
-            }
+        if let Ok(n) = t.parse::<usize>()
+            && (1..=legal.len()).contains(&n)
+        {
+            return Ok(legal[n - 1].to_owned());
         }
         if legal.contains(&t) {
             return Ok(t.to_owned());

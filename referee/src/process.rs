@@ -424,10 +424,10 @@ pub fn wait_readable(fds: &[std::os::fd::BorrowedFd<'_>], deadline: Instant) -> 
     };
     let spin_until = Instant::now() + SPIN_BEFORE_SLEEP;
     while Instant::now() < spin_until.min(deadline) {
-        if let Ok(n) = poll(&mut polls, PollTimeout::ZERO) {
-            if n > 0 {
-                return Ok(ready(&polls));
-            }
+        if let Ok(n) = poll(&mut polls, PollTimeout::ZERO)
+            && n > 0
+        {
+            return Ok(ready(&polls));
         }
         // Yield rather than spin: on a busy machine the bot may need this core.
         std::thread::yield_now();

@@ -136,15 +136,15 @@ fn is_false(b: &bool) -> bool {
 /// faults: seats that did not fault keep their order among themselves; faulted seats
 /// come after them, the earliest fault last.
 pub fn final_outcome(seats: usize, game: Option<&Outcome>, faults: &[FaultRecord]) -> (Outcome, Termination) {
-    if faults.is_empty() {
-        if let Some(o) = game {
-            let t = if o.capped {
-                Termination::Cap
-            } else {
-                Termination::Normal
-            };
-            return (o.clone(), t);
-        }
+    if faults.is_empty()
+        && let Some(o) = game
+    {
+        let t = if o.capped {
+            Termination::Cap
+        } else {
+            Termination::Normal
+        };
+        return (o.clone(), t);
     }
     let faulted: Vec<usize> = faults.iter().map(|f| f.seat).collect();
     let standing: Vec<usize> = (0..seats).filter(|s| !faulted.contains(s)).collect();

@@ -800,16 +800,17 @@ impl Game for Uptick {
         }
         let scores = self.captured.to_vec();
         let capped = self.turn >= self.options.max_turns;
-        if scores[0] == scores[1] && !capped {
-            if let Some(last) = self.last_mover {
-                let mut ranks = vec![2, 2];
-                ranks[usize::from(last)] = 1;
-                return Some(Outcome {
-                    ranks,
-                    scores,
-                    capped,
-                });
-            }
+        if scores[0] == scores[1]
+            && !capped
+            && let Some(last) = self.last_mover
+        {
+            let mut ranks = vec![2, 2];
+            ranks[usize::from(last)] = 1;
+            return Some(Outcome {
+                ranks,
+                scores,
+                capped,
+            });
         }
         Some(Outcome::by_key(&self.captured, scores, capped))
     }
