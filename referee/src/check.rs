@@ -113,20 +113,29 @@ pub fn check_bot(
         ),
         Err(f) => report.push(false, "ping", f.to_string()),
     }
+    let remote = matches!(seat.spec, BotSpec::Grpc { .. });
     let t = Instant::now();
     let left = player.shutdown(limits.quit_grace);
-    report.push(
-        left,
-        "quit",
-        if left {
-            format!("exited {} ms after quit", t.elapsed().as_millis())
-        } else {
-            format!(
-                "still running {} ms after quit: killed",
-                limits.quit_grace.as_millis()
-            )
-        },
-    );
+    if remote {
+        report.push(
+            true,
+            "quit",
+            "not applicable: a gRPC server lives on between games",
+        );
+    } else {
+        report.push(
+            left,
+            "quit",
+            if left {
+                format!("exited {} ms after quit", t.elapsed().as_millis())
+            } else {
+                format!(
+                    "still running {} ms after quit: killed",
+                    limits.quit_grace.as_millis()
+                )
+            },
+        );
+    }
 
     let random = SeatSetup::new(BotSpec::parse("builtin:random").unwrap_or(BotSpec::Human));
     let (mut moves, mut total_ms, mut max_ms, mut late, mut faults) = (0u64, 0u64, 0u64, 0u64, Vec::new());
