@@ -123,10 +123,10 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
                 anyhow::bail!("the bench bot faulted: {} {}", f.kind, f.detail);
             }
             decisions += rec.moves.len() as u64;
-            ms += rec.play_ms;
+            ms += rec.play_us;
             sample.get_or_insert(rec);
         }
-        let rate = decisions as f64 / (ms as f64 / 1000.0).max(1e-9);
+        let rate = decisions as f64 / (ms as f64 / 1e6).max(1e-9);
         // The sizes of the messages actually sent, from one game.
         if let (Some(rec), 0) = (&sample, report.request_bytes) {
             let (req, rep) = message_sizes(rec)?;
@@ -209,9 +209,9 @@ fn grpc_rate(cfg: &BenchConfig, seats: usize) -> anyhow::Result<f64> {
                 anyhow::bail!("the gRPC bench bot faulted: {} {}", f.kind, f.detail);
             }
             decisions += rec.moves.len() as u64;
-            ms += rec.play_ms;
+            ms += rec.play_us;
         }
-        Ok(decisions as f64 / (ms as f64 / 1000.0).max(1e-9))
+        Ok(decisions as f64 / (ms as f64 / 1e6).max(1e-9))
     })();
     let _ = server.kill();
     let _ = server.wait();

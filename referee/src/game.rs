@@ -236,7 +236,7 @@ pub fn play_game(
         }
     }
 
-    let play_ms = play_start.elapsed().as_millis() as u64;
+    let play_us = play_start.elapsed().as_micros() as u64;
     let (outcome, termination) = final_outcome(n, game.outcome().as_ref(), &faults);
     let detail = faults
         .first()
@@ -279,7 +279,7 @@ pub fn play_game(
         termination,
         outcome,
         final_position: game.position(),
-        play_ms,
+        play_us,
     })
 }
 

@@ -119,9 +119,9 @@ pub struct GameRecord {
     pub outcome: Outcome,
     /// The last position.
     pub final_position: String,
-    /// Wall time of the game loop (first request to last move), in milliseconds.
+    /// Wall time of the game loop (first request to last move), in microseconds.
     #[serde(default)]
-    pub play_ms: u64,
+    pub play_us: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
