@@ -107,26 +107,8 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
     let mut seed = 0u64;
     for _ in 0..rounds {
         // Through the protocol.
-        let (mut decisions, mut ms) = (0u64, 0u64);
-        let mut sample = None;
-        while decisions < per_round {
-            seed += 1;
-            let setup = GameSetup {
-                game: cfg.game.clone(),
-                options: cfg.options.clone(),
-                seed,
-                position: None,
-                pairing: None,
-            };
-            let rec = play_game(&setup, &table, &limits(), &LogPlace::default())?;
-            if let Some(f) = rec.faults.first() {
-                anyhow::bail!("the bench bot faulted: {} {}", f.kind, f.detail);
-            }
-            decisions += rec.moves.len() as u64;
-            ms += rec.play_us;
-            sample.get_or_insert(rec);
-        }
-        let rate = decisions as f64 / (ms as f64 / 1e6).max(1e-9);
+        let run = play_until(cfg, &table, per_round, &mut seed)?;
+        let (decisions, rate, sample) = (run.decisions, run.rate, Some(run.sample));
         // The sizes of the messages actually sent, from one game.
         if let (Some(rec), 0) = (&sample, report.request_bytes) {
             let (req, rep) = message_sizes(rec)?;
@@ -171,6 +153,45 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
     Ok(report)
 }
 
+/// What [`play_until`] measured.
+struct Run {
+    decisions: u64,
+    /// Decisions per second over the game loops.
+    rate: f64,
+    /// The first game, for message sizes and seat order.
+    sample: crate::record::GameRecord,
+}
+
+/// Plays games (seeds after `seed`) until `at_least` decisions were made.
+fn play_until(cfg: &BenchConfig, table: &[SeatSetup], at_least: u64, seed: &mut u64) -> anyhow::Result<Run> {
+    let (mut decisions, mut us) = (0u64, 0u64);
+    let mut sample = None;
+    while decisions < at_least.max(1) {
+        *seed += 1;
+        let setup = GameSetup {
+            game: cfg.game.clone(),
+            options: cfg.options.clone(),
+            seed: *seed,
+            position: None,
+            pairing: None,
+        };
+        let rec = play_game(&setup, table, &limits(), &LogPlace::default())?;
+        if let Some(f) = rec.faults.first() {
+            anyhow::bail!("the bench bot faulted: {} {}", f.kind, f.detail);
+        }
+        decisions += rec.moves.len() as u64;
+        us += rec.play_us;
+        sample.get_or_insert(rec);
+    }
+    let rate = decisions as f64 / (us as f64 / 1e6).max(1e-9);
+    let sample = sample.ok_or_else(|| anyhow::anyhow!("no game was played"))?;
+    Ok(Run {
+        decisions,
+        rate,
+        sample,
+    })
+}
+
 /// Decisions per second with the bench bot served over gRPC on loopback.
 fn grpc_rate(cfg: &BenchConfig, seats: usize) -> anyhow::Result<f64> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
@@ -194,24 +215,14 @@ fn grpc_rate(cfg: &BenchConfig, seats: usize) -> anyhow::Result<f64> {
             url: format!("grpc://{addr}"),
         });
         let table: Vec<SeatSetup> = (0..seats).map(|_| spec.clone()).collect();
-        let (mut decisions, mut ms, mut seed) = (0u64, 0u64, 0u64);
-        while decisions < cfg.decisions.div_ceil(cfg.rounds.max(1) as u64) {
-            seed += 1;
-            let setup = GameSetup {
-                game: cfg.game.clone(),
-                options: cfg.options.clone(),
-                seed,
-                position: None,
-                pairing: None,
-            };
-            let rec = play_game(&setup, &table, &limits(), &LogPlace::default())?;
-            if let Some(f) = rec.faults.first() {
-                anyhow::bail!("the gRPC bench bot faulted: {} {}", f.kind, f.detail);
-            }
-            decisions += rec.moves.len() as u64;
-            ms += rec.play_us;
-        }
-        Ok(decisions as f64 / (ms as f64 / 1e6).max(1e-9))
+        let mut seed = 0;
+        Ok(play_until(
+            cfg,
+            &table,
+            cfg.decisions.div_ceil(cfg.rounds.max(1) as u64),
+            &mut seed,
+        )?
+        .rate)
     })();
     let _ = server.kill();
     let _ = server.wait();

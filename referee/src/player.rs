@@ -194,15 +194,8 @@ impl Player {
             BotSpec::Grpc { url } => {
                 let http = url.replacen("grpc://", "http://", 1);
                 let (mut bot, hello) = RemoteBot::connect(&http, handshake)?;
+                check_options(&hello, options)?;
                 for (name, value) in options {
-                    let decl = hello.options.iter().find(|d| &d.name == name).ok_or_else(|| {
-                        Fault::new(
-                            FaultKind::Handshake,
-                            format!("the bot declares no option {name:?}"),
-                        )
-                    })?;
-                    decl.check(value)
-                        .map_err(|e| Fault::new(FaultKind::Handshake, e))?;
                     bot.set_option(name, value);
                 }
                 Ok(Player {
@@ -214,15 +207,8 @@ impl Player {
             BotSpec::Process { command } => {
                 let mut bot = ProcessBot::spawn(command, stderr_log)?;
                 let hello = handshake_with(&mut bot, handshake)?;
+                check_options(&hello, options)?;
                 for (name, value) in options {
-                    let decl = hello.options.iter().find(|d| &d.name == name).ok_or_else(|| {
-                        Fault::new(
-                            FaultKind::Handshake,
-                            format!("the bot declares no option {name:?}"),
-                        )
-                    })?;
-                    decl.check(value)
-                        .map_err(|e| Fault::new(FaultKind::Handshake, e))?;
                     bot.queue(&ToBot::SetOption {
                         name: name.clone(),
                         value: value.clone(),
@@ -589,6 +575,21 @@ fn view_of<'a>(req: &'a MoveRequest, observation: &'a serde_json::Value, legal: 
         time_ms: req.time_ms,
         movetime_ms: req.movetime_ms,
     }
+}
+
+/// Every option to set must be one the bot declared, with a value it takes.
+fn check_options(hello: &Hello, options: &[(String, String)]) -> Result<(), Fault> {
+    for (name, value) in options {
+        let decl = hello.options.iter().find(|d| &d.name == name).ok_or_else(|| {
+            Fault::new(
+                FaultKind::Handshake,
+                format!("the bot declares no option {name:?}"),
+            )
+        })?;
+        decl.check(value)
+            .map_err(|e| Fault::new(FaultKind::Handshake, e))?;
+    }
+    Ok(())
 }
 
 fn handshake_with(bot: &mut ProcessBot, limit: Duration) -> Result<Hello, Fault> {

@@ -229,3 +229,43 @@ pub fn on_path(program: &str) -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+/// Short deadlines for fault tests: nothing waits long.
+pub fn fast_limits() -> referee::Limits {
+    use std::time::Duration;
+    referee::Limits {
+        tc: referee::TimeControl::MoveTime(Duration::from_millis(300)),
+        margin: Duration::from_millis(100),
+        handshake: Duration::from_millis(1500),
+        ping: Duration::from_millis(1000),
+        quit_grace: Duration::from_millis(200),
+    }
+}
+
+/// Plays one game on its own thread with [`fast_limits`]; a game that takes a
+/// minute means the referee hung, and the test fails.
+///
+/// # Panics
+/// On a hang or a refused setup.
+pub fn play_guarded(game: &str, seats: &[referee::SeatSetup], seed: u64) -> referee::GameRecord {
+    let setup = referee::GameSetup {
+        game: game.into(),
+        options: vec![],
+        seed,
+        position: None,
+        pairing: None,
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let seats = seats.to_vec();
+    std::thread::spawn(move || {
+        let _ = tx.send(referee::play_game(
+            &setup,
+            &seats,
+            &fast_limits(),
+            &referee::LogPlace::default(),
+        ));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the referee hung")
+        .expect("setup is valid")
+}

@@ -1,7 +1,7 @@
 //! Hostile bots against the referee: every misbehaviour ends in a recorded fault of
 //! the right kind for that seat, never in a hang, a panic, a zombie or a leaked fd.
 
-use referee::clock::{Limits, TimeControl};
+use referee::clock::Limits;
 use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
 use referee::{BotSpec, FaultKind, GameRecord, Termination};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,13 +10,7 @@ use std::time::Duration;
 const HOSTILE: &str = env!("CARGO_BIN_EXE_hostile_bot");
 
 fn limits() -> Limits {
-    Limits {
-        tc: TimeControl::MoveTime(Duration::from_millis(300)),
-        margin: Duration::from_millis(100),
-        handshake: Duration::from_millis(1500),
-        ping: Duration::from_millis(1000),
-        quit_grace: Duration::from_millis(200),
-    }
+    astragal_tests::fast_limits()
 }
 
 fn hostile(mode: &str, after: u64) -> SeatSetup {
@@ -30,21 +24,7 @@ fn first() -> SeatSetup {
 }
 
 fn play(game: &str, seats: Vec<SeatSetup>) -> GameRecord {
-    let setup = GameSetup {
-        game: game.into(),
-        options: vec![],
-        seed: 5,
-        position: None,
-        pairing: None,
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(play_game(&setup, &seats, &limits(), &LogPlace::default()));
-    });
-    // A hang is a failure: no game here may take anywhere near this long.
-    rx.recv_timeout(Duration::from_secs(60))
-        .expect("the referee hung")
-        .expect("setup is valid")
+    astragal_tests::play_guarded(game, &seats, 5)
 }
 
 fn two_seat_fault(mode: &str, after: u64, kind: FaultKind) -> GameRecord {

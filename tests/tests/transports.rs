@@ -6,22 +6,11 @@
 use astragal_tests::binary;
 use bots::grpc::BotFactory;
 use bots::{Bot, View};
-use referee::clock::{Limits, TimeControl};
-use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use referee::game::SeatSetup;
 use referee::{BotSpec, FaultKind, GameRecord, Termination};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-
-fn limits() -> Limits {
-    Limits {
-        tc: TimeControl::MoveTime(Duration::from_millis(300)),
-        margin: Duration::from_millis(100),
-        handshake: Duration::from_millis(1500),
-        ping: Duration::from_millis(1000),
-        quit_grace: Duration::from_millis(200),
-    }
-}
 
 /// A gRPC server for bots made by `make`, on 127.0.0.1 and a free port, on its own
 /// runtime; dropping the runtime kills the server.
@@ -61,21 +50,7 @@ impl Server {
 }
 
 fn play(game: &str, seats: &[SeatSetup], seed: u64) -> GameRecord {
-    let setup = GameSetup {
-        game: game.into(),
-        options: vec![],
-        seed,
-        position: None,
-        pairing: None,
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
-    let seats = seats.to_vec();
-    std::thread::spawn(move || {
-        let _ = tx.send(play_game(&setup, &seats, &limits(), &LogPlace::default()));
-    });
-    rx.recv_timeout(Duration::from_secs(60))
-        .expect("the referee hung")
-        .expect("setup is valid")
+    astragal_tests::play_guarded(game, seats, seed)
 }
 
 fn builtin(name: &'static str) -> BotFactory {
