@@ -13,7 +13,8 @@ use std::time::Duration;
 /// Run dice games between bots, deterministically from a seed, and record them.
 ///
 /// A bot is any program that speaks the astragal text protocol on stdin/stdout
-/// (see docs/protocol.md), a built-in bot, or you at the terminal.
+/// (see docs/protocol.md), a gRPC server of the astragal.v1.Bot service, a
+/// built-in bot, or you at the terminal.
 ///
 /// Examples:
 ///
@@ -49,7 +50,7 @@ enum Command {
 
 #[derive(Args)]
 struct CheckArgs {
-    /// The bot: a command line, or builtin:NAME.
+    /// The bot: a command line, grpc://host:port, or builtin:NAME.
     bot: String,
     /// Game to check it on.
     #[arg(long, default_value = "ur")]
@@ -98,8 +99,9 @@ struct GameArgs {
     /// Game id: utara, ur, uptick, cuatto, spartan (see `referee games`).
     #[arg(long)]
     game: String,
-    /// A bot, once per seat: a command line ("python3 bot.py"), builtin:NAME[?key=value&...]
-    /// (built-in: random, first), or human. The number of seats is the number of --bot.
+    /// A bot, once per seat: a command line ("python3 bot.py"), grpc://host:port (a bot
+    /// served over gRPC), builtin:NAME[?key=value&...] (built-in: random, first), or human.
+    /// The number of seats is the number of --bot.
     #[arg(long = "bot", required = true)]
     bots: Vec<String>,
     /// Game option key=value (repeatable), e.g. --opt rules=finkel. See `referee games`.
