@@ -60,7 +60,6 @@ fn with_deadline<T>(msg: T, deadline: Instant) -> Request<T> {
 /// A bot behind a gRPC endpoint, for one game.
 #[derive(Debug)]
 pub struct RemoteBot {
-    url: String,
     client: BotClient<Channel>,
     session: String,
     options: HashMap<String, String>,
@@ -124,7 +123,6 @@ impl RemoteBot {
         );
         Ok((
             RemoteBot {
-                url: url.to_owned(),
                 client,
                 session,
                 options: HashMap::new(),
@@ -132,11 +130,6 @@ impl RemoteBot {
             },
             info,
         ))
-    }
-
-    /// The endpoint.
-    pub fn url(&self) -> &str {
-        &self.url
     }
 
     /// Remembers a bot option, sent with the next game.
