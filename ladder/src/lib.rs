@@ -1,0 +1,10 @@
+//! # astragal ladder
+//!
+//! What a competition host runs: tournaments between bots with mirrored groups,
+//! maximum-likelihood Elo with 95% intervals ([`rating`]), pentanomial statistics
+//! and the SPRT ([`stats`]), a persistent store (SQLite embedded, PostgreSQL shared),
+//! a scheduling service over gRPC with a read-only web page, and workers that lease
+//! groups of games and play them with the referee library.
+
+pub mod rating;
+pub mod stats;

@@ -1,0 +1,665 @@
+//! Maximum-likelihood Elo ratings from game results, with 95% intervals.
+//!
+//! # The model
+//! Every game is a ranking of its players. A ranking enters the likelihood as
+//! **Plackett–Luce**: the winner is drawn from all players with probability
+//! proportional to `exp(θ)`, the second from the rest, and so on. With two players
+//! this is exactly Bradley–Terry (the logistic Elo model), so two-player and
+//! many-player games share one scale and one fit. Plackett–Luce is used rather than
+//! splitting a ranking into pairwise wins because the split counts one game as
+//! several independent results and makes the intervals too narrow.
+//!
+//! Ties have no probability under Plackett–Luce. A tied group of `k` players enters as
+//! each of its `k!` orders with weight `1/k!` — for two players, a draw is half a win
+//! and half a loss, the convention of BayesElo, Ordo and fishtest.
+//!
+//! A very wide normal prior (sd [`PRIOR_SD_ELO`]) keeps a player with only wins at a
+//! large finite rating instead of infinity; with any real amount of data its effect
+//! on rating differences is far below the intervals.
+//!
+//! The fit is Newton's method on the aggregated results (identical rankings are
+//! counted once with a weight), so its cost grows with the number of distinct
+//! rankings, not of games. The intervals come from the inverse of the observed
+//! information, carried through the anchoring (the ratings' average, or one player).
+//!
+//! ```
+//! use ladder::rating::{Anchor, Results};
+//! let mut results = Results::new(2);
+//! for _ in 0..30 { results.add(&[0, 1], &[1, 2]).unwrap(); } // 0 beats 1
+//! for _ in 0..10 { results.add(&[1, 0], &[1, 2]).unwrap(); } // 1 beats 0
+//! let fit = results.fit(Anchor::Mean(0.0));
+//! // 75% is +191 Elo for 0 over 1; the average is 0.
+//! assert!((fit.elo[0] - fit.elo[1] - 190.85).abs() < 0.5);
+//! assert!(fit.elo[0] > 0.0 && fit.interval95(0) > 50.0);
+//! ```
+
+use std::collections::HashMap;
+use std::f64::consts::LN_10;
+
+/// Elo points per natural-log unit of strength (`400 / ln 10`).
+pub const ELO_PER_NAT: f64 = 400.0 / LN_10;
+
+/// Standard deviation of the prior on each rating, in Elo.
+pub const PRIOR_SD_ELO: f64 = 2000.0;
+
+/// Most seats a game may have.
+pub const MAX_SEATS: usize = 7;
+
+/// Most players the packed ranking keys can name.
+pub const MAX_PLAYERS: usize = 1 << 16;
+
+/// A result that cannot enter the fit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResultError {
+    /// Fewer than 2 or more than [`MAX_SEATS`] seats.
+    #[error("a game has {0} seats; ratings take 2 to {MAX_SEATS}")]
+    Seats(usize),
+    /// Different numbers of players and ranks.
+    #[error("{players} players but {ranks} ranks")]
+    Mismatch {
+        /// Players given.
+        players: usize,
+        /// Ranks given.
+        ranks: usize,
+    },
+    /// A player index out of range.
+    #[error("player {player} is out of range (there are {players})")]
+    UnknownPlayer {
+        /// The index.
+        player: u32,
+        /// Players in the pool.
+        players: usize,
+    },
+    /// The same player in two seats of one game.
+    #[error("player {0} holds two seats in one game")]
+    Duplicate(u32),
+}
+
+/// Where the scale is pinned.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Anchor {
+    /// The average rating of all players is this value.
+    Mean(f64),
+    /// This player's rating is this value.
+    Player(usize, f64),
+}
+
+/// Game results, aggregated for fitting.
+#[derive(Debug, Clone, Default)]
+pub struct Results {
+    players: usize,
+    /// Packed ranking (best first) -> weight.
+    orders: HashMap<u128, f64>,
+    /// Games per player.
+    games: Vec<u64>,
+    total: u64,
+}
+
+fn pack(order: &[u32]) -> u128 {
+    let mut key = order.len() as u128;
+    for (j, &p) in order.iter().enumerate() {
+        key |= u128::from(p) << (4 + 16 * j);
+    }
+    key
+}
+
+fn unpack(key: u128, out: &mut [u32; MAX_SEATS]) -> usize {
+    let m = (key & 0xf) as usize;
+    for (j, slot) in out.iter_mut().enumerate().take(m) {
+        *slot = ((key >> (4 + 16 * j)) & 0xffff) as u32;
+    }
+    m
+}
+
+impl Results {
+    /// No results among `players` players (indices `0..players`).
+    ///
+    /// # Panics
+    /// More than [`MAX_PLAYERS`] players.
+    pub fn new(players: usize) -> Results {
+        assert!(players <= MAX_PLAYERS, "at most {MAX_PLAYERS} players");
+        Results {
+            players,
+            orders: HashMap::new(),
+            games: vec![0; players],
+            total: 0,
+        }
+    }
+
+    /// Players in the pool.
+    pub fn players(&self) -> usize {
+        self.players
+    }
+
+    /// Games added.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Games a player took part in.
+    pub fn games_of(&self, player: usize) -> u64 {
+        self.games[player]
+    }
+
+    /// Distinct rankings held (what the fit's cost grows with).
+    pub fn distinct(&self) -> usize {
+        self.orders.len()
+    }
+
+    /// Adds one game: `players[s]` sat in seat `s` and placed `ranks[s]` (1 = first,
+    /// equal numbers tie).
+    ///
+    /// # Errors
+    /// Seat count out of range, mismatched lengths, an unknown or repeated player.
+    pub fn add(&mut self, players: &[u32], ranks: &[u32]) -> Result<(), ResultError> {
+        let m = players.len();
+        if ranks.len() != m {
+            return Err(ResultError::Mismatch {
+                players: m,
+                ranks: ranks.len(),
+            });
+        }
+        if !(2..=MAX_SEATS).contains(&m) {
+            return Err(ResultError::Seats(m));
+        }
+        for (i, &p) in players.iter().enumerate() {
+            if p as usize >= self.players {
+                return Err(ResultError::UnknownPlayer {
+                    player: p,
+                    players: self.players,
+                });
+            }
+            if players[..i].contains(&p) {
+                return Err(ResultError::Duplicate(p));
+            }
+        }
+        for &p in players {
+            self.games[p as usize] += 1;
+        }
+        self.total += 1;
+        // The common case without allocation: two players.
+        if m == 2 {
+            let (a, b) = (players[0], players[1]);
+            match ranks[0].cmp(&ranks[1]) {
+                std::cmp::Ordering::Less => *self.orders.entry(pack(&[a, b])).or_default() += 1.0,
+                std::cmp::Ordering::Greater => *self.orders.entry(pack(&[b, a])).or_default() += 1.0,
+                std::cmp::Ordering::Equal => {
+                    *self.orders.entry(pack(&[a, b])).or_default() += 0.5;
+                    *self.orders.entry(pack(&[b, a])).or_default() += 0.5;
+                }
+            }
+            return Ok(());
+        }
+        let mut seats: Vec<usize> = (0..m).collect();
+        seats.sort_by_key(|&s| ranks[s]);
+        // Expand ties: every order of each tied group, weighted by 1/k! per group.
+        let mut orders: Vec<Vec<u32>> = vec![Vec::with_capacity(m)];
+        let mut weight = 1.0;
+        let mut i = 0;
+        while i < m {
+            let mut j = i + 1;
+            while j < m && ranks[seats[j]] == ranks[seats[i]] {
+                j += 1;
+            }
+            let group: Vec<u32> = seats[i..j].iter().map(|&s| players[s]).collect();
+            let perms = permutations(&group);
+            weight /= perms.len() as f64;
+            orders = orders
+                .iter()
+                .flat_map(|prefix| {
+                    perms.iter().map(move |perm| {
+                        let mut o = prefix.clone();
+                        o.extend_from_slice(perm);
+                        o
+                    })
+                })
+                .collect();
+            i = j;
+        }
+        for o in &orders {
+            *self.orders.entry(pack(o)).or_default() += weight;
+        }
+        Ok(())
+    }
+
+    /// Log-likelihood (with the prior) at `theta` (natural units).
+    fn log_likelihood(&self, theta: &[f64]) -> f64 {
+        let prec = prior_precision();
+        let mut ll: f64 = -0.5 * prec * theta.iter().map(|t| t * t).sum::<f64>();
+        let mut order = [0u32; MAX_SEATS];
+        for (&key, &w) in &self.orders {
+            let m = unpack(key, &mut order);
+            for j in 0..m - 1 {
+                let rest = &order[j..m];
+                let max = rest.iter().map(|&p| theta[p as usize]).fold(f64::MIN, f64::max);
+                let sum: f64 = rest.iter().map(|&p| (theta[p as usize] - max).exp()).sum();
+                ll += w * (theta[order[j] as usize] - max - sum.ln());
+            }
+        }
+        ll
+    }
+
+    /// Gradient and information (minus the Hessian), with the prior, at `theta`.
+    fn derivatives(&self, theta: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let n = self.players;
+        let prec = prior_precision();
+        let mut grad: Vec<f64> = theta.iter().map(|t| -prec * t).collect();
+        let mut info = vec![0.0; n * n];
+        for i in 0..n {
+            info[i * n + i] = prec;
+        }
+        let mut order = [0u32; MAX_SEATS];
+        let mut prob = [0f64; MAX_SEATS];
+        for (&key, &w) in &self.orders {
+            let m = unpack(key, &mut order);
+            for j in 0..m - 1 {
+                let rest = &order[j..m];
+                let max = rest.iter().map(|&p| theta[p as usize]).fold(f64::MIN, f64::max);
+                let mut sum = 0.0;
+                for (k, &p) in rest.iter().enumerate() {
+                    prob[k] = (theta[p as usize] - max).exp();
+                    sum += prob[k];
+                }
+                grad[order[j] as usize] += w;
+                for k in 0..rest.len() {
+                    prob[k] /= sum;
+                    grad[rest[k] as usize] -= w * prob[k];
+                }
+                for a in 0..rest.len() {
+                    let pa = rest[a] as usize;
+                    info[pa * n + pa] += w * prob[a];
+                    for b in 0..rest.len() {
+                        info[pa * n + rest[b] as usize] -= w * prob[a] * prob[b];
+                    }
+                }
+            }
+        }
+        (grad, info)
+    }
+
+    /// Fits the ratings.
+    pub fn fit(&self, anchor: Anchor) -> Ratings {
+        let n = self.players;
+        let mut theta = vec![0.0; n];
+        let mut iterations = 0;
+        let mut ll = self.log_likelihood(&theta);
+        for _ in 0..200 {
+            iterations += 1;
+            let (grad, info) = self.derivatives(&theta);
+            let Some(chol) = cholesky(&info, n) else { break };
+            let step = chol_solve(&chol, n, &grad);
+            // Newton on a concave function; halve the step if it overshoots.
+            let mut t = 1.0;
+            let mut next: Vec<f64>;
+            loop {
+                next = theta.iter().zip(&step).map(|(a, s)| a + t * s).collect();
+                let l = self.log_likelihood(&next);
+                if l >= ll - 1e-12 || t < 1e-6 {
+                    ll = l;
+                    break;
+                }
+                t *= 0.5;
+            }
+            theta = next;
+            if step.iter().fold(0.0f64, |m, s| m.max((t * s).abs())) < 1e-9 {
+                break;
+            }
+        }
+        let (_, info) = self.derivatives(&theta);
+        let cov_nat = cholesky(&info, n)
+            .map(|c| chol_inverse(&c, n))
+            .unwrap_or_else(|| vec![f64::INFINITY; n * n]);
+        // Anchoring is linear: theta' = T theta + c, so cov' = T C T^T.
+        let mut t = vec![0.0; n * n];
+        let shift = match anchor {
+            Anchor::Mean(v) => {
+                for i in 0..n {
+                    for j in 0..n {
+                        t[i * n + j] = f64::from(u8::from(i == j)) - 1.0 / n as f64;
+                    }
+                }
+                v - ELO_PER_NAT * theta.iter().sum::<f64>() / n.max(1) as f64
+            }
+            Anchor::Player(a, v) => {
+                for i in 0..n {
+                    t[i * n + i] += 1.0;
+                    t[i * n + a] -= 1.0;
+                }
+                v - ELO_PER_NAT * theta[a]
+            }
+        };
+        let elo = theta.iter().map(|x| x * ELO_PER_NAT + shift).collect();
+        let tc = mat_mul(&t, &cov_nat, n);
+        let mut cov = mat_mul_transpose(&tc, &t, n);
+        for c in &mut cov {
+            *c *= ELO_PER_NAT * ELO_PER_NAT;
+        }
+        Ratings {
+            elo,
+            cov,
+            games: self.games.clone(),
+            iterations,
+        }
+    }
+}
+
+fn prior_precision() -> f64 {
+    let sd = PRIOR_SD_ELO / ELO_PER_NAT;
+    1.0 / (sd * sd)
+}
+
+fn permutations(items: &[u32]) -> Vec<Vec<u32>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    let mut out = Vec::new();
+    for i in 0..items.len() {
+        let mut rest = items.to_vec();
+        let first = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, first);
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Lower-triangular Cholesky factor of a symmetric positive-definite matrix.
+fn cholesky(a: &[f64], n: usize) -> Option<Vec<f64>> {
+    let mut l = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..=i {
+            let mut s = a[i * n + j];
+            for k in 0..j {
+                s -= l[i * n + k] * l[j * n + k];
+            }
+            if i == j {
+                if s <= 0.0 || !s.is_finite() {
+                    return None;
+                }
+                l[i * n + i] = s.sqrt();
+            } else {
+                l[i * n + j] = s / l[j * n + j];
+            }
+        }
+    }
+    Some(l)
+}
+
+fn chol_solve(l: &[f64], n: usize, b: &[f64]) -> Vec<f64> {
+    let mut y = b.to_vec();
+    for i in 0..n {
+        for k in 0..i {
+            y[i] -= l[i * n + k] * y[k];
+        }
+        y[i] /= l[i * n + i];
+    }
+    for i in (0..n).rev() {
+        for k in i + 1..n {
+            y[i] -= l[k * n + i] * y[k];
+        }
+        y[i] /= l[i * n + i];
+    }
+    y
+}
+
+fn chol_inverse(l: &[f64], n: usize) -> Vec<f64> {
+    let mut inv = vec![0.0; n * n];
+    let mut e = vec![0.0; n];
+    for j in 0..n {
+        e.iter_mut().for_each(|x| *x = 0.0);
+        e[j] = 1.0;
+        let col = chol_solve(l, n, &e);
+        for i in 0..n {
+            inv[i * n + j] = col[i];
+        }
+    }
+    inv
+}
+
+fn mat_mul(a: &[f64], b: &[f64], n: usize) -> Vec<f64> {
+    let mut c = vec![0.0; n * n];
+    for i in 0..n {
+        for k in 0..n {
+            let aik = a[i * n + k];
+            if aik == 0.0 {
+                continue;
+            }
+            for j in 0..n {
+                c[i * n + j] += aik * b[k * n + j];
+            }
+        }
+    }
+    c
+}
+
+/// `a * b^T`.
+fn mat_mul_transpose(a: &[f64], b: &[f64], n: usize) -> Vec<f64> {
+    let mut c = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            c[i * n + j] = (0..n).map(|k| a[i * n + k] * b[j * n + k]).sum();
+        }
+    }
+    c
+}
+
+/// Fitted ratings, in Elo.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ratings {
+    /// Rating per player.
+    pub elo: Vec<f64>,
+    /// Covariance of the ratings (Elo², row-major `n × n`).
+    pub cov: Vec<f64>,
+    /// Games per player.
+    pub games: Vec<u64>,
+    /// Newton iterations used.
+    pub iterations: usize,
+}
+
+impl Ratings {
+    /// Half-width of a player's 95% interval.
+    pub fn interval95(&self, player: usize) -> f64 {
+        let n = self.elo.len();
+        1.959964 * self.cov[player * n + player].max(0.0).sqrt()
+    }
+
+    /// Rating difference `a - b` and its standard error.
+    pub fn difference(&self, a: usize, b: usize) -> (f64, f64) {
+        let n = self.elo.len();
+        let var = self.cov[a * n + a] + self.cov[b * n + b] - 2.0 * self.cov[a * n + b];
+        (self.elo[a] - self.elo[b], var.max(0.0).sqrt())
+    }
+
+    /// Likelihood of superiority: the probability that `a` is stronger than `b`.
+    pub fn los(&self, a: usize, b: usize) -> f64 {
+        let (d, se) = self.difference(a, b);
+        crate::stats::normal_cdf(d / se.max(1e-12))
+    }
+
+    /// Players by rating, best first.
+    pub fn order(&self) -> Vec<usize> {
+        let mut idx: Vec<usize> = (0..self.elo.len()).collect();
+        idx.sort_by(|&a, &b| self.elo[b].total_cmp(&self.elo[a]));
+        idx
+    }
+}
+
+/// Expected share of the points for a player `diff` Elo above its opponent.
+pub fn expected_score(diff: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-diff / 400.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::{Rng, SeedableRng};
+
+    fn uniform(rng: &mut ChaCha8Rng) -> f64 {
+        (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    #[test]
+    fn a_hand_worked_two_player_fit() {
+        // 0 beats 1 in 3 of 4 games: the MLE difference is 400*log10(3) = 190.85 Elo,
+        // and the information is n*p*(1-p) = 40*0.75*0.25 = 7.5 per nat², so the
+        // difference's standard error is sqrt(1/7.5) nats = 63.4 Elo.
+        let mut r = Results::new(2);
+        for i in 0..40 {
+            let winner_first = i % 4 != 0;
+            let (players, ranks) = if i % 2 == 0 {
+                ([0, 1], [1, 2])
+            } else {
+                ([1, 0], [2, 1])
+            };
+            let ranks = if winner_first { ranks } else { [ranks[1], ranks[0]] };
+            r.add(&players, &ranks).unwrap();
+        }
+        let fit = r.fit(Anchor::Player(1, 1000.0));
+        assert!((fit.elo[1] - 1000.0).abs() < 1e-9);
+        assert!((fit.elo[0] - 1190.85).abs() < 0.1, "{:?}", fit.elo);
+        let (d, se) = fit.difference(0, 1);
+        assert!((d - 190.85).abs() < 0.1);
+        assert!((se - 63.42).abs() < 0.2, "se {se}");
+        // Anchored at player 1, its own interval is zero and player 0's is the difference's.
+        assert!(fit.interval95(1) < 1e-6);
+        assert!((fit.interval95(0) - 1.96 * 63.42).abs() < 0.5);
+        assert!(fit.los(0, 1) > 0.99);
+    }
+
+    #[test]
+    fn draws_are_half_points_and_mean_anchoring_centres() {
+        let mut r = Results::new(3);
+        // 0 and 1 draw every game; 2 loses to both half the time.
+        for _ in 0..50 {
+            r.add(&[0, 1], &[1, 1]).unwrap();
+            r.add(&[0, 2], &[1, 2]).unwrap();
+            r.add(&[2, 0], &[1, 2]).unwrap();
+            r.add(&[1, 2], &[2, 1]).unwrap();
+            r.add(&[2, 1], &[2, 1]).unwrap();
+        }
+        let fit = r.fit(Anchor::Mean(1500.0));
+        assert!((fit.elo.iter().sum::<f64>() / 3.0 - 1500.0).abs() < 1e-6);
+        assert!((fit.elo[0] - fit.elo[1]).abs() < 1e-6, "{:?}", fit.elo);
+        assert!((fit.elo[0] - fit.elo[2]).abs() < 1e-6);
+        assert_eq!(fit.games, vec![150, 150, 200]);
+    }
+
+    #[test]
+    fn a_three_player_ranking_is_plackett_luce() {
+        // One game 0 > 1 > 2 at equal strength has likelihood 1/3 * 1/2; check the
+        // gradient against that closed form: d/dθ0 = 1 - 1/3, d/dθ1 = 1 - 1/3 - 1/2,
+        // d/dθ2 = -1/3 - 1/2.
+        let mut r = Results::new(3);
+        r.add(&[2, 0, 1], &[3, 1, 2]).unwrap();
+        let (g, _) = r.derivatives(&[0.0; 3]);
+        assert!((g[0] - 2.0 / 3.0).abs() < 1e-12);
+        assert!((g[1] - (1.0 - 1.0 / 3.0 - 0.5)).abs() < 1e-12);
+        assert!((g[2] + 1.0 / 3.0 + 0.5).abs() < 1e-12);
+        assert!((r.log_likelihood(&[0.0; 3]) - (1.0f64 / 6.0).ln()).abs() < 1e-12);
+        // A tie for second between 1 and 2 is both orders at half weight.
+        let mut t = Results::new(3);
+        t.add(&[0, 1, 2], &[1, 2, 2]).unwrap();
+        assert_eq!(t.distinct(), 2);
+    }
+
+    #[test]
+    fn bad_results_are_refused_with_the_reason() {
+        let mut r = Results::new(3);
+        assert_eq!(r.add(&[0], &[1]), Err(ResultError::Seats(1)));
+        assert_eq!(
+            r.add(&[0, 1], &[1]),
+            Err(ResultError::Mismatch { players: 2, ranks: 1 })
+        );
+        assert_eq!(
+            r.add(&[0, 3], &[1, 2]),
+            Err(ResultError::UnknownPlayer {
+                player: 3,
+                players: 3
+            })
+        );
+        assert_eq!(r.add(&[1, 1], &[1, 2]), Err(ResultError::Duplicate(1)));
+        assert_eq!(r.total(), 0);
+    }
+
+    #[test]
+    fn a_perfect_score_gives_a_finite_rating() {
+        let mut r = Results::new(2);
+        for _ in 0..20 {
+            r.add(&[0, 1], &[1, 2]).unwrap();
+        }
+        let fit = r.fit(Anchor::Mean(0.0));
+        assert!(fit.elo[0].is_finite() && fit.elo[0] > 300.0, "{:?}", fit.elo);
+    }
+
+    /// Simulates games among players of known strength (Plackett–Luce draws) and
+    /// counts how often the true, mean-centred rating falls in the 95% interval.
+    fn coverage(seats: usize, trials: usize, games: usize, seed: u64) -> f64 {
+        let truth = [-300.0, -150.0, -50.0, 0.0, 40.0, 120.0, 200.0, 140.0];
+        let n = truth.len();
+        let mean = truth.iter().sum::<f64>() / n as f64;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (mut inside, mut total) = (0, 0);
+        for _ in 0..trials {
+            let mut r = Results::new(n);
+            for _ in 0..games {
+                // Random distinct players.
+                let mut players: Vec<u32> = Vec::new();
+                while players.len() < seats {
+                    let p = (rng.next_u64() % n as u64) as u32;
+                    if !players.contains(&p) {
+                        players.push(p);
+                    }
+                }
+                // Draw the finishing order: best first, proportional to strength.
+                let mut left = players.clone();
+                let mut ranks = vec![0u32; seats];
+                for place in 1..=seats as u32 {
+                    let weights: Vec<f64> = left
+                        .iter()
+                        .map(|&p| (truth[p as usize] / ELO_PER_NAT).exp())
+                        .collect();
+                    let mut x = uniform(&mut rng) * weights.iter().sum::<f64>();
+                    let mut k = 0;
+                    while k + 1 < left.len() && x >= weights[k] {
+                        x -= weights[k];
+                        k += 1;
+                    }
+                    let p = left.remove(k);
+                    ranks[players.iter().position(|&q| q == p).unwrap()] = place;
+                }
+                r.add(&players, &ranks).unwrap();
+            }
+            let fit = r.fit(Anchor::Mean(0.0));
+            for i in 0..n {
+                total += 1;
+                if (fit.elo[i] - (truth[i] - mean)).abs() <= fit.interval95(i) {
+                    inside += 1;
+                }
+            }
+        }
+        inside as f64 / total as f64
+    }
+
+    #[test]
+    fn true_ratings_fall_inside_the_intervals_about_95_percent_of_the_time() {
+        // 8 players x 150 trials = 1200 intervals: a binomial sd of 0.6%.
+        let two = coverage(2, 150, 600, 1);
+        assert!((0.925..=0.975).contains(&two), "2 seats: coverage {two}");
+        let four = coverage(4, 150, 300, 2);
+        assert!((0.925..=0.975).contains(&four), "4 seats: coverage {four}");
+    }
+
+    #[test]
+    fn mean_anchoring_halves_a_two_player_interval() {
+        let mut r = Results::new(2);
+        r.add(&[0, 1], &[1, 2]).unwrap();
+        r.add(&[0, 1], &[2, 1]).unwrap();
+        let fit = r.fit(Anchor::Mean(0.0));
+        // Two players, mean-anchored: each rating is half the difference, so its
+        // interval is half the difference's.
+        let (_, se) = fit.difference(0, 1);
+        assert!((fit.interval95(0) - 1.959964 * se / 2.0).abs() < 1e-6);
+    }
+}
