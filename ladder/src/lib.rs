@@ -7,4 +7,8 @@
 //! groups of games and play them with the referee library.
 
 pub mod rating;
+pub mod sprt;
+pub mod standings;
 pub mod stats;
+pub mod store;
+pub mod tournament;

@@ -1,1 +1,412 @@
-fn main() {}
+//! `ladder`: tournaments, ratings, the SPRT, the scheduling service and its workers.
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use ladder::store::Store;
+use ladder::tournament::{self, Format, TournamentConfig};
+use referee::spec::BotSpec;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// Tournaments and a ladder service for astragal bots, with maximum-likelihood Elo.
+///
+/// Examples:
+///   ladder tournament --game ur --bot builtin:random --bot heur="python3 bots/python/heuristic_bot.py" --games 200 --concurrency 2 --db ur.db
+///   ladder ratings --db ur.db
+///   ladder sprt --game ur --bot new="./my_bot" --vs old="./my_bot --v1" --elo0 0 --elo1 10
+///   ladder serve --db sqlite:ladder.db --listen 127.0.0.1:50060 --http 127.0.0.1:8080
+///   ladder worker --server http://127.0.0.1:50060 --token $WORKER_TOKEN --concurrency 2
+#[derive(Parser)]
+#[command(name = "ladder", version, verbatim_doc_comment)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Play a round-robin or gauntlet of mirrored groups and print Elo standings.
+    /// With --db the run is resumable: run the same command again after a kill and
+    /// it plays only what is missing; with more --games it extends the tournament.
+    Tournament(TournamentArgs),
+    /// Print standings of the competitions in a store, or of record files.
+    Ratings(RatingsArgs),
+    /// Play mirrored pairs between two bots until the SPRT decides between elo0 and elo1.
+    Sprt(SprtArgs),
+    /// Measure the rating fit on simulated results.
+    BenchFit(BenchFitArgs),
+}
+
+#[derive(Args)]
+struct GameArgs {
+    /// Game id (see `referee games`).
+    #[arg(long)]
+    game: String,
+    /// Game option key=value (repeatable), e.g. --opt rules=finkel.
+    #[arg(long = "opt")]
+    opts: Vec<String>,
+    /// Fixed time per move in milliseconds.
+    #[arg(long, default_value_t = 5000, conflicts_with = "tc")]
+    movetime: u64,
+    /// Clock per seat instead, base+increment in seconds (e.g. 10+0.1).
+    #[arg(long)]
+    tc: Option<String>,
+    /// Games played at the same time.
+    #[arg(long, default_value_t = 1)]
+    concurrency: usize,
+    /// Seed of group 0; group g plays seed + g.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write each bot's stderr (capped) to files in this directory.
+    #[arg(long)]
+    log_dir: Option<PathBuf>,
+}
+
+impl GameArgs {
+    fn time(&self) -> String {
+        match &self.tc {
+            Some(tc) => format!("tc={tc}"),
+            None => format!("movetime={}", self.movetime),
+        }
+    }
+}
+
+#[derive(Args)]
+struct TournamentArgs {
+    #[command(flatten)]
+    game: GameArgs,
+    /// An entrant, NAME=SPEC or SPEC (named after its program): a command line,
+    /// builtin:NAME[?key=value&...], or grpc://host:port. Repeat for each bot.
+    #[arg(long = "bot", required = true)]
+    bots: Vec<String>,
+    /// Games to play in all, rounded up to whole mirrored groups.
+    #[arg(long, default_value_t = 100)]
+    games: u64,
+    /// round-robin: every set of bots meets in turn; gauntlet: the first bot meets all others.
+    #[arg(long, value_enum, default_value = "round-robin")]
+    format: Format,
+    /// Seats per game (default: the game's smallest number).
+    #[arg(long)]
+    seats: Option<usize>,
+    /// Store: a SQLite file (created if missing) or postgres://...; resumable.
+    /// Without it the tournament lives in memory.
+    #[arg(long)]
+    db: Option<String>,
+    /// The tournament's name in the store.
+    #[arg(long, default_value = "tournament")]
+    name: String,
+    /// Pin this bot's rating: NAME or NAME=ELO (default: the average is 0).
+    #[arg(long)]
+    anchor: Option<String>,
+    /// Print the standings as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct RatingsArgs {
+    /// Store to read (SQLite file or postgres://...).
+    #[arg(long, conflicts_with = "records")]
+    db: Option<String>,
+    /// Only this competition.
+    #[arg(long)]
+    name: Option<String>,
+    /// Recompute from the game records themselves rather than the stored results.
+    #[arg(long)]
+    from_records: bool,
+    /// JSON Lines record files (from `referee --record` or a store) to rate instead.
+    #[arg(long, num_args = 1..)]
+    records: Vec<PathBuf>,
+    /// Pin this bot's rating: NAME or NAME=ELO.
+    #[arg(long)]
+    anchor: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct SprtArgs {
+    #[command(flatten)]
+    game: GameArgs,
+    /// The bot under test, NAME=SPEC or SPEC.
+    #[arg(long = "bot")]
+    bot: String,
+    /// Its opponent, NAME=SPEC or SPEC.
+    #[arg(long = "vs")]
+    vs: String,
+    /// Elo of the null hypothesis.
+    #[arg(long, default_value_t = 0.0)]
+    elo0: f64,
+    /// Elo of the alternative.
+    #[arg(long, default_value_t = 10.0)]
+    elo1: f64,
+    /// False positive rate.
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// False negative rate.
+    #[arg(long, default_value_t = 0.05)]
+    beta: f64,
+    /// Stop undecided after this many games.
+    #[arg(long, default_value_t = 100_000)]
+    max_games: u64,
+}
+
+#[derive(Args)]
+struct BenchFitArgs {
+    /// Simulated games.
+    #[arg(long, default_value_t = 1_000_000)]
+    games: u64,
+    /// Bots.
+    #[arg(long, default_value_t = 50)]
+    bots: usize,
+    /// Seats per game.
+    #[arg(long, default_value_t = 2)]
+    seats: usize,
+}
+
+/// Reads `NAME=SPEC` or `SPEC`.
+fn named_spec(text: &str) -> anyhow::Result<(Option<String>, BotSpec)> {
+    if let Some((name, spec)) = text.split_once('=')
+        && !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    {
+        return Ok((
+            Some(name.to_owned()),
+            BotSpec::parse(spec).map_err(anyhow::Error::msg)?,
+        ));
+    }
+    Ok((None, BotSpec::parse(text).map_err(anyhow::Error::msg)?))
+}
+
+/// Names every entrant: given names, else the spec's short name, numbered if repeated.
+fn name_bots(texts: &[String]) -> anyhow::Result<Vec<(String, BotSpec)>> {
+    let parsed: Vec<(Option<String>, BotSpec)> = texts
+        .iter()
+        .map(|t| named_spec(t))
+        .collect::<anyhow::Result<_>>()?;
+    let mut out: Vec<(String, BotSpec)> = Vec::new();
+    for (name, spec) in parsed {
+        if matches!(spec, BotSpec::Human) {
+            bail!("a tournament cannot seat `human`; use `referee play` to play a bot yourself");
+        }
+        let base = name.unwrap_or_else(|| spec.short_name());
+        let mut name = base.clone();
+        let mut k = 2;
+        while out.iter().any(|(n, _)| *n == name) {
+            name = format!("{base}#{k}");
+            k += 1;
+        }
+        out.push((name, spec));
+    }
+    Ok(out)
+}
+
+fn anchor_of(text: &Option<String>) -> anyhow::Result<Option<(String, f64)>> {
+    Ok(match text {
+        None => None,
+        Some(t) => match t.split_once('=') {
+            None => Some((t.clone(), 0.0)),
+            Some((n, e)) => Some((
+                n.to_owned(),
+                e.parse()
+                    .with_context(|| format!("--anchor {t:?}: ELO is not a number"))?,
+            )),
+        },
+    })
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Tournament(a) => tournament_cmd(a),
+        Command::Ratings(a) => ratings_cmd(a),
+        Command::Sprt(a) => sprt_cmd(a),
+        Command::BenchFit(a) => bench_fit(a),
+    }
+}
+
+/// Progress on stderr: a rewritten line on a terminal, else a line per tenth.
+fn progress_printer(what: &'static str) -> impl FnMut(u64, u64) {
+    let tty = std::io::stderr().is_terminal();
+    let mut last_tenth = u64::MAX;
+    move |done, total| {
+        if tty {
+            eprint!("\r{done}/{total} {what}");
+            if done == total {
+                eprintln!();
+            }
+        } else {
+            let tenth = done * 10 / total.max(1);
+            if tenth != last_tenth {
+                last_tenth = tenth;
+                eprintln!("{done}/{total} {what}");
+            }
+        }
+    }
+}
+
+fn tournament_cmd(a: TournamentArgs) -> anyhow::Result<()> {
+    let rt = runtime()?;
+    let url = a.db.clone().unwrap_or_else(|| "sqlite::memory:".into());
+    let store = rt
+        .block_on(Store::open(&url))
+        .with_context(|| format!("opening store {url}"))?;
+    let cfg = TournamentConfig {
+        name: a.name.clone(),
+        game: a.game.game.clone(),
+        options: a.game.opts.clone(),
+        seats: a.seats,
+        bots: name_bots(&a.bots)?,
+        format: a.format,
+        games: a.games,
+        concurrency: a.game.concurrency,
+        seed: a.game.seed,
+        time: a.game.time(),
+        log_dir: a.game.log_dir.clone(),
+    };
+    let report = tournament::run(&rt, &store, &cfg, progress_printer("games"))?;
+    let standings = match anchor_of(&a.anchor)? {
+        None => report.standings,
+        Some((n, e)) => {
+            let comp = rt
+                .block_on(store.competition(&cfg.name))?
+                .context("the tournament vanished from the store")?;
+            rt.block_on(tournament::standings_of(&store, &comp, Some((&n, e))))?
+        }
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&standings)?);
+    } else {
+        print!("{}", standings.table());
+        println!(
+            "this run: {} games in {:.1} s ({:.0} games/s, {:.0} decisions/s){}",
+            report.played,
+            report.seconds,
+            report.played as f64 / report.seconds.max(1e-9),
+            report.decisions as f64 / report.seconds.max(1e-9),
+            if report.resumed > 0 {
+                format!("; {} were already recorded", report.resumed)
+            } else {
+                String::new()
+            }
+        );
+    }
+    rt.block_on(store.close());
+    Ok(())
+}
+
+fn ratings_cmd(a: RatingsArgs) -> anyhow::Result<()> {
+    let anchor = anchor_of(&a.anchor)?;
+    let anchor_ref = anchor.as_ref().map(|(n, e)| (n.as_str(), *e));
+    let mut out: Vec<(String, ladder::standings::Standings)> = Vec::new();
+    if !a.records.is_empty() {
+        let mut records = Vec::new();
+        for f in &a.records {
+            records.extend(referee::record::read_all(f).map_err(anyhow::Error::msg)?);
+        }
+        out.push((
+            "records".into(),
+            ladder::standings::from_records(&records, anchor_ref).map_err(anyhow::Error::msg)?,
+        ));
+    } else {
+        let Some(url) = a.db else {
+            bail!("give --db STORE or --records FILE...");
+        };
+        let rt = runtime()?;
+        let store = rt
+            .block_on(Store::open(&url))
+            .with_context(|| format!("opening store {url}"))?;
+        let comps = rt.block_on(store.competitions())?;
+        if let Some(n) = &a.name
+            && !comps.iter().any(|c| &c.name == n)
+        {
+            bail!("no competition named {n:?} in {url}");
+        }
+        for c in comps
+            .iter()
+            .filter(|c| a.name.as_ref().is_none_or(|n| *n == c.name))
+        {
+            let st = if a.from_records {
+                let mut records = Vec::new();
+                let mut after = 0;
+                loop {
+                    let page = rt.block_on(store.records(c.id, after, 10_000))?;
+                    let Some(&(last, _)) = page.last() else { break };
+                    after = last;
+                    for (id, text) in page {
+                        records.push(
+                            serde_json::from_str(&text)
+                                .with_context(|| format!("game {id}: record does not parse"))?,
+                        );
+                    }
+                }
+                ladder::standings::from_records(&records, anchor_ref).map_err(anyhow::Error::msg)?
+            } else {
+                rt.block_on(tournament::standings_of(&store, c, anchor_ref))?
+            };
+            out.push((c.name.clone(), st));
+        }
+    }
+    if a.json {
+        let map: serde_json::Map<String, serde_json::Value> = out
+            .into_iter()
+            .map(|(n, s)| (n, serde_json::to_value(s).unwrap_or_default()))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&map)?);
+    } else {
+        for (name, st) in out {
+            println!("== {name}\n{}", st.table());
+        }
+    }
+    Ok(())
+}
+
+fn sprt_cmd(a: SprtArgs) -> anyhow::Result<()> {
+    let bots = name_bots(&[a.bot.clone(), a.vs.clone()])?;
+    let cfg = ladder::sprt::SprtConfig {
+        game: a.game.game.clone(),
+        options: a.game.opts.clone(),
+        bots,
+        test: ladder::stats::Sprt::new(a.elo0, a.elo1, a.alpha, a.beta),
+        max_games: a.max_games,
+        concurrency: a.game.concurrency,
+        seed: a.game.seed,
+        limits: tournament::limits_from(&a.game.time()).map_err(anyhow::Error::msg)?,
+        log_dir: a.game.log_dir.clone(),
+    };
+    let report = ladder::sprt::run(&cfg, progress_printer("games"))?;
+    print!("{}", report.text(&cfg));
+    Ok(())
+}
+
+fn bench_fit(a: BenchFitArgs) -> anyhow::Result<()> {
+    let (results, build, fit) =
+        ladder::rating::bench(a.games, a.bots, a.seats).map_err(anyhow::Error::msg)?;
+    println!(
+        "{} games among {} bots ({} seats): {} distinct rankings; aggregating {:.3} s, fitting {:.3} s ({} Newton steps), {:.3} s in all",
+        a.games,
+        a.bots,
+        a.seats,
+        results.distinct(),
+        build,
+        fit.0,
+        fit.1,
+        build + fit.0
+    );
+    Ok(())
+}

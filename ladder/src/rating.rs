@@ -89,7 +89,7 @@ pub enum Anchor {
 pub struct Results {
     players: usize,
     /// Packed ranking (best first) -> weight.
-    orders: HashMap<u128, f64>,
+    orders: KeyMap,
     /// Games per player.
     games: Vec<u64>,
     total: u64,
@@ -120,7 +120,7 @@ impl Results {
         assert!(players <= MAX_PLAYERS, "at most {MAX_PLAYERS} players");
         Results {
             players,
-            orders: HashMap::new(),
+            orders: KeyMap::default(),
             games: vec![0; players],
             total: 0,
         }
@@ -190,6 +190,20 @@ impl Results {
             }
             return Ok(());
         }
+        let mut by_rank = [(0u32, 0u32); MAX_SEATS];
+        for s in 0..m {
+            by_rank[s] = (ranks[s], players[s]);
+        }
+        by_rank[..m].sort_unstable();
+        if by_rank[..m].windows(2).all(|w| w[0].0 != w[1].0) {
+            // No tie: one order, no allocation.
+            let mut order = [0u32; MAX_SEATS];
+            for s in 0..m {
+                order[s] = by_rank[s].1;
+            }
+            *self.orders.entry(pack(&order[..m])).or_default() += 1.0;
+            return Ok(());
+        }
         let mut seats: Vec<usize> = (0..m).collect();
         seats.sort_by_key(|&s| ranks[s]);
         // Expand ties: every order of each tied group, weighted by 1/k! per group.
@@ -222,70 +236,86 @@ impl Results {
         Ok(())
     }
 
-    /// Log-likelihood (with the prior) at `theta` (natural units).
-    fn log_likelihood(&self, theta: &[f64]) -> f64 {
+    /// Log-likelihood (with the prior) at `theta` (natural units), and when `derivs`
+    /// is given, the gradient and the information (minus the Hessian) into it. Large
+    /// inputs are split over the machine's cores.
+    fn evaluate(
+        &self,
+        orders: &[(u128, f64)],
+        theta: &[f64],
+        derivs: Option<(&mut [f64], &mut [f64])>,
+    ) -> f64 {
+        let n = self.players;
         let prec = prior_precision();
+        // exp(theta) once per call: each stage is then sums, a division and one log.
+        let max = theta.iter().copied().fold(f64::MIN, f64::max);
+        let strength: Vec<f64> = theta.iter().map(|t| (t - max).exp()).collect();
+        let threads = if orders.len() < 50_000 {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(1, |t| t.get().min(8))
+        };
+        let chunk = orders.len().div_ceil(threads).max(1);
+        let want = derivs.is_some();
+        let parts: Vec<(f64, Vec<f64>, Vec<f64>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = orders
+                .chunks(chunk)
+                .map(|part| {
+                    let (theta, strength) = (theta, &strength);
+                    scope.spawn(move || evaluate_part(part, n, theta, strength, max, want))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("rating thread panicked"))
+                .collect()
+        });
         let mut ll: f64 = -0.5 * prec * theta.iter().map(|t| t * t).sum::<f64>();
-        let mut order = [0u32; MAX_SEATS];
-        for (&key, &w) in &self.orders {
-            let m = unpack(key, &mut order);
-            for j in 0..m - 1 {
-                let rest = &order[j..m];
-                let max = rest.iter().map(|&p| theta[p as usize]).fold(f64::MIN, f64::max);
-                let sum: f64 = rest.iter().map(|&p| (theta[p as usize] - max).exp()).sum();
-                ll += w * (theta[order[j] as usize] - max - sum.ln());
+        ll += parts.iter().map(|p| p.0).sum::<f64>();
+        if let Some((grad, info)) = derivs {
+            for (g, t) in grad.iter_mut().zip(theta) {
+                *g = -prec * t;
+            }
+            info.iter_mut().for_each(|x| *x = 0.0);
+            for i in 0..n {
+                info[i * n + i] = prec;
+            }
+            for (_, g, h) in &parts {
+                grad.iter_mut().zip(g).for_each(|(a, b)| *a += b);
+                info.iter_mut().zip(h).for_each(|(a, b)| *a += b);
             }
         }
         ll
     }
 
-    /// Gradient and information (minus the Hessian), with the prior, at `theta`.
+    /// Gradient and information at `theta` (for tests).
+    #[cfg(test)]
     fn derivatives(&self, theta: &[f64]) -> (Vec<f64>, Vec<f64>) {
         let n = self.players;
-        let prec = prior_precision();
-        let mut grad: Vec<f64> = theta.iter().map(|t| -prec * t).collect();
-        let mut info = vec![0.0; n * n];
-        for i in 0..n {
-            info[i * n + i] = prec;
-        }
-        let mut order = [0u32; MAX_SEATS];
-        let mut prob = [0f64; MAX_SEATS];
-        for (&key, &w) in &self.orders {
-            let m = unpack(key, &mut order);
-            for j in 0..m - 1 {
-                let rest = &order[j..m];
-                let max = rest.iter().map(|&p| theta[p as usize]).fold(f64::MIN, f64::max);
-                let mut sum = 0.0;
-                for (k, &p) in rest.iter().enumerate() {
-                    prob[k] = (theta[p as usize] - max).exp();
-                    sum += prob[k];
-                }
-                grad[order[j] as usize] += w;
-                for k in 0..rest.len() {
-                    prob[k] /= sum;
-                    grad[rest[k] as usize] -= w * prob[k];
-                }
-                for a in 0..rest.len() {
-                    let pa = rest[a] as usize;
-                    info[pa * n + pa] += w * prob[a];
-                    for b in 0..rest.len() {
-                        info[pa * n + rest[b] as usize] -= w * prob[a] * prob[b];
-                    }
-                }
-            }
-        }
+        let (mut grad, mut info) = (vec![0.0; n], vec![0.0; n * n]);
+        let orders: Vec<(u128, f64)> = self.orders.iter().map(|(&k, &w)| (k, w)).collect();
+        self.evaluate(&orders, theta, Some((&mut grad, &mut info)));
         (grad, info)
+    }
+
+    #[cfg(test)]
+    fn log_likelihood(&self, theta: &[f64]) -> f64 {
+        let orders: Vec<(u128, f64)> = self.orders.iter().map(|(&k, &w)| (k, w)).collect();
+        self.evaluate(&orders, theta, None)
     }
 
     /// Fits the ratings.
     pub fn fit(&self, anchor: Anchor) -> Ratings {
         let n = self.players;
+        // A flat list iterates faster than the map, many times over.
+        let orders: Vec<(u128, f64)> = self.orders.iter().map(|(&k, &w)| (k, w)).collect();
         let mut theta = vec![0.0; n];
         let mut iterations = 0;
-        let mut ll = self.log_likelihood(&theta);
+        let (mut grad, mut info) = (vec![0.0; n], vec![0.0; n * n]);
+        let mut ll = self.evaluate(&orders, &theta, None);
         for _ in 0..200 {
             iterations += 1;
-            let (grad, info) = self.derivatives(&theta);
+            self.evaluate(&orders, &theta, Some((&mut grad, &mut info)));
             let Some(chol) = cholesky(&info, n) else { break };
             let step = chol_solve(&chol, n, &grad);
             // Newton on a concave function; halve the step if it overshoots.
@@ -293,7 +323,7 @@ impl Results {
             let mut next: Vec<f64>;
             loop {
                 next = theta.iter().zip(&step).map(|(a, s)| a + t * s).collect();
-                let l = self.log_likelihood(&next);
+                let l = self.evaluate(&orders, &next, None);
                 if l >= ll - 1e-12 || t < 1e-6 {
                     ll = l;
                     break;
@@ -305,7 +335,7 @@ impl Results {
                 break;
             }
         }
-        let (_, info) = self.derivatives(&theta);
+        self.evaluate(&orders, &theta, Some((&mut grad, &mut info)));
         let cov_nat = cholesky(&info, n)
             .map(|c| chol_inverse(&c, n))
             .unwrap_or_else(|| vec![f64::INFINITY; n * n]);
@@ -342,6 +372,87 @@ impl Results {
         }
     }
 }
+
+/// One share of [`Results::evaluate`]: log-likelihood, and gradient and information
+/// when `derivs` (else empty).
+fn evaluate_part(
+    orders: &[(u128, f64)],
+    n: usize,
+    theta: &[f64],
+    strength: &[f64],
+    max: f64,
+    derivs: bool,
+) -> (f64, Vec<f64>, Vec<f64>) {
+    let mut ll = 0.0;
+    let mut order = [0u32; MAX_SEATS];
+    let mut prob = [0f64; MAX_SEATS];
+    if !derivs {
+        for &(key, w) in orders {
+            let m = unpack(key, &mut order);
+            let mut sum = 0.0;
+            for j in (0..m).rev() {
+                sum += strength[order[j] as usize];
+                if j < m - 1 {
+                    ll += w * (theta[order[j] as usize] - max - sum.ln());
+                }
+            }
+        }
+        return (ll, Vec::new(), Vec::new());
+    }
+    let mut grad = vec![0.0; n];
+    let mut info = vec![0.0; n * n];
+    for &(key, w) in orders {
+        let m = unpack(key, &mut order);
+        for j in 0..m - 1 {
+            let rest = &order[j..m];
+            let mut sum = 0.0;
+            for (k, &p) in rest.iter().enumerate() {
+                prob[k] = strength[p as usize];
+                sum += prob[k];
+            }
+            ll += w * (theta[order[j] as usize] - max - sum.ln());
+            grad[order[j] as usize] += w;
+            for k in 0..rest.len() {
+                prob[k] /= sum;
+                grad[rest[k] as usize] -= w * prob[k];
+            }
+            for a in 0..rest.len() {
+                let pa = rest[a] as usize;
+                let wa = w * prob[a];
+                info[pa * n + pa] += wa;
+                for b in 0..rest.len() {
+                    info[pa * n + rest[b] as usize] -= wa * prob[b];
+                }
+            }
+        }
+    }
+    (ll, grad, info)
+}
+
+/// A quick hash for packed rankings (SipHash's resistance is not needed here).
+#[derive(Default, Clone, Copy)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u128(&mut self, x: u128) {
+        let folded = (x as u64) ^ ((x >> 64) as u64).rotate_left(29);
+        self.0 = (folded ^ (folded >> 31)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 ^= self.0 >> 29;
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type KeyMap = HashMap<u128, f64, std::hash::BuildHasherDefault<KeyHasher>>;
 
 fn prior_precision() -> f64 {
     let sd = PRIOR_SD_ELO / ELO_PER_NAT;
@@ -488,6 +599,64 @@ impl Ratings {
 /// Expected share of the points for a player `diff` Elo above its opponent.
 pub fn expected_score(diff: f64) -> f64 {
     1.0 / (1.0 + 10f64.powf(-diff / 400.0))
+}
+
+/// Simulates `games` games of `seats` seats among `bots` bots of spread strengths,
+/// then times adding them and fitting. Returns the results and the seconds taken to
+/// add them, and to fit (with the Newton steps used).
+///
+/// # Errors
+/// Seat or bot counts the fit does not take.
+pub fn bench(games: u64, bots: usize, seats: usize) -> Result<(Results, f64, (f64, usize)), String> {
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::{Rng, SeedableRng};
+    if !(2..=MAX_SEATS).contains(&seats) || bots < seats || bots > MAX_PLAYERS {
+        return Err(format!(
+            "{bots} bots and {seats} seats: need 2..={MAX_SEATS} seats and at least as many bots"
+        ));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let strength: Vec<f64> = (0..bots)
+        .map(|i| (i as f64 * 600.0 / bots as f64) / ELO_PER_NAT)
+        .collect();
+    let mut players = vec![0u32; games as usize * seats];
+    let mut ranks = vec![0u32; games as usize * seats];
+    for g in 0..games as usize {
+        let ps = &mut players[g * seats..(g + 1) * seats];
+        let mut k = 0;
+        while k < seats {
+            let p = (rng.next_u64() % bots as u64) as u32;
+            if !ps[..k].contains(&p) {
+                ps[k] = p;
+                k += 1;
+            }
+        }
+        // Gumbel noise on the strengths gives a Plackett–Luce order.
+        let keys: Vec<f64> = ps
+            .iter()
+            .map(|&p| {
+                let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                strength[p as usize] - (-u.ln()).ln()
+            })
+            .collect();
+        for s in 0..seats {
+            ranks[g * seats + s] = 1 + keys.iter().filter(|&&k| k > keys[s]).count() as u32;
+        }
+    }
+    let start = std::time::Instant::now();
+    let mut results = Results::new(bots);
+    for g in 0..games as usize {
+        results
+            .add(
+                &players[g * seats..(g + 1) * seats],
+                &ranks[g * seats..(g + 1) * seats],
+            )
+            .map_err(|e| e.to_string())?;
+    }
+    let build = start.elapsed().as_secs_f64();
+    let start = std::time::Instant::now();
+    let fit = results.fit(Anchor::Mean(0.0));
+    Ok((results, build, (start.elapsed().as_secs_f64(), fit.iterations)))
 }
 
 #[cfg(test)]
@@ -649,6 +818,22 @@ mod tests {
         assert!((0.925..=0.975).contains(&two), "2 seats: coverage {two}");
         let four = coverage(4, 150, 300, 2);
         assert!((0.925..=0.975).contains(&four), "4 seats: coverage {four}");
+    }
+
+    #[test]
+    fn the_bench_recovers_its_spread_of_strengths() {
+        let (results, _, _) = bench(20_000, 5, 2).unwrap();
+        let fit = results.fit(Anchor::Player(0, 0.0));
+        // Strengths are 0, 120, ..., 480 Elo.
+        for i in 1..5 {
+            let want = 120.0 * i as f64;
+            assert!(
+                (fit.elo[i] - want).abs() < 3.0 * fit.interval95(i),
+                "bot {i}: {} vs {want}",
+                fit.elo[i]
+            );
+        }
+        assert!(bench(10, 1, 2).is_err());
     }
 
     #[test]

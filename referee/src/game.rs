@@ -270,6 +270,7 @@ pub fn play_game(
             .map(|((s, name), late_replies)| SeatRecord {
                 name,
                 spec: s.spec.to_string(),
+                entrant: None,
                 late_replies,
             })
             .collect(),

@@ -42,6 +42,9 @@ pub struct SeatRecord {
     pub name: String,
     /// The `--bot` spec.
     pub spec: String,
+    /// The entrant's name in a ladder or tournament, when it plays in one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entrant: Option<String>,
     /// Replies to old requests that were discarded.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub late_replies: u64,

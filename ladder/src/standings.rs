@@ -1,0 +1,386 @@
+//! Standings: ratings, scores and mirrored-pair statistics from stored results.
+
+use crate::rating::{Anchor, Ratings, Results};
+use crate::stats::{EloEstimate, Pentanomial};
+use crate::store::ResultRow;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// One bot's line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Standing {
+    /// Place by rating, from 1.
+    pub rank: usize,
+    /// Bot name.
+    pub name: String,
+    /// Elo.
+    pub elo: f64,
+    /// Half-width of the 95% interval.
+    pub ci95: f64,
+    /// Games played.
+    pub games: u64,
+    /// Points per game, as a percentage (first 1, last 0, shared places split).
+    pub score: f64,
+    /// Games alone in first place.
+    pub wins: u64,
+    /// Games sharing first place.
+    pub draws: u64,
+    /// Other games.
+    pub losses: u64,
+    /// Average place.
+    pub avg_rank: f64,
+    /// Games this bot lost by a fault.
+    pub forfeits: u64,
+}
+
+/// Two bots' mirrored pairs (two-seat games).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairStanding {
+    /// First bot.
+    pub a: String,
+    /// Second bot.
+    pub b: String,
+    /// Pairs scored 0, ½, 1, 1½, 2 points by `a`.
+    pub pentanomial: Pentanomial,
+    /// `a - b` from the pairs alone.
+    pub pairs_elo: EloEstimate,
+    /// `a - b` from the rating fit over all games, with its standard error.
+    pub fit_elo: f64,
+    /// Standard error of `fit_elo`.
+    pub fit_se: f64,
+    /// Probability that `a` is stronger than `b`, from the fit.
+    pub los: f64,
+}
+
+/// A competition's standings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Standings {
+    /// Seats per game.
+    pub seats: usize,
+    /// Games counted.
+    pub games: u64,
+    /// Bots by rating.
+    pub rows: Vec<Standing>,
+    /// Pairwise statistics (two-seat games only).
+    pub pairs: Vec<PairStanding>,
+    /// Where the scale is pinned, in words.
+    pub anchor: String,
+}
+
+/// Computes standings for `bots` (id, name) from results.
+///
+/// # Errors
+/// A result naming a bot not in `bots`, or one the fit refuses.
+pub fn compute(
+    bots: &[(i64, String)],
+    results: &[ResultRow],
+    seats: usize,
+    anchor: Option<(&str, f64)>,
+) -> Result<Standings, String> {
+    let index: HashMap<i64, usize> = bots.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
+    let n = bots.len();
+    let mut fit_input = Results::new(n);
+    let mut rows: Vec<Standing> = bots
+        .iter()
+        .map(|(_, name)| Standing {
+            rank: 0,
+            name: name.clone(),
+            elo: 0.0,
+            ci95: 0.0,
+            games: 0,
+            score: 0.0,
+            wins: 0,
+            draws: 0,
+            losses: 0,
+            avg_rank: 0.0,
+            forfeits: 0,
+        })
+        .collect();
+    let mut points = vec![0.0; n];
+    let mut rank_sum = vec![0u64; n];
+    // group -> (bot a, half-points of a, games seen); a is the lower index.
+    let mut pair_groups: HashMap<i64, (usize, usize, usize, u32)> = HashMap::new();
+    let mut players = Vec::with_capacity(seats);
+    for r in results {
+        players.clear();
+        for id in &r.bots {
+            let &i = index
+                .get(id)
+                .ok_or_else(|| format!("game {} names bot id {id}, not an entrant", r.id))?;
+            players.push(i as u32);
+        }
+        fit_input
+            .add(&players, &r.ranks)
+            .map_err(|e| format!("game {}: {e}", r.id))?;
+        let m = r.ranks.len();
+        let firsts = r.ranks.iter().filter(|&&x| x == 1).count();
+        for (s, &p) in players.iter().enumerate() {
+            let p = p as usize;
+            let rank = r.ranks[s];
+            let row = &mut rows[p];
+            row.games += 1;
+            match (rank, firsts) {
+                (1, 1) => row.wins += 1,
+                (1, _) => row.draws += 1,
+                _ => row.losses += 1,
+            }
+            rank_sum[p] += u64::from(rank);
+            // Places shared by a tie are split: the average of the places they cover.
+            let tied = r.ranks.iter().filter(|&&x| x == rank).count();
+            let place = f64::from(rank) + (tied as f64 - 1.0) / 2.0;
+            points[p] += (m as f64 - place) / (m as f64 - 1.0);
+            if r.termination == "forfeit" && rank as usize == m {
+                row.forfeits += 1;
+            }
+        }
+        if m == 2 {
+            let (a, b) = (
+                players[0].min(players[1]) as usize,
+                players[0].max(players[1]) as usize,
+            );
+            let a_seat = usize::from(players[0] as usize != a);
+            let half = match r.ranks[a_seat].cmp(&r.ranks[1 - a_seat]) {
+                std::cmp::Ordering::Less => 2,
+                std::cmp::Ordering::Equal => 1,
+                std::cmp::Ordering::Greater => 0,
+            };
+            let e = pair_groups.entry(r.group_id).or_insert((a, b, 0, 0));
+            e.2 += half;
+            e.3 += 1;
+        }
+    }
+    let anchor_spec = match anchor {
+        None => (Anchor::Mean(0.0), "the average rating is 0".to_owned()),
+        Some((name, elo)) => {
+            let i = bots
+                .iter()
+                .position(|(_, n)| n == name)
+                .ok_or_else(|| format!("anchor {name:?} is not an entrant"))?;
+            (Anchor::Player(i, elo), format!("{name} is fixed at {elo}"))
+        }
+    };
+    let fit: Ratings = fit_input.fit(anchor_spec.0);
+    for (i, row) in rows.iter_mut().enumerate() {
+        row.elo = fit.elo[i];
+        row.ci95 = fit.interval95(i);
+        row.score = 100.0 * points[i] / row.games.max(1) as f64;
+        row.avg_rank = rank_sum[i] as f64 / row.games.max(1) as f64;
+    }
+    let mut pentas: HashMap<(usize, usize), Pentanomial> = HashMap::new();
+    for &(a, b, half, count) in pair_groups.values() {
+        if count == 2 {
+            pentas.entry((a, b)).or_default().add(half);
+        }
+    }
+    let mut pair_keys: Vec<(usize, usize)> = pentas.keys().copied().collect();
+    pair_keys.sort_unstable();
+    let pairs = pair_keys
+        .into_iter()
+        .map(|(a, b)| {
+            let p = pentas[&(a, b)];
+            // Show the stronger side first.
+            let (a, b, p) = if fit.elo[a] >= fit.elo[b] {
+                (a, b, p)
+            } else {
+                let mut c = p.counts;
+                c.reverse();
+                (b, a, Pentanomial { counts: c })
+            };
+            let (d, se) = fit.difference(a, b);
+            PairStanding {
+                a: bots[a].1.clone(),
+                b: bots[b].1.clone(),
+                pentanomial: p,
+                pairs_elo: p.elo(),
+                fit_elo: d,
+                fit_se: se,
+                los: fit.los(a, b),
+            }
+        })
+        .collect();
+    let mut order: Vec<usize> = fit.order();
+    order.retain(|&i| rows[i].games > 0);
+    let rows: Vec<Standing> = order
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| Standing {
+            rank: k + 1,
+            ..rows[i].clone()
+        })
+        .collect();
+    Ok(Standings {
+        seats,
+        games: results.len() as u64,
+        rows,
+        pairs,
+        anchor: anchor_spec.1,
+    })
+}
+
+/// Standings computed from game records alone: entrants are the records' entrant
+/// names (or the names the bots announced), mirrored groups their seed and group.
+///
+/// # Errors
+/// A record the fit refuses.
+pub fn from_records(
+    records: &[referee::GameRecord],
+    anchor: Option<(&str, f64)>,
+) -> Result<Standings, String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut groups: HashMap<(u64, u64), i64> = HashMap::new();
+    let mut results = Vec::with_capacity(records.len());
+    for (i, rec) in records.iter().enumerate() {
+        let bots = rec
+            .seats
+            .iter()
+            .map(|s| {
+                let name = s.entrant.as_ref().unwrap_or(&s.name);
+                match names.iter().position(|n| n == name) {
+                    Some(k) => k as i64,
+                    None => {
+                        names.push(name.clone());
+                        names.len() as i64 - 1
+                    }
+                }
+            })
+            .collect();
+        let next = groups.len() as i64;
+        let group_id = match rec.pairing {
+            Some(p) => *groups.entry((rec.seed, p.group)).or_insert(next),
+            None => -(i as i64) - 1,
+        };
+        results.push(ResultRow {
+            id: i as i64 + 1,
+            group_id,
+            rotation: rec.pairing.map_or(0, |p| p.rotation as i64),
+            bots,
+            ranks: rec.outcome.ranks.iter().map(|&r| u32::from(r)).collect(),
+            termination: rec.termination.to_string(),
+        });
+    }
+    let seats = records.iter().map(|r| r.seats.len()).max().unwrap_or(2);
+    let bots: Vec<(i64, String)> = names
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| (i as i64, n))
+        .collect();
+    compute(&bots, &results, seats, anchor)
+}
+
+impl Standings {
+    /// The standings as a text table.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let last = if self.seats == 2 { "W/D/L" } else { "avg.rank" };
+        let _ = writeln!(
+            s,
+            "{:>4}  {:<24} {:>7} {:>6} {:>7} {:>7}  {}",
+            "rank", "bot", "Elo", "±95%", "games", "score", last
+        );
+        for r in &self.rows {
+            let tail = if self.seats == 2 {
+                format!("{}/{}/{}", r.wins, r.draws, r.losses)
+            } else {
+                format!("{:.2}", r.avg_rank)
+            };
+            let _ = writeln!(
+                s,
+                "{:>4}  {:<24} {:>7.0} {:>6.0} {:>7} {:>6.1}%  {}",
+                r.rank, r.name, r.elo, r.ci95, r.games, r.score, tail
+            );
+        }
+        let _ = writeln!(
+            s,
+            "{} games; Elo is maximum likelihood ({}), ±95% intervals",
+            self.games, self.anchor
+        );
+        if !self.pairs.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n{:<36} {:>6}  {:<22} {:>14} {:>14} {:>6}",
+                "mirrored pairs", "pairs", "pentanomial 0-½-1-1½-2", "Elo (pairs)", "Elo (fit)", "LOS"
+            );
+            for p in &self.pairs {
+                let c = p.pentanomial.counts;
+                let _ = writeln!(
+                    s,
+                    "{:<36} {:>6}  {:<22} {:>14} {:>14} {:>5.1}%",
+                    format!("{} vs {}", p.a, p.b),
+                    p.pentanomial.pairs(),
+                    format!("{}-{}-{}-{}-{}", c[0], c[1], c[2], c[3], c[4]),
+                    match p.pentanomial.score() {
+                        // A clean sweep has no finite estimate from the pairs alone.
+                        x if x >= 1.0 => "all won".to_owned(),
+                        x if x <= 0.0 => "all lost".to_owned(),
+                        _ => format!("{:+.0} ± {:.0}", p.pairs_elo.elo, p.pairs_elo.ci95),
+                    },
+                    format!("{:+.0} ± {:.0}", p.fit_elo, 1.959964 * p.fit_se),
+                    100.0 * p.los
+                );
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(id: i64, group: i64, bots: [i64; 2], ranks: [u32; 2]) -> ResultRow {
+        ResultRow {
+            id,
+            group_id: group,
+            rotation: id % 2,
+            bots: bots.to_vec(),
+            ranks: ranks.to_vec(),
+            termination: "normal".into(),
+        }
+    }
+
+    #[test]
+    fn standings_count_games_scores_and_pentanomials() {
+        let bots = vec![(10, "a".to_owned()), (20, "b".to_owned())];
+        // Group 1: a wins both (2 points); group 2: split (1 point); group 3: a wins
+        // one, draws one (1.5 points).
+        let results = vec![
+            result(1, 1, [10, 20], [1, 2]),
+            result(2, 1, [20, 10], [2, 1]),
+            result(3, 2, [10, 20], [1, 2]),
+            result(4, 2, [20, 10], [1, 2]),
+            result(5, 3, [10, 20], [1, 2]),
+            result(6, 3, [20, 10], [1, 1]),
+        ];
+        let st = compute(&bots, &results, 2, None).unwrap();
+        assert_eq!(st.rows[0].name, "a");
+        assert_eq!((st.rows[0].wins, st.rows[0].draws, st.rows[0].losses), (4, 1, 1));
+        assert!((st.rows[0].score - 100.0 * 4.5 / 6.0).abs() < 1e-9);
+        assert!((st.rows[0].elo + st.rows[1].elo).abs() < 1e-6);
+        assert_eq!(st.pairs.len(), 1);
+        assert_eq!(st.pairs[0].pentanomial.counts, [0, 0, 1, 1, 1]);
+        assert!(st.table().contains("0-0-1-1-1"));
+        let err = compute(&bots[..1], &results, 2, None).unwrap_err();
+        assert!(err.contains("bot id 20"), "{err}");
+    }
+
+    #[test]
+    fn shared_places_split_the_points() {
+        let bots: Vec<(i64, String)> = (0..3).map(|i| (i, format!("p{i}"))).collect();
+        let r = ResultRow {
+            id: 1,
+            group_id: 1,
+            rotation: 0,
+            bots: vec![0, 1, 2],
+            ranks: vec![1, 1, 3],
+            termination: "normal".into(),
+        };
+        let st = compute(&bots, &[r], 3, Some(("p2", 0.0))).unwrap();
+        let by_name = |n: &str| st.rows.iter().find(|r| r.name == n).unwrap().clone();
+        // Two share places 1-2: each gets (1 + 0.5)/2 = 0.75 of a point.
+        assert!((by_name("p0").score - 75.0).abs() < 1e-9);
+        assert!((by_name("p2").score - 0.0).abs() < 1e-9);
+        assert_eq!(by_name("p0").draws, 1);
+        assert!(by_name("p2").elo.abs() < 1e-9);
+    }
+}

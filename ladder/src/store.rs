@@ -1,0 +1,887 @@
+//! The persistent store: bots, competitions, mirrored groups and every game record.
+//!
+//! One code path for both back ends through sqlx's `Any` driver: SQLite (WAL) is the
+//! embedded default, PostgreSQL the store several servers and workers share. The SQL
+//! is the common subset (`$n` parameters, `ON CONFLICT`, `RETURNING`); the few places
+//! that differ — auto-increment keys and row locks for leasing — go through
+//! [`Dialect`].
+//!
+//! Exactly-once recording rests on the schema, not on the callers: a game is keyed by
+//! `(group_id, rotation)`, and a group is marked done in the same transaction that
+//! stores its games.
+
+use serde::{Deserialize, Serialize};
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Row};
+
+/// A store operation that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database refused or could not be reached.
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+    /// A URL the store does not take.
+    #[error("store URL {0:?} is neither sqlite:FILE (or a file path) nor postgres://...")]
+    Url(String),
+    /// A name already taken with different settings.
+    #[error("{0}")]
+    Conflict(String),
+    /// Something named does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// A stored value that does not parse.
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+}
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+/// Which SQL dialect the store speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// SQLite.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+/// Versioned migrations; `{id}` becomes the dialect's auto-increment key.
+const MIGRATIONS: &[(i64, &str)] = &[(
+    1,
+    "CREATE TABLE bots (
+        id {id},
+        name TEXT NOT NULL UNIQUE,
+        game TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        created_ms BIGINT NOT NULL
+    );
+    CREATE TABLE competitions (
+        id {id},
+        name TEXT NOT NULL UNIQUE,
+        game TEXT NOT NULL,
+        options TEXT NOT NULL,
+        seats BIGINT NOT NULL,
+        format TEXT NOT NULL,
+        seed BIGINT NOT NULL,
+        max_games BIGINT NOT NULL,
+        time TEXT NOT NULL,
+        status TEXT NOT NULL,
+        config TEXT NOT NULL,
+        created_ms BIGINT NOT NULL
+    );
+    CREATE TABLE entrants (
+        competition_id BIGINT NOT NULL REFERENCES competitions(id),
+        bot_id BIGINT NOT NULL REFERENCES bots(id),
+        PRIMARY KEY (competition_id, bot_id)
+    );
+    CREATE TABLE match_groups (
+        id {id},
+        competition_id BIGINT NOT NULL REFERENCES competitions(id),
+        group_no BIGINT NOT NULL,
+        seed BIGINT NOT NULL,
+        bots TEXT NOT NULL,
+        status TEXT NOT NULL,
+        lease_token TEXT,
+        lease_worker TEXT,
+        lease_expires_ms BIGINT,
+        created_ms BIGINT NOT NULL,
+        UNIQUE (competition_id, group_no)
+    );
+    CREATE INDEX match_groups_status ON match_groups (status, id);
+    CREATE TABLE games (
+        id {id},
+        competition_id BIGINT NOT NULL REFERENCES competitions(id),
+        group_id BIGINT NOT NULL REFERENCES match_groups(id),
+        rotation BIGINT NOT NULL,
+        bots TEXT NOT NULL,
+        ranks TEXT NOT NULL,
+        termination TEXT NOT NULL,
+        record TEXT NOT NULL,
+        recorded_ms BIGINT NOT NULL,
+        UNIQUE (group_id, rotation)
+    );
+    CREATE INDEX games_competition ON games (competition_id, id);",
+)];
+
+/// A registered bot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BotRow {
+    /// Key.
+    pub id: i64,
+    /// Unique name.
+    pub name: String,
+    /// Game it plays.
+    pub game: String,
+    /// How to run it (a referee `--bot` spec).
+    pub spec: String,
+}
+
+/// A competition: a game with options among a set of bots.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompetitionRow {
+    /// Key.
+    pub id: i64,
+    /// Unique name.
+    pub name: String,
+    /// Game id.
+    pub game: String,
+    /// Game options, `key=value`.
+    pub options: Vec<String>,
+    /// Seats per game.
+    pub seats: i64,
+    /// `ladder` (scheduled by ratings), `round-robin` or `gauntlet`.
+    pub format: String,
+    /// Seed of group 0; group g plays seed + g.
+    pub seed: i64,
+    /// Games to play in all; 0 = no limit.
+    pub max_games: i64,
+    /// Time control: `movetime=MS` or `tc=BASE+INC`.
+    pub time: String,
+    /// `open` or `closed`.
+    pub status: String,
+    /// What created it (a tournament's settings, to resume only the same one).
+    pub config: String,
+}
+
+/// What to create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCompetition {
+    /// Unique name.
+    pub name: String,
+    /// Game id.
+    pub game: String,
+    /// Game options.
+    pub options: Vec<String>,
+    /// Seats per game.
+    pub seats: i64,
+    /// Format.
+    pub format: String,
+    /// Seed of group 0.
+    pub seed: i64,
+    /// Games in all; 0 = no limit.
+    pub max_games: i64,
+    /// Time control.
+    pub time: String,
+    /// Settings fingerprint.
+    pub config: String,
+}
+
+/// A mirrored group: the same seed played once per seat rotation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupRow {
+    /// Key.
+    pub id: i64,
+    /// Its competition.
+    pub competition_id: i64,
+    /// Number within the competition.
+    pub group_no: i64,
+    /// Seed of every game in it.
+    pub seed: i64,
+    /// Bot ids in rotation 0's seat order; rotation r puts `bots[(s + r) % n]` in seat s.
+    pub bots: Vec<i64>,
+    /// `scheduled`, `leased` or `done`.
+    pub status: String,
+}
+
+/// A played game to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewGame {
+    /// Competition.
+    pub competition_id: i64,
+    /// Group.
+    pub group_id: i64,
+    /// Rotation within the group.
+    pub rotation: i64,
+    /// Bot ids by seat.
+    pub bots: Vec<i64>,
+    /// Places by seat.
+    pub ranks: Vec<u32>,
+    /// `normal`, `cap` or `forfeit`.
+    pub termination: String,
+    /// The referee's JSON record.
+    pub record: String,
+}
+
+/// A stored game's result, compact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultRow {
+    /// Game key.
+    pub id: i64,
+    /// Group.
+    pub group_id: i64,
+    /// Rotation.
+    pub rotation: i64,
+    /// Bot ids by seat.
+    pub bots: Vec<i64>,
+    /// Places by seat.
+    pub ranks: Vec<u32>,
+    /// Termination.
+    pub termination: String,
+}
+
+/// How a report of a leased group ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// Stored.
+    Recorded,
+    /// Another report already stored this group.
+    AlreadyDone,
+    /// The lease expired and the group went to another worker.
+    LeaseLost,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn join_ids<T: ToString>(ids: &[T]) -> String {
+    ids.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+}
+
+fn split_ids<T: std::str::FromStr>(text: &str) -> Result<Vec<T>> {
+    text.split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse()
+                .map_err(|_| StoreError::Corrupt(format!("id list {text:?}")))
+        })
+        .collect()
+}
+
+/// The store.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: AnyPool,
+    dialect: Dialect,
+}
+
+impl Store {
+    /// Opens (creating if needed) and migrates a store: `sqlite:FILE`, a plain file
+    /// path (SQLite), `sqlite::memory:` or `postgres://...`.
+    ///
+    /// # Errors
+    /// A URL of another kind, or a database that cannot be opened or migrated.
+    pub async fn open(url: &str) -> Result<Store> {
+        sqlx::any::install_default_drivers();
+        let (url, dialect) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            (url.to_owned(), Dialect::Postgres)
+        } else if url == "sqlite::memory:" {
+            (url.to_owned(), Dialect::Sqlite)
+        } else if let Some(rest) = url.strip_prefix("sqlite:") {
+            let path = rest.trim_start_matches("//");
+            let sep = if path.contains('?') { '&' } else { '?' };
+            (format!("sqlite:{path}{sep}mode=rwc"), Dialect::Sqlite)
+        } else if !url.contains("://") && !url.is_empty() {
+            (format!("sqlite:{url}?mode=rwc"), Dialect::Sqlite)
+        } else {
+            return Err(StoreError::Url(url.to_owned()));
+        };
+        let memory = url == "sqlite::memory:";
+        let pool = AnyPoolOptions::new()
+            // An in-memory SQLite database lives in one connection.
+            .max_connections(if memory {
+                1
+            } else if dialect == Dialect::Sqlite {
+                4
+            } else {
+                8
+            })
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if dialect == Dialect::Sqlite {
+                        // WAL: readers do not block the writer; NORMAL sync is durable
+                        // across process crashes (the kill -9 case), not power loss.
+                        for pragma in [
+                            "PRAGMA journal_mode=WAL",
+                            "PRAGMA synchronous=NORMAL",
+                            "PRAGMA busy_timeout=10000",
+                            "PRAGMA foreign_keys=ON",
+                        ] {
+                            sqlx::query(pragma).execute(&mut *conn).await?;
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .connect(&url)
+            .await?;
+        let store = Store { pool, dialect };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// The dialect.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    async fn migrate(&self) -> Result<()> {
+        sqlx::query(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_ms BIGINT NOT NULL)",
+        )
+        .execute(&self.pool)
+        .await?;
+        let id = match self.dialect {
+            Dialect::Sqlite => "INTEGER PRIMARY KEY AUTOINCREMENT",
+            Dialect::Postgres => "BIGSERIAL PRIMARY KEY",
+        };
+        for &(version, sql) in MIGRATIONS {
+            let mut tx = self.pool.begin().await?;
+            if self.dialect == Dialect::Postgres {
+                // Two servers starting at once: one migrates, the other waits.
+                sqlx::query("SELECT pg_advisory_xact_lock(7240121)")
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let done: Option<i64> = sqlx::query("SELECT version FROM schema_migrations WHERE version = $1")
+                .bind(version)
+                .fetch_optional(&mut *tx)
+                .await?
+                .map(|r| r.get(0));
+            if done.is_some() {
+                continue;
+            }
+            for statement in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+                let statement = statement.replace("{id}", id);
+                sqlx::query(sqlx::AssertSqlSafe(statement))
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            sqlx::query("INSERT INTO schema_migrations (version, applied_ms) VALUES ($1, $2)")
+                .bind(version)
+                .bind(now_ms())
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+        }
+        Ok(())
+    }
+
+    /// The newest migration applied.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn schema_version(&self) -> Result<i64> {
+        let v: Option<i64> = sqlx::query("SELECT MAX(version) FROM schema_migrations")
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)?;
+        Ok(v.unwrap_or(0))
+    }
+
+    // ---- bots
+
+    fn bot_row(r: &AnyRow) -> Result<BotRow> {
+        Ok(BotRow {
+            id: r.try_get("id")?,
+            name: r.try_get("name")?,
+            game: r.try_get("game")?,
+            spec: r.try_get("spec")?,
+        })
+    }
+
+    /// Registers a bot, or returns the one of that name if it is the same.
+    ///
+    /// # Errors
+    /// The name is taken by a bot with another game or spec.
+    pub async fn register_bot(&self, name: &str, game: &str, spec: &str) -> Result<BotRow> {
+        sqlx::query(
+            "INSERT INTO bots (name, game, spec, created_ms) VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(game)
+        .bind(spec)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        let bot = self
+            .bot(name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("bot {name:?} vanished")))?;
+        if bot.game != game || bot.spec != spec {
+            return Err(StoreError::Conflict(format!(
+                "bot name {name:?} is taken (game {}, spec {:?})",
+                bot.game, bot.spec
+            )));
+        }
+        Ok(bot)
+    }
+
+    /// A bot by name.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn bot(&self, name: &str) -> Result<Option<BotRow>> {
+        let row = sqlx::query("SELECT id, name, game, spec FROM bots WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(Self::bot_row).transpose()
+    }
+
+    /// Every bot, by id.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn bots(&self) -> Result<Vec<BotRow>> {
+        let rows = sqlx::query("SELECT id, name, game, spec FROM bots ORDER BY id")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(Self::bot_row).collect()
+    }
+
+    // ---- competitions
+
+    fn competition_row(r: &AnyRow) -> Result<CompetitionRow> {
+        let options: String = r.try_get("options")?;
+        Ok(CompetitionRow {
+            id: r.try_get("id")?,
+            name: r.try_get("name")?,
+            game: r.try_get("game")?,
+            options: serde_json::from_str(&options).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            seats: r.try_get("seats")?,
+            format: r.try_get("format")?,
+            seed: r.try_get("seed")?,
+            max_games: r.try_get("max_games")?,
+            time: r.try_get("time")?,
+            status: r.try_get("status")?,
+            config: r.try_get("config")?,
+        })
+    }
+
+    const COMPETITION_COLUMNS: &str =
+        "id, name, game, options, seats, format, seed, max_games, time, status, config";
+
+    /// Creates an open competition.
+    ///
+    /// # Errors
+    /// The name is taken.
+    pub async fn create_competition(&self, c: &NewCompetition) -> Result<CompetitionRow> {
+        let inserted = sqlx::query(
+            "INSERT INTO competitions (name, game, options, seats, format, seed, max_games, time, status, config, created_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(&c.name)
+        .bind(&c.game)
+        .bind(serde_json::to_string(&c.options).unwrap_or_default())
+        .bind(c.seats)
+        .bind(&c.format)
+        .bind(c.seed)
+        .bind(c.max_games)
+        .bind(&c.time)
+        .bind(&c.config)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!(
+                "competition {:?} already exists",
+                c.name
+            )));
+        }
+        self.competition(&c.name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("competition {:?} vanished", c.name)))
+    }
+
+    /// A competition by name.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn competition(&self, name: &str) -> Result<Option<CompetitionRow>> {
+        let sql = format!(
+            "SELECT {} FROM competitions WHERE name = $1",
+            Self::COMPETITION_COLUMNS
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(Self::competition_row).transpose()
+    }
+
+    /// Every competition, by id.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn competitions(&self) -> Result<Vec<CompetitionRow>> {
+        let sql = format!(
+            "SELECT {} FROM competitions ORDER BY id",
+            Self::COMPETITION_COLUMNS
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(Self::competition_row).collect()
+    }
+
+    /// Opens or closes a competition.
+    ///
+    /// # Errors
+    /// No such competition.
+    pub async fn set_status(&self, name: &str, open: bool) -> Result<()> {
+        let r = sqlx::query("UPDATE competitions SET status = $1 WHERE name = $2")
+            .bind(if open { "open" } else { "closed" })
+            .bind(name)
+            .execute(&self.pool)
+            .await?;
+        if r.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("no competition named {name:?}")));
+        }
+        Ok(())
+    }
+
+    /// Enters a bot in a competition (again is fine).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn add_entrant(&self, competition_id: i64, bot_id: i64) -> Result<()> {
+        sqlx::query("INSERT INTO entrants (competition_id, bot_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+            .bind(competition_id)
+            .bind(bot_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// A competition's bots, by id.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn entrants(&self, competition_id: i64) -> Result<Vec<BotRow>> {
+        let rows = sqlx::query(
+            "SELECT b.id, b.name, b.game, b.spec FROM bots b JOIN entrants e ON e.bot_id = b.id
+             WHERE e.competition_id = $1 ORDER BY b.id",
+        )
+        .bind(competition_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(Self::bot_row).collect()
+    }
+
+    // ---- groups
+
+    fn group_row(r: &AnyRow) -> Result<GroupRow> {
+        let bots: String = r.try_get("bots")?;
+        Ok(GroupRow {
+            id: r.try_get("id")?,
+            competition_id: r.try_get("competition_id")?,
+            group_no: r.try_get("group_no")?,
+            seed: r.try_get("seed")?,
+            bots: split_ids(&bots)?,
+            status: r.try_get("status")?,
+        })
+    }
+
+    /// Schedules groups `(group_no, bots)`; a group number already present is kept
+    /// as it is. Seeds are the competition's seed plus the group number.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn schedule_groups(&self, c: &CompetitionRow, groups: &[(i64, Vec<i64>)]) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        let now = now_ms();
+        for (no, bots) in groups {
+            sqlx::query(
+                "INSERT INTO match_groups (competition_id, group_no, seed, bots, status, created_ms)
+                 VALUES ($1, $2, $3, $4, 'scheduled', $5) ON CONFLICT (competition_id, group_no) DO NOTHING",
+            )
+            .bind(c.id)
+            .bind(*no)
+            .bind(c.seed.wrapping_add(*no))
+            .bind(join_ids(bots))
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Schedules one more group with the next free number; returns it, or `None`
+    /// when another server took the number first (try again).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn schedule_next(&self, c: &CompetitionRow, bots: &[i64]) -> Result<Option<GroupRow>> {
+        let next: Option<i64> =
+            sqlx::query("SELECT MAX(group_no) FROM match_groups WHERE competition_id = $1")
+                .bind(c.id)
+                .fetch_one(&self.pool)
+                .await?
+                .try_get(0)?;
+        let no = next.map_or(0, |n| n + 1);
+        let row = sqlx::query(
+            "INSERT INTO match_groups (competition_id, group_no, seed, bots, status, created_ms)
+             VALUES ($1, $2, $3, $4, 'scheduled', $5) ON CONFLICT (competition_id, group_no) DO NOTHING
+             RETURNING id, competition_id, group_no, seed, bots, status",
+        )
+        .bind(c.id)
+        .bind(no)
+        .bind(c.seed.wrapping_add(no))
+        .bind(join_ids(bots))
+        .bind(now_ms())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(Self::group_row).transpose()
+    }
+
+    /// Groups of a competition, by number.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn groups(&self, competition_id: i64) -> Result<Vec<GroupRow>> {
+        let rows = sqlx::query(
+            "SELECT id, competition_id, group_no, seed, bots, status FROM match_groups
+             WHERE competition_id = $1 ORDER BY group_no",
+        )
+        .bind(competition_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(Self::group_row).collect()
+    }
+
+    /// A group by key.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn group(&self, id: i64) -> Result<Option<GroupRow>> {
+        let row = sqlx::query(
+            "SELECT id, competition_id, group_no, seed, bots, status FROM match_groups WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(Self::group_row).transpose()
+    }
+
+    /// Leases the oldest group of an open competition that is scheduled or whose
+    /// lease has expired, to `worker` until `expires_ms`, under `token`.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn lease(
+        &self,
+        worker: &str,
+        token: &str,
+        now: i64,
+        expires_ms: i64,
+    ) -> Result<Option<GroupRow>> {
+        // PostgreSQL: several servers lease at once; SKIP LOCKED hands each its own row.
+        let lock = match self.dialect {
+            Dialect::Postgres => "FOR UPDATE SKIP LOCKED",
+            Dialect::Sqlite => "",
+        };
+        let sql = format!(
+            "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2, lease_expires_ms = $3
+             WHERE id = (
+                SELECT g.id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
+                WHERE c.status = 'open'
+                  AND (g.status = 'scheduled' OR (g.status = 'leased' AND g.lease_expires_ms < $4))
+                ORDER BY g.id LIMIT 1 {lock})
+             RETURNING id, competition_id, group_no, seed, bots, status"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(token)
+            .bind(worker)
+            .bind(expires_ms)
+            .bind(now)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(Self::group_row).transpose()
+    }
+
+    /// Groups of a competition not yet done (scheduled or leased).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn unfinished_groups(&self, competition_id: i64) -> Result<i64> {
+        Ok(
+            sqlx::query("SELECT COUNT(*) FROM match_groups WHERE competition_id = $1 AND status <> 'done'")
+                .bind(competition_id)
+                .fetch_one(&self.pool)
+                .await?
+                .try_get(0)?,
+        )
+    }
+
+    async fn insert_games(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        games: &[NewGame],
+        now: i64,
+    ) -> Result<u64> {
+        let mut inserted = 0;
+        for g in games {
+            let r = sqlx::query(
+                "INSERT INTO games (competition_id, group_id, rotation, bots, ranks, termination, record, recorded_ms)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (group_id, rotation) DO NOTHING",
+            )
+            .bind(g.competition_id)
+            .bind(g.group_id)
+            .bind(g.rotation)
+            .bind(join_ids(&g.bots))
+            .bind(join_ids(&g.ranks))
+            .bind(&g.termination)
+            .bind(&g.record)
+            .bind(now)
+            .execute(&mut **tx)
+            .await?;
+            inserted += r.rows_affected();
+        }
+        Ok(inserted)
+    }
+
+    /// Stores games in one transaction (a game already stored is skipped) and marks
+    /// each group done once all `seats` rotations are in. Returns how many were new.
+    ///
+    /// # Errors
+    /// The database; nothing of the batch is stored then.
+    pub async fn record_games(&self, games: &[NewGame], seats: i64) -> Result<u64> {
+        let mut tx = self.pool.begin().await?;
+        let inserted = Self::insert_games(&mut tx, games, now_ms()).await?;
+        let mut groups: Vec<i64> = games.iter().map(|g| g.group_id).collect();
+        groups.sort_unstable();
+        groups.dedup();
+        for id in groups {
+            sqlx::query(
+                "UPDATE match_groups SET status = 'done'
+                 WHERE id = $1 AND (SELECT COUNT(*) FROM games WHERE group_id = $1) >= $2",
+            )
+            .bind(id)
+            .bind(seats)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(inserted)
+    }
+
+    /// Stores a leased group's games if the lease under `token` still holds it.
+    ///
+    /// # Errors
+    /// The database; nothing is stored then.
+    pub async fn complete_lease(&self, group_id: i64, token: &str, games: &[NewGame]) -> Result<Completion> {
+        let mut tx = self.pool.begin().await?;
+        let lock = match self.dialect {
+            Dialect::Postgres => " FOR UPDATE",
+            Dialect::Sqlite => "",
+        };
+        let sql = format!("SELECT status, lease_token FROM match_groups WHERE id = $1{lock}");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(group_id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("no group {group_id}")))?;
+        let status: String = row.try_get(0)?;
+        let holder: Option<String> = row.try_get(1)?;
+        if status == "done" {
+            return Ok(Completion::AlreadyDone);
+        }
+        if holder.as_deref() != Some(token) {
+            return Ok(Completion::LeaseLost);
+        }
+        Self::insert_games(&mut tx, games, now_ms()).await?;
+        sqlx::query("UPDATE match_groups SET status = 'done' WHERE id = $1")
+            .bind(group_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Completion::Recorded)
+    }
+
+    // ---- games
+
+    /// Reads `id, group_id, rotation, bots, ranks, termination`.
+    fn result_row(r: &AnyRow) -> Result<ResultRow> {
+        let bots: String = r.try_get(3)?;
+        let ranks: String = r.try_get(4)?;
+        Ok(ResultRow {
+            id: r.try_get(0)?,
+            group_id: r.try_get(1)?,
+            rotation: r.try_get(2)?,
+            bots: split_ids(&bots)?,
+            ranks: split_ids(&ranks)?,
+            termination: r.try_get(5)?,
+        })
+    }
+
+    /// Rotations of a group already stored.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn stored_rotations(&self, competition_id: i64) -> Result<Vec<(i64, i64)>> {
+        let rows = sqlx::query("SELECT group_id, rotation FROM games WHERE competition_id = $1")
+            .bind(competition_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+    }
+
+    /// Every result of a competition, in recording order.
+    ///
+    /// # Errors
+    /// The database, or a corrupt row.
+    pub async fn results(&self, competition_id: i64) -> Result<Vec<ResultRow>> {
+        let rows = sqlx::query(
+            "SELECT id, group_id, rotation, bots, ranks, termination FROM games WHERE competition_id = $1 ORDER BY id",
+        )
+        .bind(competition_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(Self::result_row).collect()
+    }
+
+    /// Game records of a competition after game key `after`, oldest first, at most `limit`.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn records(&self, competition_id: i64, after: i64, limit: i64) -> Result<Vec<(i64, String)>> {
+        let rows = sqlx::query(
+            "SELECT id, record FROM games WHERE competition_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+        )
+        .bind(competition_id)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+    }
+
+    /// The newest results of a competition, newest first.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn recent(&self, competition_id: i64, limit: i64) -> Result<Vec<ResultRow>> {
+        let rows = sqlx::query(
+            "SELECT id, group_id, rotation, bots, ranks, termination FROM games WHERE competition_id = $1
+             ORDER BY id DESC LIMIT $2",
+        )
+        .bind(competition_id)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(Self::result_row).collect()
+    }
+
+    /// Games stored for a competition.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn game_count(&self, competition_id: i64) -> Result<i64> {
+        Ok(
+            sqlx::query("SELECT COUNT(*) FROM games WHERE competition_id = $1")
+                .bind(competition_id)
+                .fetch_one(&self.pool)
+                .await?
+                .try_get(0)?,
+        )
+    }
+
+    /// Closes the pool (waits for connections to finish).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}

@@ -1,0 +1,466 @@
+//! Local tournaments: round-robin or gauntlet schedules of mirrored groups, played on
+//! this machine with the referee library and recorded in a store, resumable after a
+//! kill with no game lost or counted twice.
+
+use crate::standings::{self, Standings};
+use crate::store::{CompetitionRow, NewCompetition, NewGame, Store, StoreError};
+use referee::clock::{Limits, TimeControl};
+use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use referee::record::{GameRecord, Pairing};
+use referee::spec::BotSpec;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How groups are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Every set of `seats` bots meets in turn.
+    RoundRobin,
+    /// The first bot meets every set of `seats - 1` others.
+    Gauntlet,
+}
+
+impl Format {
+    /// The name stored with the competition.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::RoundRobin => "round-robin",
+            Format::Gauntlet => "gauntlet",
+        }
+    }
+}
+
+/// A time control as stored: `movetime=MS` or `tc=BASE+INC` (seconds).
+///
+/// # Errors
+/// Any other text.
+pub fn limits_from(time: &str) -> Result<Limits, String> {
+    let tc = if let Some(ms) = time.strip_prefix("movetime=") {
+        let ms: u64 = ms
+            .parse()
+            .map_err(|_| format!("time {time:?}: movetime takes milliseconds"))?;
+        TimeControl::MoveTime(Duration::from_millis(ms))
+    } else if let Some(tc) = time.strip_prefix("tc=") {
+        TimeControl::parse_clock(tc)?
+    } else {
+        return Err(format!("time {time:?} is neither movetime=MS nor tc=BASE+INC"));
+    };
+    Ok(Limits {
+        tc,
+        ..Limits::default()
+    })
+}
+
+/// A tournament to run.
+#[derive(Debug, Clone)]
+pub struct TournamentConfig {
+    /// Competition name in the store.
+    pub name: String,
+    /// Game id.
+    pub game: String,
+    /// Game options.
+    pub options: Vec<String>,
+    /// Seats per game; `None` for the game's smallest.
+    pub seats: Option<usize>,
+    /// Entrants: name and how to run it.
+    pub bots: Vec<(String, BotSpec)>,
+    /// Group drawing.
+    pub format: Format,
+    /// Games wanted in all (rounded up to whole groups).
+    pub games: u64,
+    /// Games played at once.
+    pub concurrency: usize,
+    /// Seed of group 0.
+    pub seed: u64,
+    /// Time control, as [`limits_from`] reads it.
+    pub time: String,
+    /// Bots' stderr logs here.
+    pub log_dir: Option<PathBuf>,
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct TournamentReport {
+    /// Games found already recorded when it started.
+    pub resumed: u64,
+    /// Games played and recorded by this run.
+    pub played: u64,
+    /// Decisions in those games.
+    pub decisions: u64,
+    /// Seconds spent playing and recording.
+    pub seconds: f64,
+    /// Standings over every recorded game.
+    pub standings: Standings,
+}
+
+/// A tournament that cannot start or go on.
+#[derive(Debug, thiserror::Error)]
+pub enum TournamentError {
+    /// Bad settings.
+    #[error("{0}")]
+    Setup(String),
+    /// The store holds a different tournament under this name.
+    #[error(
+        "the store already holds tournament {name:?} with other settings ({what}); \
+         run it with the same settings to resume, or use another --name or --db"
+    )]
+    Mismatch {
+        /// The name.
+        name: String,
+        /// What differs.
+        what: String,
+    },
+    /// The store failed; every game recorded before stays.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The bot index sets each group draws from, in order.
+pub fn pairings(format: Format, bots: usize, seats: usize) -> Vec<Vec<usize>> {
+    fn combos(from: &[usize], k: usize, out: &mut Vec<Vec<usize>>, cur: &mut Vec<usize>) {
+        if cur.len() == k {
+            out.push(cur.clone());
+            return;
+        }
+        for (i, &x) in from.iter().enumerate() {
+            cur.push(x);
+            combos(&from[i + 1..], k, out, cur);
+            cur.pop();
+        }
+    }
+    let mut out = Vec::new();
+    match format {
+        Format::RoundRobin => combos(&(0..bots).collect::<Vec<_>>(), seats, &mut out, &mut Vec::new()),
+        Format::Gauntlet => {
+            let mut cur = vec![0];
+            combos(&(1..bots).collect::<Vec<_>>(), seats, &mut out, &mut cur);
+        }
+    }
+    out
+}
+
+/// Settings that must match to resume: everything but the number of games (a run
+/// with more games extends the tournament).
+fn fingerprint(cfg: &TournamentConfig, options: &[String], seats: usize) -> String {
+    serde_json::json!({
+        "game": cfg.game,
+        "options": options,
+        "seats": seats,
+        "format": cfg.format,
+        "bots": cfg.bots.iter().map(|(n, s)| [n.clone(), s.to_string()]).collect::<Vec<_>>(),
+        "seed": cfg.seed,
+        "time": cfg.time,
+    })
+    .to_string()
+}
+
+fn describe_difference(stored: &str, wanted: &str) -> String {
+    let (Ok(a), Ok(b)) = (
+        serde_json::from_str::<serde_json::Value>(stored),
+        serde_json::from_str::<serde_json::Value>(wanted),
+    ) else {
+        return "unreadable settings".into();
+    };
+    let mut what = Vec::new();
+    if let (Some(a), Some(b)) = (a.as_object(), b.as_object()) {
+        for (k, va) in a {
+            if b.get(k) != Some(va) {
+                what.push(format!(
+                    "{k}: stored {va}, given {}",
+                    b.get(k).unwrap_or(&serde_json::Value::Null)
+                ));
+            }
+        }
+    }
+    what.join("; ")
+}
+
+/// One game's outcome on its way to the store.
+type Played = Result<(NewGame, u64), String>;
+
+/// Runs (or resumes) a tournament: games on `cfg.concurrency` threads, the store
+/// driven through `rt` from the calling thread (which must not be inside `rt`).
+/// `progress(done, total)` is called as games are recorded; `total` counts the whole
+/// tournament, earlier runs included.
+///
+/// # Errors
+/// Settings the game refuses, a store holding another tournament of that name, or a
+/// store failure (games recorded before it stay recorded).
+pub fn run(
+    rt: &tokio::runtime::Runtime,
+    store: &Store,
+    cfg: &TournamentConfig,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<TournamentReport, TournamentError> {
+    let info = engine::game_info(&cfg.game).map_err(|e| TournamentError::Setup(e.to_string()))?;
+    let seats = cfg.seats.unwrap_or(*info.seats.start());
+    let game = engine::new_game(&cfg.game, &cfg.options, Some(seats), 0)
+        .map_err(|e| TournamentError::Setup(e.to_string()))?;
+    let options = game.options().to_vec();
+    limits_from(&cfg.time).map_err(TournamentError::Setup)?;
+    if cfg.bots.len() < seats {
+        return Err(TournamentError::Setup(format!(
+            "{} bots for {seats}-seat games: give at least {seats} --bot",
+            cfg.bots.len()
+        )));
+    }
+    let mut names = HashSet::new();
+    for (name, _) in &cfg.bots {
+        if !names.insert(name) {
+            return Err(TournamentError::Setup(format!(
+                "two bots are named {name:?}; name them NAME=SPEC"
+            )));
+        }
+    }
+    let config = fingerprint(cfg, &options, seats);
+    let comp: CompetitionRow = match rt.block_on(store.competition(&cfg.name))? {
+        Some(c) => {
+            if c.config != config {
+                return Err(TournamentError::Mismatch {
+                    name: cfg.name.clone(),
+                    what: describe_difference(&c.config, &config),
+                });
+            }
+            c
+        }
+        None => rt.block_on(store.create_competition(&NewCompetition {
+            name: cfg.name.clone(),
+            game: cfg.game.clone(),
+            options: options.clone(),
+            seats: seats as i64,
+            format: cfg.format.as_str().into(),
+            seed: cfg.seed as i64,
+            max_games: cfg.games as i64,
+            time: cfg.time.clone(),
+            config,
+        }))?,
+    };
+    let mut bot_ids = Vec::new();
+    for (name, spec) in &cfg.bots {
+        let bot = rt.block_on(store.register_bot(name, &cfg.game, &spec.to_string()))?;
+        rt.block_on(store.add_entrant(comp.id, bot.id))?;
+        bot_ids.push(bot.id);
+    }
+    let sets = pairings(cfg.format, cfg.bots.len(), seats);
+    let groups = cfg.games.div_ceil(seats as u64).max(1);
+    let plan: Vec<(i64, Vec<i64>)> = (0..groups)
+        .map(|g| {
+            (
+                g as i64,
+                sets[g as usize % sets.len()]
+                    .iter()
+                    .map(|&i| bot_ids[i])
+                    .collect(),
+            )
+        })
+        .collect();
+    rt.block_on(store.schedule_groups(&comp, &plan))?;
+
+    // What is left: every rotation of every scheduled group not yet stored.
+    let stored: HashSet<(i64, i64)> = rt
+        .block_on(store.stored_rotations(comp.id))?
+        .into_iter()
+        .collect();
+    let all_groups = rt.block_on(store.groups(comp.id))?;
+    let total = all_groups.len() as u64 * seats as u64;
+    let resumed = stored.len() as u64;
+    let jobs: Vec<(crate::store::GroupRow, usize)> = all_groups
+        .iter()
+        .flat_map(|g| (0..seats).map(move |r| (g.clone(), r)))
+        .filter(|(g, r)| !stored.contains(&(g.id, *r as i64)))
+        .collect();
+    let specs: std::collections::HashMap<i64, (String, BotSpec)> = bot_ids
+        .iter()
+        .zip(&cfg.bots)
+        .map(|(&id, b)| (id, b.clone()))
+        .collect();
+    if let Some(dir) = &cfg.log_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| TournamentError::Setup(format!("{}: {e}", dir.display())))?;
+    }
+    let limits = limits_from(&cfg.time).map_err(TournamentError::Setup)?;
+    let start = std::time::Instant::now();
+    let (tx, rx) = mpsc::channel::<Played>();
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let mut played = 0u64;
+    let mut decisions = 0u64;
+    let mut failure: Option<TournamentError> = None;
+    std::thread::scope(|scope| {
+        for _ in 0..cfg.concurrency.max(1) {
+            let (tx, jobs, next, stop, specs, comp, limits) =
+                (tx.clone(), &jobs, &next, &stop, &specs, &comp, &limits);
+            scope.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((group, rotation)) = jobs.get(k) else {
+                        return;
+                    };
+                    let result = play_one(cfg, comp, group, *rotation, specs, limits);
+                    if tx.send(result).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // Record on this thread, in batches of whatever has arrived: one transaction
+        // per batch keeps SQLite far above the games' own rate.
+        let mut done = resumed;
+        while let Ok(first) = rx.recv() {
+            let mut batch = vec![first];
+            while batch.len() < 512 {
+                match rx.try_recv() {
+                    Ok(x) => batch.push(x),
+                    Err(_) => break,
+                }
+            }
+            let mut games = Vec::with_capacity(batch.len());
+            for item in batch {
+                match item {
+                    Ok((g, d)) => {
+                        decisions += d;
+                        games.push(g);
+                    }
+                    Err(e) => {
+                        failure.get_or_insert(TournamentError::Setup(e));
+                    }
+                }
+            }
+            let recorded = rt.block_on(store.record_games(&games, seats as i64));
+            match recorded {
+                Ok(_) => {
+                    played += games.len() as u64;
+                    done += games.len() as u64;
+                    progress(done, total);
+                }
+                Err(e) => {
+                    failure.get_or_insert(e.into());
+                }
+            }
+            if failure.is_some() {
+                stop.store(true, Ordering::Relaxed);
+                // Drain so the players finish their current game and exit.
+                while rx.recv().is_ok() {}
+                break;
+            }
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let standings = rt.block_on(standings_of(store, &comp, None))?;
+    Ok(TournamentReport {
+        resumed,
+        played,
+        decisions,
+        seconds,
+        standings,
+    })
+}
+
+/// Plays one rotation of a group; the record names each seat's entrant.
+fn play_one(
+    cfg: &TournamentConfig,
+    comp: &CompetitionRow,
+    group: &crate::store::GroupRow,
+    rotation: usize,
+    specs: &std::collections::HashMap<i64, (String, BotSpec)>,
+    limits: &Limits,
+) -> Played {
+    let n = group.bots.len();
+    let seat_bots: Vec<i64> = (0..n).map(|s| group.bots[(s + rotation) % n]).collect();
+    let setup = GameSetup {
+        game: comp.game.clone(),
+        options: comp.options.clone(),
+        seed: group.seed as u64,
+        position: None,
+        pairing: Some(Pairing {
+            group: group.group_no as u64,
+            rotation,
+        }),
+    };
+    let seats: Vec<SeatSetup> = seat_bots
+        .iter()
+        .map(|id| SeatSetup::new(specs[id].1.clone()))
+        .collect();
+    let logs = LogPlace {
+        dir: cfg.log_dir.clone(),
+        tag: format!("{}-g{}r{rotation}-", comp.name, group.group_no),
+    };
+    let mut rec = play_game(&setup, &seats, limits, &logs).map_err(|e| e.to_string())?;
+    for (s, id) in seat_bots.iter().enumerate() {
+        rec.seats[s].entrant = Some(specs[id].0.clone());
+    }
+    let decisions = rec.moves.len() as u64;
+    Ok((new_game(comp.id, group.id, rotation, seat_bots, &rec), decisions))
+}
+
+/// A record as the store keeps it.
+pub fn new_game(
+    competition_id: i64,
+    group_id: i64,
+    rotation: usize,
+    bots: Vec<i64>,
+    rec: &GameRecord,
+) -> NewGame {
+    NewGame {
+        competition_id,
+        group_id,
+        rotation: rotation as i64,
+        bots,
+        ranks: rec.outcome.ranks.iter().map(|&r| u32::from(r)).collect(),
+        termination: rec.termination.to_string(),
+        record: serde_json::to_string(rec).unwrap_or_default(),
+    }
+}
+
+/// Standings of a competition from its stored results.
+///
+/// # Errors
+/// The store, or a result the fit refuses.
+pub async fn standings_of(
+    store: &Store,
+    comp: &CompetitionRow,
+    anchor: Option<(&str, f64)>,
+) -> Result<Standings, TournamentError> {
+    let bots: Vec<(i64, String)> = store
+        .entrants(comp.id)
+        .await?
+        .into_iter()
+        .map(|b| (b.id, b.name))
+        .collect();
+    let results = store.results(comp.id).await?;
+    standings::compute(&bots, &results, comp.seats as usize, anchor).map_err(TournamentError::Setup)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_robin_and_gauntlet_draw_every_set() {
+        assert_eq!(
+            pairings(Format::RoundRobin, 3, 2),
+            vec![vec![0, 1], vec![0, 2], vec![1, 2]]
+        );
+        assert_eq!(pairings(Format::Gauntlet, 3, 2), vec![vec![0, 1], vec![0, 2]]);
+        assert_eq!(pairings(Format::RoundRobin, 4, 3).len(), 4);
+        assert_eq!(
+            pairings(Format::Gauntlet, 4, 3),
+            vec![vec![0, 1, 2], vec![0, 1, 3], vec![0, 2, 3]]
+        );
+    }
+
+    #[test]
+    fn times_parse_or_say_the_form() {
+        assert!(limits_from("movetime=200").is_ok());
+        assert!(limits_from("tc=10+0.1").is_ok());
+        assert!(limits_from("fast").unwrap_err().contains("movetime=MS"));
+    }
+}
