@@ -7,8 +7,12 @@
 //! groups of games and play them with the referee library.
 
 pub mod rating;
+pub mod schedule;
+pub mod service;
 pub mod sprt;
 pub mod standings;
 pub mod stats;
 pub mod store;
 pub mod tournament;
+pub mod web;
+pub mod worker;

@@ -35,6 +35,119 @@ enum Command {
     Sprt(SprtArgs),
     /// Measure the rating fit on simulated results.
     BenchFit(BenchFitArgs),
+    /// Run the ladder service: gRPC API (admin, reads, worker leases) and a web page.
+    Serve(ServeArgs),
+    /// Lease groups from a ladder server, play them, report the records.
+    Worker(WorkerArgs),
+    /// Talk to a ladder server as its admin: register bots, open and close competitions, read standings.
+    Admin(AdminArgs),
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Store: sqlite:FILE (or a file path) or postgres://user@host/db.
+    #[arg(long)]
+    db: String,
+    /// gRPC address.
+    #[arg(long, default_value = "127.0.0.1:50060")]
+    listen: String,
+    /// Web page address (standings and recent games, and their JSON); none if absent.
+    #[arg(long)]
+    http: Option<String>,
+    /// Token for admin calls.
+    #[arg(long, env = "ASTRAGAL_ADMIN_TOKEN", hide_env_values = true)]
+    admin_token: String,
+    /// Token for worker calls.
+    #[arg(long, env = "ASTRAGAL_WORKER_TOKEN", hide_env_values = true)]
+    worker_token: String,
+    /// Seconds a worker holds a lease before its group goes to another worker.
+    #[arg(long, default_value_t = 120.0)]
+    lease_seconds: f64,
+}
+
+#[derive(Args)]
+struct WorkerArgs {
+    /// Server URL.
+    #[arg(long, default_value = "http://127.0.0.1:50060")]
+    server: String,
+    /// Worker token.
+    #[arg(long, env = "ASTRAGAL_WORKER_TOKEN", hide_env_values = true)]
+    token: String,
+    /// Groups played at once.
+    #[arg(long, default_value_t = 1)]
+    concurrency: usize,
+    /// Name in the server's logs.
+    #[arg(long, default_value = "worker")]
+    name: String,
+    /// Stop after this many groups.
+    #[arg(long)]
+    max_groups: Option<u64>,
+    /// Stop when the server has nothing to play.
+    #[arg(long)]
+    exit_when_idle: bool,
+    /// Write each bot's stderr (capped) to files in this directory.
+    #[arg(long)]
+    log_dir: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct AdminArgs {
+    /// Server URL.
+    #[arg(long, default_value = "http://127.0.0.1:50060")]
+    server: String,
+    /// Admin token (reads also take the worker token).
+    #[arg(long, env = "ASTRAGAL_ADMIN_TOKEN", hide_env_values = true)]
+    token: String,
+    #[command(subcommand)]
+    action: AdminAction,
+}
+
+#[derive(Subcommand)]
+enum AdminAction {
+    /// Register a bot for a game: NAME GAME SPEC.
+    RegisterBot {
+        /// Unique name.
+        name: String,
+        /// Game id.
+        game: String,
+        /// How to run it (a referee --bot spec).
+        spec: String,
+    },
+    /// Open a competition among the game's bots.
+    Open {
+        /// Unique name.
+        name: String,
+        /// Game id.
+        #[arg(long)]
+        game: String,
+        /// Game option key=value (repeatable).
+        #[arg(long = "opt")]
+        opts: Vec<String>,
+        /// Seats per game (default: the game's smallest).
+        #[arg(long, default_value_t = 0)]
+        seats: u32,
+        /// Games in all (0: keep playing).
+        #[arg(long, default_value_t = 0)]
+        max_games: u64,
+        /// Seed of group 0.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Milliseconds per move.
+        #[arg(long, default_value_t = 5000)]
+        movetime: u64,
+    },
+    /// Stop scheduling a competition.
+    Close {
+        /// Its name.
+        name: String,
+    },
+    /// List competitions.
+    List,
+    /// Print a competition's standings.
+    Standings {
+        /// Its name.
+        name: String,
+    },
 }
 
 #[derive(Args)]
@@ -237,6 +350,9 @@ fn main() -> anyhow::Result<()> {
         Command::Ratings(a) => ratings_cmd(a),
         Command::Sprt(a) => sprt_cmd(a),
         Command::BenchFit(a) => bench_fit(a),
+        Command::Serve(a) => serve_cmd(a),
+        Command::Worker(a) => worker_cmd(a),
+        Command::Admin(a) => admin_cmd(a),
     }
 }
 
@@ -409,4 +525,156 @@ fn bench_fit(a: BenchFitArgs) -> anyhow::Result<()> {
         build + fit.0
     );
     Ok(())
+}
+
+async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+    }
+}
+
+fn serve_cmd(a: ServeArgs) -> anyhow::Result<()> {
+    if a.admin_token.len() < 8 || a.worker_token.len() < 8 {
+        bail!("tokens must be at least 8 characters");
+    }
+    if a.admin_token == a.worker_token {
+        bail!("the admin and worker tokens must differ");
+    }
+    let rt = runtime()?;
+    rt.block_on(async {
+        let store = Store::open(&a.db)
+            .await
+            .with_context(|| format!("opening store {}", a.db))?;
+        let grpc = tokio::net::TcpListener::bind(&a.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", a.listen))?;
+        eprintln!("ladder: gRPC on {}", grpc.local_addr()?);
+        let http = match &a.http {
+            Some(addr) => {
+                let l = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot listen on {addr}"))?;
+                eprintln!("ladder: web on http://{}", l.local_addr()?);
+                Some(l)
+            }
+            None => None,
+        };
+        let cfg = ladder::service::ServiceConfig {
+            admin_token: a.admin_token.clone(),
+            worker_token: a.worker_token.clone(),
+            lease: std::time::Duration::from_secs_f64(a.lease_seconds.max(0.1)),
+        };
+        ladder::service::run(grpc, http, store, cfg, shutdown_signal()).await
+    })
+}
+
+fn worker_cmd(a: WorkerArgs) -> anyhow::Result<()> {
+    let rt = runtime()?;
+    let cfg = ladder::worker::WorkerConfig {
+        server: a.server,
+        token: a.token,
+        name: a.name,
+        concurrency: a.concurrency,
+        max_groups: a.max_groups,
+        exit_when_idle: a.exit_when_idle,
+        log_dir: a.log_dir,
+    };
+    let n = rt.block_on(ladder::worker::run(cfg, shutdown_signal()))?;
+    eprintln!("ladder worker: {n} groups reported");
+    Ok(())
+}
+
+fn admin_cmd(a: AdminArgs) -> anyhow::Result<()> {
+    use proto::ladder::*;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let mut c = ladder::worker::connect(&a.server, &a.token).await?;
+        let describe = |i: CompetitionInfo| {
+            format!(
+                "{}: {} {} · {} seats · {} · {} games{} · bots: {}",
+                i.name,
+                i.game,
+                i.options.join(" "),
+                i.seats,
+                i.status,
+                i.games,
+                if i.max_games > 0 {
+                    format!(" of {}", i.max_games)
+                } else {
+                    String::new()
+                },
+                i.bots.join(", ")
+            )
+        };
+        match a.action {
+            AdminAction::RegisterBot { name, game, spec } => {
+                let b = c
+                    .register_bot(RegisterBotRequest { name, game, spec })
+                    .await?
+                    .into_inner();
+                println!("bot {} ({}): {}", b.name, b.game, b.spec);
+            }
+            AdminAction::Open {
+                name,
+                game,
+                opts,
+                seats,
+                max_games,
+                seed,
+                movetime,
+            } => {
+                let i = c
+                    .open_competition(OpenCompetitionRequest {
+                        name,
+                        game,
+                        options: opts,
+                        seats,
+                        seed,
+                        max_games,
+                        movetime_ms: movetime,
+                        tc: String::new(),
+                    })
+                    .await?
+                    .into_inner();
+                println!("{}", describe(i));
+            }
+            AdminAction::Close { name } => {
+                let i = c
+                    .close_competition(CloseCompetitionRequest { name })
+                    .await?
+                    .into_inner();
+                println!("{}", describe(i));
+            }
+            AdminAction::List => {
+                for i in c
+                    .list_competitions(ListCompetitionsRequest {})
+                    .await?
+                    .into_inner()
+                    .competitions
+                {
+                    println!("{}", describe(i));
+                }
+            }
+            AdminAction::Standings { name } => {
+                let s = c
+                    .standings(StandingsRequest { competition: name })
+                    .await?
+                    .into_inner();
+                println!(
+                    "{:>4}  {:<24} {:>7} {:>6} {:>7} {:>7}",
+                    "rank", "bot", "Elo", "±95%", "games", "score"
+                );
+                for r in s.rows {
+                    println!(
+                        "{:>4}  {:<24} {:>7.0} {:>6.0} {:>7} {:>6.1}%",
+                        r.rank, r.bot, r.elo, r.ci95, r.games, r.score
+                    );
+                }
+                println!("{} games; {}", s.games, s.anchor);
+            }
+        }
+        anyhow::Ok(())
+    })
 }

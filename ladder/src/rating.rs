@@ -78,7 +78,7 @@ pub enum ResultError {
 /// Where the scale is pinned.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Anchor {
-    /// The average rating of all players is this value.
+    /// The average rating of the players with games is this value.
     Mean(f64),
     /// This player's rating is this value.
     Player(usize, f64),
@@ -343,12 +343,17 @@ impl Results {
         let mut t = vec![0.0; n * n];
         let shift = match anchor {
             Anchor::Mean(v) => {
+                // The average of the players who have played: one with no games has
+                // only the prior, and would spread its huge variance to everyone.
+                let counted: Vec<usize> = (0..n).filter(|&i| self.games[i] > 0).collect();
+                let k = counted.len().max(1) as f64;
                 for i in 0..n {
-                    for j in 0..n {
-                        t[i * n + j] = f64::from(u8::from(i == j)) - 1.0 / n as f64;
+                    t[i * n + i] = 1.0;
+                    for &j in &counted {
+                        t[i * n + j] -= 1.0 / k;
                     }
                 }
-                v - ELO_PER_NAT * theta.iter().sum::<f64>() / n.max(1) as f64
+                v - ELO_PER_NAT * counted.iter().map(|&i| theta[i]).sum::<f64>() / k
             }
             Anchor::Player(a, v) => {
                 for i in 0..n {
@@ -750,6 +755,19 @@ mod tests {
         );
         assert_eq!(r.add(&[1, 1], &[1, 2]), Err(ResultError::Duplicate(1)));
         assert_eq!(r.total(), 0);
+    }
+
+    #[test]
+    fn a_player_without_games_does_not_widen_the_others_intervals() {
+        let mut r = Results::new(3);
+        for i in 0..200 {
+            r.add(&[0, 1], &[1 + i % 2, 2 - i % 2]).unwrap();
+        }
+        let fit = r.fit(Anchor::Mean(0.0));
+        // 200 even games: the difference's sd is 2/sqrt(200) nats = 24.6 Elo; each
+        // mean-anchored rating has half of it.
+        assert!((fit.interval95(0) - 1.959964 * 24.56 / 2.0).abs() < 0.5, "{}", fit.interval95(0));
+        assert!(fit.elo[0].abs() < 1e-6 && fit.elo[1].abs() < 1e-6);
     }
 
     #[test]

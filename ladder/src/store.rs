@@ -313,6 +313,16 @@ impl Store {
         Ok(store)
     }
 
+    /// A transaction that will write. SQLite takes the write lock at once: a
+    /// transaction that reads first and writes later cannot wait for the lock and
+    /// fails with "database is locked" when another writer is in.
+    async fn write_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>> {
+        Ok(match self.dialect {
+            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Dialect::Postgres => self.pool.begin().await?,
+        })
+    }
+
     /// The dialect.
     pub fn dialect(&self) -> Dialect {
         self.dialect
@@ -329,7 +339,7 @@ impl Store {
             Dialect::Postgres => "BIGSERIAL PRIMARY KEY",
         };
         for &(version, sql) in MIGRATIONS {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.write_tx().await?;
             if self.dialect == Dialect::Postgres {
                 // Two servers starting at once: one migrates, the other waits.
                 sqlx::query("SELECT pg_advisory_xact_lock(7240121)")
@@ -582,7 +592,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn schedule_groups(&self, c: &CompetitionRow, groups: &[(i64, Vec<i64>)]) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let now = now_ms();
         for (no, bots) in groups {
             sqlx::query(
@@ -740,7 +750,7 @@ impl Store {
     /// # Errors
     /// The database; nothing of the batch is stored then.
     pub async fn record_games(&self, games: &[NewGame], seats: i64) -> Result<u64> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let inserted = Self::insert_games(&mut tx, games, now_ms()).await?;
         let mut groups: Vec<i64> = games.iter().map(|g| g.group_id).collect();
         groups.sort_unstable();
@@ -764,7 +774,7 @@ impl Store {
     /// # Errors
     /// The database; nothing is stored then.
     pub async fn complete_lease(&self, group_id: i64, token: &str, games: &[NewGame]) -> Result<Completion> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let lock = match self.dialect {
             Dialect::Postgres => " FOR UPDATE",
             Dialect::Sqlite => "",
@@ -864,6 +874,32 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(Self::result_row).collect()
+    }
+
+    /// Groups scheduled for a competition, done or not.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn group_count(&self, competition_id: i64) -> Result<i64> {
+        Ok(
+            sqlx::query("SELECT COUNT(*) FROM match_groups WHERE competition_id = $1")
+                .bind(competition_id)
+                .fetch_one(&self.pool)
+                .await?
+                .try_get(0)?,
+        )
+    }
+
+    /// One stored record: its competition and JSON.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn record(&self, game_id: i64) -> Result<Option<(i64, String)>> {
+        let row = sqlx::query("SELECT competition_id, record FROM games WHERE id = $1")
+            .bind(game_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).transpose()
     }
 
     /// Games stored for a competition.

@@ -14,6 +14,13 @@ pub mod grpc {
     tonic::include_proto!("astragal.v1");
 }
 
+/// The ladder service (competitions, standings, records, worker leases), generated
+/// from `proto/astragal/ladder/v1/ladder.proto`.
+pub mod ladder {
+    #![allow(missing_docs, clippy::all, clippy::pedantic, unused_qualifications)]
+    tonic::include_proto!("astragal.ladder.v1");
+}
+
 pub use text::{FromBot, GoRef, OptionDecl, OptionType, ParseError, ToBot};
 
 /// The protocol version this crate speaks.

@@ -1,0 +1,240 @@
+//! `ladder worker`: leases mirrored groups from a server, plays them with the
+//! referee library and reports the records. A server that restarts is waited for;
+//! a lease that runs out is the server's to hand out again.
+
+use proto::ladder::ladder_client::LadderClient;
+use proto::ladder::{LeaseReply, LeaseRequest, ReportRequest};
+use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use referee::record::Pairing;
+use referee::spec::BotSpec;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tonic::metadata::MetadataValue;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+
+/// A client that sends the token with every call.
+pub type Client = LadderClient<
+    InterceptedService<
+        Channel,
+        Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send>,
+    >,
+>;
+
+/// Connects to a ladder server with a token.
+///
+/// # Errors
+/// A malformed URL or token, or a server that cannot be reached.
+pub async fn connect(server: &str, token: &str) -> anyhow::Result<Client> {
+    let channel = tonic::transport::Endpoint::from_shared(server.to_owned())?
+        .connect_timeout(Duration::from_secs(5))
+        .connect()
+        .await?;
+    let value: MetadataValue<_> = format!("Bearer {token}")
+        .parse()
+        .map_err(|_| anyhow::anyhow!("the token has characters a header cannot carry"))?;
+    let auth: Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send> =
+        Box::new(move |mut req: tonic::Request<()>| {
+            req.metadata_mut().insert("authorization", value.clone());
+            Ok(req)
+        });
+    Ok(LadderClient::with_interceptor(channel, auth).max_decoding_message_size(64 << 20))
+}
+
+/// Worker settings.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Server URL (`http://host:port`).
+    pub server: String,
+    /// Worker token.
+    pub token: String,
+    /// Name in the server's logs.
+    pub name: String,
+    /// Groups played at once.
+    pub concurrency: usize,
+    /// Stop after this many groups (all tasks together).
+    pub max_groups: Option<u64>,
+    /// Stop when the server has no work.
+    pub exit_when_idle: bool,
+    /// Bots' stderr logs.
+    pub log_dir: Option<PathBuf>,
+}
+
+/// Plays every rotation of a leased group; returns the JSON records.
+///
+/// # Errors
+/// A lease the referee cannot set up.
+pub fn play_lease(lease: &LeaseReply, log_dir: Option<&PathBuf>) -> anyhow::Result<Vec<String>> {
+    let limits = crate::tournament::limits_from(&lease.time).map_err(anyhow::Error::msg)?;
+    let n = lease.entrants.len();
+    let specs: Vec<BotSpec> = lease
+        .entrants
+        .iter()
+        .map(|e| BotSpec::parse(&e.spec).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<_>>()?;
+    let mut out = Vec::with_capacity(n);
+    for rotation in 0..n {
+        let setup = GameSetup {
+            game: lease.game.clone(),
+            options: lease.options.clone(),
+            seed: lease.seed,
+            position: None,
+            pairing: Some(Pairing {
+                group: lease.group_no,
+                rotation,
+            }),
+        };
+        let seats: Vec<SeatSetup> = (0..n)
+            .map(|s| SeatSetup::new(specs[(s + rotation) % n].clone()))
+            .collect();
+        let logs = LogPlace {
+            dir: log_dir.cloned(),
+            tag: format!("{}-g{}r{rotation}-", lease.competition, lease.group_no),
+        };
+        let mut rec = play_game(&setup, &seats, &limits, &logs)?;
+        for s in 0..n {
+            rec.seats[s].entrant = Some(lease.entrants[(s + rotation) % n].bot.clone());
+        }
+        out.push(serde_json::to_string(&rec)?);
+    }
+    Ok(out)
+}
+
+/// Runs until `max_groups` are reported, the server is idle (with `exit_when_idle`),
+/// or `shutdown` completes. Returns the groups reported.
+///
+/// # Errors
+/// A token the server refuses.
+pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> anyhow::Result<u64> {
+    if let Some(dir) = &cfg.log_dir {
+        std::fs::create_dir_all(dir)?;
+    }
+    let cfg = Arc::new(cfg);
+    let reported = Arc::new(AtomicU64::new(0));
+    let claimed = Arc::new(AtomicU64::new(0));
+    let mut tasks = tokio::task::JoinSet::new();
+    for k in 0..cfg.concurrency.max(1) {
+        let (cfg, reported, claimed) = (cfg.clone(), reported.clone(), claimed.clone());
+        tasks.spawn(async move { work_loop(k, &cfg, &reported, &claimed).await });
+    }
+    tokio::select! {
+        () = shutdown => {
+            tasks.abort_all();
+        }
+        r = async {
+            while let Some(r) = tasks.join_next().await {
+                r??;
+            }
+            anyhow::Ok(())
+        } => r?,
+    }
+    Ok(reported.load(Ordering::Relaxed))
+}
+
+async fn work_loop(
+    k: usize,
+    cfg: &WorkerConfig,
+    reported: &AtomicU64,
+    claimed: &AtomicU64,
+) -> anyhow::Result<()> {
+    let name = format!("{}/{k}", cfg.name);
+    let mut client: Option<Client> = None;
+    loop {
+        if let Some(max) = cfg.max_groups
+            && claimed.fetch_add(1, Ordering::Relaxed) >= max
+        {
+            return Ok(());
+        }
+        let lease = loop {
+            let c = match client.as_mut() {
+                Some(c) => c,
+                None => match connect(&cfg.server, &cfg.token).await {
+                    Ok(c) => client.insert(c),
+                    Err(e) => {
+                        tracing::warn!("cannot reach {}: {e}; retrying", cfg.server);
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        continue;
+                    }
+                },
+            };
+            match c.lease(LeaseRequest { worker: name.clone() }).await {
+                Ok(r) => break r.into_inner(),
+                Err(s)
+                    if matches!(
+                        s.code(),
+                        tonic::Code::Unauthenticated | tonic::Code::PermissionDenied
+                    ) =>
+                {
+                    anyhow::bail!("the server refuses the token: {}", s.message());
+                }
+                Err(s) => {
+                    tracing::warn!("lease failed: {s}; retrying");
+                    client = None;
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            }
+        };
+        if !lease.has_work {
+            if cfg.max_groups.is_some() {
+                claimed.fetch_sub(1, Ordering::Relaxed);
+            }
+            if cfg.exit_when_idle {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            continue;
+        }
+        let log_dir = cfg.log_dir.clone();
+        let lease_for_play = lease.clone();
+        let records =
+            tokio::task::spawn_blocking(move || play_lease(&lease_for_play, log_dir.as_ref())).await??;
+        // Report; a server restarting is waited for until the lease would have run out.
+        let give_up =
+            tokio::time::Instant::now() + Duration::from_millis(lease.expires_in_ms) + Duration::from_secs(5);
+        loop {
+            let c = match client.as_mut() {
+                Some(c) => c,
+                None => match connect(&cfg.server, &cfg.token).await {
+                    Ok(c) => client.insert(c),
+                    Err(_) if tokio::time::Instant::now() < give_up => {
+                        tokio::time::sleep(Duration::from_millis(300)).await;
+                        continue;
+                    }
+                    Err(e) => {
+                        tracing::warn!(
+                            group = lease.group_id,
+                            "dropping the group: server unreachable: {e}"
+                        );
+                        break;
+                    }
+                },
+            };
+            let req = ReportRequest {
+                lease: lease.lease.clone(),
+                group_id: lease.group_id,
+                records: records.clone(),
+            };
+            match c.report(req).await {
+                Ok(r) => {
+                    tracing::info!(group = lease.group_id, outcome = %r.into_inner().outcome, "reported");
+                    reported.fetch_add(1, Ordering::Relaxed);
+                    break;
+                }
+                Err(s) if matches!(s.code(), tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Internal) => {
+                    client = None;
+                    if tokio::time::Instant::now() >= give_up {
+                        tracing::warn!(group = lease.group_id, "dropping the group: {s}");
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                }
+                Err(s) => {
+                    tracing::warn!(group = lease.group_id, "report refused: {s}");
+                    break;
+                }
+            }
+        }
+    }
+}
