@@ -206,6 +206,8 @@ pub fn binary(name: &str) -> std::path::PathBuf {
                 "astragal-referee",
                 "-p",
                 "astragal-bots",
+                "-p",
+                "astragal-ladder",
                 "--bins",
             ])
             .current_dir(&root)
@@ -268,4 +270,105 @@ pub fn play_guarded(game: &str, seats: &[referee::SeatSetup], seed: u64) -> refe
     rx.recv_timeout(std::time::Duration::from_secs(60))
         .expect("the referee hung")
         .expect("setup is valid")
+}
+
+/// A store for a ladder test: a fresh SQLite file, or a fresh PostgreSQL database
+/// (dropped when this is dropped).
+pub struct TestStore {
+    /// What to pass as `--db`.
+    pub url: String,
+    /// Which back end, for messages.
+    pub kind: &'static str,
+    cleanup: Cleanup,
+}
+
+enum Cleanup {
+    File(std::path::PathBuf),
+    Postgres { admin_url: String, name: String },
+}
+
+static STORE_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn unique(tag: &str) -> String {
+    let n = STORE_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("astragal_{tag}_{}_{n}_{nanos}", std::process::id())
+}
+
+/// The stores the ladder suite runs on: SQLite always, and PostgreSQL when
+/// `ASTRAGAL_PG_URL` is set (a server URL whose user may create databases).
+///
+/// # Panics
+/// When `ASTRAGAL_PG_URL` is set but the server refuses to create a database.
+pub async fn test_stores(tag: &str) -> Vec<TestStore> {
+    let path = std::env::temp_dir().join(format!("{}.db", unique(tag)));
+    let mut out = vec![TestStore {
+        url: format!("sqlite:{}", path.display()),
+        kind: "sqlite",
+        cleanup: Cleanup::File(path),
+    }];
+    if let Ok(base) = std::env::var("ASTRAGAL_PG_URL")
+        && !base.is_empty()
+    {
+        use sqlx::Connection;
+        sqlx::any::install_default_drivers();
+        let name = unique(tag).to_lowercase();
+        let mut conn = sqlx::AnyConnection::connect(&base)
+            .await
+            .unwrap_or_else(|e| panic!("ASTRAGAL_PG_URL={base}: cannot connect: {e}"));
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut conn)
+            .await
+            .unwrap_or_else(|e| panic!("cannot create a test database on {base}: {e}"));
+        let _ = conn.close().await;
+        let (head, query) = base.split_once('?').map_or((base.as_str(), None), |(h, q)| (h, Some(q)));
+        let scheme_end = head.find("://").map_or(0, |i| i + 3);
+        let host_part = match head[scheme_end..].find('/') {
+            Some(i) => &head[..scheme_end + i],
+            None => head,
+        };
+        let url = match query {
+            Some(q) => format!("{host_part}/{name}?{q}"),
+            None => format!("{host_part}/{name}"),
+        };
+        out.push(TestStore {
+            url,
+            kind: "postgres",
+            cleanup: Cleanup::Postgres { admin_url: base, name },
+        });
+    }
+    let kinds: Vec<&str> = out.iter().map(|s| s.kind).collect();
+    eprintln!("{tag}: on {}", kinds.join(" and "));
+    out
+}
+
+impl Drop for TestStore {
+    fn drop(&mut self) {
+        match &self.cleanup {
+            Cleanup::File(p) => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+                }
+            }
+            Cleanup::Postgres { admin_url, name } => {
+                // Best effort, on a runtime of its own (drop may run inside another).
+                let (admin_url, name) = (admin_url.clone(), name.clone());
+                let _ = std::thread::spawn(move || {
+                    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                        return;
+                    };
+                    rt.block_on(async {
+                        use sqlx::Connection;
+                        if let Ok(mut c) = sqlx::AnyConnection::connect(&admin_url).await {
+                            let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+                            let _ = sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&mut c).await;
+                        }
+                    });
+                })
+                .join();
+            }
+        }
+    }
 }

@@ -1,0 +1,319 @@
+//! The ladder service through its gRPC API, on SQLite and (with ASTRAGAL_PG_URL) on
+//! PostgreSQL: tokens, bad input, a full run by a worker, forged records, expired
+//! leases, and ratings recomputed from the records alone.
+
+use astragal_tests::test_stores;
+use ladder::service::{self, ServiceConfig};
+use ladder::store::Store;
+use ladder::worker::{self, Client, WorkerConfig};
+use proto::ladder::*;
+use std::time::Duration;
+use tonic::Code;
+
+const ADMIN: &str = "admin-token-1";
+const WORKER: &str = "worker-token-1";
+
+struct Server {
+    url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), Box<dyn std::error::Error + Send + Sync>>>,
+}
+
+async fn start(db: &str, lease: Duration) -> Server {
+    let store = Store::open(db).await.expect("store opens");
+    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", grpc.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let cfg = ServiceConfig {
+        admin_token: ADMIN.into(),
+        worker_token: WORKER.into(),
+        lease,
+    };
+    let task = tokio::spawn(async move {
+        service::run(grpc, None, store, cfg, async move {
+            let _ = rx.await;
+        })
+        .await
+        .map_err(Into::into)
+    });
+    Server { url, stop: Some(tx), task }
+}
+
+impl Server {
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        self.task.await.unwrap().unwrap();
+    }
+}
+
+async fn setup(c: &mut Client, name: &str, max_games: u64, bots: &[(&str, &str)]) {
+    for (n, spec) in bots {
+        c.register_bot(RegisterBotRequest {
+            name: (*n).into(),
+            game: "ur".into(),
+            spec: (*spec).into(),
+        })
+        .await
+        .unwrap();
+    }
+    c.open_competition(OpenCompetitionRequest {
+        name: name.into(),
+        game: "ur".into(),
+        options: vec!["rules=finkel".into()],
+        seats: 0,
+        seed: 5,
+        max_games,
+        movetime_ms: 2000,
+        tc: String::new(),
+    })
+    .await
+    .unwrap();
+}
+
+const BOTS: &[(&str, &str)] = &[
+    ("rnd", "builtin:random"),
+    ("rnd7", "builtin:random?seed=7"),
+    ("first", "builtin:first"),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_are_required_and_bad_input_is_named() {
+    for store in test_stores("tokens").await {
+        let server = start(&store.url, Duration::from_secs(60)).await;
+        let mut anon = ladder_client::LadderClient::connect(server.url.clone()).await.unwrap();
+        let e = anon.list_competitions(ListCompetitionsRequest {}).await.unwrap_err();
+        assert_eq!(e.code(), Code::Unauthenticated, "{}: {e}", store.kind);
+        let mut wrong = worker::connect(&server.url, "nope-nope").await.unwrap();
+        let e = wrong.lease(LeaseRequest::default()).await.unwrap_err();
+        assert_eq!(e.code(), Code::Unauthenticated);
+        let mut w = worker::connect(&server.url, WORKER).await.unwrap();
+        let e = w
+            .register_bot(RegisterBotRequest {
+                name: "x".into(),
+                game: "ur".into(),
+                spec: "builtin:random".into(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::PermissionDenied);
+        assert!(w.list_competitions(ListCompetitionsRequest {}).await.is_ok());
+
+        let mut a = worker::connect(&server.url, ADMIN).await.unwrap();
+        let bad = |name: &str, game: &str, spec: &str| RegisterBotRequest {
+            name: name.into(),
+            game: game.into(),
+            spec: spec.into(),
+        };
+        let e = a.register_bot(bad("x", "chess", "builtin:random")).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument);
+        assert!(e.message().contains("chess"), "{}", e.message());
+        let e = a.register_bot(bad("a b", "ur", "builtin:random")).await.unwrap_err();
+        assert!(e.code() == Code::InvalidArgument && e.message().contains("a b"), "{}", e.message());
+        let e = a.register_bot(bad("x", "ur", "human")).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument);
+        a.register_bot(bad("x", "ur", "builtin:random")).await.unwrap();
+        let e = a.register_bot(bad("x", "ur", "builtin:first")).await.unwrap_err();
+        assert_eq!(e.code(), Code::AlreadyExists, "{e}");
+        let e = a
+            .open_competition(OpenCompetitionRequest {
+                name: "c".into(),
+                game: "ur".into(),
+                options: vec!["rules=nonsense".into()],
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert!(e.code() == Code::InvalidArgument && e.message().contains("nonsense"), "{}", e.message());
+        let e = a
+            .standings(StandingsRequest {
+                competition: "missing".into(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::NotFound);
+        server.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_plays_a_competition_and_ratings_come_back_from_the_records() {
+    for store in test_stores("run").await {
+        let server = start(&store.url, Duration::from_secs(60)).await;
+        let mut a = worker::connect(&server.url, ADMIN).await.unwrap();
+        setup(&mut a, "finkel", 60, BOTS).await;
+        let reported = worker::run(
+            WorkerConfig {
+                server: server.url.clone(),
+                token: WORKER.into(),
+                name: "test".into(),
+                concurrency: 2,
+                max_groups: None,
+                exit_when_idle: true,
+                log_dir: None,
+            },
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(reported, 30, "{}", store.kind);
+        let st = a
+            .standings(StandingsRequest {
+                competition: "finkel".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(st.games, 60);
+        assert_eq!(st.rows.iter().map(|r| r.games).sum::<u64>(), 120);
+        // Every bot got games, none was left out by the scheduler.
+        assert!(st.rows.iter().all(|r| r.games >= 20), "{:?}", st.rows);
+        // Every record is kept, each (group, rotation) once, and the ratings can be
+        // recomputed from the records alone.
+        let mut records = Vec::new();
+        let mut after = 0;
+        loop {
+            let page = a
+                .game_records(GameRecordsRequest {
+                    competition: "finkel".into(),
+                    after_id: after,
+                    limit: 25,
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .records;
+            let Some(last) = page.last() else { break };
+            after = last.id;
+            for r in page {
+                let rec: referee::GameRecord = serde_json::from_str(&r.json).unwrap();
+                referee::replay::replay(&rec).unwrap();
+                records.push(rec);
+            }
+        }
+        assert_eq!(records.len(), 60);
+        let mut keys: Vec<(u64, usize)> = records.iter().map(|r| (r.pairing.unwrap().group, r.pairing.unwrap().rotation)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), 60);
+        let again = ladder::standings::from_records(&records, None).unwrap();
+        for row in &st.rows {
+            let r = again.rows.iter().find(|r| r.name == row.bot).unwrap();
+            assert!((r.elo - row.elo).abs() < 1e-6 && r.games == row.games, "{} vs {:?}", row.elo, r);
+        }
+        server.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_records_are_refused_and_reports_count_once() {
+    for store in test_stores("forged").await {
+        let server = start(&store.url, Duration::from_secs(60)).await;
+        let mut a = worker::connect(&server.url, ADMIN).await.unwrap();
+        setup(&mut a, "finkel", 2, &BOTS[..2]).await;
+        let mut w = worker::connect(&server.url, WORKER).await.unwrap();
+        let lease = w.lease(LeaseRequest { worker: "w".into() }).await.unwrap().into_inner();
+        assert!(lease.has_work);
+        let genuine = tokio::task::spawn_blocking({
+            let lease = lease.clone();
+            move || worker::play_lease(&lease, None).unwrap()
+        })
+        .await
+        .unwrap();
+        let report = |records: Vec<String>| ReportRequest {
+            lease: lease.lease.clone(),
+            group_id: lease.group_id,
+            records,
+        };
+        let tamper = |f: &dyn Fn(&mut serde_json::Value)| {
+            let mut out = genuine.clone();
+            let mut v: serde_json::Value = serde_json::from_str(&out[0]).unwrap();
+            f(&mut v);
+            out[0] = v.to_string();
+            out
+        };
+        // The winner swapped.
+        let forged = tamper(&|v| {
+            let r = v["outcome"]["ranks"].as_array().unwrap().clone();
+            v["outcome"]["ranks"] = serde_json::json!([r[1], r[0]]);
+        });
+        let e = w.report(report(forged)).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{}: {e}", store.kind);
+        assert!(e.message().contains("does not reproduce"), "{}", e.message());
+        // Another seed, another seat's bot, a missing rotation, garbage.
+        let e = w.report(report(tamper(&|v| v["seed"] = 99.into()))).await.unwrap_err();
+        assert!(e.message().contains("seed 99"), "{}", e.message());
+        let e = w
+            .report(report(tamper(&|v| v["seats"][0]["spec"] = "builtin:first".into())))
+            .await
+            .unwrap_err();
+        assert!(e.message().contains("seat 0"), "{}", e.message());
+        let e = w.report(report(genuine[..1].to_vec())).await.unwrap_err();
+        assert!(e.message().contains("one per rotation"), "{}", e.message());
+        let e = w.report(report(vec!["{".into(), "x".into()])).await.unwrap_err();
+        assert!(e.message().contains("does not parse"), "{}", e.message());
+        // Nothing of the refused reports was stored.
+        let st = a.standings(StandingsRequest { competition: "finkel".into() }).await.unwrap().into_inner();
+        assert_eq!(st.games, 0);
+        // The genuine report is kept, once.
+        let ok = w.report(report(genuine.clone())).await.unwrap().into_inner();
+        assert_eq!(ok.outcome, "recorded");
+        let again = w.report(report(genuine.clone())).await.unwrap().into_inner();
+        assert_eq!(again.outcome, "already_recorded");
+        let st = a.standings(StandingsRequest { competition: "finkel".into() }).await.unwrap().into_inner();
+        assert_eq!(st.games, 2);
+        // The competition is full: no more work.
+        assert!(!w.lease(LeaseRequest::default()).await.unwrap().into_inner().has_work);
+        server.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_lease_goes_to_another_worker() {
+    for store in test_stores("lease").await {
+        let server = start(&store.url, Duration::from_millis(800)).await;
+        let mut a = worker::connect(&server.url, ADMIN).await.unwrap();
+        setup(&mut a, "finkel", 4, &BOTS[..2]).await;
+        // A worker leases a group and dies without reporting.
+        let mut dead = worker::connect(&server.url, WORKER).await.unwrap();
+        let lost = dead.lease(LeaseRequest { worker: "dead".into() }).await.unwrap().into_inner();
+        assert!(lost.has_work);
+        let records = tokio::task::spawn_blocking({
+            let lost = lost.clone();
+            move || worker::play_lease(&lost, None).unwrap()
+        })
+        .await
+        .unwrap();
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        // A live worker finishes everything, the dead worker's group included.
+        let reported = worker::run(
+            WorkerConfig {
+                server: server.url.clone(),
+                token: WORKER.into(),
+                name: "live".into(),
+                concurrency: 1,
+                max_groups: None,
+                exit_when_idle: true,
+                log_dir: None,
+            },
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(reported, 2, "{}", store.kind);
+        // The dead worker's late report is refused or finds the group done.
+        let late = dead
+            .report(ReportRequest {
+                lease: lost.lease.clone(),
+                group_id: lost.group_id,
+                records,
+            })
+            .await;
+        match late {
+            Ok(r) => assert_eq!(r.into_inner().outcome, "already_recorded"),
+            Err(e) => assert_eq!(e.code(), Code::FailedPrecondition, "{e}"),
+        }
+        let st = a.standings(StandingsRequest { competition: "finkel".into() }).await.unwrap().into_inner();
+        assert_eq!(st.games, 4);
+        server.stop().await;
+    }
+}
