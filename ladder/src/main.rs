@@ -305,6 +305,11 @@ fn name_bots(texts: &[String]) -> anyhow::Result<Vec<(String, BotSpec)>> {
         if matches!(spec, BotSpec::Human) {
             bail!("a tournament cannot seat `human`; use `referee play` to play a bot yourself");
         }
+        if let Some(n) = &name
+            && out.iter().any(|(m, _)| m == n)
+        {
+            bail!("two bots are named {n:?}; give each NAME=SPEC a different NAME");
+        }
         let base = name.unwrap_or_else(|| spec.short_name());
         let mut name = base.clone();
         let mut k = 2;
@@ -405,22 +410,24 @@ fn tournament_cmd(a: TournamentArgs) -> anyhow::Result<()> {
             rt.block_on(tournament::standings_of(&store, &comp, Some((&n, e))))?
         }
     };
+    let summary = format!(
+        "this run: {} games in {:.1} s ({:.0} games/s, {:.0} decisions/s){}",
+        report.played,
+        report.seconds,
+        report.played as f64 / report.seconds.max(1e-9),
+        report.decisions as f64 / report.seconds.max(1e-9),
+        if report.resumed > 0 {
+            format!("; {} were already recorded", report.resumed)
+        } else {
+            String::new()
+        }
+    );
     if a.json {
         println!("{}", serde_json::to_string_pretty(&standings)?);
+        eprintln!("{summary}");
     } else {
         print!("{}", standings.table());
-        println!(
-            "this run: {} games in {:.1} s ({:.0} games/s, {:.0} decisions/s){}",
-            report.played,
-            report.seconds,
-            report.played as f64 / report.seconds.max(1e-9),
-            report.decisions as f64 / report.seconds.max(1e-9),
-            if report.resumed > 0 {
-                format!("; {} were already recorded", report.resumed)
-            } else {
-                String::new()
-            }
-        );
+        println!("{summary}");
     }
     rt.block_on(store.close());
     Ok(())

@@ -766,7 +766,11 @@ mod tests {
         let fit = r.fit(Anchor::Mean(0.0));
         // 200 even games: the difference's sd is 2/sqrt(200) nats = 24.6 Elo; each
         // mean-anchored rating has half of it.
-        assert!((fit.interval95(0) - 1.959964 * 24.56 / 2.0).abs() < 0.5, "{}", fit.interval95(0));
+        assert!(
+            (fit.interval95(0) - 1.959964 * 24.56 / 2.0).abs() < 0.5,
+            "{}",
+            fit.interval95(0)
+        );
         assert!(fit.elo[0].abs() < 1e-6 && fit.elo[1].abs() < 1e-6);
     }
 

@@ -15,13 +15,11 @@ use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
+/// Adds the token to a call.
+pub type Auth = Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send>;
+
 /// A client that sends the token with every call.
-pub type Client = LadderClient<
-    InterceptedService<
-        Channel,
-        Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send>,
-    >,
->;
+pub type Client = LadderClient<InterceptedService<Channel, Auth>>;
 
 /// Connects to a ladder server with a token.
 ///
@@ -35,11 +33,10 @@ pub async fn connect(server: &str, token: &str) -> anyhow::Result<Client> {
     let value: MetadataValue<_> = format!("Bearer {token}")
         .parse()
         .map_err(|_| anyhow::anyhow!("the token has characters a header cannot carry"))?;
-    let auth: Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send> =
-        Box::new(move |mut req: tonic::Request<()>| {
-            req.metadata_mut().insert("authorization", value.clone());
-            Ok(req)
-        });
+    let auth: Auth = Box::new(move |mut req: tonic::Request<()>| {
+        req.metadata_mut().insert("authorization", value.clone());
+        Ok(req)
+    });
     Ok(LadderClient::with_interceptor(channel, auth).max_decoding_message_size(64 << 20))
 }
 
@@ -222,7 +219,12 @@ async fn work_loop(
                     reported.fetch_add(1, Ordering::Relaxed);
                     break;
                 }
-                Err(s) if matches!(s.code(), tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Internal) => {
+                Err(s)
+                    if matches!(
+                        s.code(),
+                        tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Internal
+                    ) =>
+                {
                     client = None;
                     if tokio::time::Instant::now() >= give_up {
                         tracing::warn!(group = lease.group_id, "dropping the group: {s}");

@@ -323,7 +323,9 @@ pub async fn test_stores(tag: &str) -> Vec<TestStore> {
             .await
             .unwrap_or_else(|e| panic!("cannot create a test database on {base}: {e}"));
         let _ = conn.close().await;
-        let (head, query) = base.split_once('?').map_or((base.as_str(), None), |(h, q)| (h, Some(q)));
+        let (head, query) = base
+            .split_once('?')
+            .map_or((base.as_str(), None), |(h, q)| (h, Some(q)));
         let scheme_end = head.find("://").map_or(0, |i| i + 3);
         let host_part = match head[scheme_end..].find('/') {
             Some(i) => &head[..scheme_end + i],
@@ -336,7 +338,10 @@ pub async fn test_stores(tag: &str) -> Vec<TestStore> {
         out.push(TestStore {
             url,
             kind: "postgres",
-            cleanup: Cleanup::Postgres { admin_url: base, name },
+            cleanup: Cleanup::Postgres {
+                admin_url: base,
+                name,
+            },
         });
     }
     let kinds: Vec<&str> = out.iter().map(|s| s.kind).collect();

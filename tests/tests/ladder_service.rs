@@ -36,7 +36,11 @@ async fn start(db: &str, lease: Duration) -> Server {
         .await
         .map_err(Into::into)
     });
-    Server { url, stop: Some(tx), task }
+    Server {
+        url,
+        stop: Some(tx),
+        task,
+    }
 }
 
 impl Server {
@@ -80,8 +84,13 @@ const BOTS: &[(&str, &str)] = &[
 async fn tokens_are_required_and_bad_input_is_named() {
     for store in test_stores("tokens").await {
         let server = start(&store.url, Duration::from_secs(60)).await;
-        let mut anon = ladder_client::LadderClient::connect(server.url.clone()).await.unwrap();
-        let e = anon.list_competitions(ListCompetitionsRequest {}).await.unwrap_err();
+        let mut anon = ladder_client::LadderClient::connect(server.url.clone())
+            .await
+            .unwrap();
+        let e = anon
+            .list_competitions(ListCompetitionsRequest {})
+            .await
+            .unwrap_err();
         assert_eq!(e.code(), Code::Unauthenticated, "{}: {e}", store.kind);
         let mut wrong = worker::connect(&server.url, "nope-nope").await.unwrap();
         let e = wrong.lease(LeaseRequest::default()).await.unwrap_err();
@@ -104,11 +113,21 @@ async fn tokens_are_required_and_bad_input_is_named() {
             game: game.into(),
             spec: spec.into(),
         };
-        let e = a.register_bot(bad("x", "chess", "builtin:random")).await.unwrap_err();
+        let e = a
+            .register_bot(bad("x", "chess", "builtin:random"))
+            .await
+            .unwrap_err();
         assert_eq!(e.code(), Code::InvalidArgument);
         assert!(e.message().contains("chess"), "{}", e.message());
-        let e = a.register_bot(bad("a b", "ur", "builtin:random")).await.unwrap_err();
-        assert!(e.code() == Code::InvalidArgument && e.message().contains("a b"), "{}", e.message());
+        let e = a
+            .register_bot(bad("a b", "ur", "builtin:random"))
+            .await
+            .unwrap_err();
+        assert!(
+            e.code() == Code::InvalidArgument && e.message().contains("a b"),
+            "{}",
+            e.message()
+        );
         let e = a.register_bot(bad("x", "ur", "human")).await.unwrap_err();
         assert_eq!(e.code(), Code::InvalidArgument);
         a.register_bot(bad("x", "ur", "builtin:random")).await.unwrap();
@@ -123,7 +142,11 @@ async fn tokens_are_required_and_bad_input_is_named() {
             })
             .await
             .unwrap_err();
-        assert!(e.code() == Code::InvalidArgument && e.message().contains("nonsense"), "{}", e.message());
+        assert!(
+            e.code() == Code::InvalidArgument && e.message().contains("nonsense"),
+            "{}",
+            e.message()
+        );
         let e = a
             .standings(StandingsRequest {
                 competition: "missing".into(),
@@ -191,14 +214,22 @@ async fn a_worker_plays_a_competition_and_ratings_come_back_from_the_records() {
             }
         }
         assert_eq!(records.len(), 60);
-        let mut keys: Vec<(u64, usize)> = records.iter().map(|r| (r.pairing.unwrap().group, r.pairing.unwrap().rotation)).collect();
+        let mut keys: Vec<(u64, usize)> = records
+            .iter()
+            .map(|r| (r.pairing.unwrap().group, r.pairing.unwrap().rotation))
+            .collect();
         keys.sort_unstable();
         keys.dedup();
         assert_eq!(keys.len(), 60);
         let again = ladder::standings::from_records(&records, None).unwrap();
         for row in &st.rows {
             let r = again.rows.iter().find(|r| r.name == row.bot).unwrap();
-            assert!((r.elo - row.elo).abs() < 1e-6 && r.games == row.games, "{} vs {:?}", row.elo, r);
+            assert!(
+                (r.elo - row.elo).abs() < 1e-6 && r.games == row.games,
+                "{} vs {:?}",
+                row.elo,
+                r
+            );
         }
         server.stop().await;
     }
@@ -211,7 +242,11 @@ async fn forged_records_are_refused_and_reports_count_once() {
         let mut a = worker::connect(&server.url, ADMIN).await.unwrap();
         setup(&mut a, "finkel", 2, &BOTS[..2]).await;
         let mut w = worker::connect(&server.url, WORKER).await.unwrap();
-        let lease = w.lease(LeaseRequest { worker: "w".into() }).await.unwrap().into_inner();
+        let lease = w
+            .lease(LeaseRequest { worker: "w".into() })
+            .await
+            .unwrap()
+            .into_inner();
         assert!(lease.has_work);
         let genuine = tokio::task::spawn_blocking({
             let lease = lease.clone();
@@ -240,10 +275,15 @@ async fn forged_records_are_refused_and_reports_count_once() {
         assert_eq!(e.code(), Code::InvalidArgument, "{}: {e}", store.kind);
         assert!(e.message().contains("does not reproduce"), "{}", e.message());
         // Another seed, another seat's bot, a missing rotation, garbage.
-        let e = w.report(report(tamper(&|v| v["seed"] = 99.into()))).await.unwrap_err();
+        let e = w
+            .report(report(tamper(&|v| v["seed"] = 99.into())))
+            .await
+            .unwrap_err();
         assert!(e.message().contains("seed 99"), "{}", e.message());
         let e = w
-            .report(report(tamper(&|v| v["seats"][0]["spec"] = "builtin:first".into())))
+            .report(report(tamper(&|v| {
+                v["seats"][0]["spec"] = "builtin:first".into()
+            })))
             .await
             .unwrap_err();
         assert!(e.message().contains("seat 0"), "{}", e.message());
@@ -252,17 +292,35 @@ async fn forged_records_are_refused_and_reports_count_once() {
         let e = w.report(report(vec!["{".into(), "x".into()])).await.unwrap_err();
         assert!(e.message().contains("does not parse"), "{}", e.message());
         // Nothing of the refused reports was stored.
-        let st = a.standings(StandingsRequest { competition: "finkel".into() }).await.unwrap().into_inner();
+        let st = a
+            .standings(StandingsRequest {
+                competition: "finkel".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
         assert_eq!(st.games, 0);
         // The genuine report is kept, once.
         let ok = w.report(report(genuine.clone())).await.unwrap().into_inner();
         assert_eq!(ok.outcome, "recorded");
         let again = w.report(report(genuine.clone())).await.unwrap().into_inner();
         assert_eq!(again.outcome, "already_recorded");
-        let st = a.standings(StandingsRequest { competition: "finkel".into() }).await.unwrap().into_inner();
+        let st = a
+            .standings(StandingsRequest {
+                competition: "finkel".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
         assert_eq!(st.games, 2);
         // The competition is full: no more work.
-        assert!(!w.lease(LeaseRequest::default()).await.unwrap().into_inner().has_work);
+        assert!(
+            !w.lease(LeaseRequest::default())
+                .await
+                .unwrap()
+                .into_inner()
+                .has_work
+        );
         server.stop().await;
     }
 }
@@ -275,7 +333,13 @@ async fn an_expired_lease_goes_to_another_worker() {
         setup(&mut a, "finkel", 4, &BOTS[..2]).await;
         // A worker leases a group and dies without reporting.
         let mut dead = worker::connect(&server.url, WORKER).await.unwrap();
-        let lost = dead.lease(LeaseRequest { worker: "dead".into() }).await.unwrap().into_inner();
+        let lost = dead
+            .lease(LeaseRequest {
+                worker: "dead".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
         assert!(lost.has_work);
         let records = tokio::task::spawn_blocking({
             let lost = lost.clone();
@@ -312,7 +376,13 @@ async fn an_expired_lease_goes_to_another_worker() {
             Ok(r) => assert_eq!(r.into_inner().outcome, "already_recorded"),
             Err(e) => assert_eq!(e.code(), Code::FailedPrecondition, "{e}"),
         }
-        let st = a.standings(StandingsRequest { competition: "finkel".into() }).await.unwrap().into_inner();
+        let st = a
+            .standings(StandingsRequest {
+                competition: "finkel".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
         assert_eq!(st.games, 4);
         server.stop().await;
     }

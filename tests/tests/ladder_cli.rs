@@ -1,0 +1,354 @@
+//! The `ladder` command as hosts run it: a tournament killed with SIGKILL and run
+//! again, a server killed with SIGKILL mid-run and restarted, the SPRT, ratings from
+//! records. On SQLite, and on PostgreSQL too when ASTRAGAL_PG_URL is set.
+
+use astragal_tests::{binary, test_stores, workspace_root};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn ladder(args: &[&str]) -> Output {
+    Command::new(binary("ladder"))
+        .args(args)
+        .current_dir(workspace_root())
+        .env_remove("ASTRAGAL_ADMIN_TOKEN")
+        .env_remove("ASTRAGAL_WORKER_TOKEN")
+        .output()
+        .expect("ladder runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+const TOURNAMENT: &[&str] = &[
+    "tournament",
+    "--game",
+    "ur",
+    "--opt",
+    "rules=finkel",
+    "--bot",
+    "rnd=builtin:random",
+    "--bot",
+    "rnd9=builtin:random?seed=9",
+    "--bot",
+    "first=builtin:first",
+    "--games",
+    "3000",
+    "--concurrency",
+    "2",
+    "--json",
+];
+
+#[test]
+fn a_killed_tournament_resumes_with_no_game_lost_or_counted_twice() {
+    let rt = runtime();
+    // The tournament uninterrupted, for comparison.
+    let whole = ladder(TOURNAMENT);
+    assert!(whole.status.success(), "{}", text(&whole));
+    for store in rt.block_on(test_stores("resume")) {
+        // Killed (SIGKILL) as soon as its first games are recorded.
+        let mut child = Command::new(binary("ladder"))
+            .args([TOURNAMENT, &["--db", &store.url]].concat())
+            .current_dir(workspace_root())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let first = lines.next().expect("a progress line").unwrap();
+        assert!(first.contains("/3000 games"), "{first}");
+        child.kill().unwrap();
+        child.wait().unwrap();
+
+        let resumed = ladder(&[TOURNAMENT, &["--db", &store.url]].concat());
+        assert!(resumed.status.success(), "{}", text(&resumed));
+        let msg = text(&resumed);
+        let before: u64 = msg
+            .lines()
+            .find_map(|l| {
+                l.split("; ")
+                    .nth(1)?
+                    .strip_suffix(" were already recorded")?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(0);
+        assert!(
+            before > 0 && before < 3000,
+            "{}: killed too late or too early ({before}):\n{msg}",
+            store.kind
+        );
+
+        // Same standings as the uninterrupted run: every game once, the same games.
+        let a: serde_json::Value = serde_json::from_slice(&whole.stdout).unwrap();
+        let b: serde_json::Value = serde_json::from_slice(&resumed.stdout).unwrap();
+        assert_eq!(b["games"], 3000);
+        assert_eq!(a["rows"], b["rows"], "{}", store.kind);
+        let s = rt.block_on(ladder::store::Store::open(&store.url)).unwrap();
+        let comp = rt.block_on(s.competition("tournament")).unwrap().unwrap();
+        let results = rt.block_on(s.results(comp.id)).unwrap();
+        let mut keys: Vec<(i64, i64)> = results.iter().map(|r| (r.group_id, r.rotation)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), 3000);
+
+        // Running it again plays nothing; other settings are refused with the difference.
+        let again = ladder(&[TOURNAMENT, &["--db", &store.url]].concat());
+        assert!(text(&again).contains("this run: 0 games") || again.status.success());
+        let other = ladder(
+            &[
+                &TOURNAMENT[..TOURNAMENT.len() - 1],
+                &["--db", &store.url, "--seed", "4"],
+            ]
+            .concat(),
+        );
+        assert!(!other.status.success());
+        assert!(
+            text(&other).contains("seed: stored 1, given 4"),
+            "{}",
+            text(&other)
+        );
+
+        // Ratings recomputed from the stored records alone equal the stored results'.
+        let from_results = ladder(&["ratings", "--db", &store.url, "--json"]);
+        let from_records = ladder(&["ratings", "--db", &store.url, "--json", "--from-records"]);
+        assert!(from_records.status.success(), "{}", text(&from_records));
+        let x: serde_json::Value = serde_json::from_slice(&from_results.stdout).unwrap();
+        let y: serde_json::Value = serde_json::from_slice(&from_records.stdout).unwrap();
+        for (rx, ry) in x["tournament"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(y["tournament"]["rows"].as_array().unwrap())
+        {
+            assert_eq!(rx["name"], ry["name"]);
+            assert!((rx["elo"].as_f64().unwrap() - ry["elo"].as_f64().unwrap()).abs() < 1e-6);
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn serve(db: &str, port: u16) -> Child {
+    let child = Command::new(binary("ladder"))
+        .args([
+            "serve",
+            "--db",
+            db,
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--lease-seconds",
+            "2",
+        ])
+        .env("ASTRAGAL_ADMIN_TOKEN", "admin-secret")
+        .env("ASTRAGAL_WORKER_TOKEN", "worker-secret")
+        .current_dir(workspace_root())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Ready when it accepts connections.
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+#[test]
+fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
+    let rt = runtime();
+    for store in rt.block_on(test_stores("crash")) {
+        let port = free_port();
+        let url = format!("http://127.0.0.1:{port}");
+        let mut server = serve(&store.url, port);
+        let admin = |args: &[&str]| {
+            let o = ladder(&[&["admin", "--server", &url, "--token", "admin-secret"], args].concat());
+            assert!(o.status.success(), "{}", text(&o));
+            text(&o)
+        };
+        admin(&["register-bot", "rnd", "ur", "builtin:random"]);
+        admin(&["register-bot", "rnd3", "ur", "builtin:random?seed=3"]);
+        admin(&["register-bot", "first", "ur", "builtin:first"]);
+        admin(&[
+            "open",
+            "crash",
+            "--game",
+            "ur",
+            "--max-games",
+            "600",
+            "--movetime",
+            "2000",
+        ]);
+        let mut worker = Command::new(binary("ladder"))
+            .args([
+                "worker",
+                "--server",
+                &url,
+                "--token",
+                "worker-secret",
+                "--concurrency",
+                "2",
+                "--exit-when-idle",
+            ])
+            .current_dir(workspace_root())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Kill the server with SIGKILL once some games are in, then restart it.
+        let s = rt.block_on(ladder::store::Store::open(&store.url)).unwrap();
+        let comp = rt.block_on(s.competition("crash")).unwrap().unwrap();
+        let start = Instant::now();
+        while rt.block_on(s.game_count(comp.id)).unwrap() < 40 {
+            assert!(start.elapsed() < Duration::from_secs(60), "no games recorded");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        server.kill().unwrap();
+        server.wait().unwrap();
+        let at_kill = rt.block_on(s.game_count(comp.id)).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let mut server = serve(&store.url, port);
+        let start = Instant::now();
+        let status = loop {
+            if let Some(st) = worker.try_wait().unwrap() {
+                break st;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "the worker did not finish"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(status.success());
+        let results = rt.block_on(s.results(comp.id)).unwrap();
+        assert!(at_kill < 600, "{}: the run ended before the kill", store.kind);
+        assert_eq!(results.len(), 600, "{}", store.kind);
+        let mut keys: Vec<(i64, i64)> = results.iter().map(|r| (r.group_id, r.rotation)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), 600, "a game was recorded twice");
+        let groups = rt.block_on(s.groups(comp.id)).unwrap();
+        assert_eq!(groups.len(), 300);
+        assert!(groups.iter().all(|g| g.status == "done"));
+        assert!(admin(&["standings", "crash"]).contains("600 games"));
+        server.kill().unwrap();
+        server.wait().unwrap();
+        rt.block_on(s.close());
+    }
+}
+
+#[test]
+fn sprt_decides_for_the_stronger_bot_and_against_the_weaker() {
+    // builtin:first scores about 65% against random at tablet Ur (+110 Elo).
+    let base = [
+        "sprt",
+        "--game",
+        "ur",
+        "--elo0",
+        "0",
+        "--elo1",
+        "40",
+        "--concurrency",
+        "2",
+        "--max-games",
+        "20000",
+    ];
+    let o = ladder(
+        &[
+            &base[..],
+            &["--bot", "first=builtin:first", "--vs", "rnd=builtin:random"],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("H1 accepted: first is stronger than rnd"),
+        "{}",
+        text(&o)
+    );
+    let o = ladder(
+        &[
+            &base[..],
+            &["--bot", "rnd=builtin:random", "--vs", "first=builtin:first"],
+        ]
+        .concat(),
+    );
+    assert!(text(&o).contains("H0 accepted"), "{}", text(&o));
+    let o = ladder(&[
+        "sprt",
+        "--game",
+        "cuatto",
+        "--bot",
+        "builtin:random",
+        "--vs",
+        "builtin:first",
+        "--opt",
+        "players=4",
+    ]);
+    assert!(!o.status.success());
+}
+
+#[test]
+fn help_and_errors_teach() {
+    let o = ladder(&["--help"]);
+    for word in ["tournament", "ratings", "sprt", "serve", "worker", "admin"] {
+        assert!(text(&o).contains(word), "{word}");
+    }
+    let o = ladder(&["tournament", "--game", "ur", "--bot", "builtin:random"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("give at least 2 --bot"), "{}", text(&o));
+    let o = ladder(&[
+        "tournament",
+        "--game",
+        "ur",
+        "--bot",
+        "a=builtin:random",
+        "--bot",
+        "a=builtin:first",
+    ]);
+    assert!(text(&o).contains("two bots are named \"a\""), "{}", text(&o));
+    let o = ladder(&[
+        "tournament",
+        "--game",
+        "ur",
+        "--bot",
+        "human",
+        "--bot",
+        "builtin:first",
+    ]);
+    assert!(text(&o).contains("cannot seat `human`"), "{}", text(&o));
+    let o = ladder(&[
+        "serve",
+        "--db",
+        "x.db",
+        "--admin-token",
+        "short",
+        "--worker-token",
+        "alsoshort",
+    ]);
+    assert!(text(&o).contains("at least 8 characters"), "{}", text(&o));
+    let o = ladder(&["ratings", "--db", "mysql://x"]);
+    assert!(text(&o).contains("neither sqlite:FILE"), "{}", text(&o));
+}
