@@ -234,6 +234,24 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// all future chance drawn afresh from `rng`: what a search bot may sample.
     fn determinize(&self, seat: Seat, rng: &mut GameRng) -> Self;
 
+    /// The position as `seat` may know it: [`Game::position`] without the RNG state
+    /// (the dice to come) and with other seats' secrets replaced by placeholders.
+    /// [`Game::from_position`] on it, then [`Game::determinize`] for `seat`, gives a
+    /// state that looks to `seat` exactly like this one. Sent to bots inside every
+    /// observation, so a search bot needs no parser of its own.
+    fn public_position(&self, _seat: Seat) -> String {
+        strip_rng(&self.position())
+    }
+
     /// The position drawn as text for people.
     fn render(&self) -> String;
+}
+
+/// A position without its `rng=` field.
+pub fn strip_rng(position: &str) -> String {
+    position
+        .split(' ')
+        .filter(|field| !field.starts_with("rng="))
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -169,6 +169,8 @@ pub trait AnyGame: Debug + Send + Sync {
     fn outcome(&self) -> Option<Outcome>;
     /// The position notation, RNG included.
     fn position(&self) -> String;
+    /// The position as `seat` may know it (see [`Game::public_position`]).
+    fn public_position(&self, seat: Seat) -> String;
     /// The position drawn for people.
     fn render(&self) -> String;
     /// A copy.
@@ -224,10 +226,29 @@ impl<G: Game> AnyGame for Erased<G> {
         Ok(public)
     }
     fn observation_json(&self, seat: Seat) -> String {
-        serde_json::to_string(&self.game.observation(seat)).unwrap_or_else(|_| "null".to_owned())
+        let mut json =
+            serde_json::to_string(&self.game.observation(seat)).unwrap_or_else(|_| "null".to_owned());
+        // Every observation also carries the position as the seat may know it.
+        if json.ends_with('}') {
+            json.pop();
+            json.push_str(",\"position\":");
+            json.push_str(
+                &serde_json::to_string(&self.game.public_position(seat))
+                    .unwrap_or_else(|_| "\"\"".to_owned()),
+            );
+            json.push('}');
+        }
+        json
     }
     fn observation(&self, seat: Seat) -> serde_json::Value {
-        serde_json::to_value(self.game.observation(seat)).unwrap_or(serde_json::Value::Null)
+        let mut v = serde_json::to_value(self.game.observation(seat)).unwrap_or(serde_json::Value::Null);
+        if let Some(map) = v.as_object_mut() {
+            map.insert("position".into(), self.game.public_position(seat).into());
+        }
+        v
+    }
+    fn public_position(&self, seat: Seat) -> String {
+        self.game.public_position(seat)
     }
     fn outcome(&self) -> Option<Outcome> {
         self.game.outcome()

@@ -96,6 +96,26 @@ impl GameVisitor for CheckedPlayout<'_> {
                     "{}: a determinized state must look the same to seat {seat}",
                     G::ID
                 );
+                // What a search bot does with its observation: rebuild a state from
+                // the public position and sample the rest. It must look the same too,
+                // and the public position must not carry the dice to come.
+                let public = game.public_position(seat);
+                assert!(
+                    !public.contains("rng="),
+                    "{}: public position leaks the RNG",
+                    G::ID
+                );
+                let rebuilt = G::from_position(&options, &public, GameRng::from_seed(99))
+                    .unwrap_or_else(|e| panic!("{}: public position does not parse: {e}\n{public}", G::ID))
+                    .determinize(seat, &mut probe);
+                let seen = serde_json::to_value(rebuilt.observation(seat)).expect("serializes");
+                assert_eq!(
+                    obs,
+                    seen,
+                    "{}: a state rebuilt from seat {seat}'s public position differs",
+                    G::ID
+                );
+                assert_eq!(rebuilt.public_position(seat), public);
             }
             let to_act = game.to_act();
             if to_act.is_empty() {

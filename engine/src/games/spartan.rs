@@ -736,6 +736,20 @@ impl Game for Spartan {
         g
     }
 
+    fn public_position(&self, seat: Seat) -> String {
+        let mut g = self.clone();
+        if g.reroll != 0 {
+            // The other army's dice and decision are secret: all twos (a die it could
+            // reroll, as it may well hold — if this seat cannot reroll, it must), undecided.
+            let other = 1 - seat.min(1);
+            let n = g.in_hand(other);
+            g.dice[other] = [0; 7];
+            g.dice[other][2] = n;
+            g.pending[other] = None;
+        }
+        crate::game::strip_rng(&g.position())
+    }
+
     fn render(&self) -> String {
         let mut s = format!(
             "turn {}  {}\nHP {} / {}   mercenary: {}\n",
