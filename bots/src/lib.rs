@@ -8,6 +8,9 @@
 
 pub mod driver;
 pub mod grpc;
+pub mod search;
+
+pub use search::{GreedyBot, MctsBot};
 
 use engine::GameRng;
 pub use proto::{OptionDecl, OptionType};
@@ -149,7 +152,7 @@ impl Bot for FirstBot {
 }
 
 /// Names of the built-in bots.
-pub const BUILTIN: &[&str] = &["random", "first"];
+pub const BUILTIN: &[&str] = &["random", "first", "greedy", "mcts"];
 
 /// A built-in bot by name, with options applied (`key=value`).
 ///
@@ -159,6 +162,8 @@ pub fn builtin(name: &str, options: &[(String, String)]) -> Result<Box<dyn Bot>,
     let mut bot: Box<dyn Bot> = match name {
         "random" => Box::new(RandomBot::new(1)),
         "first" => Box::new(FirstBot),
+        "greedy" => Box::new(GreedyBot::new(1, 8)),
+        "mcts" => Box::new(MctsBot::new(1, 1000)),
         _ => {
             return Err(format!(
                 "no built-in bot {name:?} (built-in: {})",
