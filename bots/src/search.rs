@@ -124,7 +124,7 @@ pub fn heuristic(game: &str, seat: Seat, obs: &Value) -> f64 {
                 a.iter()
                     .map(|f| match f.as_u64() {
                         Some(1) => -0.5,
-                        Some(2 | 3 | 4) => 1.0,
+                        Some(2..=4) => 1.0,
                         Some(5) => 1.6,
                         Some(6) => 0.8,
                         _ => 0.0,
@@ -371,7 +371,7 @@ impl GameVisitor for MctsPick<'_, '_> {
         while done < self.iterations {
             // The clock: look every 16 iterations.
             if let Some(d) = self.deadline
-                && done % 16 == 0
+                && done.is_multiple_of(16)
                 && done > 0
                 && Instant::now() >= d
             {
