@@ -10,7 +10,7 @@ pub mod driver;
 pub mod grpc;
 pub mod search;
 
-pub use search::{GreedyBot, MctsBot};
+pub use search::{GreedyBot, Leaf, MctsBot};
 
 use engine::GameRng;
 pub use proto::{OptionDecl, OptionType};

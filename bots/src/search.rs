@@ -222,6 +222,7 @@ pub fn mcts_move(
     iterations: u64,
     deadline: Option<Instant>,
     exploration: f64,
+    leaf: Leaf,
 ) -> Result<(String, SearchStats), String> {
     let mut stats = SearchStats::default();
     let pick = MctsPick {
@@ -230,6 +231,7 @@ pub fn mcts_move(
         iterations,
         deadline,
         exploration,
+        leaf: leaf.resolve(view.game),
         stats: &mut stats,
     };
     let mv = with_game(view.game, pick).map_err(|e| e.to_string())??;
@@ -344,7 +346,39 @@ struct MctsPick<'a, 'v> {
     iterations: u64,
     deadline: Option<Instant>,
     exploration: f64,
+    leaf: Leaf,
     stats: &'a mut SearchStats,
+}
+
+/// How a search judges a new leaf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leaf {
+    /// Random moves to the end of the game.
+    Playout,
+    /// The game's [`heuristic`] for every seat, squashed into 0..1.
+    Heuristic,
+    /// Heuristic for Utara (whose random games say little of a move), playouts elsewhere.
+    Auto,
+}
+
+impl Leaf {
+    fn resolve(self, game: &str) -> Leaf {
+        match (self, game) {
+            (Leaf::Auto, "utara") => Leaf::Heuristic,
+            (Leaf::Auto, _) => Leaf::Playout,
+            (l, _) => l,
+        }
+    }
+}
+
+/// Heuristic points that make a 73% (1/(1+e^-1)) expectation, per game.
+fn heuristic_scale(game: &str) -> f64 {
+    match game {
+        "utara" => 15.0,
+        "cuatto" => 20.0,
+        "ur" => 10.0,
+        _ => 5.0,
+    }
 }
 
 /// Longest random playout, in decisions; an unfinished one scores a draw.
@@ -460,8 +494,12 @@ impl GameVisitor for MctsPick<'_, '_> {
                 node = best;
                 path.push(node);
             }
-            // Playout: random legal moves to the end.
-            let mut steps = 0;
+            // Playout: random legal moves to the end (or none, judging by heuristic).
+            let mut steps = if self.leaf == Leaf::Heuristic {
+                PLAYOUT_CAP
+            } else {
+                0
+            };
             while steps < PLAYOUT_CAP {
                 let Some(seat) = g.to_act().first() else { break };
                 moves.clear();
@@ -477,6 +515,15 @@ impl GameVisitor for MctsPick<'_, '_> {
             }
             let reward = match g.outcome() {
                 Some(o) => rewards(&o),
+                None if self.leaf == Leaf::Heuristic => {
+                    let mut r = [0.5; engine::MAX_SEATS];
+                    let scale = heuristic_scale(G::ID);
+                    for (seat, slot) in r.iter_mut().enumerate().take(g.seats()) {
+                        let obs = serde_json::to_value(g.observation(seat)).unwrap_or(Value::Null);
+                        *slot = 1.0 / (1.0 + (-heuristic(G::ID, seat, &obs) / scale).exp());
+                    }
+                    r
+                }
                 None => [0.5; engine::MAX_SEATS],
             };
             // Back-propagation: each node scores for the seat that moved into it.
@@ -508,6 +555,7 @@ pub struct MctsBot {
     iterations: u64,
     movetime_ms: u64,
     exploration: f64,
+    leaf: Leaf,
     rng: GameRng,
     games: u64,
     /// The last search.
@@ -522,6 +570,7 @@ impl MctsBot {
             iterations,
             movetime_ms: 0,
             exploration: 0.7,
+            leaf: Leaf::Auto,
             rng: GameRng::from_seed(seed),
             games: 0,
             last: SearchStats::default(),
@@ -544,6 +593,13 @@ impl Bot for MctsBot {
             spin("iterations", 1000, 1, 100_000_000),
             spin("movetime", 0, 0, 3_600_000),
             spin("exploration", 70, 0, 1000),
+            OptionDecl {
+                name: "leaf".into(),
+                kind: OptionType::Combo {
+                    default: "auto".into(),
+                    values: vec!["auto".into(), "playout".into(), "heuristic".into()],
+                },
+            },
         ]
     }
 
@@ -553,6 +609,14 @@ impl Bot for MctsBot {
             return Err(format!("bot mcts has no option {name:?}"));
         };
         d.check(value)?;
+        if name == "leaf" {
+            self.leaf = match value {
+                "playout" => Leaf::Playout,
+                "heuristic" => Leaf::Heuristic,
+                _ => Leaf::Auto,
+            };
+            return Ok(());
+        }
         let v: u64 = value
             .parse()
             .map_err(|_| format!("option {name} takes a whole number"))?;
@@ -596,7 +660,14 @@ impl Bot for MctsBot {
             Some(ms) => (self.iterations, Some(Instant::now() + Duration::from_millis(ms))),
             None => (self.iterations, None),
         };
-        match mcts_move(view, &mut self.rng, iterations, deadline, self.exploration) {
+        match mcts_move(
+            view,
+            &mut self.rng,
+            iterations,
+            deadline,
+            self.exploration,
+            self.leaf,
+        ) {
             Ok((mv, stats)) if view.legal.contains(&mv.as_str()) => {
                 self.last = stats;
                 mv
@@ -643,8 +714,8 @@ mod tests {
             // The searches themselves must work from the observation alone.
             let greedy = greedy_move(&view, &mut rng, 2).unwrap_or_else(|e| panic!("{game}: greedy: {e}"));
             assert!(refs.contains(&greedy.as_str()), "{game}: greedy chose {greedy}");
-            let (mcts, stats) =
-                mcts_move(&view, &mut rng, 20, None, 0.7).unwrap_or_else(|e| panic!("{game}: mcts: {e}"));
+            let (mcts, stats) = mcts_move(&view, &mut rng, 20, None, 0.7, Leaf::Auto)
+                .unwrap_or_else(|e| panic!("{game}: mcts: {e}"));
             assert!(
                 refs.contains(&mcts.as_str()) && stats.iterations == 20,
                 "{game}: mcts chose {mcts}"
@@ -689,6 +760,8 @@ mod tests {
         assert!(m.set_option("iterations", "0").is_err());
         assert!(m.set_option("depth", "3").unwrap_err().contains("depth"));
         m.set_option("movetime", "50").unwrap();
+        m.set_option("leaf", "heuristic").unwrap();
+        assert!(m.set_option("leaf", "deep").unwrap_err().contains("auto"));
         let mut g = GreedyBot::new(1, 8);
         assert!(g.set_option("samples", "x").is_err());
         assert!(builtin("mcts", &[("iterations".into(), "200".into())]).is_ok());
@@ -741,7 +814,7 @@ mod tests {
                 time_ms: None,
                 movetime_ms: None,
             };
-            choices.push(mcts_move(&view, &mut GameRng::from_seed(5), 300, None, 0.7).unwrap());
+            choices.push(mcts_move(&view, &mut GameRng::from_seed(5), 300, None, 0.7, Leaf::Auto).unwrap());
         }
         assert_eq!(choices[0].0, choices[1].0);
         assert_eq!(choices[0].1.iterations, choices[1].1.iterations);

@@ -309,11 +309,11 @@ impl Standings {
                     format!("{} vs {}", p.a, p.b),
                     p.pentanomial.pairs(),
                     format!("{}-{}-{}-{}-{}", c[0], c[1], c[2], c[3], c[4]),
-                    match p.pentanomial.score() {
-                        // A clean sweep has no finite estimate from the pairs alone.
-                        x if x >= 1.0 => "all won".to_owned(),
-                        x if x <= 0.0 => "all lost".to_owned(),
-                        _ => format!("{:+.0} ± {:.0}", p.pairs_elo.elo, p.pairs_elo.ci95),
+                    match p.pentanomial.sweep_bound() {
+                        // A clean sweep has no finite estimate: quote its bound.
+                        Some(b) if b > 0.0 => format!("swept: ≥ {b:+.0}"),
+                        Some(b) => format!("swept: ≤ {b:+.0}"),
+                        None => format!("{:+.0} ± {:.0}", p.pairs_elo.elo, p.pairs_elo.ci95),
                     },
                     format!("{:+.0} ± {:.0}", p.fit_elo, 1.959964 * p.fit_se),
                     100.0 * p.los

@@ -113,6 +113,25 @@ impl Pentanomial {
         }
     }
 
+    /// For a clean sweep (every pair won, or every pair lost), the Elo the sweeping
+    /// side is at least, at 97.5% confidence (exact binomial: a side that wins a
+    /// pair with probability p sweeps n pairs with probability pⁿ, so p ≥ 0.025^(1/n)).
+    /// Sweeps have no finite estimate, so this is what to quote for them.
+    pub fn sweep_bound(&self) -> Option<f64> {
+        let n = self.pairs();
+        if n == 0 {
+            return None;
+        }
+        let p_low = 0.025f64.powf(1.0 / n as f64);
+        if self.counts[4] == n {
+            Some(elo_of_score(p_low))
+        } else if self.counts[0] == n {
+            Some(-elo_of_score(p_low))
+        } else {
+            None
+        }
+    }
+
     /// Log-likelihood ratio of H1 (`elo1`) against H0 (`elo0`), logistic Elo, from
     /// the pentanomial mean and variance (fishtest's approximation of the GSPRT).
     pub fn llr(&self, elo0: f64, elo1: f64) -> f64 {
@@ -208,6 +227,32 @@ mod tests {
         };
         assert!((sure.elo().elo - 190.85).abs() < 0.01);
         assert_eq!(sure.elo().los, 1.0);
+    }
+
+    #[test]
+    fn a_sweep_has_a_bound_not_an_estimate() {
+        // 50 pairs all won: p >= 0.025^(1/50) = 0.92888, i.e. at least +446 Elo.
+        let b = Pentanomial {
+            counts: [0, 0, 0, 0, 50],
+        }
+        .sweep_bound()
+        .unwrap();
+        assert!((b - 446.4).abs() < 0.1, "{b}");
+        assert!(
+            Pentanomial {
+                counts: [50, 0, 0, 0, 0]
+            }
+            .sweep_bound()
+            .unwrap()
+                < -440.0
+        );
+        assert_eq!(
+            Pentanomial {
+                counts: [0, 0, 0, 1, 49]
+            }
+            .sweep_bound(),
+            None
+        );
     }
 
     #[test]

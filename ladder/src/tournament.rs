@@ -143,6 +143,18 @@ pub fn pairings(format: Format, bots: usize, seats: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// The bots of group `g`, in rotation 0's seat order. Rotating the seats gives every
+/// bot every seat, but with 3+ seats keeps who sits after whom: in a game where the
+/// next player takes what you leave (Utara), that alone decides matches. So every
+/// other pass through the sets seats them in reverse order.
+pub fn seating(sets: &[Vec<usize>], g: usize) -> Vec<usize> {
+    let mut set = sets[g % sets.len()].clone();
+    if (g / sets.len()) % 2 == 1 {
+        set.reverse();
+    }
+    set
+}
+
 /// Settings that must match to resume: everything but the number of games (a run
 /// with more games extends the tournament).
 fn fingerprint(cfg: &TournamentConfig, options: &[String], seats: usize) -> String {
@@ -251,10 +263,7 @@ pub fn run(
         .map(|g| {
             (
                 g as i64,
-                sets[g as usize % sets.len()]
-                    .iter()
-                    .map(|&i| bot_ids[i])
-                    .collect(),
+                seating(&sets, g as usize).iter().map(|&i| bot_ids[i]).collect(),
             )
         })
         .collect();
@@ -455,6 +464,26 @@ mod tests {
             pairings(Format::Gauntlet, 4, 3),
             vec![vec![0, 1, 2], vec![0, 1, 3], vec![0, 2, 3]]
         );
+    }
+
+    #[test]
+    fn every_other_pass_reverses_the_seating() {
+        let sets = pairings(Format::RoundRobin, 3, 3);
+        assert_eq!(seating(&sets, 0), vec![0, 1, 2]);
+        assert_eq!(seating(&sets, 1), vec![2, 1, 0]);
+        // Over two groups, each bot sits right after each other bot equally often.
+        let mut follows = std::collections::HashMap::new();
+        for g in 0..2 {
+            let s = seating(&sets, g);
+            for r in 0..3 {
+                let order: Vec<usize> = (0..3).map(|k| s[(k + r) % 3]).collect();
+                for k in 0..3 {
+                    *follows.entry((order[k], order[(k + 1) % 3])).or_insert(0) += 1;
+                }
+            }
+        }
+        assert_eq!(follows.len(), 6);
+        assert!(follows.values().all(|&n| n == 3), "{follows:?}");
     }
 
     #[test]

@@ -100,7 +100,7 @@ struct GameArgs {
     #[arg(long)]
     game: String,
     /// A bot, once per seat: a command line ("python3 bot.py"), grpc://host:port (a bot
-    /// served over gRPC), builtin:NAME[?key=value&...] (built-in: random, first), or human.
+    /// served over gRPC), builtin:NAME[?key=value&...] (built-in: random, first, greedy, mcts), or human.
     /// The number of seats is the number of --bot.
     #[arg(long = "bot", required = true)]
     bots: Vec<String>,

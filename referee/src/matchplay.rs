@@ -83,14 +83,17 @@ impl MatchSummary {
     /// Adds one game.
     pub fn add(&mut self, rec: &GameRecord) {
         let n = rec.seats.len();
-        let rotation = rec.pairing.map_or(0, |p| p.rotation);
+        let pairing = rec.pairing.unwrap_or(Pairing {
+            group: 0,
+            rotation: 0,
+        });
         self.games += 1;
         self.decisions += rec.moves.len() as u64;
         if rec.termination == record::Termination::Forfeit {
             self.forfeits += 1;
         }
         for seat in 0..n {
-            let e = &mut self.entrants[(seat + rotation) % n];
+            let e = &mut self.entrants[entrant_at(pairing, seat, n)];
             if e.name.is_empty() {
                 e.name = rec.seats[seat].name.clone();
             }
@@ -137,6 +140,19 @@ impl MatchSummary {
             self.games as f64 / self.seconds.max(1e-9)
         ));
         s
+    }
+}
+
+/// Which entrant plays `seat` in a game of a mirrored match. Rotation `r` seats
+/// entrant `(seat + r) % n`; with 3+ seats, odd groups also reverse the entrants'
+/// order, so that each entrant sits right after each other one equally often (in
+/// games where the next player takes what you leave, that order alone decides).
+pub fn entrant_at(pairing: Pairing, seat: usize, n: usize) -> usize {
+    let k = (seat + pairing.rotation) % n;
+    if n >= 3 && pairing.group % 2 == 1 {
+        n - 1 - k
+    } else {
+        k
     }
 }
 
@@ -192,8 +208,9 @@ pub fn run_match(
                         position: None,
                         pairing: Some(Pairing { group, rotation }),
                     };
-                    let seats: Vec<SeatSetup> =
-                        (0..n).map(|s| cfg.entrants[(s + rotation) % n].clone()).collect();
+                    let seats: Vec<SeatSetup> = (0..n)
+                        .map(|s| cfg.entrants[entrant_at(Pairing { group, rotation }, s, n)].clone())
+                        .collect();
                     let logs = LogPlace {
                         dir: cfg.log_dir.clone(),
                         tag: format!("g{group}r{rotation}-"),
@@ -228,4 +245,19 @@ pub fn run_match(
     })?;
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn odd_groups_reverse_the_order_with_three_seats_or_more() {
+        let at = |group, rotation, seat, n| entrant_at(Pairing { group, rotation }, seat, n);
+        assert_eq!((0..3).map(|s| at(0, 0, s, 3)).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!((0..3).map(|s| at(1, 0, s, 3)).collect::<Vec<_>>(), [2, 1, 0]);
+        assert_eq!((0..3).map(|s| at(1, 1, s, 3)).collect::<Vec<_>>(), [1, 0, 2]);
+        // Two seats: rotations already cover both orders.
+        assert_eq!((0..2).map(|s| at(1, 1, s, 2)).collect::<Vec<_>>(), [1, 0]);
+    }
 }

@@ -11,7 +11,7 @@ use std::io::{self, BufWriter};
 #[derive(Parser)]
 #[command(version, about, long_about = None)]
 struct Args {
-    /// Which bot: random or first.
+    /// Which bot: random, first, greedy or mcts (see docs/bots.md).
     #[arg(long, default_value = "random")]
     bot: String,
     /// Bot option key=value (repeatable); the referee can also set options.
