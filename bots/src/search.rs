@@ -231,7 +231,7 @@ pub fn mcts_move(
         iterations,
         deadline,
         exploration,
-        leaf: leaf.resolve(view.game),
+        leaf,
         stats: &mut stats,
     };
     let mv = with_game(view.game, pick).map_err(|e| e.to_string())??;
@@ -353,22 +353,11 @@ struct MctsPick<'a, 'v> {
 /// How a search judges a new leaf.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Leaf {
-    /// Random moves to the end of the game.
+    /// Random moves to the end of the game (the default).
     Playout,
-    /// The game's [`heuristic`] for every seat, squashed into 0..1.
+    /// The game's [`heuristic`] for every seat, squashed into 0..1: cheaper, and
+    /// only as good as the heuristic (measured weaker than playouts at Utara).
     Heuristic,
-    /// Heuristic for Utara (whose random games say little of a move), playouts elsewhere.
-    Auto,
-}
-
-impl Leaf {
-    fn resolve(self, game: &str) -> Leaf {
-        match (self, game) {
-            (Leaf::Auto, "utara") => Leaf::Heuristic,
-            (Leaf::Auto, _) => Leaf::Playout,
-            (l, _) => l,
-        }
-    }
 }
 
 /// Heuristic points that make a 73% (1/(1+e^-1)) expectation, per game.
@@ -570,7 +559,7 @@ impl MctsBot {
             iterations,
             movetime_ms: 0,
             exploration: 0.7,
-            leaf: Leaf::Auto,
+            leaf: Leaf::Playout,
             rng: GameRng::from_seed(seed),
             games: 0,
             last: SearchStats::default(),
@@ -596,8 +585,8 @@ impl Bot for MctsBot {
             OptionDecl {
                 name: "leaf".into(),
                 kind: OptionType::Combo {
-                    default: "auto".into(),
-                    values: vec!["auto".into(), "playout".into(), "heuristic".into()],
+                    default: "playout".into(),
+                    values: vec!["playout".into(), "heuristic".into()],
                 },
             },
         ]
@@ -610,10 +599,10 @@ impl Bot for MctsBot {
         };
         d.check(value)?;
         if name == "leaf" {
-            self.leaf = match value {
-                "playout" => Leaf::Playout,
-                "heuristic" => Leaf::Heuristic,
-                _ => Leaf::Auto,
+            self.leaf = if value == "heuristic" {
+                Leaf::Heuristic
+            } else {
+                Leaf::Playout
             };
             return Ok(());
         }
@@ -714,7 +703,7 @@ mod tests {
             // The searches themselves must work from the observation alone.
             let greedy = greedy_move(&view, &mut rng, 2).unwrap_or_else(|e| panic!("{game}: greedy: {e}"));
             assert!(refs.contains(&greedy.as_str()), "{game}: greedy chose {greedy}");
-            let (mcts, stats) = mcts_move(&view, &mut rng, 20, None, 0.7, Leaf::Auto)
+            let (mcts, stats) = mcts_move(&view, &mut rng, 20, None, 0.7, Leaf::Playout)
                 .unwrap_or_else(|e| panic!("{game}: mcts: {e}"));
             assert!(
                 refs.contains(&mcts.as_str()) && stats.iterations == 20,
@@ -761,7 +750,7 @@ mod tests {
         assert!(m.set_option("depth", "3").unwrap_err().contains("depth"));
         m.set_option("movetime", "50").unwrap();
         m.set_option("leaf", "heuristic").unwrap();
-        assert!(m.set_option("leaf", "deep").unwrap_err().contains("auto"));
+        assert!(m.set_option("leaf", "deep").unwrap_err().contains("playout"));
         let mut g = GreedyBot::new(1, 8);
         assert!(g.set_option("samples", "x").is_err());
         assert!(builtin("mcts", &[("iterations".into(), "200".into())]).is_ok());
@@ -814,7 +803,8 @@ mod tests {
                 time_ms: None,
                 movetime_ms: None,
             };
-            choices.push(mcts_move(&view, &mut GameRng::from_seed(5), 300, None, 0.7, Leaf::Auto).unwrap());
+            choices
+                .push(mcts_move(&view, &mut GameRng::from_seed(5), 300, None, 0.7, Leaf::Playout).unwrap());
         }
         assert_eq!(choices[0].0, choices[1].0);
         assert_eq!(choices[0].1.iterations, choices[1].1.iterations);

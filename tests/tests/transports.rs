@@ -53,44 +53,62 @@ fn play(game: &str, seats: &[SeatSetup], seed: u64) -> GameRecord {
     astragal_tests::play_guarded(game, seats, seed)
 }
 
-fn builtin(name: &'static str) -> BotFactory {
-    Arc::new(move || {
-        bots::builtin(name, &[("seed".into(), "7".into())])
-            .unwrap_or_else(|_| bots::builtin(name, &[]).unwrap())
-    })
-}
+/// The built-in bots with options that keep the searches short.
+const BOTS: &[(&str, &[(&str, &str)])] = &[
+    ("random", &[("seed", "7")]),
+    ("greedy", &[("seed", "7"), ("samples", "2")]),
+    ("mcts", &[("seed", "7"), ("iterations", "40")]),
+];
 
 #[test]
-fn both_transports_play_the_same_games() {
-    let server = Server::start(builtin("random"));
-    let stdio = SeatSetup::new(BotSpec::Process {
-        command: format!("{} --bot random --opt seed=7", binary("astragal-bot").display()),
-    });
-    let first = SeatSetup::new(BotSpec::parse("builtin:first").unwrap());
-    for game in engine::GAME_IDS {
-        let seats = engine::game_info(game).unwrap().default_seats;
-        for seed in [1, 2] {
-            let over = |bot: &SeatSetup| -> Vec<SeatSetup> {
-                (0..seats)
-                    .map(|s| if s == 0 { bot.clone() } else { first.clone() })
-                    .collect()
-            };
-            let a = play(game, &over(&stdio), seed);
-            let b = play(game, &over(&server.spec()), seed);
-            assert!(
-                a.faults.is_empty() && b.faults.is_empty(),
-                "{game}: {:?} {:?}",
-                a.faults,
-                b.faults
-            );
-            let moves = |r: &GameRecord| r.moves.iter().map(|m| (m.seat, m.mv.clone())).collect::<Vec<_>>();
-            assert_eq!(
-                moves(&a),
-                moves(&b),
-                "{game} seed {seed}: the same bot plays the same game on both transports"
-            );
-            assert_eq!(a.outcome, b.outcome);
-            referee::replay::replay(&b).expect("replays");
+fn every_builtin_bot_plays_the_same_games_in_process_over_stdio_and_over_grpc() {
+    for &(name, opts) in BOTS {
+        let options: Vec<(String, String)> = opts
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let server = Server::start({
+            let options = options.clone();
+            Arc::new(move || bots::builtin(name, &options).unwrap())
+        });
+        let flags: String = opts.iter().map(|(k, v)| format!(" --opt {k}={v}")).collect();
+        let stdio = SeatSetup::new(BotSpec::Process {
+            command: format!("{} --bot {name}{flags}", binary("astragal-bot").display()),
+        });
+        let in_process = SeatSetup::new(BotSpec::Builtin {
+            name: name.into(),
+            options: options.clone(),
+        });
+        let first = SeatSetup::new(BotSpec::parse("builtin:first").unwrap());
+        for game in engine::GAME_IDS {
+            let seats = engine::game_info(game).unwrap().default_seats;
+            for seed in [1, 2] {
+                let over = |bot: &SeatSetup| -> Vec<SeatSetup> {
+                    (0..seats)
+                        .map(|s| if s == 0 { bot.clone() } else { first.clone() })
+                        .collect()
+                };
+                let a = play(game, &over(&stdio), seed);
+                let b = play(game, &over(&server.spec()), seed);
+                let c = play(game, &over(&in_process), seed);
+                for r in [&a, &b, &c] {
+                    assert!(r.faults.is_empty(), "{name} {game}: {:?}", r.faults);
+                }
+                let moves =
+                    |r: &GameRecord| r.moves.iter().map(|m| (m.seat, m.mv.clone())).collect::<Vec<_>>();
+                assert_eq!(
+                    moves(&a),
+                    moves(&b),
+                    "{name} {game} seed {seed}: stdio and gRPC differ"
+                );
+                assert_eq!(
+                    moves(&a),
+                    moves(&c),
+                    "{name} {game} seed {seed}: stdio and in-process differ"
+                );
+                assert_eq!(a.outcome, b.outcome);
+                referee::replay::replay(&b).expect("replays");
+            }
         }
     }
 }
