@@ -240,7 +240,15 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// state that looks to `seat` exactly like this one. Sent to bots inside every
     /// observation, so a search bot needs no parser of its own.
     fn public_position(&self, _seat: Seat) -> String {
-        strip_rng(&self.position())
+        let mut position = self.position();
+        // `rng` is written last: truncate in place.
+        match position.rfind(" rng=") {
+            Some(at) if !position[at + 1..].contains(' ') => {
+                position.truncate(at);
+                position
+            }
+            _ => strip_rng(&position),
+        }
     }
 
     /// The position drawn as text for people.
@@ -249,6 +257,13 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
 
 /// A position without its `rng=` field.
 pub fn strip_rng(position: &str) -> String {
+    // Every game writes `rng` last: cut it off without splitting (this runs for
+    // every request the referee sends).
+    if let Some(at) = position.rfind(" rng=")
+        && !position[at + 1..].contains(' ')
+    {
+        return position[..at].to_owned();
+    }
     position
         .split(' ')
         .filter(|field| !field.starts_with("rng="))

@@ -189,7 +189,8 @@ struct TournamentArgs {
     #[command(flatten)]
     game: GameArgs,
     /// An entrant, NAME=SPEC or SPEC (named after its program): a command line,
-    /// builtin:NAME[?key=value&...], or grpc://host:port. Repeat for each bot.
+    /// builtin:NAME[?key=value&...] (random, first, greedy, mcts: see docs/bots.md), or
+    /// grpc://host:port. Repeat for each bot.
     #[arg(long = "bot", required = true)]
     bots: Vec<String>,
     /// Games to play in all, rounded up to whole mirrored groups.

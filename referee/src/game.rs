@@ -312,8 +312,10 @@ fn request(
         },
         observation: if player.reads_text() {
             Observation::Text(game.observation_json(seat))
-        } else {
+        } else if player.reads_observations() {
             Observation::Value(game.observation(seat))
+        } else {
+            Observation::Value(serde_json::Value::Null)
         },
         time_ms: clock.remaining(&limits.tc).map(|d| d.as_millis() as u64),
         inc_ms: match limits.tc {

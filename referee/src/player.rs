@@ -228,6 +228,15 @@ impl Player {
         matches!(self.kind, Kind::Process(_) | Kind::Remote(_))
     }
 
+    /// Whether this player looks at observations at all (an in-process bot that
+    /// does not is spared building them).
+    pub fn reads_observations(&self) -> bool {
+        match &self.kind {
+            Kind::Builtin(bot) => bot.reads_observations(),
+            _ => true,
+        }
+    }
+
     /// Whether this player takes the legal moves as one comma-joined text.
     pub fn reads_joined_moves(&self) -> bool {
         matches!(self.kind, Kind::Process(_))
