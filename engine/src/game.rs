@@ -240,15 +240,14 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// state that looks to `seat` exactly like this one. Sent to bots inside every
     /// observation, so a search bot needs no parser of its own.
     fn public_position(&self, _seat: Seat) -> String {
-        let mut position = self.position();
-        // `rng` is written last: truncate in place.
-        match position.rfind(" rng=") {
-            Some(at) if !position[at + 1..].contains(' ') => {
-                position.truncate(at);
-                position
-            }
-            _ => strip_rng(&position),
-        }
+        self.position_without_rng()
+    }
+
+    /// [`Game::position`] without its `rng` field. Games with an RNG write this
+    /// directly, so public positions (one per request the referee sends) never
+    /// format the RNG state only to cut it off.
+    fn position_without_rng(&self) -> String {
+        strip_rng(&self.position())
     }
 
     /// The position drawn as text for people.

@@ -232,10 +232,19 @@ impl<G: Game> AnyGame for Erased<G> {
         if json.ends_with('}') {
             json.pop();
             json.push_str(",\"position\":");
-            json.push_str(
-                &serde_json::to_string(&self.game.public_position(seat))
-                    .unwrap_or_else(|_| "\"\"".to_owned()),
-            );
+            let position = self.game.public_position(seat);
+            // Positions are plain ASCII words: no escaping needed, and this runs for
+            // every request the referee sends.
+            if position
+                .bytes()
+                .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+            {
+                json.push('"');
+                json.push_str(&position);
+                json.push('"');
+            } else {
+                json.push_str(&serde_json::to_string(&position).unwrap_or_else(|_| "\"\"".to_owned()));
+            }
             json.push('}');
         }
         json

@@ -662,6 +662,10 @@ impl Game for Cuatto {
     }
 
     fn position(&self) -> String {
+        format!("{} rng={}", self.position_without_rng(), self.rng.to_text())
+    }
+
+    fn position_without_rng(&self) -> String {
         let mut s = format!(
             "to_move={} dice={} finished={} turn={}",
             self.to_move,
@@ -675,7 +679,6 @@ impl Game for Cuatto {
                 .map(|c| format!("{}{}", self.spot(c.t), kind_of(c.kind).suffix()));
             s.push_str(&format!(" team{team}={}", join(items)));
         }
-        s.push_str(&format!(" rng={}", self.rng.to_text()));
         s
     }
 

@@ -571,6 +571,10 @@ impl Game for Spartan {
     }
 
     fn position(&self) -> String {
+        format!("{} rng={}", self.position_without_rng(), self.rng.to_text())
+    }
+
+    fn position_without_rng(&self) -> String {
         let phase = self.phase_name();
         let pending = |p: usize| self.pending[p].map_or("-".to_owned(), |m| m.to_string());
         let reveal = self.last.map_or("-".to_owned(), |r| {
@@ -590,7 +594,7 @@ impl Game for Spartan {
             )
         });
         format!(
-            "turn={} phase={phase} hp={},{} merc={} dice0={} dice1={} resting={},{} grave={},{} pending0={} pending1={} reveal={reveal} sudden={sudden} rng={}",
+            "turn={} phase={phase} hp={},{} merc={} dice0={} dice1={} resting={},{} grave={},{} pending0={} pending1={} reveal={reveal} sudden={sudden}",
             self.turn,
             self.hp[0],
             self.hp[1],
@@ -603,7 +607,6 @@ impl Game for Spartan {
             self.grave[1],
             pending(0),
             pending(1),
-            self.rng.to_text()
         )
     }
 
@@ -747,7 +750,7 @@ impl Game for Spartan {
             g.dice[other][2] = n;
             g.pending[other] = None;
         }
-        crate::game::strip_rng(&g.position())
+        g.position_without_rng()
     }
 
     fn render(&self) -> String {

@@ -608,6 +608,10 @@ impl Game for Ur {
     }
 
     fn position(&self) -> String {
+        format!("{} rng={}", self.position_without_rng(), self.rng.to_text())
+    }
+
+    fn position_without_rng(&self) -> String {
         let (phase, roll) = match self.phase {
             Phase::Primary(r) => ("primary", r.to_string()),
             Phase::Converted(r) => ("converted", r.to_string()),
@@ -615,7 +619,7 @@ impl Game for Ur {
             Phase::Over => ("over", "-".to_owned()),
         };
         format!(
-            "to_move={} phase={phase} roll={roll} seat0={} seat1={} counters={},{} pool={} turn={} rng={}",
+            "to_move={} phase={phase} roll={roll} seat0={} seat1={} counters={},{} pool={} turn={}",
             self.to_move,
             join(self.own(0)),
             join(self.own(1)),
@@ -623,7 +627,6 @@ impl Game for Ur {
             self.counters[1],
             self.pool,
             self.turn,
-            self.rng.to_text()
         )
     }
 

@@ -915,6 +915,10 @@ impl Game for Utara {
     }
 
     fn position(&self) -> String {
+        format!("{} rng={}", self.position_without_rng(), self.rng.to_text())
+    }
+
+    fn position_without_rng(&self) -> String {
         let phase = match self.phase {
             Phase::Block { placed } => format!("block:{placed}"),
             Phase::Start => "start".to_owned(),
@@ -930,7 +934,7 @@ impl Game for Utara {
             })
             .collect();
         format!(
-            "round={} starter={} to_move={} phase={phase} turn={} totals={} collected={} sky={} rng={}",
+            "round={} starter={} to_move={} phase={phase} turn={} totals={} collected={} sky={}",
             self.round,
             self.starter,
             self.to_move,
@@ -938,7 +942,6 @@ impl Game for Utara {
             join(&self.totals[..n]),
             collected.join(","),
             self.sky_text(),
-            self.rng.to_text()
         )
     }
 
