@@ -671,14 +671,40 @@ mod tests {
     use super::*;
     use crate::builtin;
 
-    /// Plays a game between `bots` (by seat) in process; returns the outcome and
-    /// checks that every search succeeded and chose a legal move.
+    /// Runs `f` on what `seat` is told in `g` (no clock unless `movetime_ms`).
+    fn with_view<R>(
+        g: &dyn engine::AnyGame,
+        seat: Seat,
+        movetime_ms: Option<u64>,
+        f: impl FnOnce(&View<'_>) -> R,
+    ) -> R {
+        let legal = g.legal_moves(seat);
+        let refs: Vec<&str> = legal.iter().map(String::as_str).collect();
+        let obs = g.observation(seat);
+        let opts = g.options().to_vec();
+        let id = g.info().id;
+        f(&View {
+            game: id,
+            seat,
+            seats: g.seats(),
+            options: &opts,
+            observation: &obs,
+            legal: &refs,
+            time_ms: None,
+            movetime_ms,
+        })
+    }
+
+    /// Plays a game between `bots` (by seat) in process and returns the outcome;
+    /// with `check`, also runs both searches at every decision and checks that they
+    /// succeed from the observation alone and choose a legal move.
     fn play(
         game: &str,
         options: &[&str],
         seats: usize,
         seed: u64,
         bots: &mut [Box<dyn Bot>],
+        check: bool,
     ) -> engine::Outcome {
         let mut g = engine::new_game(game, options, Some(seats), seed).unwrap();
         let opts = g.options().to_vec();
@@ -687,29 +713,23 @@ mod tests {
         }
         let mut rng = GameRng::from_seed(seed);
         while let Some(seat) = g.to_act().first() {
-            let legal = g.legal_moves(seat);
-            let refs: Vec<&str> = legal.iter().map(String::as_str).collect();
-            let obs = g.observation(seat);
-            let view = View {
-                game,
-                seat,
-                seats,
-                options: &opts,
-                observation: &obs,
-                legal: &refs,
-                time_ms: None,
-                movetime_ms: None,
-            };
-            // The searches themselves must work from the observation alone.
-            let greedy = greedy_move(&view, &mut rng, 2).unwrap_or_else(|e| panic!("{game}: greedy: {e}"));
-            assert!(refs.contains(&greedy.as_str()), "{game}: greedy chose {greedy}");
-            let (mcts, stats) = mcts_move(&view, &mut rng, 20, None, 0.7, Leaf::Playout)
-                .unwrap_or_else(|e| panic!("{game}: mcts: {e}"));
-            assert!(
-                refs.contains(&mcts.as_str()) && stats.iterations == 20,
-                "{game}: mcts chose {mcts}"
-            );
-            let mv = bots[seat].choose(&view);
+            let mv = with_view(g.as_ref(), seat, None, |view| {
+                if check {
+                    let greedy =
+                        greedy_move(view, &mut rng, 2).unwrap_or_else(|e| panic!("{game}: greedy: {e}"));
+                    assert!(
+                        view.legal.contains(&greedy.as_str()),
+                        "{game}: greedy chose {greedy}"
+                    );
+                    let (mcts, stats) = mcts_move(view, &mut rng, 20, None, 0.7, Leaf::Playout)
+                        .unwrap_or_else(|e| panic!("{game}: mcts: {e}"));
+                    assert!(
+                        view.legal.contains(&mcts.as_str()) && stats.iterations == 20,
+                        "{game}: mcts chose {mcts}"
+                    );
+                }
+                bots[seat].choose(view)
+            });
             g.play(seat, &mv).unwrap();
         }
         g.outcome().unwrap()
@@ -738,7 +758,7 @@ mod tests {
             for b in bots.iter_mut().skip(1).step_by(2) {
                 b.set_option("iterations", "30").unwrap();
             }
-            let o = play(game, options, seats, 11, &mut bots);
+            let o = play(game, options, seats, 11, &mut bots, true);
             assert_eq!(o.ranks.len(), seats);
         }
     }
@@ -759,22 +779,8 @@ mod tests {
     #[test]
     fn mcts_respects_its_time_budget() {
         let g = engine::new_game("uptick", &[] as &[&str], None, 1).unwrap();
-        let legal = g.legal_moves(0);
-        let refs: Vec<&str> = legal.iter().map(String::as_str).collect();
-        let obs = g.observation(0);
-        let opts = g.options().to_vec();
-        let view = View {
-            game: "uptick",
-            seat: 0,
-            seats: 2,
-            options: &opts,
-            observation: &obs,
-            legal: &refs,
-            time_ms: None,
-            movetime_ms: Some(40),
-        };
         let mut bot = MctsBot::new(1, 100_000_000);
-        bot.choose(&view);
+        with_view(g.as_ref(), 0, Some(40), |view| bot.choose(view));
         // 80% of the 40 ms move time, checked every 16 iterations: well under it.
         assert!(bot.last.seconds < 0.040, "{} s", bot.last.seconds);
         assert!(bot.last.iterations < 100_000_000);
@@ -789,22 +795,9 @@ mod tests {
         let mut choices = Vec::new();
         for pos in [a, b] {
             let g = engine::game_from_position("spartan", &[] as &[&str], pos, 1).unwrap();
-            let legal = g.legal_moves(0);
-            let refs: Vec<&str> = legal.iter().map(String::as_str).collect();
-            let obs = g.observation(0);
-            let opts = g.options().to_vec();
-            let view = View {
-                game: "spartan",
-                seat: 0,
-                seats: 2,
-                options: &opts,
-                observation: &obs,
-                legal: &refs,
-                time_ms: None,
-                movetime_ms: None,
-            };
-            choices
-                .push(mcts_move(&view, &mut GameRng::from_seed(5), 300, None, 0.7, Leaf::Playout).unwrap());
+            choices.push(with_view(g.as_ref(), 0, None, |view| {
+                mcts_move(view, &mut GameRng::from_seed(5), 300, None, 0.7, Leaf::Playout).unwrap()
+            }));
         }
         assert_eq!(choices[0].0, choices[1].0);
         assert_eq!(choices[0].1.iterations, choices[1].1.iterations);
@@ -822,38 +815,12 @@ mod tests {
                 if swap {
                     bots.reverse();
                 }
-                let o = engine_outcome(seed, &mut bots);
+                let o = play("ur", &[], 2, seed, &mut bots, false);
                 let mcts_seat = usize::from(swap);
                 wins += rewards(&o)[mcts_seat];
             }
         }
         // Measured: about 85% with 200 iterations; random alone would be 50%.
         assert!(wins >= 14.0, "mcts scored {wins} of 20");
-    }
-
-    fn engine_outcome(seed: u64, bots: &mut [Box<dyn Bot>]) -> engine::Outcome {
-        let mut g = engine::new_game("ur", &[] as &[&str], Some(2), seed).unwrap();
-        let opts = g.options().to_vec();
-        for (s, b) in bots.iter_mut().enumerate() {
-            b.new_game("ur", 2, s, &opts);
-        }
-        while let Some(seat) = g.to_act().first() {
-            let legal = g.legal_moves(seat);
-            let refs: Vec<&str> = legal.iter().map(String::as_str).collect();
-            let obs = g.observation(seat);
-            let view = View {
-                game: "ur",
-                seat,
-                seats: 2,
-                options: &opts,
-                observation: &obs,
-                legal: &refs,
-                time_ms: None,
-                movetime_ms: None,
-            };
-            let mv = bots[seat].choose(&view);
-            g.play(seat, &mv).unwrap();
-        }
-        g.outcome().unwrap()
     }
 }

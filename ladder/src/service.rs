@@ -246,6 +246,30 @@ impl LadderService {
         Ok(false)
     }
 
+    /// A group's competition, and every bot by key.
+    async fn group_context(
+        &self,
+        group: &crate::store::GroupRow,
+    ) -> Result<(CompetitionRow, HashMap<i64, BotRow>), Status> {
+        let c = self
+            .store
+            .competitions()
+            .await
+            .map_err(status_of)?
+            .into_iter()
+            .find(|c| c.id == group.competition_id)
+            .ok_or_else(|| Status::internal(format!("group {} has no competition", group.id)))?;
+        let bots = self
+            .store
+            .bots()
+            .await
+            .map_err(status_of)?
+            .into_iter()
+            .map(|b| (b.id, b))
+            .collect();
+        Ok((c, bots))
+    }
+
     /// Checks a group's reported records against what was leased and replays each.
     fn verify(
         c: &CompetitionRow,
@@ -463,19 +487,7 @@ impl Ladder for LadderService {
                 .await
                 .map_err(status_of)?
             {
-                let comps = self.store.competitions().await.map_err(status_of)?;
-                let c = comps
-                    .into_iter()
-                    .find(|c| c.id == g.competition_id)
-                    .ok_or_else(|| Status::internal("leased group has no competition"))?;
-                let bots: HashMap<i64, BotRow> = self
-                    .store
-                    .bots()
-                    .await
-                    .map_err(status_of)?
-                    .into_iter()
-                    .map(|b| (b.id, b))
-                    .collect();
+                let (c, bots) = self.group_context(&g).await?;
                 tracing::info!(%worker, group = g.id, competition = %c.name, "group leased");
                 return Ok(Response::new(LeaseReply {
                     has_work: true,
@@ -514,19 +526,7 @@ impl Ladder for LadderService {
             .await
             .map_err(status_of)?
             .ok_or_else(|| Status::not_found(format!("no group {}", r.group_id)))?;
-        let comps = self.store.competitions().await.map_err(status_of)?;
-        let c = comps
-            .into_iter()
-            .find(|c| c.id == group.competition_id)
-            .ok_or_else(|| Status::internal("group has no competition"))?;
-        let bots: HashMap<i64, BotRow> = self
-            .store
-            .bots()
-            .await
-            .map_err(status_of)?
-            .into_iter()
-            .map(|b| (b.id, b))
-            .collect();
+        let (c, bots) = self.group_context(&group).await?;
         let games = Self::verify(&c, &group, &bots, &r.records).inspect_err(|e| {
             tracing::warn!(group = group.id, "report refused: {}", e.message());
         })?;

@@ -704,20 +704,6 @@ impl Store {
         row.as_ref().map(Self::group_row).transpose()
     }
 
-    /// Groups of a competition not yet done (scheduled or leased).
-    ///
-    /// # Errors
-    /// The database.
-    pub async fn unfinished_groups(&self, competition_id: i64) -> Result<i64> {
-        Ok(
-            sqlx::query("SELECT COUNT(*) FROM match_groups WHERE competition_id = $1 AND status <> 'done'")
-                .bind(competition_id)
-                .fetch_one(&self.pool)
-                .await?
-                .try_get(0)?,
-        )
-    }
-
     async fn insert_games(
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         games: &[NewGame],
@@ -881,13 +867,20 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn group_count(&self, competition_id: i64) -> Result<i64> {
-        Ok(
-            sqlx::query("SELECT COUNT(*) FROM match_groups WHERE competition_id = $1")
-                .bind(competition_id)
-                .fetch_one(&self.pool)
-                .await?
-                .try_get(0)?,
+        self.count(
+            "SELECT COUNT(*) FROM match_groups WHERE competition_id = $1",
+            competition_id,
         )
+        .await
+    }
+
+    /// Runs a `SELECT COUNT(*) ... WHERE ... = $1`.
+    async fn count(&self, sql: &'static str, id: i64) -> Result<i64> {
+        Ok(sqlx::query(sql)
+            .bind(id)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)?)
     }
 
     /// One stored record: its competition and JSON.
@@ -907,13 +900,11 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn game_count(&self, competition_id: i64) -> Result<i64> {
-        Ok(
-            sqlx::query("SELECT COUNT(*) FROM games WHERE competition_id = $1")
-                .bind(competition_id)
-                .fetch_one(&self.pool)
-                .await?
-                .try_get(0)?,
+        self.count(
+            "SELECT COUNT(*) FROM games WHERE competition_id = $1",
+            competition_id,
         )
+        .await
     }
 
     /// Closes the pool (waits for connections to finish).

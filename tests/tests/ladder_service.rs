@@ -74,6 +74,19 @@ async fn setup(c: &mut Client, name: &str, max_games: u64, bots: &[(&str, &str)]
     .unwrap();
 }
 
+/// A worker that stops when the server has nothing left to play.
+fn until_idle(url: &str, name: &str, concurrency: usize) -> WorkerConfig {
+    WorkerConfig {
+        server: url.to_owned(),
+        token: WORKER.into(),
+        name: name.into(),
+        concurrency,
+        max_groups: None,
+        exit_when_idle: true,
+        log_dir: None,
+    }
+}
+
 const BOTS: &[(&str, &str)] = &[
     ("rnd", "builtin:random"),
     ("rnd7", "builtin:random?seed=7"),
@@ -164,20 +177,9 @@ async fn a_worker_plays_a_competition_and_ratings_come_back_from_the_records() {
         let server = start(&store.url, Duration::from_secs(60)).await;
         let mut a = worker::connect(&server.url, ADMIN).await.unwrap();
         setup(&mut a, "finkel", 60, BOTS).await;
-        let reported = worker::run(
-            WorkerConfig {
-                server: server.url.clone(),
-                token: WORKER.into(),
-                name: "test".into(),
-                concurrency: 2,
-                max_groups: None,
-                exit_when_idle: true,
-                log_dir: None,
-            },
-            std::future::pending(),
-        )
-        .await
-        .unwrap();
+        let reported = worker::run(until_idle(&server.url, "test", 2), std::future::pending())
+            .await
+            .unwrap();
         assert_eq!(reported, 30, "{}", store.kind);
         let st = a
             .standings(StandingsRequest {
@@ -349,20 +351,9 @@ async fn an_expired_lease_goes_to_another_worker() {
         .unwrap();
         tokio::time::sleep(Duration::from_millis(1000)).await;
         // A live worker finishes everything, the dead worker's group included.
-        let reported = worker::run(
-            WorkerConfig {
-                server: server.url.clone(),
-                token: WORKER.into(),
-                name: "live".into(),
-                concurrency: 1,
-                max_groups: None,
-                exit_when_idle: true,
-                log_dir: None,
-            },
-            std::future::pending(),
-        )
-        .await
-        .unwrap();
+        let reported = worker::run(until_idle(&server.url, "live", 1), std::future::pending())
+            .await
+            .unwrap();
         assert_eq!(reported, 2, "{}", store.kind);
         // The dead worker's late report is refused or finds the group done.
         let late = dead
