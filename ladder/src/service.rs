@@ -508,13 +508,18 @@ impl Ladder for LadderService {
                         .collect(),
                     time: c.time.clone(),
                     expires_in_ms: lease_ms as u64,
+                    groups_in_progress: false,
                 }));
             }
             if attempt < 2 && !self.schedule_one().await? {
                 break;
             }
         }
-        Ok(Response::new(LeaseReply::default()))
+        let in_progress = self.store.groups_in_progress().await.map_err(status_of)?;
+        Ok(Response::new(LeaseReply {
+            groups_in_progress: in_progress > 0,
+            ..LeaseReply::default()
+        }))
     }
 
     async fn report(&self, req: Request<ReportRequest>) -> Result<Response<ReportReply>, Status> {

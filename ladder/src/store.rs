@@ -874,6 +874,20 @@ impl Store {
         .await
     }
 
+    /// Groups of open competitions leased to a worker and not yet done.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn groups_in_progress(&self) -> Result<i64> {
+        Ok(sqlx::query(
+            "SELECT COUNT(*) FROM match_groups g JOIN competitions c ON c.id = g.competition_id
+             WHERE c.status = 'open' AND g.status = 'leased'",
+        )
+        .fetch_one(&self.pool)
+        .await?
+        .try_get(0)?)
+    }
+
     /// Runs a `SELECT COUNT(*) ... WHERE ... = $1`.
     async fn count(&self, sql: &'static str, id: i64) -> Result<i64> {
         Ok(sqlx::query(sql)

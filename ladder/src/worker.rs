@@ -40,6 +40,15 @@ pub async fn connect(server: &str, token: &str) -> anyhow::Result<Client> {
     Ok(LadderClient::with_interceptor(channel, auth).max_decoding_message_size(64 << 20))
 }
 
+/// Codes by which the server judged a report, as opposed to failing to take it.
+fn is_verdict(code: tonic::Code) -> bool {
+    use tonic::Code::*;
+    matches!(
+        code,
+        InvalidArgument | FailedPrecondition | NotFound | AlreadyExists | Unauthenticated | PermissionDenied
+    )
+}
+
 /// Worker settings.
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
@@ -177,7 +186,9 @@ async fn work_loop(
             if cfg.max_groups.is_some() {
                 claimed.fetch_sub(1, Ordering::Relaxed);
             }
-            if cfg.exit_when_idle {
+            // Idle means nothing left anywhere: a group another worker holds may
+            // still come back when its lease runs out.
+            if cfg.exit_when_idle && !lease.groups_in_progress {
                 return Ok(());
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
@@ -219,12 +230,9 @@ async fn work_loop(
                     reported.fetch_add(1, Ordering::Relaxed);
                     break;
                 }
-                Err(s)
-                    if matches!(
-                        s.code(),
-                        tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Internal
-                    ) =>
-                {
+                // A verdict on the report is final; anything else (a server
+                // restarting, a connection cut mid-call) is worth another try.
+                Err(s) if !is_verdict(s.code()) => {
                     client = None;
                     if tokio::time::Instant::now() >= give_up {
                         tracing::warn!(group = lease.group_id, "dropping the group: {s}");

@@ -148,7 +148,17 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn serve(db: &str, port: u16) -> Child {
+/// A child killed and reaped when dropped, so a failing test leaves no server behind.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(db: &str, port: u16) -> Reaped {
     let child = Command::new(binary("ladder"))
         .args([
             "serve",
@@ -174,7 +184,7 @@ fn serve(db: &str, port: u16) -> Child {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    child
+    Reaped(child)
 }
 
 #[test]
@@ -183,7 +193,7 @@ fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
     for store in rt.block_on(test_stores("crash")) {
         let port = free_port();
         let url = format!("http://127.0.0.1:{port}");
-        let mut server = serve(&store.url, port);
+        let server = serve(&store.url, port);
         let admin = |args: &[&str]| {
             let o = ladder(&[&["admin", "--server", &url, "--token", "admin-secret"], args].concat());
             assert!(o.status.success(), "{}", text(&o));
@@ -202,21 +212,23 @@ fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
             "--movetime",
             "2000",
         ]);
-        let mut worker = Command::new(binary("ladder"))
-            .args([
-                "worker",
-                "--server",
-                &url,
-                "--token",
-                "worker-secret",
-                "--concurrency",
-                "2",
-                "--exit-when-idle",
-            ])
-            .current_dir(workspace_root())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut worker = Reaped(
+            Command::new(binary("ladder"))
+                .args([
+                    "worker",
+                    "--server",
+                    &url,
+                    "--token",
+                    "worker-secret",
+                    "--concurrency",
+                    "2",
+                    "--exit-when-idle",
+                ])
+                .current_dir(workspace_root())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
         // Kill the server with SIGKILL once some games are in, then restart it.
         let s = rt.block_on(ladder::store::Store::open(&store.url)).unwrap();
         let comp = rt.block_on(s.competition("crash")).unwrap().unwrap();
@@ -225,14 +237,13 @@ fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
             assert!(start.elapsed() < Duration::from_secs(60), "no games recorded");
             std::thread::sleep(Duration::from_millis(10));
         }
-        server.kill().unwrap();
-        server.wait().unwrap();
+        drop(server); // SIGKILL, as `kill -9`
         let at_kill = rt.block_on(s.game_count(comp.id)).unwrap();
         std::thread::sleep(Duration::from_millis(300));
-        let mut server = serve(&store.url, port);
+        let _server = serve(&store.url, port);
         let start = Instant::now();
         let status = loop {
-            if let Some(st) = worker.try_wait().unwrap() {
+            if let Some(st) = worker.0.try_wait().unwrap() {
                 break st;
             }
             assert!(
@@ -253,8 +264,6 @@ fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
         assert_eq!(groups.len(), 300);
         assert!(groups.iter().all(|g| g.status == "done"));
         assert!(admin(&["standings", "crash"]).contains("600 games"));
-        server.kill().unwrap();
-        server.wait().unwrap();
         rt.block_on(s.close());
     }
 }
