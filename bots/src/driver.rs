@@ -10,7 +10,12 @@ use std::io::{self, BufRead, Write};
 ///
 /// # Errors
 /// Only I/O errors.
-pub fn serve(bot: &mut dyn Bot, author: &str, input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+pub fn serve(
+    bot: &mut dyn Bot,
+    author: &str,
+    mut input: impl BufRead,
+    mut output: impl Write,
+) -> io::Result<()> {
     let send = |msg: FromBot, out: &mut dyn Write| -> io::Result<()> {
         writeln!(out, "{msg}")?;
         out.flush() // flush after every message: the referee is waiting for it
@@ -18,10 +23,17 @@ pub fn serve(bot: &mut dyn Bot, author: &str, input: impl BufRead, mut output: i
     let mut game = String::new();
     let mut options: Vec<String> = Vec::new();
     let mut seats = 0;
-    for line in input.lines() {
-        let line = line?;
+    // One buffer for every line (a request can be a kilobyte or more).
+    let mut buf = String::new();
+    loop {
+        buf.clear();
+        if input.read_line(&mut buf)? == 0 {
+            break;
+        }
+        let line = buf.strip_suffix('\n').unwrap_or(&buf);
+        let line = line.strip_suffix('\r').unwrap_or(line);
         // The hot path: read `go` without copying its moves.
-        if let Some(go) = proto::GoRef::parse(&line) {
+        if let Some(go) = proto::GoRef::parse(line) {
             let observation = if bot.reads_observations() {
                 serde_json::from_str(go.obs).unwrap_or(serde_json::Value::Null)
             } else {
@@ -42,7 +54,7 @@ pub fn serve(bot: &mut dyn Bot, author: &str, input: impl BufRead, mut output: i
             send(FromBot::Move { id: go.id, mv }, &mut output)?;
             continue;
         }
-        let Ok(msg) = ToBot::parse(&line) else {
+        let Ok(msg) = ToBot::parse(line) else {
             continue;
         };
         match msg {

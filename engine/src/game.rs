@@ -211,6 +211,14 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// is then unchanged.
     fn play(&mut self, seat: Seat, mv: &Self::Move) -> Result<(), PlayError>;
 
+    /// Appends `mv` in this game's notation to `out`: the same text as its
+    /// `Display`, which games write without the formatting machinery because the
+    /// referee writes every legal move of every request.
+    fn write_move(mv: &Self::Move, out: &mut String) {
+        use std::fmt::Write as _;
+        let _ = write!(out, "{mv}");
+    }
+
     /// Reads a move in this game's notation.
     ///
     /// # Errors
@@ -219,6 +227,16 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
 
     /// Everything `seat` may know, and nothing more.
     fn observation(&self, seat: Seat) -> Self::Observation;
+
+    /// Appends [`Game::observation`] as compact JSON to `out`: exactly the text
+    /// `serde_json` writes for it. Games write it directly from the state (see
+    /// [`crate::json`]); the referee does this once per request.
+    fn write_observation(&self, seat: Seat, out: &mut String) {
+        match serde_json::to_string(&self.observation(seat)) {
+            Ok(text) => out.push_str(&text),
+            Err(_) => out.push_str("null"),
+        }
+    }
 
     /// The outcome, once the game is over.
     fn outcome(&self) -> Option<Outcome>;

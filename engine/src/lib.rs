@@ -28,6 +28,7 @@
 
 pub mod game;
 pub mod games;
+pub mod json;
 pub mod notation;
 pub mod options;
 pub mod playout;

@@ -125,10 +125,23 @@ pub fn invalid(field: &'static str, value: &str, why: impl std::fmt::Display) ->
 
 /// Joins items with commas (`-` for an empty list, so the field is never empty).
 pub fn join<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
-    let s = items
-        .into_iter()
-        .map(|i| i.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    if s.is_empty() { "-".to_owned() } else { s }
+    let mut out = String::new();
+    write_join(&mut out, items);
+    out
+}
+
+/// [`join`] written at the end of `out` (positions are written once per request:
+/// no string per item).
+pub fn write_join<T: std::fmt::Display>(out: &mut String, items: impl IntoIterator<Item = T>) {
+    use std::fmt::Write as _;
+    let start = out.len();
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{item}");
+    }
+    if out.len() == start {
+        out.push('-');
+    }
 }

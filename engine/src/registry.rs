@@ -164,7 +164,13 @@ pub trait AnyGame: Debug + Send + Sync {
     fn observation(&self, seat: Seat) -> serde_json::Value;
     /// The observation of `seat` as compact JSON text, without building a
     /// [`serde_json::Value`] first (what the protocol sends).
-    fn observation_json(&self, seat: Seat) -> String;
+    fn observation_json(&self, seat: Seat) -> String {
+        let mut out = String::with_capacity(1024);
+        self.write_observation_json(seat, &mut out);
+        out
+    }
+    /// Appends [`AnyGame::observation_json`] to `out`.
+    fn write_observation_json(&self, seat: Seat, out: &mut String);
     /// The outcome once over.
     fn outcome(&self) -> Option<Outcome>;
     /// The position notation, RNG included.
@@ -205,17 +211,23 @@ impl<G: Game> AnyGame for Erased<G> {
     fn legal_moves(&self, seat: Seat) -> Vec<String> {
         let mut moves = Vec::new();
         self.game.legal_moves(seat, &mut moves);
-        moves.iter().map(ToString::to_string).collect()
+        moves
+            .iter()
+            .map(|m| {
+                let mut text = String::with_capacity(8);
+                G::write_move(m, &mut text);
+                text
+            })
+            .collect()
     }
     fn write_legal_moves(&self, seat: Seat, out: &mut String) -> usize {
-        use std::fmt::Write as _;
         let mut moves = Vec::new();
         self.game.legal_moves(seat, &mut moves);
         for (i, m) in moves.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
-            let _ = write!(out, "{m}");
+            G::write_move(m, out);
         }
         moves.len()
     }
@@ -225,13 +237,16 @@ impl<G: Game> AnyGame for Erased<G> {
         self.game.play(seat, &mv)?;
         Ok(public)
     }
-    fn observation_json(&self, seat: Seat) -> String {
-        let mut json =
-            serde_json::to_string(&self.game.observation(seat)).unwrap_or_else(|_| "null".to_owned());
+    fn write_observation_json(&self, seat: Seat, out: &mut String) {
+        let start = out.len();
+        self.game.write_observation(seat, out);
         // Every observation also carries the position as the seat may know it.
-        if json.ends_with('}') {
-            json.pop();
-            json.push_str(",\"position\":");
+        if out.len() > start && out.ends_with('}') {
+            out.pop();
+            if !out[start..].ends_with('{') {
+                out.push(',');
+            }
+            out.push_str("\"position\":");
             let position = self.game.public_position(seat);
             // Positions are plain ASCII words: no escaping needed, and this runs for
             // every request the referee sends.
@@ -239,15 +254,14 @@ impl<G: Game> AnyGame for Erased<G> {
                 .bytes()
                 .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
             {
-                json.push('"');
-                json.push_str(&position);
-                json.push('"');
+                out.push('"');
+                out.push_str(&position);
+                out.push('"');
             } else {
-                json.push_str(&serde_json::to_string(&position).unwrap_or_else(|_| "\"\"".to_owned()));
+                out.push_str(&serde_json::to_string(&position).unwrap_or_else(|_| "\"\"".to_owned()));
             }
-            json.push('}');
+            out.push('}');
         }
-        json
     }
     fn observation(&self, seat: Seat) -> serde_json::Value {
         let mut v = serde_json::to_value(self.game.observation(seat)).unwrap_or(serde_json::Value::Null);

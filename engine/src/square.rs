@@ -13,22 +13,24 @@ pub struct Square {
 
 impl fmt::Display for Square {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Written byte by byte: move lists print hundreds of squares per request.
-        let rank = self.rank + 1;
-        let mut buf = [b'a' + self.file, 0, 0];
-        let len = if rank >= 10 {
-            buf[1] = b'0' + rank / 10;
-            buf[2] = b'0' + rank % 10;
-            3
-        } else {
-            buf[1] = b'0' + rank;
-            2
-        };
-        f.write_str(std::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)
+        let mut out = String::with_capacity(4);
+        self.push_to(&mut out);
+        f.write_str(&out)
     }
 }
 
 impl Square {
+    /// Appends the name (`d4`) to `out`, without the formatting machinery: move
+    /// lists and observations write hundreds of squares per request.
+    pub fn push_to(self, out: &mut String) {
+        out.push(char::from(b'a' + self.file));
+        let rank = self.rank + 1;
+        if rank >= 10 {
+            out.push(char::from(b'0' + rank / 10));
+        }
+        out.push(char::from(b'0' + rank % 10));
+    }
+
     /// The square of a cell index on a board `width` files wide.
     pub fn from_index(width: usize, cell: usize) -> Square {
         Square {

@@ -342,7 +342,8 @@ impl<'a> GoRef<'a> {
             obs,
         };
         let mut have_id = false;
-        for word in head.split_whitespace() {
+        // ASCII whitespace only: the head holds the legal moves, often a kilobyte.
+        for word in head.split_ascii_whitespace() {
             let Some((k, v)) = word.split_once('=') else {
                 continue;
             };

@@ -283,19 +283,19 @@ impl Player {
     pub fn begin(&mut self, req: &MoveRequest, deadline: Instant) -> Pending {
         match &mut self.kind {
             Kind::Process(bot) => {
-                let mut go = String::with_capacity(256);
-                proto::text::write_go(
-                    &mut go,
-                    req.id,
-                    req.seat,
-                    req.time_ms,
-                    req.inc_ms,
-                    req.movetime_ms,
-                    &req.legal.text(),
-                    &req.observation.text(),
-                );
                 bot.info.clear();
-                bot.queue_line(&go);
+                bot.queue_with(|out| {
+                    proto::text::write_go(
+                        out,
+                        req.id,
+                        req.seat,
+                        req.time_ms,
+                        req.inc_ms,
+                        req.movetime_ms,
+                        &req.legal.text(),
+                        &req.observation.text(),
+                    );
+                });
                 match bot.flush_queue(deadline) {
                     Ok(()) => Pending::Waiting {
                         id: req.id,

@@ -166,8 +166,15 @@ impl ProcessBot {
 
     /// Queues one line of text (without its newline).
     pub fn queue_line(&mut self, line: &str) {
-        tracing::trace!(target: "referee::wire", bot = %self.command, "> {line}");
-        self.queued.push_str(line);
+        self.queue_with(|out| out.push_str(line));
+    }
+
+    /// Queues one line that `write` appends to the queue (without its newline):
+    /// a request is written once, straight into the buffer that goes to the pipe.
+    pub fn queue_with(&mut self, write: impl FnOnce(&mut String)) {
+        let start = self.queued.len();
+        write(&mut self.queued);
+        tracing::trace!(target: "referee::wire", bot = %self.command, "> {}", &self.queued[start..]);
         self.queued.push('\n');
     }
 
@@ -186,8 +193,16 @@ impl ProcessBot {
     /// [`FaultKind::Crash`] if the bot's input is closed, [`FaultKind::Stall`] if it
     /// does not read its input before the deadline.
     pub fn flush_queue(&mut self, deadline: Instant) -> Result<(), Fault> {
-        let data = std::mem::take(&mut self.queued);
-        let mut rest = data.as_bytes();
+        // Taken out for the writes, then put back emptied: the buffer is reused.
+        let mut data = std::mem::take(&mut self.queued);
+        let result = self.write_all_by(data.as_bytes(), deadline);
+        data.clear();
+        self.queued = data;
+        result
+    }
+
+    fn write_all_by(&mut self, data: &[u8], deadline: Instant) -> Result<(), Fault> {
+        let mut rest = data;
         while !rest.is_empty() {
             let Some(stdin) = self.stdin.as_mut() else {
                 return Err(Fault::new(FaultKind::Crash, "the bot's input is already closed"));

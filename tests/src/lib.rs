@@ -88,6 +88,15 @@ impl GameVisitor for CheckedPlayout<'_> {
             );
             for seat in 0..seats {
                 let obs = serde_json::to_value(game.observation(seat)).expect("observation serializes");
+                // The fast writer the referee uses says exactly what serde says.
+                let mut fast = String::new();
+                game.write_observation(seat, &mut fast);
+                assert_eq!(
+                    fast,
+                    serde_json::to_string(&game.observation(seat)).expect("serializes"),
+                    "{}: write_observation differs from the Serialize form for seat {seat}\n{position}",
+                    G::ID
+                );
                 let sampled = game.determinize(seat, &mut probe);
                 let seen = serde_json::to_value(sampled.observation(seat)).expect("serializes");
                 assert_eq!(
@@ -142,6 +151,9 @@ impl GameVisitor for CheckedPlayout<'_> {
                 );
                 for m in &moves {
                     let text = m.to_string();
+                    let mut written = String::new();
+                    G::write_move(m, &mut written);
+                    assert_eq!(written, text, "{}: write_move and Display differ", G::ID);
                     let parsed = game
                         .parse_move(&text)
                         .unwrap_or_else(|e| panic!("{}: {text}: {e}", G::ID));

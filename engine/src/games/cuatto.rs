@@ -8,7 +8,8 @@
 //! `3:b6`, `4:12p`.
 
 use crate::game::{Game, Outcome, ParseMoveError, PlayError};
-use crate::notation::{Fields, ParsePositionError, invalid, join, parse_list};
+use crate::json::{Object, array};
+use crate::notation::{Fields, ParsePositionError, invalid, parse_list, write_join};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
 use crate::rng::GameRng;
 use crate::seat::{MAX_SEATS, Seat, SeatSet};
@@ -53,14 +54,26 @@ pub enum Spot {
     Off,
 }
 
+impl Spot {
+    /// Appends the spot's name to `out`.
+    pub fn push_to(self, out: &mut String) {
+        match self {
+            Spot::Start => out.push('0'),
+            Spot::Bridge(s) => {
+                out.push('b');
+                crate::json::int(out, s);
+            }
+            Spot::Board(k) => crate::json::int(out, k),
+            Spot::Off => out.push_str("off"),
+        }
+    }
+}
+
 impl fmt::Display for Spot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Spot::Start => f.write_str("0"),
-            Spot::Bridge(s) => write!(f, "b{s}"),
-            Spot::Board(k) => write!(f, "{k}"),
-            Spot::Off => f.write_str("off"),
-        }
+        let mut out = String::with_capacity(4);
+        self.push_to(&mut out);
+        f.write_str(&out)
     }
 }
 
@@ -197,9 +210,21 @@ pub struct CuattoMove {
     pub kind: Kind,
 }
 
+impl CuattoMove {
+    /// Appends the notation to `out` (see [`Game::write_move`]).
+    pub fn push_to(self, out: &mut String) {
+        crate::json::int(out, self.die);
+        out.push(':');
+        self.from.push_to(out);
+        out.push_str(self.kind.suffix());
+    }
+}
+
 impl fmt::Display for CuattoMove {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}{}", self.die, self.from, self.kind.suffix())
+        let mut out = String::with_capacity(8);
+        self.push_to(&mut out);
+        f.write_str(&out)
     }
 }
 
@@ -436,6 +461,12 @@ impl Cuatto {
         }
     }
 
+    /// A checker as the notation and observations write it: spot, then `p`/`s`.
+    fn push_checker(&self, c: &Checker, out: &mut String) {
+        self.spot(c.t).push_to(out);
+        out.push_str(kind_of(c.kind).suffix());
+    }
+
     fn pips(&self, team: usize) -> i64 {
         let exit = self.exit_t();
         self.teams[team]
@@ -666,18 +697,26 @@ impl Game for Cuatto {
     }
 
     fn position_without_rng(&self) -> String {
-        let mut s = format!(
-            "to_move={} dice={} finished={} turn={}",
-            self.to_move,
-            join(&self.dice[..usize::from(self.n_dice)]),
-            join(&self.finished[..usize::from(self.n_finished)]),
-            self.turn
-        );
+        let mut s = String::with_capacity(128);
+        s.push_str("to_move=");
+        crate::json::int(&mut s, self.to_move);
+        s.push_str(" dice=");
+        write_join(&mut s, &self.dice[..usize::from(self.n_dice)]);
+        s.push_str(" finished=");
+        write_join(&mut s, &self.finished[..usize::from(self.n_finished)]);
+        s.push_str(" turn=");
+        crate::json::int(&mut s, self.turn);
         for team in 0..usize::from(self.seats) {
-            let items = self.teams[team]
-                .iter()
-                .map(|c| format!("{}{}", self.spot(c.t), kind_of(c.kind).suffix()));
-            s.push_str(&format!(" team{team}={}", join(items)));
+            s.push_str(" team");
+            crate::json::int(&mut s, team);
+            s.push('=');
+            // Every team has its checkers: the list is never empty.
+            for (i, c) in self.teams[team].iter().enumerate() {
+                if i > 0 {
+                    s.push(',');
+                }
+                self.push_checker(c, &mut s);
+            }
         }
         s
     }
@@ -779,6 +818,10 @@ impl Game for Cuatto {
         Ok(())
     }
 
+    fn write_move(mv: &CuattoMove, out: &mut String) {
+        mv.push_to(out);
+    }
+
     fn parse_move(&self, text: &str) -> Result<CuattoMove, ParseMoveError> {
         let t = text.trim();
         let bad = |why: &str| ParseMoveError::new(text, why);
@@ -821,6 +864,34 @@ impl Game for Cuatto {
                 .collect(),
             turn: self.turn,
         }
+    }
+
+    fn write_observation(&self, seat: Seat, out: &mut String) {
+        let n = usize::from(self.seats);
+        let mut o = Object::new(out);
+        o.int("seat", seat).int("length", self.options.length).word(
+            "setup",
+            match self.options.setup {
+                Setup::Basic => "basic",
+                Setup::Full => "full",
+            },
+        );
+        array(o.key("teams"), &self.teams[..n], |out, team| {
+            array(out, team, |out, c| {
+                out.push('"');
+                self.push_checker(c, out);
+                out.push('"');
+            });
+        });
+        o.ints("pips", (0..n).map(|t| self.pips(t)))
+            .ints("dice", self.dice[..usize::from(self.n_dice)].iter().copied())
+            .int("to_move", self.to_move)
+            .ints(
+                "finished",
+                self.finished[..usize::from(self.n_finished)].iter().copied(),
+            )
+            .int("turn", self.turn);
+        o.end();
     }
 
     fn outcome(&self) -> Option<Outcome> {

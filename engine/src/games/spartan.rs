@@ -7,6 +7,7 @@
 //! Plague dice (1s) are locked and never named.
 
 use crate::game::{Game, Outcome, ParseMoveError, PlayError};
+use crate::json::{Object, array};
 use crate::notation::{Fields, ParsePositionError, invalid};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
 use crate::rng::GameRng;
@@ -64,24 +65,43 @@ impl SpartanMove {
     }
 }
 
+impl SpartanMove {
+    /// Appends the notation to `out` (see [`Game::write_move`]).
+    pub fn push_to(&self, out: &mut String) {
+        if self.count() == 0 {
+            out.push_str("stand");
+        } else {
+            out.push_str("reroll:");
+            push_faces(&self.reroll, out);
+        }
+    }
+}
+
 impl fmt::Display for SpartanMove {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.count() == 0 {
-            return f.write_str("stand");
-        }
-        f.write_str("reroll:")?;
-        f.write_str(&faces_text(&self.reroll))
+        let mut out = String::with_capacity(16);
+        self.push_to(&mut out);
+        f.write_str(&out)
     }
 }
 
 fn faces_text(faces: &Faces) -> String {
     let mut s = String::new();
+    push_faces(faces, &mut s);
+    s
+}
+
+/// Appends faces as digits in order (`-` for none).
+fn push_faces(faces: &Faces, out: &mut String) {
+    let start = out.len();
     for (face, &n) in faces.iter().enumerate().skip(1) {
         for _ in 0..n {
-            s.push(char::from(b'0' + face as u8));
+            out.push(char::from(b'0' + face as u8));
         }
     }
-    if s.is_empty() { "-".to_owned() } else { s }
+    if out.len() == start {
+        out.push('-');
+    }
 }
 
 fn parse_faces(text: &str) -> Option<Faces> {
@@ -102,6 +122,16 @@ fn faces_list(faces: &Faces) -> Vec<u8> {
         v.extend(std::iter::repeat_n(face as u8, usize::from(n)));
     }
     v
+}
+
+/// Faces as a JSON list in increasing order (what [`faces_list`] serializes to).
+fn write_faces_json(faces: &Faces, out: &mut String) {
+    let each = faces
+        .iter()
+        .enumerate()
+        .skip(1)
+        .flat_map(|(face, &n)| std::iter::repeat_n(face as u8, usize::from(n)));
+    array(out, each, |out, face| out.push(char::from(b'0' + face)));
 }
 
 fn warriors(f: &Faces) -> i64 {
@@ -665,6 +695,10 @@ impl Game for Spartan {
         Ok(())
     }
 
+    fn write_move(mv: &SpartanMove, out: &mut String) {
+        mv.push_to(out);
+    }
+
     fn parse_move(&self, text: &str) -> Result<SpartanMove, ParseMoveError> {
         let t = text.trim();
         if t == "stand" {
@@ -698,6 +732,57 @@ impl Game for Spartan {
             last_reveal: self.last.as_ref().map(Spartan::reveal_view),
             sudden_death_winner: self.sudden.map(|s| s.winner.map(usize::from)),
         }
+    }
+
+    fn write_observation(&self, seat: Seat, out: &mut String) {
+        let mut o = Object::new(out);
+        o.int("seat", seat)
+            .int("turn", self.turn)
+            .word("phase", self.phase_name())
+            .ints("hp", self.hp)
+            .opt_int("mercenary", self.mercenary);
+        write_faces_json(&self.dice[seat.min(1)], o.key("your_dice"));
+        o.bool("you_decided", self.pending[seat.min(1)].is_some()).ints(
+            "in_hand",
+            if self.reroll == 0 {
+                [0, 0]
+            } else {
+                [self.in_hand(0), self.in_hand(1)]
+            },
+        );
+        o.ints("resting", self.resting).ints("graveyard", self.grave);
+        match &self.last {
+            None => o.key("last_reveal").push_str("null"),
+            Some(r) => {
+                let mut reveal = Object::new(o.key("last_reveal"));
+                let dice = reveal.key("dice");
+                dice.push('[');
+                write_faces_json(&r.dice[0], dice);
+                dice.push(',');
+                write_faces_json(&r.dice[1], dice);
+                dice.push(']');
+                match r.mercenary {
+                    None => reveal.key("mercenary").push_str("null"),
+                    Some((s, roll)) => {
+                        let mut m = Object::new(reveal.key("mercenary"));
+                        m.int("seat", s).int("roll", roll);
+                        m.end();
+                    }
+                }
+                reveal
+                    .ints("attack", [r.attack(0), r.attack(1)])
+                    .ints("defence", [defence(&r.dice[0]), defence(&r.dice[1])])
+                    .ints("damage", [r.damage(0), r.damage(1)]);
+                reveal.end();
+            }
+        }
+        match self.sudden {
+            None => o.key("sudden_death_winner").push_str("null"),
+            Some(s) => {
+                o.opt_int("sudden_death_winner", s.winner);
+            }
+        }
+        o.end();
     }
 
     fn outcome(&self) -> Option<Outcome> {

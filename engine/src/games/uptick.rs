@@ -7,6 +7,7 @@
 //! `c3-f6` (`c3xf6` is read the same). Seat 0 moves first.
 
 use crate::game::{Game, Outcome, ParseMoveError, PlayError};
+use crate::json::{Object, array};
 use crate::notation::{Fields, ParsePositionError, invalid};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
 use crate::rng::GameRng;
@@ -95,21 +96,29 @@ pub enum UptickMove {
     },
 }
 
-impl fmt::Display for UptickMove {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use fmt::Write as _;
-        match *self {
+impl UptickMove {
+    /// Appends the notation to `out` (see [`Game::write_move`]).
+    pub fn push_to(self, out: &mut String) {
+        match self {
             UptickMove::Place { cell, value } => {
-                fmt::Display::fmt(&cell, f)?;
-                f.write_char('=')?;
-                f.write_char(char::from(b'0' + value))
+                cell.push_to(out);
+                out.push('=');
+                out.push(char::from(b'0' + value));
             }
             UptickMove::Step { from, to } => {
-                fmt::Display::fmt(&from, f)?;
-                f.write_char('-')?;
-                fmt::Display::fmt(&to, f)
+                from.push_to(out);
+                out.push('-');
+                to.push_to(out);
             }
         }
+    }
+}
+
+impl fmt::Display for UptickMove {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = String::with_capacity(8);
+        self.push_to(&mut out);
+        f.write_str(&out)
     }
 }
 
@@ -747,6 +756,10 @@ impl Game for Uptick {
         Ok(())
     }
 
+    fn write_move(mv: &UptickMove, out: &mut String) {
+        mv.push_to(out);
+    }
+
     fn parse_move(&self, text: &str) -> Result<UptickMove, ParseMoveError> {
         let t = text.trim();
         let size = self.options.size;
@@ -792,6 +805,27 @@ impl Game for Uptick {
             turn: self.turn,
             over: self.over,
         }
+    }
+
+    fn write_observation(&self, seat: Seat, out: &mut String) {
+        let mut o = Object::new(out);
+        o.int("seat", seat).int("size", self.options.size);
+        let dice = self.board_cells().filter(|&(_, c)| self.cells[c].is_die());
+        array(o.key("dice"), dice, |out, (sq, c)| {
+            let mut die = Object::new(out);
+            die.square("cell", sq)
+                .int("seat", self.cells[c].owner())
+                .int("value", self.cells[c].value())
+                .bool("frozen", self.is_frozen(c));
+            die.end();
+        });
+        o.ints("reserve", self.reserve)
+            .ints("captured", self.captured)
+            .int("to_move", self.to_move)
+            .opt_int("last_mover", self.last_mover)
+            .int("turn", self.turn)
+            .bool("over", self.over);
+        o.end();
     }
 
     fn outcome(&self) -> Option<Outcome> {

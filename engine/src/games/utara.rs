@@ -8,7 +8,8 @@
 //! `stop` ends a turn after a Half Moon.
 
 use crate::game::{Game, Outcome, ParseMoveError, PlayError};
-use crate::notation::{Fields, ParsePositionError, invalid, join};
+use crate::json::{Object, array, square};
+use crate::notation::{Fields, ParsePositionError, invalid, write_join};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
 use crate::rng::GameRng;
 use crate::seat::{MAX_SEATS, Seat, SeatSet};
@@ -267,15 +268,27 @@ pub enum UtaraMove {
     Stop,
 }
 
+impl UtaraMove {
+    /// Appends the notation to `out` (see [`Game::write_move`]).
+    pub fn push_to(self, out: &mut String) {
+        match self {
+            UtaraMove::Start(sq) => sq.push_to(out),
+            UtaraMove::Block(sq) => {
+                out.push_str("block:");
+                sq.push_to(out);
+            }
+            UtaraMove::East => out.push_str("east"),
+            UtaraMove::West => out.push_str("west"),
+            UtaraMove::Stop => out.push_str("stop"),
+        }
+    }
+}
+
 impl fmt::Display for UtaraMove {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            UtaraMove::Start(sq) => write!(f, "{sq}"),
-            UtaraMove::Block(sq) => write!(f, "block:{sq}"),
-            UtaraMove::East => f.write_str("east"),
-            UtaraMove::West => f.write_str("west"),
-            UtaraMove::Stop => f.write_str("stop"),
-        }
+        let mut out = String::with_capacity(12);
+        self.push_to(&mut out);
+        f.write_str(&out)
     }
 }
 
@@ -618,19 +631,24 @@ impl Utara {
 
     fn collected_text(&self, p: usize) -> String {
         let mut s = String::new();
-        for (i, &n) in self.collected[p].iter().enumerate().skip(1) {
-            for _ in 0..n {
-                s.push(FACES[i - 1]);
-            }
-        }
+        self.write_collected(p, &mut s);
         s
     }
 
-    fn sky_text(&self) -> String {
+    /// Seat `p`'s faces this round as letters.
+    fn write_collected(&self, p: usize, out: &mut String) {
+        for (i, &n) in self.collected[p].iter().enumerate().skip(1) {
+            for _ in 0..n {
+                out.push(FACES[i - 1]);
+            }
+        }
+    }
+
+    /// The sky in the position notation: ranks from the top, `/` between them.
+    fn write_sky(&self, out: &mut String) {
         let (w, h) = (self.w(), self.h());
-        let mut out = String::new();
         for y in (0..h).rev() {
-            let mut empty = 0;
+            let mut empty = 0usize;
             for x in 0..w {
                 let code = self.sky[y * w + x];
                 if code == EMPTY {
@@ -638,7 +656,7 @@ impl Utara {
                     continue;
                 }
                 if empty > 0 {
-                    out.push_str(&empty.to_string());
+                    crate::json::int(out, empty);
                     empty = 0;
                 }
                 if code == BLOCK {
@@ -649,13 +667,12 @@ impl Utara {
                 }
             }
             if empty > 0 {
-                out.push_str(&empty.to_string());
+                crate::json::int(out, empty);
             }
             if y > 0 {
                 out.push('/');
             }
         }
-        out
     }
 
     fn parse_sky(&mut self, text: &str) -> Result<(), ParsePositionError> {
@@ -919,30 +936,41 @@ impl Game for Utara {
     }
 
     fn position_without_rng(&self) -> String {
-        let phase = match self.phase {
-            Phase::Block { placed } => format!("block:{placed}"),
-            Phase::Start => "start".to_owned(),
-            Phase::Sun { cell } => format!("sun:{}", self.sq(usize::from(cell))),
-            Phase::Continue => "continue".to_owned(),
-            Phase::Over => "over".to_owned(),
-        };
+        use std::fmt::Write as _;
+        let mut out = String::with_capacity(160);
+        let _ = write!(
+            out,
+            "round={} starter={} to_move={} phase=",
+            self.round, self.starter, self.to_move
+        );
+        match self.phase {
+            Phase::Block { placed } => {
+                let _ = write!(out, "block:{placed}");
+            }
+            Phase::Start => out.push_str("start"),
+            Phase::Sun { cell } => {
+                let _ = write!(out, "sun:{}", self.sq(usize::from(cell)));
+            }
+            Phase::Continue => out.push_str("continue"),
+            Phase::Over => out.push_str("over"),
+        }
         let n = usize::from(self.seats);
-        let collected: Vec<String> = (0..n)
-            .map(|p| {
-                let s = self.collected_text(p);
-                if s.is_empty() { "-".to_owned() } else { s }
-            })
-            .collect();
-        format!(
-            "round={} starter={} to_move={} phase={phase} turn={} totals={} collected={} sky={}",
-            self.round,
-            self.starter,
-            self.to_move,
-            self.turn,
-            join(&self.totals[..n]),
-            collected.join(","),
-            self.sky_text(),
-        )
+        let _ = write!(out, " turn={} totals=", self.turn);
+        write_join(&mut out, &self.totals[..n]);
+        out.push_str(" collected=");
+        for p in 0..n {
+            if p > 0 {
+                out.push(',');
+            }
+            let before = out.len();
+            self.write_collected(p, &mut out);
+            if out.len() == before {
+                out.push('-');
+            }
+        }
+        out.push_str(" sky=");
+        self.write_sky(&mut out);
+        out
     }
 
     fn seats(&self) -> usize {
@@ -1021,6 +1049,10 @@ impl Game for Utara {
         Ok(())
     }
 
+    fn write_move(mv: &UtaraMove, out: &mut String) {
+        mv.push_to(out);
+    }
+
     fn parse_move(&self, text: &str) -> Result<UtaraMove, ParseMoveError> {
         let t = text.trim();
         let (w, h) = (self.w(), self.h());
@@ -1081,6 +1113,58 @@ impl Game for Utara {
             totals: self.totals[..n].to_vec(),
             turn: self.turn,
         }
+    }
+
+    fn write_observation(&self, seat: Seat, out: &mut String) {
+        let n = usize::from(self.seats);
+        let mut o = Object::new(out);
+        o.int("seat", seat)
+            .ints("sky", [self.options.width, self.options.height]);
+        let dice = self
+            .sky
+            .iter()
+            .enumerate()
+            .filter(|&(_, &code)| code != BLOCK && code != EMPTY);
+        array(o.key("dice"), dice, |out, (cell, &code)| {
+            let mut die = Object::new(out);
+            die.square("cell", self.sq(cell))
+                .word(
+                    "face",
+                    FACES[usize::from(face_of(code)) - 1].encode_utf8(&mut [0; 4]),
+                )
+                .int("owner", owner_of(code));
+            die.end();
+        });
+        let blocks = (0..self.sky.len()).filter(|&cell| self.sky[cell] == BLOCK);
+        array(o.key("blocks"), blocks, |out, cell| square(out, self.sq(cell)));
+        o.word(
+            "phase",
+            match self.phase {
+                Phase::Block { .. } => "block",
+                Phase::Start => "start",
+                Phase::Sun { .. } => "sun",
+                Phase::Continue => "continue",
+                Phase::Over => "over",
+            },
+        );
+        match self.phase {
+            Phase::Sun { cell } => o.square("sun_cell", self.sq(usize::from(cell))),
+            _ => {
+                o.key("sun_cell").push_str("null");
+                &mut o
+            }
+        };
+        o.int("to_move", self.to_move)
+            .ints("round", [self.round, self.options.rounds]);
+        array(o.key("collected"), 0..n, |out, p| {
+            out.push('"');
+            self.write_collected(p, out);
+            out.push('"');
+        });
+        o.ints("round_points", (0..n).map(|p| self.round_points(p)))
+            .ints("totals", self.totals[..n].iter().copied())
+            .int("turn", self.turn);
+        o.end();
     }
 
     fn outcome(&self) -> Option<Outcome> {
