@@ -155,7 +155,7 @@ mod tests {
         let mut out = String::from("x");
         let mut o = Object::new(&mut out);
         o.int("seat", 2usize);
-        array(o.key("cells"), ["a1", "h12"], |out, c| word(out, c));
+        array(o.key("cells"), ["a1", "h12"], word);
         o.ints("pips", [-3i64, 0, i64::MAX])
             .word("phase", "block")
             .word("face", "N");
@@ -171,7 +171,7 @@ mod tests {
     fn empty_object_and_array() {
         let mut out = String::new();
         Object::new(&mut out).end();
-        array(&mut out, Vec::<u8>::new(), |out, v| int(out, v));
+        array(&mut out, Vec::<u8>::new(), int);
         assert_eq!(out, "{}[]");
     }
 }

@@ -46,6 +46,14 @@ pub struct BenchReport {
     pub raw_rate: f64,
     /// Median of the per-round protocol / raw ratios.
     pub ratio: f64,
+    /// The referee's own work per decision in microseconds, without I/O: legal
+    /// moves, observation and `go` line, then the reply read and played.
+    pub work_us: f64,
+    /// Round trips per second through the same pipes when each is preceded by a
+    /// busy pause of `work_us`, as the referee's are.
+    pub paused_raw_rate: f64,
+    /// Median of the per-round protocol / paused raw ratios.
+    pub paused_ratio: f64,
     /// Rounds measured.
     pub rounds: usize,
     /// Games per second at concurrency 1 and 2.
@@ -61,6 +69,8 @@ impl BenchReport {
             "protocol: {:.0} decisions/s (request ~{} B, reply ~{} B), median of {} rounds\n\
              raw pipes: {:.0} round trips/s, same sizes, same processes in the same order\n\
              protocol / raw: {:.0}% (median of the per-round ratios)\n\
+             referee's own work: {:.2} us per decision (in process, no I/O)\n\
+             raw pipes pausing that long before each round trip: {:.0} round trips/s; protocol / that: {:.0}%\n\
              whole games: {:.1} games/s at concurrency 1, {:.1} at 2 (x{:.2})\n\
              gRPC (loopback, same bot served with --grpc): {:.0} decisions/s, {:.1} us per decision (stdio: {:.1} us)\n",
             self.protocol_rate,
@@ -69,6 +79,9 @@ impl BenchReport {
             self.rounds,
             self.raw_rate,
             100.0 * self.ratio,
+            self.work_us,
+            self.paused_raw_rate,
+            100.0 * self.paused_ratio,
             self.games_per_second[0],
             self.games_per_second[1],
             self.games_per_second[1] / self.games_per_second[0].max(1e-9),
@@ -103,7 +116,10 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
 
     let rounds = cfg.rounds.max(1);
     let per_round = cfg.decisions.div_ceil(rounds as u64);
+    report.work_us = referee_work_us(cfg, seats, per_round.max(1000))?;
+    let pause = Duration::from_nanos((report.work_us * 1000.0) as u64);
     let (mut protocol, mut raw, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut paused, mut paused_ratios) = (Vec::new(), Vec::new());
     let mut seed = 0u64;
     for _ in 0..rounds {
         // Through the protocol.
@@ -122,14 +138,19 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
             .as_ref()
             .map(|r| r.moves.iter().map(|m| m.seat).collect())
             .unwrap_or_default();
-        let floor = raw_round_trips(&bot, seats, &order, req, rep, decisions)?;
+        let floor = raw_round_trips(&bot, seats, &order, req, rep, decisions, Duration::ZERO)?;
+        let floor_paused = raw_round_trips(&bot, seats, &order, req, rep, decisions, pause)?;
         protocol.push(rate);
         raw.push(floor);
         ratios.push(rate / floor);
+        paused.push(floor_paused);
+        paused_ratios.push(rate / floor_paused);
     }
     report.protocol_rate = median(&mut protocol);
     report.raw_rate = median(&mut raw);
     report.ratio = median(&mut ratios);
+    report.paused_raw_rate = median(&mut paused);
+    report.paused_ratio = median(&mut paused_ratios);
     report.rounds = rounds;
 
     report.grpc_rate = grpc_rate(cfg, seats)?;
@@ -190,6 +211,46 @@ fn play_until(cfg: &BenchConfig, table: &[SeatSetup], at_least: u64, seed: &mut 
         rate,
         sample,
     })
+}
+
+/// The referee's work per decision without I/O, in microseconds: for each seat to
+/// act, its legal moves, observation and `go` line, then a `move` reply read and
+/// played (the first legal move, as the bench bot plays), over whole games until
+/// `at_least` decisions.
+fn referee_work_us(cfg: &BenchConfig, seats: usize, at_least: u64) -> anyhow::Result<f64> {
+    let (mut decisions, mut line, mut legal, mut obs) = (0u64, String::new(), String::new(), String::new());
+    let start = Instant::now();
+    let mut seed = 0;
+    while decisions < at_least {
+        seed += 1;
+        let mut game = engine::new_game(&cfg.game, &cfg.options, Some(seats), seed)?;
+        loop {
+            let to_act = game.to_act();
+            if to_act.is_empty() {
+                break;
+            }
+            for seat in to_act.iter() {
+                decisions += 1;
+                line.clear();
+                legal.clear();
+                obs.clear();
+                game.write_legal_moves(seat, &mut legal);
+                game.write_observation_json(seat, &mut obs);
+                proto::text::write_go(&mut line, decisions, seat, None, None, Some(10_000), &legal, &obs);
+                let first = legal.split(',').next().unwrap_or_default();
+                let reply = proto::FromBot::Move {
+                    id: decisions,
+                    mv: first.to_owned(),
+                }
+                .to_string();
+                let proto::FromBot::Move { mv, .. } = proto::FromBot::parse(&reply)? else {
+                    anyhow::bail!("a move reply did not read back as one");
+                };
+                game.play(seat, &mv)?;
+            }
+        }
+    }
+    Ok(start.elapsed().as_secs_f64() * 1e6 / decisions.max(1) as f64)
 }
 
 /// Decisions per second with the bench bot served over gRPC on loopback.
@@ -265,7 +326,9 @@ fn message_sizes(rec: &crate::record::GameRecord) -> anyhow::Result<(usize, usiz
 /// Round trips per second of `request` bytes out and `reply` bytes back through
 /// `seats` copies of the bot program's echo mode, visited in `order` (cycled),
 /// waiting for each reply exactly as the referee does ([`wait_readable`]), so the
-/// comparison measures the protocol's work and nothing else.
+/// comparison measures the protocol's work and nothing else. Each round trip starts
+/// after a busy `pause` (zero: back to back).
+#[allow(clippy::too_many_arguments)]
 fn raw_round_trips(
     bot: &str,
     seats: usize,
@@ -273,6 +336,7 @@ fn raw_round_trips(
     request: usize,
     reply: usize,
     n: u64,
+    pause: Duration,
 ) -> anyhow::Result<f64> {
     let words = shlex::split(bot).unwrap_or_default();
     let (program, args) = words
@@ -300,6 +364,13 @@ fn raw_round_trips(
             order[i % order.len()] % children.len()
         };
         let (_, stdin, stdout) = &mut children[seat];
+        if !pause.is_zero() {
+            // Busy, as the referee is between a reply and its next request.
+            let until = Instant::now() + pause;
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+        }
         stdin.write_all(line.as_bytes())?;
         stdin.flush()?;
         // The echo answers with one line in one write.

@@ -341,3 +341,57 @@ fn every_example_bot_plays_every_game() {
         }
     }
 }
+
+/// The number after `prefix` on the line that starts with it.
+fn figure(out: &str, prefix: &str, after: &str) -> f64 {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line {prefix:?} in:\n{out}"));
+    let rest = &line[line
+        .find(after)
+        .unwrap_or_else(|| panic!("no {after:?} in {line:?}"))
+        + after.len()..];
+    let number: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    number
+        .parse()
+        .unwrap_or_else(|_| panic!("no number after {after:?} in {line:?}"))
+}
+
+#[test]
+fn bench_reports_every_figure() {
+    // Tiny sizes: this checks the report, not the machine (figures are for people,
+    // and timing assertions would be flaky).
+    let o = referee(&[
+        "bench",
+        "--game",
+        "utara",
+        "--decisions",
+        "400",
+        "--games",
+        "4",
+        "--rounds",
+        "1",
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(figure(&out, "protocol:", "protocol:") > 0.0, "{out}");
+    assert!(figure(&out, "raw pipes:", "raw pipes:") > 0.0, "{out}");
+    let work = figure(&out, "referee's own work:", "work:");
+    assert!(work > 0.0 && work < 10_000.0, "{out}");
+    assert!(
+        figure(&out, "raw pipes pausing", "before each round trip:") > 0.0,
+        "{out}"
+    );
+    assert!(
+        figure(&out, "raw pipes pausing", "protocol / that:") > 0.0,
+        "{out}"
+    );
+    assert!(figure(&out, "whole games:", "whole games:") > 0.0, "{out}");
+    // The request size is that of a real Utara request, observation and all.
+    assert!(figure(&out, "protocol:", "request ~") > 200.0, "{out}");
+}
