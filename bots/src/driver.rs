@@ -54,6 +54,11 @@ pub fn serve(
             send(FromBot::Move { id: go.id, mv }, &mut output)?;
             continue;
         }
+        // Others' moves and results change nothing here: skip them unparsed (in a
+        // two-seat game every request comes behind one).
+        if matches!(line.split_ascii_whitespace().next(), Some("played" | "gameover")) {
+            continue;
+        }
         let Ok(msg) = ToBot::parse(line) else {
             continue;
         };
@@ -91,6 +96,8 @@ pub fn serve(
                 bot.new_game(&g, n, seat, &o);
                 (game, seats, options) = (g, n, o);
             }
+            // A `go` GoRef refused (no id or no observation) is ignored, as any
+            // line the bot cannot use.
             ToBot::Go { .. } | ToBot::Played { .. } | ToBot::GameOver { .. } => {}
             ToBot::Quit => return Ok(()),
         }
@@ -107,7 +114,8 @@ mod tests {
     fn a_whole_conversation() {
         let input = "astragal version=1\nsetoption name=seed value=9\nsetoption name=depth value=2\nisready\n\
                      newgame game=ur seats=2 seat=1 options=rules=tablet\nponderhit\n\
-                     go id=4 seat=1 legal=swallow:1,gamble obs={\"roll\":2}\nquit\ngo id=5 seat=1 legal=a obs={}\n";
+                     played seat=0 move=raven:4\nplayed nonsense\n\
+                     go id=4 seat=1 legal=swallow:1,gamble obs={\"roll\":2}\ngameover ranks=1,2 scores=7,0 reason=normal\nquit\ngo id=5 seat=1 legal=a obs={}\n";
         let mut out = Vec::new();
         serve(&mut RandomBot::new(1), "me", input.as_bytes(), &mut out).unwrap();
         let out = String::from_utf8(out).unwrap();

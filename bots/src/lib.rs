@@ -9,6 +9,7 @@
 pub mod driver;
 pub mod grpc;
 pub mod search;
+pub mod spin;
 
 pub use search::{GreedyBot, Leaf, MctsBot};
 

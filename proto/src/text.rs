@@ -323,15 +323,15 @@ pub struct GoRef<'a> {
 
 impl<'a> GoRef<'a> {
     /// Reads a `go` line (leniently, as bots do); `None` if it is not one.
+    ///
+    /// One pass over the line, borrowing everything: the fields before `obs=` are
+    /// words separated by spaces or tabs (the legal moves are often a kilobyte),
+    /// and the first word that starts with `obs=` takes the rest of the line.
     pub fn parse(line: &'a str) -> Option<GoRef<'a>> {
-        let rest = line.trim_start().strip_prefix("go")?;
+        let mut rest = line.trim_start().strip_prefix("go")?;
         if !rest.starts_with(char::is_whitespace) {
             return None;
         }
-        let (head, obs) = match rest.find(" obs=") {
-            Some(i) => (&rest[..i], rest[i + 5..].trim_end()),
-            None => return None,
-        };
         let mut go = GoRef {
             id: 0,
             seat: 0,
@@ -339,11 +339,22 @@ impl<'a> GoRef<'a> {
             inc_ms: None,
             movetime_ms: None,
             legal: "",
-            obs,
+            obs: "",
         };
         let mut have_id = false;
-        // ASCII whitespace only: the head holds the legal moves, often a kilobyte.
-        for word in head.split_ascii_whitespace() {
+        loop {
+            rest = rest.trim_start_matches([' ', '\t']);
+            if let Some(obs) = rest.strip_prefix("obs=") {
+                go.obs = obs.trim_end();
+                return have_id.then_some(go);
+            }
+            if rest.is_empty() {
+                return None; // no observation
+            }
+            // Both separators are ASCII, so `end` is on a character boundary.
+            let end = memchr::memchr2(b' ', b'\t', rest.as_bytes()).unwrap_or(rest.len());
+            let (word, after) = rest.split_at(end);
+            rest = after;
             let Some((k, v)) = word.split_once('=') else {
                 continue;
             };
@@ -360,7 +371,6 @@ impl<'a> GoRef<'a> {
                 _ => {}
             }
         }
-        have_id.then_some(go)
     }
 
     /// The legal moves, one by one.
@@ -969,6 +979,19 @@ mod tests {
         }
         assert!(GoRef::parse("gone id=1 legal=a obs={}").is_none());
         assert!(GoRef::parse("go seat=0 legal=a obs={}").is_none(), "no id");
+        assert!(GoRef::parse("go id=1 seat=0 legal=a").is_none(), "no observation");
+        // Lenient spacing, unknown fields and bare words are read past.
+        let g = GoRef::parse("  go\tid=3  seat=1 colour=blue extra\tlegal=a,b   obs={\"x\": \"obs=1\"}  ")
+            .unwrap();
+        assert_eq!(
+            (g.id, g.seat, g.legal, g.obs),
+            (3, 1, "a,b", "{\"x\": \"obs=1\"}")
+        );
+        assert_eq!(
+            GoRef::parse("go id=3 legal=- obs={}").map(|g| g.legal_moves().count()),
+            Some(0)
+        );
+        assert!(GoRef::parse("go id=x legal=a obs={}").is_none(), "a bad id");
     }
 
     #[test]

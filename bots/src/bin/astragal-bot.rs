@@ -4,8 +4,10 @@
 //! referee play --game ur --bot "astragal-bot --bot random" --bot builtin:random
 //! ```
 
+use bots::spin::SpinRead;
 use clap::Parser;
-use std::io::{self, BufWriter};
+use std::io::{self, BufRead, BufReader, BufWriter};
+use std::os::fd::AsFd;
 
 /// Run a built-in astragal bot over the text protocol (stdin/stdout).
 #[derive(Parser)]
@@ -25,6 +27,12 @@ struct Args {
     /// stdin/stdout; the referee dials it with --bot grpc://127.0.0.1:50051.
     #[arg(long)]
     grpc: Option<std::net::SocketAddr>,
+    /// Microseconds to keep polling standard input after each answer before going
+    /// to sleep: a fast referee's next request then finds this bot awake (waking a
+    /// halted core costs more than a round trip on some virtual machines). 0: sleep
+    /// at once.
+    #[arg(long, default_value_t = bots::spin::DEFAULT_SPIN.as_micros() as u64)]
+    spin_us: u64,
 }
 
 fn parse_pair(s: &str) -> Result<(String, String), String> {
@@ -33,11 +41,11 @@ fn parse_pair(s: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("{s:?} is not key=value"))
 }
 
-fn echo(bytes: usize) -> anyhow::Result<()> {
-    use std::io::{BufRead, Write};
+fn echo(bytes: usize, input: impl BufRead) -> anyhow::Result<()> {
+    use std::io::Write;
     let reply = format!("{}\n", "x".repeat(bytes));
     let mut out = io::stdout().lock();
-    for line in io::stdin().lock().lines() {
+    for line in input.lines() {
         line?;
         out.write_all(reply.as_bytes())?;
         out.flush()?;
@@ -47,8 +55,9 @@ fn echo(bytes: usize) -> anyhow::Result<()> {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    let spin = std::time::Duration::from_micros(args.spin_us);
     if let Some(bytes) = args.echo {
-        return echo(bytes);
+        return echo(bytes, BufReader::new(SpinRead::stdin(spin)?));
     }
     if let Some(addr) = args.grpc {
         // Check the bot and its options now, then make one per game.
@@ -65,8 +74,10 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     let mut bot = bots::builtin(&args.bot, &args.opts).map_err(anyhow::Error::msg)?;
-    let stdin = io::stdin().lock();
-    let stdout = BufWriter::new(io::stdout().lock());
+    let stdin = BufReader::new(SpinRead::stdin(spin)?);
+    // Standard output through its own descriptor too: one buffer, one write per
+    // message (std's line-buffered stdout would copy each reply a second time).
+    let stdout = BufWriter::new(std::fs::File::from(io::stdout().as_fd().try_clone_to_owned()?));
     bots::driver::serve(bot.as_mut(), "astragal", stdin, stdout)?;
     Ok(())
 }
