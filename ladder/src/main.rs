@@ -173,6 +173,12 @@ struct GameArgs {
     /// Write each bot's stderr (capped) to files in this directory.
     #[arg(long)]
     log_dir: Option<PathBuf>,
+    /// Start every bot process anew for each game. By default a process that ends
+    /// a game without a fault plays the next game on its thread too (told
+    /// `newgame`, checked with `isready`): much faster with quick bots, but a bot
+    /// that keeps state between games carries it over.
+    #[arg(long)]
+    fresh_bots: bool,
 }
 
 impl GameArgs {
@@ -400,6 +406,7 @@ fn tournament_cmd(a: TournamentArgs) -> anyhow::Result<()> {
         seed: a.game.seed,
         time: a.game.time(),
         log_dir: a.game.log_dir.clone(),
+        fresh_bots: a.game.fresh_bots,
     };
     let report = tournament::run(&rt, &store, &cfg, progress_printer("games"))?;
     let standings = match anchor_of(&a.anchor)? {
@@ -512,6 +519,7 @@ fn sprt_cmd(a: SprtArgs) -> anyhow::Result<()> {
         seed: a.game.seed,
         limits: tournament::limits_from(&a.game.time()).map_err(anyhow::Error::msg)?,
         log_dir: a.game.log_dir.clone(),
+        fresh_bots: a.game.fresh_bots,
     };
     let report = ladder::sprt::run(&cfg, progress_printer("games"))?;
     print!("{}", report.text(&cfg));

@@ -2,7 +2,7 @@
 
 use crate::stats::{Pentanomial, Sprt, SprtDecision};
 use referee::clock::Limits;
-use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use referee::record::Pairing;
 use referee::spec::BotSpec;
 use std::path::PathBuf;
@@ -30,6 +30,9 @@ pub struct SprtConfig {
     pub limits: Limits,
     /// Bots' stderr logs.
     pub log_dir: Option<PathBuf>,
+    /// Start every bot process anew for each game (else each thread keeps the
+    /// processes that end a game cleanly, see [`BotPool`]).
+    pub fresh_bots: bool,
 }
 
 /// How a test ended.
@@ -112,12 +115,13 @@ pub fn run(cfg: &SprtConfig, mut progress: impl FnMut(u64, u64)) -> anyhow::Resu
         for _ in 0..cfg.concurrency.max(1) {
             let (tx, next, stop) = (tx.clone(), &next, &stop);
             scope.spawn(move || {
+                let mut pool = BotPool::new(!cfg.fresh_bots);
                 while !stop.load(Ordering::Relaxed) {
                     let pair = next.fetch_add(1, Ordering::Relaxed);
                     if pair >= max_pairs {
                         return;
                     }
-                    if tx.send(play_pair(cfg, pair)).is_err() {
+                    if tx.send(play_pair(cfg, pair, &mut pool)).is_err() {
                         return;
                     }
                 }
@@ -153,7 +157,7 @@ pub fn run(cfg: &SprtConfig, mut progress: impl FnMut(u64, u64)) -> anyhow::Resu
 }
 
 /// Plays both seatings of one seed; returns the tested bot's half-points and forfeits.
-fn play_pair(cfg: &SprtConfig, pair: u64) -> anyhow::Result<(usize, u64)> {
+fn play_pair(cfg: &SprtConfig, pair: u64, pool: &mut BotPool) -> anyhow::Result<(usize, u64)> {
     let mut half = 0;
     let mut forfeits = 0;
     for rotation in 0..2 {
@@ -174,7 +178,7 @@ fn play_pair(cfg: &SprtConfig, pair: u64) -> anyhow::Result<(usize, u64)> {
             dir: cfg.log_dir.clone(),
             tag: format!("sprt-g{pair}r{rotation}-"),
         };
-        let rec = play_game(&setup, &seats, &cfg.limits, &logs)?;
+        let rec = play_game_in(&setup, &seats, &cfg.limits, &logs, pool)?;
         // Seat s holds bot (s + rotation) % 2, so the tested bot (0) is in seat (2 - rotation) % 2.
         let seat = (2 - rotation) % 2;
         let (mine, theirs) = (rec.outcome.ranks[seat], rec.outcome.ranks[1 - seat]);

@@ -5,7 +5,7 @@
 use crate::standings::{self, Standings};
 use crate::store::{CompetitionRow, NewCompetition, NewGame, Store, StoreError};
 use referee::clock::{Limits, TimeControl};
-use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use referee::record::{GameRecord, Pairing};
 use referee::spec::BotSpec;
 use std::collections::HashSet;
@@ -80,6 +80,10 @@ pub struct TournamentConfig {
     pub time: String,
     /// Bots' stderr logs here.
     pub log_dir: Option<PathBuf>,
+    /// Start every bot process anew for each game (else each thread keeps the
+    /// processes that end a game cleanly, see [`BotPool`]). Not part of what makes
+    /// a tournament the same one when it is resumed.
+    pub fresh_bots: bool,
 }
 
 /// What a run did.
@@ -304,12 +308,13 @@ pub fn run(
             let (tx, jobs, next, stop, specs, comp, limits) =
                 (tx.clone(), &jobs, &next, &stop, &specs, &comp, &limits);
             scope.spawn(move || {
+                let mut pool = BotPool::new(!cfg.fresh_bots);
                 while !stop.load(Ordering::Relaxed) {
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some((group, rotation)) = jobs.get(k) else {
                         return;
                     };
-                    let result = play_one(cfg, comp, group, *rotation, specs, limits);
+                    let result = play_one(cfg, comp, group, *rotation, specs, limits, &mut pool);
                     if tx.send(result).is_err() {
                         return;
                     }
@@ -381,6 +386,7 @@ fn play_one(
     rotation: usize,
     specs: &std::collections::HashMap<i64, (String, BotSpec)>,
     limits: &Limits,
+    pool: &mut BotPool,
 ) -> Played {
     let n = group.bots.len();
     let seat_bots: Vec<i64> = (0..n).map(|s| group.bots[(s + rotation) % n]).collect();
@@ -402,7 +408,7 @@ fn play_one(
         dir: cfg.log_dir.clone(),
         tag: format!("{}-g{}r{rotation}-", comp.name, group.group_no),
     };
-    let mut rec = play_game(&setup, &seats, limits, &logs).map_err(|e| e.to_string())?;
+    let mut rec = play_game_in(&setup, &seats, limits, &logs, pool).map_err(|e| e.to_string())?;
     for (s, id) in seat_bots.iter().enumerate() {
         rec.seats[s].entrant = Some(specs[id].0.clone());
     }

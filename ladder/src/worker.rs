@@ -4,7 +4,7 @@
 
 use proto::ladder::ladder_client::LadderClient;
 use proto::ladder::{LeaseReply, LeaseRequest, ReportRequest};
-use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use referee::record::Pairing;
 use referee::spec::BotSpec;
 use std::path::PathBuf;
@@ -81,6 +81,8 @@ pub fn play_lease(lease: &LeaseReply, log_dir: Option<&PathBuf>) -> anyhow::Resu
         .map(|e| BotSpec::parse(&e.spec).map_err(anyhow::Error::msg))
         .collect::<anyhow::Result<_>>()?;
     let mut out = Vec::with_capacity(n);
+    // The group's games, one after another, with the same bot processes.
+    let mut pool = BotPool::reusing();
     for rotation in 0..n {
         let setup = GameSetup {
             game: lease.game.clone(),
@@ -99,7 +101,7 @@ pub fn play_lease(lease: &LeaseReply, log_dir: Option<&PathBuf>) -> anyhow::Resu
             dir: log_dir.cloned(),
             tag: format!("{}-g{}r{rotation}-", lease.competition, lease.group_no),
         };
-        let mut rec = play_game(&setup, &seats, &limits, &logs)?;
+        let mut rec = play_game_in(&setup, &seats, &limits, &logs, &mut pool)?;
         for s in 0..n {
             rec.seats[s].entrant = Some(lease.entrants[(s + rotation) % n].bot.clone());
         }

@@ -4,7 +4,7 @@
 //! concurrency.
 
 use crate::clock::{Limits, TimeControl};
-use crate::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use crate::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use crate::matchplay::{MatchConfig, run_match};
 use crate::process::wait_readable;
 use crate::spec::BotSpec;
@@ -167,6 +167,7 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
             limits: limits(),
             record: None,
             log_dir: None,
+            fresh_bots: false,
         };
         let s = run_match(m, |_, _, _| {})?;
         report.games_per_second[i] = s.games as f64 / s.seconds.max(1e-9);
@@ -187,6 +188,8 @@ struct Run {
 fn play_until(cfg: &BenchConfig, table: &[SeatSetup], at_least: u64, seed: &mut u64) -> anyhow::Result<Run> {
     let (mut decisions, mut us) = (0u64, 0u64);
     let mut sample = None;
+    // The same processes from game to game, as a match keeps them.
+    let mut pool = BotPool::reusing();
     while decisions < at_least.max(1) {
         *seed += 1;
         let setup = GameSetup {
@@ -196,7 +199,7 @@ fn play_until(cfg: &BenchConfig, table: &[SeatSetup], at_least: u64, seed: &mut 
             position: None,
             pairing: None,
         };
-        let rec = play_game(&setup, table, &limits(), &LogPlace::default())?;
+        let rec = play_game_in(&setup, table, &limits(), &LogPlace::default(), &mut pool)?;
         if let Some(f) = rec.faults.first() {
             anyhow::bail!("the bench bot faulted: {} {}", f.kind, f.detail);
         }

@@ -2,7 +2,7 @@
 //! request ids, legal replies, speed, and leaving on `quit`.
 
 use crate::clock::Limits;
-use crate::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use crate::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use crate::player::Player;
 use crate::spec::BotSpec;
 use std::fmt::Write as _;
@@ -139,6 +139,8 @@ pub fn check_bot(
 
     let random = SeatSetup::new(BotSpec::parse("builtin:random").unwrap_or(BotSpec::Human));
     let (mut moves, mut total_ms, mut max_ms, mut late, mut faults) = (0u64, 0u64, 0u64, 0u64, Vec::new());
+    // Game after game in the same process, as a match plays them.
+    let mut pool = BotPool::reusing();
     for g in 0..games.max(seats as u64) {
         let my_seat = (g as usize) % seats;
         let table: Vec<SeatSetup> = (0..seats)
@@ -157,7 +159,7 @@ pub fn check_bot(
             position: None,
             pairing: None,
         };
-        let rec = match play_game(&setup, &table, limits, &LogPlace::default()) {
+        let rec = match play_game_in(&setup, &table, limits, &LogPlace::default(), &mut pool) {
             Ok(r) => r,
             Err(e) => {
                 report.push(false, "game", e.to_string());
@@ -182,7 +184,7 @@ pub fn check_bot(
         "games",
         if faults.is_empty() {
             format!(
-                "{} games from every seat, {moves} legal moves",
+                "{} games from every seat, one after another in one process, {moves} legal moves",
                 games.max(seats as u64)
             )
         } else {

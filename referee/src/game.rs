@@ -53,6 +53,66 @@ pub struct LogPlace {
     pub tag: String,
 }
 
+/// Bot processes kept from one game to the next, as fastchess and cutechess keep
+/// engines: a process that ends a game without a fault plays its entrant's next
+/// game on the same thread, told `newgame` and checked with `isready` as a new one
+/// would be, instead of a new process being spawned and shaken hands with (which
+/// costs more than a whole fast game). Only processes are kept: built-in bots and
+/// gRPC connections cost nothing to start, and people are never pooled. Dropping
+/// the pool quits and reaps what it holds.
+#[derive(Debug)]
+pub struct BotPool {
+    keep: bool,
+    grace: std::time::Duration,
+    idle: Vec<(SeatSetup, Player)>,
+}
+
+impl BotPool {
+    /// A pool that keeps nothing: every game starts its bots and quits them at its
+    /// end.
+    pub fn fresh() -> BotPool {
+        BotPool::new(false)
+    }
+
+    /// A pool that keeps every bot process that ends a game cleanly.
+    pub fn reusing() -> BotPool {
+        BotPool::new(true)
+    }
+
+    /// [`BotPool::reusing`] if `keep`, else [`BotPool::fresh`].
+    pub fn new(keep: bool) -> BotPool {
+        BotPool {
+            keep,
+            grace: Limits::default().quit_grace,
+            idle: Vec::new(),
+        }
+    }
+
+    /// Bot processes waiting for a game.
+    pub fn idle(&self) -> usize {
+        self.idle.len()
+    }
+
+    /// A kept player started from exactly this seat setup, if any is still
+    /// running (a bot that left after its game is reaped, not blamed).
+    fn take(&mut self, seat: &SeatSetup) -> Option<Player> {
+        while let Some(i) = self.idle.iter().position(|(s, _)| s == seat) {
+            let (_, mut player) = self.idle.swap_remove(i);
+            if !player.has_ended() {
+                return Some(player);
+            }
+        }
+        None
+    }
+}
+
+impl Drop for BotPool {
+    fn drop(&mut self) {
+        let players = self.idle.drain(..).map(|(_, p)| p).collect();
+        Player::shutdown_all(players, self.grace);
+    }
+}
+
 /// Creates the game a setup describes, for `seats` seats.
 ///
 /// # Errors
@@ -79,7 +139,8 @@ pub fn create_game(setup: &GameSetup, seats: usize) -> Result<Box<dyn AnyGame>, 
 /// Plays one game to its end and returns its record. Bot faults end in the record,
 /// never in an error: a two-seat game ends at the first fault (the faulted seat
 /// loses); with more seats the faulted seat is ranked last and the referee plays its
-/// first legal move for it from then on. Runs on the calling thread.
+/// first legal move for it from then on. Runs on the calling thread; every bot is
+/// started for this game and quit at its end.
 ///
 /// # Errors
 /// Only a setup the game refuses.
@@ -88,6 +149,21 @@ pub fn play_game(
     seats: &[SeatSetup],
     limits: &Limits,
     logs: &LogPlace,
+) -> Result<GameRecord, SetupError> {
+    play_game_in(setup, seats, limits, logs, &mut BotPool::fresh())
+}
+
+/// [`play_game`], taking bot processes from `pool` where it has them and giving
+/// back every process that ends the game without a fault.
+///
+/// # Errors
+/// Only a setup the game refuses.
+pub fn play_game_in(
+    setup: &GameSetup,
+    seats: &[SeatSetup],
+    limits: &Limits,
+    logs: &LogPlace,
+    pool: &mut BotPool,
 ) -> Result<GameRecord, SetupError> {
     let mut game = create_game(setup, seats.len())?;
     let n = seats.len();
@@ -103,24 +179,22 @@ pub fn play_game(
             .dir
             .as_ref()
             .map(|d| d.join(format!("{}seat{seat}.stderr.log", logs.tag)));
-        match Player::start(&s.spec, &s.options, limits.handshake, log) {
+        let table = TableSeat {
+            game: info.id,
+            seats: n,
+            seat,
+            options: &options,
+        };
+        match ready_player(pool, s, &table, limits, log) {
             Ok(p) => {
                 names.push(p.name());
                 players.push(Some(p));
             }
-            Err(f) => {
-                names.push(s.spec.short_name());
+            Err((name, f)) => {
+                names.push(name);
                 faults.push(FaultRecord::new(seat, &f, 0));
                 players.push(None);
             }
-        }
-    }
-    for seat in 0..n {
-        if let Some(p) = players[seat].as_mut()
-            && let Err(f) = p.new_game(info.id, n, seat, &options, limits.ping)
-        {
-            retire(&mut players[seat], limits);
-            faults.push(FaultRecord::new(seat, &f, 0));
         }
     }
 
@@ -254,8 +328,19 @@ pub fn play_game(
             late[seat] = p.late_replies();
         }
     }
-    // Quit everyone at once, then reap: one grace period, not one per seat.
-    Player::shutdown_all(players.into_iter().flatten().collect(), limits.quit_grace);
+    // Keep the processes that played cleanly, if the pool keeps any; quit the rest
+    // at once, then reap: one grace period, not one per seat.
+    let mut quitting = Vec::new();
+    for (seat, p) in players.into_iter().enumerate() {
+        let Some(p) = p else { continue };
+        if pool.keep && p.is_process() && !faults.iter().any(|f| f.seat == seat) {
+            pool.grace = limits.quit_grace;
+            pool.idle.push((seats[seat].clone(), p));
+        } else {
+            quitting.push(p);
+        }
+    }
+    Player::shutdown_all(quitting, limits.quit_grace);
     Ok(GameRecord {
         schema: RECORD_SCHEMA,
         engine: engine::ENGINE_VERSION.to_owned(),
@@ -282,6 +367,47 @@ pub fn play_game(
         final_position: game.position(),
         play_us,
     })
+}
+
+/// Where a player sits: what `newgame` tells it.
+struct TableSeat<'a> {
+    game: &'static str,
+    seats: usize,
+    seat: usize,
+    options: &'a [String],
+}
+
+/// A player told `newgame` and checked with `isready`: a process kept in `pool`
+/// if it has one for this seat setup, else a new one. A kept process that cannot
+/// start another game (one that left after its last game, say) is replaced, not
+/// blamed. On failure, the name to record and the fault.
+fn ready_player(
+    pool: &mut BotPool,
+    setup: &SeatSetup,
+    at: &TableSeat<'_>,
+    limits: &Limits,
+    log: Option<PathBuf>,
+) -> Result<Player, (String, Fault)> {
+    if let Some(mut kept) = pool.take(setup) {
+        kept.prepare_next_game(log.clone());
+        match kept.new_game(at.game, at.seats, at.seat, at.options, limits.ping) {
+            Ok(()) => return Ok(kept),
+            Err(f) => {
+                tracing::debug!(bot = %setup.spec, fault = %f, "a kept bot could not start another game; starting a new one");
+                kept.shutdown(limits.quit_grace);
+            }
+        }
+    }
+    let mut player = Player::start(&setup.spec, &setup.options, limits.handshake, log)
+        .map_err(|f| (setup.spec.short_name(), f))?;
+    match player.new_game(at.game, at.seats, at.seat, at.options, limits.ping) {
+        Ok(()) => Ok(player),
+        Err(f) => {
+            let name = player.name();
+            player.shutdown(limits.quit_grace);
+            Err((name, f))
+        }
+    }
 }
 
 /// What `seat` is told when it must decide.

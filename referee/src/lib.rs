@@ -23,6 +23,6 @@ pub mod spec;
 
 pub use clock::{Limits, TimeControl};
 pub use fault::{Fault, FaultKind};
-pub use game::{GameSetup, LogPlace, SeatSetup, play_game};
+pub use game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game, play_game_in};
 pub use record::{GameRecord, Termination};
 pub use spec::BotSpec;

@@ -158,6 +158,12 @@ struct MatchArgs {
     /// Seed of the first group; group g uses seed + g.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Start every bot process anew for each game. By default a bot process that
+    /// ends a game without a fault plays its next game too (told `newgame`, checked
+    /// with `isready`), as in fastchess: much faster with quick bots, but a bot
+    /// that keeps state between games carries it over.
+    #[arg(long)]
+    fresh_bots: bool,
 }
 
 #[derive(Args)]
@@ -298,6 +304,7 @@ fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
         limits: a.game.limits()?,
         record: a.game.record.clone(),
         log_dir: a.game.log_dir.clone(),
+        fresh_bots: a.fresh_bots,
     };
     let tty = std::io::stderr().is_terminal();
     let summary = run_match(cfg, |done, total, rec| {

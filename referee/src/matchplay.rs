@@ -2,7 +2,7 @@
 //! with the seats rotated, so every entrant meets the same dice from every seat).
 
 use crate::clock::Limits;
-use crate::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use crate::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use crate::record::{self, GameRecord, Pairing};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -29,6 +29,9 @@ pub struct MatchConfig {
     pub record: Option<PathBuf>,
     /// Bots' stderr logs here.
     pub log_dir: Option<PathBuf>,
+    /// Start every bot process anew for each game, instead of keeping each one
+    /// that ends a game cleanly for its entrant's next game on the same thread.
+    pub fresh_bots: bool,
 }
 
 /// One entrant's results.
@@ -195,6 +198,8 @@ pub fn run_match(
         for _ in 0..cfg.concurrency.max(1) {
             let (tx, cfg, next, stop) = (tx.clone(), &cfg, &next, &stop);
             scope.spawn(move || {
+                // Each thread keeps its own bots: a process plays one game at a time.
+                let mut pool = BotPool::new(!cfg.fresh_bots);
                 while !stop.load(Ordering::Relaxed) {
                     let job = next.fetch_add(1, Ordering::Relaxed);
                     if job >= total {
@@ -215,7 +220,8 @@ pub fn run_match(
                         dir: cfg.log_dir.clone(),
                         tag: format!("g{group}r{rotation}-"),
                     };
-                    if tx.send(play_game(&setup, &seats, &cfg.limits, &logs)).is_err() {
+                    let result = play_game_in(&setup, &seats, &cfg.limits, &logs, &mut pool);
+                    if tx.send(result).is_err() {
                         return;
                     }
                 }

@@ -395,6 +395,30 @@ impl Player {
         }
     }
 
+    /// Whether this player is a bot process (the only kind a [`crate::game::BotPool`]
+    /// keeps between games).
+    pub fn is_process(&self) -> bool {
+        matches!(self.kind, Kind::Process(_))
+    }
+
+    /// Whether a process player has exited or closed its output.
+    pub fn has_ended(&mut self) -> bool {
+        match &mut self.kind {
+            Kind::Process(bot) => bot.has_ended(),
+            _ => false,
+        }
+    }
+
+    /// Readies a kept process for its next game: late replies are counted per game
+    /// again, and its stderr goes to that game's log.
+    pub fn prepare_next_game(&mut self, stderr_log: Option<PathBuf>) {
+        if let Kind::Process(bot) = &mut self.kind {
+            bot.late_replies = 0;
+            bot.info.clear();
+            bot.set_stderr_log(stderr_log);
+        }
+    }
+
     /// Late replies discarded so far (process bots).
     pub fn late_replies(&self) -> u64 {
         match &self.kind {

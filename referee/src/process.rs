@@ -58,7 +58,7 @@ pub struct ProcessBot {
     eof: bool,
     /// Lines queued to go out with the next message, in one write.
     queued: String,
-    stderr_tail: Arc<Mutex<Vec<u8>>>,
+    stderr: Arc<Mutex<StderrSink>>,
     /// Says when the stderr thread has written everything.
     stderr_done: std::sync::mpsc::Receiver<()>,
     /// Info lines seen while waiting.
@@ -119,13 +119,16 @@ impl ProcessBot {
             .map_err(|e| spawn_fault(command, e))?;
         nix::fcntl::fcntl(stdout.as_fd(), nix::fcntl::FcntlArg::F_SETFL(flags))
             .map_err(|e| spawn_fault(command, e))?;
-        let stderr_tail = Arc::new(Mutex::new(Vec::new()));
-        let tail = stderr_tail.clone();
+        let sink = Arc::new(Mutex::new(StderrSink::default()));
+        sink.lock()
+            .map_err(|_| spawn_fault(command, "stderr sink poisoned"))?
+            .open_log(stderr_log);
+        let thread_sink = sink.clone();
         let (done_tx, stderr_done) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("bot-stderr".into())
             .spawn(move || {
-                drain_stderr(stderr, &tail, stderr_log);
+                drain_stderr(stderr, &thread_sink);
                 let _ = done_tx.send(());
             })
             .map_err(|e| spawn_fault(command, e))?;
@@ -140,7 +143,7 @@ impl ProcessBot {
             end: 0,
             eof: false,
             queued: String::new(),
-            stderr_tail,
+            stderr: sink,
             stderr_done,
             info: Vec::new(),
             late_replies: 0,
@@ -154,8 +157,17 @@ impl ProcessBot {
 
     /// The end of what the bot wrote to stderr.
     pub fn stderr_tail(&self) -> String {
-        let tail = self.stderr_tail.lock().map(|t| t.clone()).unwrap_or_default();
+        let tail = self.stderr.lock().map(|s| s.tail.clone()).unwrap_or_default();
         String::from_utf8_lossy(&tail).into_owned()
+    }
+
+    /// Sends what the bot writes to stderr from now on to `log` (capped anew), or
+    /// nowhere: a process kept for the next game gets that game's log. Lines the
+    /// bot wrote just before may still land in the old log or the new one.
+    pub fn set_stderr_log(&mut self, log: Option<PathBuf>) {
+        if let Ok(mut sink) = self.stderr.lock() {
+            sink.open_log(log);
+        }
     }
 
     /// Queues a message to go out with the next one sent (one write, one wake-up
@@ -373,6 +385,12 @@ impl ProcessBot {
         self.fill();
     }
 
+    /// Whether the bot has exited or closed its output (a kept process that left
+    /// after its game is not asked to play another).
+    pub fn has_ended(&mut self) -> bool {
+        self.eof || !matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// Sends `quit` and closes the bot's input.
     pub fn quit(&mut self) {
         let _ = self.send(&ToBot::Quit, Duration::from_millis(100));
@@ -474,10 +492,46 @@ fn last_chars(s: &str, n: usize) -> &str {
     &s[start..]
 }
 
-fn drain_stderr(mut stderr: std::process::ChildStderr, tail: &Mutex<Vec<u8>>, log: Option<PathBuf>) {
-    let mut file = log.and_then(|p| std::fs::File::create(p).ok());
-    let mut written = 0u64;
-    let mut marked = false;
+/// Where a bot's stderr goes: a capped tail in memory, and the current game's
+/// capped log file, if any.
+#[derive(Debug, Default)]
+struct StderrSink {
+    tail: Vec<u8>,
+    file: Option<std::fs::File>,
+    /// Bytes written to `file`.
+    written: u64,
+    /// Whether `file` already says the rest was dropped.
+    marked: bool,
+}
+
+impl StderrSink {
+    fn open_log(&mut self, log: Option<PathBuf>) {
+        self.file = log.and_then(|p| std::fs::File::create(p).ok());
+        (self.written, self.marked) = (0, false);
+    }
+
+    fn take(&mut self, bytes: &[u8]) {
+        self.tail.extend_from_slice(bytes);
+        if self.tail.len() > STDERR_TAIL {
+            let cut = self.tail.len() - STDERR_TAIL;
+            self.tail.drain(..cut);
+        }
+        if let Some(f) = self.file.as_mut() {
+            let room = STDERR_LOG_CAP.saturating_sub(self.written) as usize;
+            let take = bytes.len().min(room);
+            if take > 0 && f.write_all(&bytes[..take]).is_ok() {
+                self.written += take as u64;
+            }
+            if take < bytes.len() && !self.marked {
+                // Say once that the rest was dropped.
+                let _ = f.write_all(b"\n[stderr log capped]\n");
+                self.marked = true;
+            }
+        }
+    }
+}
+
+fn drain_stderr(mut stderr: std::process::ChildStderr, sink: &Mutex<StderrSink>) {
     let mut buf = vec![0u8; 8192];
     loop {
         let n = match stderr.read(&mut buf) {
@@ -486,24 +540,8 @@ fn drain_stderr(mut stderr: std::process::ChildStderr, tail: &Mutex<Vec<u8>>, lo
             Err(_) => break,
             Ok(n) => n,
         };
-        if let Ok(mut t) = tail.lock() {
-            t.extend_from_slice(&buf[..n]);
-            if t.len() > STDERR_TAIL {
-                let cut = t.len() - STDERR_TAIL;
-                t.drain(..cut);
-            }
-        }
-        if let Some(f) = file.as_mut() {
-            let room = STDERR_LOG_CAP.saturating_sub(written) as usize;
-            let take = n.min(room);
-            if take > 0 && f.write_all(&buf[..take]).is_ok() {
-                written += take as u64;
-            }
-            if take < n && !marked {
-                // Say once that the rest was dropped.
-                let _ = f.write_all(b"\n[stderr log capped]\n");
-                marked = true;
-            }
+        if let Ok(mut sink) = sink.lock() {
+            sink.take(&buf[..n]);
         }
     }
 }

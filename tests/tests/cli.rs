@@ -292,6 +292,40 @@ fn a_match_prints_a_summary_per_bot() {
 }
 
 #[test]
+fn a_match_keeps_bot_processes_between_games_unless_told_not_to() {
+    let bot = format!("{} --mode keepable", env!("CARGO_BIN_EXE_hostile_bot"));
+    for (fresh, processes) in [(false, 1), (true, 6)] {
+        let rec = temp(&format!("keep-{fresh}.jsonl"));
+        let mut args = vec![
+            "match",
+            "--game",
+            "ur",
+            "--games",
+            "6",
+            "--bot",
+            "builtin:first",
+            "--bot",
+            &bot,
+        ];
+        args.extend(["--record", rec.to_str().unwrap()]);
+        if fresh {
+            args.push("--fresh-bots");
+        }
+        let o = referee(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        let records = referee::record::read_all(&rec).unwrap();
+        assert_eq!(records.len(), 6);
+        // The keepable bot names itself after its process id.
+        let names: std::collections::BTreeSet<&str> = records
+            .iter()
+            .flat_map(|r| r.seats.iter().map(|s| s.name.as_str()))
+            .filter(|n| n.starts_with("hostile-keepable-"))
+            .collect();
+        assert_eq!(names.len(), processes, "fresh_bots={fresh}: {names:?}");
+    }
+}
+
+#[test]
 fn check_bot_passes_a_good_bot_and_fails_a_bad_one() {
     let o = referee(&["check-bot", &rust_bot(), "--game", "ur", "--games", "2"]);
     assert!(

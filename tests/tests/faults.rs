@@ -2,7 +2,7 @@
 //! the right kind for that seat, never in a hang, a panic, a zombie or a leaked fd.
 
 use referee::clock::Limits;
-use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
+use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game, play_game_in};
 use referee::{BotSpec, FaultKind, GameRecord, Termination};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -281,4 +281,93 @@ fn a_thousand_games_leave_no_zombie_no_fd_and_no_grandchild() {
         after <= before + 8,
         "file descriptors grew from {before} to {after}"
     );
+}
+
+/// The process id a `keepable` hostile bot put in its name.
+fn pid_in_name(rec: &GameRecord, seat: usize) -> u32 {
+    let name = &rec.seats[seat].name;
+    name.strip_prefix("hostile-keepable-")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("not a keepable bot's name: {name}"))
+}
+
+#[test]
+fn a_pool_keeps_clean_bots_for_the_next_game_and_replaces_faulted_ones() {
+    let dir = std::env::temp_dir().join(format!("astragal-pool-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let seats = [hostile("keepable", 0), hostile("crash-in-second-game", 0)];
+    let mut pool = BotPool::reusing();
+    let mut game = |seed: u64| {
+        let setup = GameSetup {
+            game: "ur".into(),
+            options: vec![],
+            seed,
+            position: None,
+            pairing: None,
+        };
+        let logs = LogPlace {
+            dir: Some(dir.clone()),
+            tag: format!("g{seed}-"),
+        };
+        let rec = play_game_in(&setup, &seats, &limits(), &logs, &mut pool).unwrap();
+        (rec, pool.idle())
+    };
+    let (first_game, idle) = game(1);
+    assert!(first_game.faults.is_empty(), "{:?}", first_game.faults);
+    assert_eq!(idle, 2, "both bots ended cleanly and are kept");
+    // The second game is played by the same processes: the crashing one shows it.
+    let (second, idle) = game(2);
+    assert_eq!(
+        pid_in_name(&second, 0),
+        pid_in_name(&first_game, 0),
+        "the same process"
+    );
+    assert_eq!(second.faults.len(), 1, "{:?}", second.faults);
+    assert_eq!(
+        (second.faults[0].seat, second.faults[0].kind),
+        (1, FaultKind::Crash)
+    );
+    assert_eq!(idle, 1, "the crashed bot is not kept; its opponent is");
+    // A new process takes the crashed one's place (its first game: no crash).
+    let (third, idle) = game(3);
+    assert!(third.faults.is_empty(), "{:?}", third.faults);
+    assert_eq!(pid_in_name(&third, 0), pid_in_name(&first_game, 0));
+    assert_eq!(idle, 2);
+    // Dropping the pool quits and reaps what it kept (and waits for its stderr).
+    drop(pool);
+    let pid = pid_in_name(&first_game, 0);
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(
+        state.is_empty(),
+        "the kept bot {pid} is gone after the pool: {state}"
+    );
+    // Each game's stderr log holds that game's lines only.
+    for g in 1..=3 {
+        let log = std::fs::read_to_string(dir.join(format!("g{g}-seat0.stderr.log"))).unwrap();
+        assert_eq!(
+            log,
+            format!("newgame number {g} in process {pid}\n"),
+            "game {g}'s log"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_kept_bot_that_left_after_its_game_is_replaced_not_blamed() {
+    let seats = [first(), hostile("exit-after-game", 0)];
+    let mut pool = BotPool::reusing();
+    for seed in 1..=3 {
+        let setup = GameSetup {
+            game: "ur".into(),
+            options: vec![],
+            seed,
+            position: None,
+            pairing: None,
+        };
+        let rec = play_game_in(&setup, &seats, &limits(), &LogPlace::default(), &mut pool).unwrap();
+        assert!(rec.faults.is_empty(), "game {seed}: {:?}", rec.faults);
+        assert_eq!(rec.termination, Termination::Normal);
+    }
 }

@@ -28,10 +28,11 @@ struct Args {
     #[arg(long)]
     grpc: Option<std::net::SocketAddr>,
     /// Microseconds to keep polling standard input after each answer before going
-    /// to sleep: a fast referee's next request then finds this bot awake (waking a
-    /// halted core costs more than a round trip on some virtual machines). 0: sleep
-    /// at once.
-    #[arg(long, default_value_t = bots::spin::DEFAULT_SPIN.as_micros() as u64)]
+    /// to sleep (try 50). A fast referee's next request then finds this bot awake,
+    /// which halves a round trip on virtual machines whose idle cores halt at
+    /// once; but a spinning bot keeps a core busy, so with as many games at once as
+    /// cores it only slows the others down. 0: sleep at once.
+    #[arg(long, default_value_t = 0)]
     spin_us: u64,
 }
 

@@ -1,5 +1,9 @@
 //! A bot that misbehaves on purpose, one way per `--mode`, for the referee's
-//! fault tests. Until it misbehaves it plays the first legal move.
+//! fault tests. Until it misbehaves it plays the first legal move. Two modes
+//! behave and show how a process is reused: `keepable` names itself after its
+//! process id and writes one stderr line per `newgame`; `crash-in-second-game`
+//! crashes at its first request of its second game. `exit-after-game` leaves
+//! after `gameover` without waiting for `quit` (rude, but not a fault).
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -21,6 +25,7 @@ fn main() {
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     let mut gos = 0u64;
+    let mut games = 0u64;
     if mode == "flood-stderr" {
         // 2 MiB before saying anything (past the log cap), then tens of megabytes
         // while playing: the referee must drain it all.
@@ -56,10 +61,17 @@ fn main() {
                     std::thread::sleep(Duration::from_secs(30));
                 }
                 let version = if mode == "bad-version" { 2 } else { 1 };
-                let _ = writeln!(
-                    out,
-                    "id name=hostile-{mode} author=tests\nastragalok version={version}"
-                );
+                let name = match mode.as_str() {
+                    "keepable" => format!("hostile-keepable-{}", std::process::id()),
+                    _ => format!("hostile-{mode}"),
+                };
+                let _ = writeln!(out, "id name={name} author=tests\nastragalok version={version}");
+            }
+            "newgame" => {
+                games += 1;
+                if mode == "keepable" {
+                    eprintln!("newgame number {games} in process {}", std::process::id());
+                }
             }
             "isready" => {
                 if mode == "stall" {
@@ -71,6 +83,9 @@ fn main() {
                 gos += 1;
                 let id = field("id");
                 let first = field("legal").split(',').next().unwrap_or("").to_owned();
+                if mode == "crash-in-second-game" && games >= 2 {
+                    std::process::exit(3);
+                }
                 if gos > after {
                     match mode.as_str() {
                         "sleep" => std::thread::sleep(Duration::from_secs(3600)),
@@ -120,6 +135,7 @@ fn main() {
                     let _ = writeln!(out, "move id={id} move={first}");
                 }
             }
+            "gameover" if mode == "exit-after-game" => return,
             "quit" => {
                 if mode == "ignore-quit" {
                     loop {
