@@ -189,10 +189,29 @@ impl Clone for Box<dyn AnyGame> {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Erased<G: Game> {
     game: G,
     options: Vec<String>,
+    /// The legal-move buffer, kept between requests (an Uptick list is ~150 moves:
+    /// a new vector grew through eight allocations each time).
+    scratch: std::sync::Mutex<Vec<G::Move>>,
+}
+
+impl<G: Game> Erased<G> {
+    fn new(game: G, options: Vec<String>) -> Erased<G> {
+        Erased {
+            game,
+            options,
+            scratch: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl<G: Game> Clone for Erased<G> {
+    fn clone(&self) -> Self {
+        Erased::new(self.game.clone(), self.options.clone())
+    }
 }
 
 impl<G: Game> AnyGame for Erased<G> {
@@ -221,7 +240,14 @@ impl<G: Game> AnyGame for Erased<G> {
             .collect()
     }
     fn write_legal_moves(&self, seat: Seat, out: &mut String) -> usize {
-        let mut moves = Vec::new();
+        // Take the buffer out (another thread holding the game would find it empty
+        // and allocate, never wait), fill it, put it back.
+        let mut moves = self
+            .scratch
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default();
+        moves.clear();
         self.game.legal_moves(seat, &mut moves);
         for (i, m) in moves.iter().enumerate() {
             if i > 0 {
@@ -229,7 +255,11 @@ impl<G: Game> AnyGame for Erased<G> {
             }
             G::write_move(m, out);
         }
-        moves.len()
+        let n = moves.len();
+        if let Ok(mut slot) = self.scratch.lock() {
+            *slot = moves;
+        }
+        n
     }
     fn play(&mut self, seat: Seat, mv: &str) -> Result<bool, MoveError> {
         let mv = self.game.parse_move(mv)?;
@@ -314,10 +344,7 @@ impl<S: AsRef<str>> GameVisitor for NewGame<'_, S> {
                 game
             }
         };
-        Ok(Box::new(Erased {
-            game,
-            options: values.canonical(),
-        }))
+        Ok(Box::new(Erased::new(game, values.canonical())))
     }
 }
 

@@ -109,6 +109,12 @@ impl GameVisitor for CheckedPlayout<'_> {
                 // the public position and sample the rest. It must look the same too,
                 // and the public position must not carry the dice to come.
                 let public = game.public_position(seat);
+                assert_eq!(
+                    game.position_without_rng(),
+                    engine::game::strip_rng(&game.position()),
+                    "{}: position_without_rng is not the position without its rng",
+                    G::ID
+                );
                 assert!(
                     !public.contains("rng="),
                     "{}: public position leaks the RNG",

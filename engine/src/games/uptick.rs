@@ -643,8 +643,11 @@ impl Game for Uptick {
     }
 
     fn position(&self) -> String {
+        use crate::json::int;
         let n = self.size();
-        let mut board = String::new();
+        // One buffer, no formatting machinery: every request carries the position.
+        let mut s = String::with_capacity(n * n + 64);
+        s.push_str("board=");
         for y in (0..n).rev() {
             let mut empty = 0;
             for x in 0..n {
@@ -654,29 +657,42 @@ impl Game for Uptick {
                     continue;
                 }
                 if empty > 0 {
-                    board.push_str(&empty.to_string());
+                    int(&mut s, empty);
                     empty = 0;
                 }
                 let base = if c.owner() == 0 { b'A' } else { b'a' };
-                board.push(char::from(base + c.value() - 1));
+                s.push(char::from(base + c.value() - 1));
             }
             if empty > 0 {
-                board.push_str(&empty.to_string());
+                int(&mut s, empty);
             }
             if y > 0 {
-                board.push('/');
+                s.push('/');
             }
         }
-        format!(
-            "board={board} to_move={} reserve={},{} captured={},{} last={} turn={}",
-            self.to_move,
-            self.reserve[0],
-            self.reserve[1],
-            self.captured[0],
-            self.captured[1],
-            self.last_mover.map_or("-".to_owned(), |s| s.to_string()),
-            self.turn
-        )
+        s.push_str(" to_move=");
+        int(&mut s, self.to_move);
+        s.push_str(" reserve=");
+        int(&mut s, self.reserve[0]);
+        s.push(',');
+        int(&mut s, self.reserve[1]);
+        s.push_str(" captured=");
+        int(&mut s, self.captured[0]);
+        s.push(',');
+        int(&mut s, self.captured[1]);
+        s.push_str(" last=");
+        match self.last_mover {
+            Some(seat) => int(&mut s, seat),
+            None => s.push('-'),
+        }
+        s.push_str(" turn=");
+        int(&mut s, self.turn);
+        s
+    }
+
+    fn position_without_rng(&self) -> String {
+        // Uptick has no dice to come: its position carries no `rng` to cut off.
+        self.position()
     }
 
     fn seats(&self) -> usize {
