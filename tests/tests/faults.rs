@@ -23,6 +23,17 @@ fn first() -> SeatSetup {
     SeatSetup::new(BotSpec::parse("builtin:first").unwrap())
 }
 
+/// A game of Ur from the start with this seed.
+fn ur_setup(seed: u64) -> GameSetup {
+    GameSetup {
+        game: "ur".into(),
+        options: vec![],
+        seed,
+        position: None,
+        pairing: None,
+    }
+}
+
 fn play(game: &str, seats: Vec<SeatSetup>) -> GameRecord {
     astragal_tests::play_guarded(game, &seats, 5)
 }
@@ -155,13 +166,7 @@ fn stderr_goes_to_a_capped_log_per_bot() {
     let dir = std::env::temp_dir().join(format!("astragal-logs-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let setup = GameSetup {
-        game: "ur".into(),
-        options: vec![],
-        seed: 5,
-        position: None,
-        pairing: None,
-    };
+    let setup = ur_setup(5);
     let logs = LogPlace {
         dir: Some(dir.clone()),
         tag: "t-".into(),
@@ -299,13 +304,7 @@ fn a_pool_keeps_clean_bots_for_the_next_game_and_replaces_faulted_ones() {
     let seats = [hostile("keepable", 0), hostile("crash-in-second-game", 0)];
     let mut pool = BotPool::reusing();
     let mut game = |seed: u64| {
-        let setup = GameSetup {
-            game: "ur".into(),
-            options: vec![],
-            seed,
-            position: None,
-            pairing: None,
-        };
+        let setup = ur_setup(seed);
         let logs = LogPlace {
             dir: Some(dir.clone()),
             tag: format!("g{seed}-"),
@@ -359,13 +358,7 @@ fn a_kept_bot_that_left_after_its_game_is_replaced_not_blamed() {
     let seats = [first(), hostile("exit-after-game", 0)];
     let mut pool = BotPool::reusing();
     for seed in 1..=3 {
-        let setup = GameSetup {
-            game: "ur".into(),
-            options: vec![],
-            seed,
-            position: None,
-            pairing: None,
-        };
+        let setup = ur_setup(seed);
         let rec = play_game_in(&setup, &seats, &limits(), &LogPlace::default(), &mut pool).unwrap();
         assert!(rec.faults.is_empty(), "game {seed}: {:?}", rec.faults);
         assert_eq!(rec.termination, Termination::Normal);
