@@ -6,7 +6,7 @@ use proto::{FromBot, PROTOCOL_VERSION, ToBot};
 use std::io::{self, BufRead, Write};
 
 /// Serves `bot` until `quit` or the end of input. Lines the bot does not
-/// understand are ignored, as the protocol asks.
+/// understand (or that are not UTF-8) are ignored, as the protocol asks.
 ///
 /// # Errors
 /// Only I/O errors.
@@ -16,93 +16,160 @@ pub fn serve(
     mut input: impl BufRead,
     mut output: impl Write,
 ) -> io::Result<()> {
-    let send = |msg: FromBot, out: &mut dyn Write| -> io::Result<()> {
-        writeln!(out, "{msg}")?;
-        out.flush() // flush after every message: the referee is waiting for it
+    let mut session = Session {
+        bot,
+        author,
+        game: String::new(),
+        options: Vec::new(),
+        seats: 0,
+        moves: Vec::new(),
+        reply: String::new(),
     };
-    let mut game = String::new();
-    let mut options: Vec<String> = Vec::new();
-    let mut seats = 0;
-    // One buffer for every line (a request can be a kilobyte or more).
-    let mut buf = String::new();
+    // The part of a line that did not fit in the reader's buffer.
+    let mut spill: Vec<u8> = Vec::new();
     loop {
-        buf.clear();
-        if input.read_line(&mut buf)? == 0 {
-            break;
+        // Lines are read where the reader holds them, not copied out first: a
+        // request can be a kilobyte or more and this runs for every move.
+        let available = input.fill_buf()?;
+        if available.is_empty() {
+            if !spill.is_empty() {
+                session.handle(&spill, &mut output)?;
+            }
+            return Ok(());
         }
-        let line = buf.strip_suffix('\n').unwrap_or(&buf);
+        let (flow, used) = match memchr::memchr(b'\n', available) {
+            Some(end) if spill.is_empty() => (session.handle(&available[..end], &mut output)?, end + 1),
+            Some(end) => {
+                spill.extend_from_slice(&available[..end]);
+                let flow = session.handle(&spill, &mut output)?;
+                spill.clear();
+                (flow, end + 1)
+            }
+            None => {
+                spill.extend_from_slice(available);
+                (Flow::Continue, available.len())
+            }
+        };
+        input.consume(used);
+        if let Flow::Quit = flow {
+            return Ok(());
+        }
+    }
+}
+
+/// Whether to go on reading after a line.
+enum Flow {
+    Continue,
+    Quit,
+}
+
+/// What the bot knows between lines.
+struct Session<'b, 'a> {
+    bot: &'b mut dyn Bot,
+    author: &'a str,
+    game: String,
+    options: Vec<String>,
+    seats: usize,
+    /// The legal-move list's allocation, kept between requests.
+    moves: Vec<&'static str>,
+    /// The reply line's buffer, likewise.
+    reply: String,
+}
+
+impl Session<'_, '_> {
+    fn handle(&mut self, line: &[u8], output: &mut impl Write) -> io::Result<Flow> {
+        let Ok(line) = std::str::from_utf8(line) else {
+            return Ok(Flow::Continue);
+        };
         let line = line.strip_suffix('\r').unwrap_or(line);
         // The hot path: read `go` without copying its moves.
         if let Some(go) = proto::GoRef::parse(line) {
-            let observation = if bot.reads_observations() {
+            let observation = if self.bot.reads_observations() {
                 serde_json::from_str(go.obs).unwrap_or(serde_json::Value::Null)
             } else {
                 serde_json::Value::Null
             };
-            let moves: Vec<&str> = go.legal_moves().collect();
+            let mut moves = reuse(std::mem::take(&mut self.moves));
+            moves.extend(go.legal_moves());
             let view = View {
-                game: &game,
+                game: &self.game,
                 seat: go.seat,
-                seats,
-                options: &options,
+                seats: self.seats,
+                options: &self.options,
                 observation: &observation,
                 legal: &moves,
                 time_ms: go.time_ms,
                 movetime_ms: go.movetime_ms,
             };
-            let mv = bot.choose(&view);
-            send(FromBot::Move { id: go.id, mv }, &mut output)?;
-            continue;
+            let mv = self.bot.choose(&view);
+            self.moves = reuse(moves);
+            self.reply.clear();
+            proto::text::write_move_reply(&mut self.reply, go.id, &mv);
+            self.reply.push('\n');
+            output.write_all(self.reply.as_bytes())?;
+            output.flush()?;
+            return Ok(Flow::Continue);
         }
         // Others' moves and results change nothing here: skip them unparsed (in a
         // two-seat game every request comes behind one).
         if matches!(line.split_ascii_whitespace().next(), Some("played" | "gameover")) {
-            continue;
+            return Ok(Flow::Continue);
         }
         let Ok(msg) = ToBot::parse(line) else {
-            continue;
+            return Ok(Flow::Continue);
         };
         match msg {
             ToBot::Hello { .. } => {
-                send(
-                    FromBot::Id {
-                        name: Some(bot.name()),
-                        author: Some(author.to_owned()),
-                    },
-                    &mut output,
-                )?;
-                for decl in bot.options() {
-                    send(FromBot::Option(decl), &mut output)?;
+                let id = FromBot::Id {
+                    name: Some(self.bot.name()),
+                    author: Some(self.author.to_owned()),
+                };
+                send(id, output)?;
+                for decl in self.bot.options() {
+                    send(FromBot::Option(decl), output)?;
                 }
                 send(
                     FromBot::HelloOk {
                         version: PROTOCOL_VERSION,
                     },
-                    &mut output,
+                    output,
                 )?;
             }
             ToBot::SetOption { name, value } => {
-                if let Err(e) = bot.set_option(&name, &value) {
-                    send(FromBot::Info(format!("ignored: {e}")), &mut output)?;
+                if let Err(e) = self.bot.set_option(&name, &value) {
+                    send(FromBot::Info(format!("ignored: {e}")), output)?;
                 }
             }
-            ToBot::IsReady => send(FromBot::ReadyOk, &mut output)?,
+            ToBot::IsReady => send(FromBot::ReadyOk, output)?,
             ToBot::NewGame {
-                game: g,
-                seats: n,
+                game,
+                seats,
                 seat,
-                options: o,
+                options,
             } => {
-                bot.new_game(&g, n, seat, &o);
-                (game, seats, options) = (g, n, o);
+                self.bot.new_game(&game, seats, seat, &options);
+                (self.game, self.seats, self.options) = (game, seats, options);
             }
             // A `go` GoRef refused (no id or no observation) is ignored, as any
             // line the bot cannot use.
             ToBot::Go { .. } | ToBot::Played { .. } | ToBot::GameOver { .. } => {}
-            ToBot::Quit => return Ok(()),
+            ToBot::Quit => return Ok(Flow::Quit),
         }
+        Ok(Flow::Continue)
     }
-    Ok(())
+}
+
+/// Sends one message and flushes: the referee is waiting for it.
+fn send(msg: FromBot, out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "{msg}")?;
+    out.flush()
+}
+
+/// The same allocation, emptied, to borrow from another line (the collect reuses
+/// the buffer: same element size, nothing to move).
+fn reuse<'to>(mut moves: Vec<&str>) -> Vec<&'to str> {
+    moves.clear();
+    moves.into_iter().map(|_| "").collect()
 }
 
 #[cfg(test)]
@@ -135,5 +202,26 @@ mod tests {
             lines[5]
         );
         assert_eq!(lines.len(), 6, "nothing after quit: {out}");
+    }
+
+    /// Lines longer than the reader's buffer, a line that is not UTF-8, and a last
+    /// line without its newline are all read as the protocol says.
+    #[test]
+    fn long_lines_bad_bytes_and_a_missing_last_newline() {
+        let legal: Vec<String> = (0..40).map(|i| format!("m{i}")).collect();
+        let mut input = format!(
+            "astragal version=1\nnewgame game=ur seats=2 seat=0 options=-\ngo id=1 seat=0 legal={} obs={{}}\n",
+            legal.join(",")
+        )
+        .into_bytes();
+        input.extend_from_slice(b"go id=2 seat=0 legal=\xff,a obs={}\n");
+        input.extend_from_slice(b"go id=3 seat=0 legal=b,c obs={}");
+        // A 16-byte buffer splits nearly every line.
+        let reader = io::BufReader::with_capacity(16, input.as_slice());
+        let mut out = Vec::new();
+        serve(&mut crate::FirstBot, "me", reader, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let replies: Vec<&str> = out.lines().filter(|l| l.starts_with("move")).collect();
+        assert_eq!(replies, ["move id=1 move=m0", "move id=3 move=b"], "{out}");
     }
 }

@@ -219,6 +219,18 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
         let _ = write!(out, "{mv}");
     }
 
+    /// Appends `moves` to `out`, each as [`Game::write_move`] writes it, separated
+    /// by commas: the legal-move list of a request. Games whose lists run to
+    /// hundreds of moves write them faster than one move at a time.
+    fn write_move_list(moves: &[Self::Move], out: &mut String) {
+        for (i, m) in moves.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            Self::write_move(m, out);
+        }
+    }
+
     /// Reads a move in this game's notation.
     ///
     /// # Errors

@@ -249,12 +249,7 @@ impl<G: Game> AnyGame for Erased<G> {
             .unwrap_or_default();
         moves.clear();
         self.game.legal_moves(seat, &mut moves);
-        for (i, m) in moves.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            G::write_move(m, out);
-        }
+        G::write_move_list(&moves, out);
         let n = moves.len();
         if let Ok(mut slot) = self.scratch.lock() {
             *slot = moves;

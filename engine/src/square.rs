@@ -31,6 +31,25 @@ impl Square {
         out.push(char::from(b'0' + rank % 10));
     }
 
+    /// Writes the name into `buf` at `at` and returns where it ends, for writers
+    /// that build ASCII text a byte at a time (see
+    /// [`Game::write_move_list`](crate::Game::write_move_list)).
+    ///
+    /// # Panics
+    /// If `buf` has fewer than three bytes from `at`.
+    pub fn put_ascii(self, buf: &mut [u8], at: usize) -> usize {
+        let rank = self.rank + 1;
+        buf[at] = b'a' + self.file;
+        if rank >= 10 {
+            buf[at + 1] = b'0' + rank / 10;
+            buf[at + 2] = b'0' + rank % 10;
+            at + 3
+        } else {
+            buf[at + 1] = b'0' + rank;
+            at + 2
+        }
+    }
+
     /// The square of a cell index on a board `width` files wide.
     pub fn from_index(width: usize, cell: usize) -> Square {
         Square {

@@ -241,21 +241,32 @@ fn needs_quotes(v: &str) -> bool {
 }
 
 fn quoted(v: &str) -> String {
-    if !needs_quotes(v) {
-        return v.to_owned();
-    }
     let mut s = String::with_capacity(v.len() + 2);
-    s.push('"');
+    push_quoted(&mut s, v);
+    s
+}
+
+/// Appends `v` as a field value: as it is when it can be, else quoted.
+fn push_quoted(out: &mut String, v: &str) {
+    if !needs_quotes(v) {
+        out.push_str(v);
+        return;
+    }
+    out.push('"');
     for c in v.chars() {
         match c {
-            '"' => s.push_str("\\\""),
-            '\\' => s.push_str("\\\\"),
-            '\n' | '\r' => s.push(' '), // a line is one message
-            c => s.push(c),
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' | '\r' => out.push(' '), // a line is one message
+            c => out.push(c),
         }
     }
-    s.push('"');
-    s
+    out.push('"');
+}
+
+/// Appends an unsigned number.
+fn push_num(out: &mut String, n: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(n));
 }
 
 fn list<T: fmt::Display>(items: &[T]) -> String {
@@ -284,21 +295,41 @@ pub fn write_go(
     legal: &str,
     obs: &str,
 ) {
-    use fmt::Write as _;
-    let _ = write!(out, "go id={id} seat={seat}");
-    if let Some(t) = time_ms {
-        let _ = write!(out, " time={t}");
-    }
-    if let Some(t) = inc_ms {
-        let _ = write!(out, " inc={t}");
-    }
-    if let Some(t) = movetime_ms {
-        let _ = write!(out, " movetime={t}");
+    // Written piece by piece, without the formatting machinery: one per decision.
+    out.push_str("go id=");
+    push_num(out, id);
+    out.push_str(" seat=");
+    push_num(out, seat);
+    for (key, value) in [
+        (" time=", time_ms),
+        (" inc=", inc_ms),
+        (" movetime=", movetime_ms),
+    ] {
+        if let Some(v) = value {
+            out.push_str(key);
+            push_num(out, v);
+        }
     }
     out.push_str(" legal=");
     out.push_str(if legal.is_empty() { "-" } else { legal });
     out.push_str(" obs=");
     out.push_str(obs);
+}
+
+/// Appends a `played` event (the text of [`ToBot::Played`]) to `out`.
+pub fn write_played(out: &mut String, seat: usize, mv: &str) {
+    out.push_str("played seat=");
+    push_num(out, seat);
+    out.push_str(" move=");
+    push_quoted(out, mv);
+}
+
+/// Appends a `move` reply (the text of [`FromBot::Move`]) to `out`.
+pub fn write_move_reply(out: &mut String, id: u64, mv: &str) {
+    out.push_str("move id=");
+    push_num(out, id);
+    out.push_str(" move=");
+    push_quoted(out, mv);
 }
 
 /// A `go` request read without copying: the legal moves and the observation are
@@ -375,7 +406,24 @@ impl<'a> GoRef<'a> {
 
     /// The legal moves, one by one.
     pub fn legal_moves(&self) -> impl Iterator<Item = &'a str> + 'a {
-        self.legal.split(',').filter(|m| !m.is_empty())
+        // A byte loop: moves are a few bytes each, too short for a vectorised search
+        // to pay for starting (measured, it was the bot's largest cost), and
+        // `split(',')` goes through the same search.
+        let mut rest = Some(self.legal);
+        std::iter::from_fn(move || {
+            loop {
+                let text = rest?;
+                let (mv, after) = match text.bytes().position(|b| b == b',') {
+                    // A comma is ASCII, so both sides are character boundaries.
+                    Some(i) => (&text[..i], Some(&text[i + 1..])),
+                    None => (text, None),
+                };
+                rest = after;
+                if !mv.is_empty() {
+                    return Some(mv);
+                }
+            }
+        })
     }
 }
 
@@ -421,7 +469,11 @@ impl fmt::Display for ToBot {
                 }
                 write!(f, " legal={} obs={obs}", list(legal))
             }
-            ToBot::Played { seat, mv } => write!(f, "played seat={seat} move={}", quoted(mv)),
+            ToBot::Played { seat, mv } => {
+                let mut line = String::with_capacity(mv.len() + 24);
+                write_played(&mut line, *seat, mv);
+                f.write_str(&line)
+            }
             ToBot::GameOver {
                 ranks,
                 scores,
@@ -478,7 +530,11 @@ impl fmt::Display for FromBot {
             }
             FromBot::HelloOk { version } => write!(f, "astragalok version={version}"),
             FromBot::ReadyOk => f.write_str("readyok"),
-            FromBot::Move { id, mv } => write!(f, "move id={id} move={}", quoted(mv)),
+            FromBot::Move { id, mv } => {
+                let mut line = String::with_capacity(mv.len() + 24);
+                write_move_reply(&mut line, *id, mv);
+                f.write_str(&line)
+            }
             FromBot::Info(text) => write!(f, "info {}", text.replace(['\n', '\r'], " ")),
         }
     }
@@ -712,12 +768,35 @@ impl ToBot {
     }
 }
 
+/// `move id=N move=M` exactly as [`FromBot`]'s `Display` writes an unquoted move:
+/// the line of nearly every reply, read without the general field parser. `None`
+/// for anything else (spacing, quotes, other fields), which the general parser then
+/// reads or refuses as before.
+fn plain_move_reply(line: &str) -> Option<FromBot> {
+    let (id, mv) = line.strip_prefix("move id=")?.split_once(" move=")?;
+    if mv.is_empty() || needs_quotes(mv) || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(FromBot::Move {
+        id: id.parse().ok()?,
+        mv: mv.to_owned(),
+    })
+}
+
 impl FromBot {
     /// Reads a bot line, strictly: unknown commands and fields are errors.
     ///
     /// # Errors
     /// Any line that is not exactly a bot message.
     pub fn parse(line: &str) -> Result<FromBot, ParseError> {
+        match plain_move_reply(line) {
+            Some(reply) => Ok(reply),
+            None => FromBot::parse_fields(line),
+        }
+    }
+
+    /// [`FromBot::parse`] through the general field reader.
+    fn parse_fields(line: &str) -> Result<FromBot, ParseError> {
         let (cmd, rest) = split_command(line)?;
         let fields = |command| Fields::parse(command, rest, true, None);
         let msg = match cmd {
@@ -841,6 +920,10 @@ mod tests {
                 seat: 0,
                 mv: "reroll:236".into(),
             },
+            ToBot::Played {
+                seat: 2,
+                mv: "a move \"with\" spaces".into(),
+            },
             ToBot::GameOver {
                 ranks: vec![1, 2],
                 scores: vec![35, -2],
@@ -897,6 +980,10 @@ mod tests {
             FromBot::Move {
                 id: 42,
                 mv: "swallow:3".into(),
+            },
+            FromBot::Move {
+                id: 7,
+                mv: "two words".into(),
             },
             FromBot::Info("depth 3 score +12".into()),
         ]
@@ -992,6 +1079,73 @@ mod tests {
             Some(0)
         );
         assert!(GoRef::parse("go id=x legal=a obs={}").is_none(), "a bad id");
+    }
+
+    #[test]
+    fn legal_moves_split_on_commas_and_skip_empty_ones() {
+        let moves = |legal: &str| -> Vec<String> {
+            let line = format!("go id=1 legal={legal} obs={{}}");
+            GoRef::parse(&line)
+                .unwrap()
+                .legal_moves()
+                .map(str::to_owned)
+                .collect()
+        };
+        assert_eq!(moves("a"), ["a"]);
+        assert_eq!(moves("a1=2,b3-c4"), ["a1=2", "b3-c4"]);
+        assert_eq!(moves(",a,,b,"), ["a", "b"]);
+        assert_eq!(moves(",,"), Vec::<String>::new());
+        assert_eq!(moves("é,ü:1"), ["é", "ü:1"]);
+    }
+
+    /// The fast path for plain `move` replies gives what the general reader
+    /// gives, on the lines it takes and the near misses it must leave alone.
+    #[test]
+    fn plain_move_replies_read_as_the_general_reader_reads_them() {
+        let lines = [
+            "move id=5 move=c3=4",
+            "move id=0 move=a",
+            "move id=007 move=a",
+            "move id=18446744073709551615 move=a",
+            "move id=18446744073709551616 move=a",
+            "move id=+5 move=a",
+            "move id=-5 move=a",
+            "move id= move=a",
+            "move id=5 move=",
+            "move id=5 move=a b",
+            "move id=5 move=a colour=blue",
+            "move id=5 move=\"a b\"",
+            "move id=5 move=a\r",
+            "move id=5 move=a\t",
+            "move id=5  move=a",
+            "move id=5 move=é",
+            "move id=5 move=a move=b",
+            "move id=5 id=6 move=a",
+            "move  id=5 move=a",
+            " move id=5 move=a",
+            "move id=5 move=a\\b",
+            "move id=5 move=x move=y",
+        ];
+        for line in lines {
+            assert_eq!(FromBot::parse(line), FromBot::parse_fields(line), "{line:?}");
+        }
+        let mut rng = GameRng::from_seed(78);
+        let mut pick = |chars: &str, most: u32| -> String {
+            let chars: Vec<char> = chars.chars().collect();
+            (0..rng.below(most + 1))
+                .map(|_| chars[rng.below(chars.len() as u32) as usize])
+                .collect()
+        };
+        let mut fast = 0;
+        for _ in 0..20_000 {
+            let id = pick("0123456789", 3) + &pick("0123456789+- a", 1);
+            let gap = [" move=", " move=", "  move=", "\tmove=", " mov="][id.len() % 5];
+            let mv = pick("abc=é \"\\\r\t", 5);
+            let line = format!("move id={id}{gap}{mv}");
+            fast += usize::from(plain_move_reply(&line).is_some());
+            assert_eq!(FromBot::parse(&line), FromBot::parse_fields(&line), "{line:?}");
+        }
+        assert!(fast > 100, "the random lines reached the fast path {fast} times");
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub struct BenchReport {
     pub raw_rate: f64,
     /// Median of the per-round protocol / raw ratios.
     pub ratio: f64,
+    /// Each round's protocol / raw ratio, in the order measured.
+    pub round_ratios: Vec<f64>,
     /// The referee's own work per decision in microseconds, without I/O: legal
     /// moves, observation and `go` line, then the reply read and played.
     pub work_us: f64,
@@ -68,7 +70,7 @@ impl BenchReport {
         format!(
             "protocol: {:.0} decisions/s (request ~{} B, reply ~{} B), median of {} rounds\n\
              raw pipes: {:.0} round trips/s, same sizes, same processes in the same order\n\
-             protocol / raw: {:.0}% (median of the per-round ratios)\n\
+             protocol / raw: {:.0}% (median of the per-round ratios: {})\n\
              referee's own work: {:.2} us per decision (in process, no I/O)\n\
              raw pipes pausing that long before each round trip: {:.0} round trips/s; protocol / that: {:.0}%\n\
              whole games: {:.1} games/s at concurrency 1, {:.1} at 2 (x{:.2})\n\
@@ -79,6 +81,11 @@ impl BenchReport {
             self.rounds,
             self.raw_rate,
             100.0 * self.ratio,
+            self.round_ratios
+                .iter()
+                .map(|r| format!("{:.0}%", 100.0 * r))
+                .collect::<Vec<_>>()
+                .join(", "),
             self.work_us,
             self.paused_raw_rate,
             100.0 * self.paused_ratio,
@@ -148,6 +155,7 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
     }
     report.protocol_rate = median(&mut protocol);
     report.raw_rate = median(&mut raw);
+    report.round_ratios = ratios.clone();
     report.ratio = median(&mut ratios);
     report.paused_raw_rate = median(&mut paused);
     report.paused_ratio = median(&mut paused_ratios);

@@ -202,6 +202,8 @@ pub fn play_game_in(
     let mut clocks = vec![SeatClock::new(&limits.tc); n];
     let mut moves: Vec<MoveRecord> = Vec::new();
     let mut next_id = 0u64;
+    let mut spare = RequestBuffers::default();
+    let mut played_line = String::new();
     'game: loop {
         let to_act = game.to_act();
         if to_act.is_empty() || (n == 2 && !faults.is_empty()) {
@@ -229,9 +231,12 @@ pub fn play_game_in(
                     &clocks[seat],
                     limits,
                     p,
+                    &mut spare,
                 );
                 let deadline = Instant::now() + clocks[seat].allowance(&limits.tc) + limits.margin;
-                match p.begin(&req, deadline) {
+                let pending_now = p.begin(&req, deadline);
+                spare.recover(req);
+                match pending_now {
                     Pending::Waiting { id, start, deadline } => pending.push((seat, id, start, deadline)),
                     Pending::Remote { rx, deadline } => remote.push((seat, rx, deadline)),
                     Pending::Done(r) => answers[seat] = Some(r),
@@ -299,12 +304,13 @@ pub fn play_game_in(
             }
         }
         for (seat, mv) in public {
-            let line = ToBot::Played { seat, mv }.to_string();
+            played_line.clear();
+            proto::text::write_played(&mut played_line, seat, &mv);
             for (other, p) in players.iter_mut().enumerate() {
                 if other != seat
                     && let Some(p) = p.as_mut()
                 {
-                    p.notify_line(&line);
+                    p.notify_line(&played_line);
                 }
             }
         }
@@ -410,6 +416,26 @@ fn ready_player(
     }
 }
 
+/// The text buffers of the last request, reused by the next: a request's move list
+/// and observation run to a kilobyte or more, and grew from nothing every time.
+#[derive(Default)]
+struct RequestBuffers {
+    legal: String,
+    observation: String,
+}
+
+impl RequestBuffers {
+    /// Takes back the buffers a request was written in.
+    fn recover(&mut self, req: MoveRequest) {
+        if let Legal::Text(text) = req.legal {
+            self.legal = text;
+        }
+        if let Observation::Text(text) = req.observation {
+            self.observation = text;
+        }
+    }
+}
+
 /// What `seat` is told when it must decide.
 #[allow(clippy::too_many_arguments)]
 fn request(
@@ -422,6 +448,7 @@ fn request(
     clock: &SeatClock,
     limits: &Limits,
     player: &Player,
+    spare: &mut RequestBuffers,
 ) -> MoveRequest {
     MoveRequest {
         id,
@@ -430,14 +457,18 @@ fn request(
         seats,
         seat,
         legal: if player.reads_joined_moves() {
-            let mut text = String::with_capacity(128);
+            let mut text = std::mem::take(&mut spare.legal);
+            text.clear();
             game.write_legal_moves(seat, &mut text);
             Legal::Text(text)
         } else {
             Legal::List(game.legal_moves(seat))
         },
         observation: if player.reads_text() {
-            Observation::Text(game.observation_json(seat))
+            let mut text = std::mem::take(&mut spare.observation);
+            text.clear();
+            game.write_observation_json(seat, &mut text);
+            Observation::Text(text)
         } else if player.reads_observations() {
             Observation::Value(game.observation(seat))
         } else {

@@ -482,6 +482,14 @@ pub fn collect(
     players: &mut [Option<Player>],
     pending: &[(usize, u64, Instant, Instant)],
 ) -> Vec<Result<Reply, Fault>> {
+    // One seat asked, as in most turns: wait on it alone.
+    if let [(seat, id, start, deadline)] = *pending {
+        let reply = match players[seat].as_mut().and_then(Player::process) {
+            Some(bot) => wait_reply(bot, id, start, deadline),
+            None => Err(Fault::new(FaultKind::Crash, "no process for this seat")),
+        };
+        return vec![reply];
+    }
     let mut answers: Vec<Option<Result<Reply, Fault>>> = pending.iter().map(|_| None).collect();
     let mut lines: Vec<usize> = pending.iter().map(|_| MAX_LINES_PER_REQUEST).collect();
     loop {

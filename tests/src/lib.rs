@@ -171,6 +171,15 @@ impl GameVisitor for CheckedPlayout<'_> {
                         });
                     }
                 }
+                let mut list = String::new();
+                G::write_move_list(&moves, &mut list);
+                let joined: Vec<String> = moves.iter().map(ToString::to_string).collect();
+                assert_eq!(
+                    list,
+                    joined.join(","),
+                    "{}: write_move_list and Display differ",
+                    G::ID
+                );
                 let m = moves[chooser.below(moves.len() as u32) as usize].clone();
                 game.play(seat, &m)
                     .unwrap_or_else(|e| panic!("{}: {m} refused: {e}", G::ID));

@@ -415,6 +415,12 @@ fn bench_reports_every_figure() {
     assert!(o.status.success(), "{out}");
     assert!(figure(&out, "protocol:", "protocol:") > 0.0, "{out}");
     assert!(figure(&out, "raw pipes:", "raw pipes:") > 0.0, "{out}");
+    // One round: the median is that round's ratio.
+    assert_eq!(
+        figure(&out, "protocol / raw:", "protocol / raw:"),
+        figure(&out, "protocol / raw:", "per-round ratios:"),
+        "{out}"
+    );
     let work = figure(&out, "referee's own work:", "work:");
     assert!(work > 0.0 && work < 10_000.0, "{out}");
     assert!(
