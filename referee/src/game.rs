@@ -198,6 +198,7 @@ pub fn play_game_in(
         }
     }
 
+    let in_play = GamesInPlay::enter();
     let play_start = Instant::now();
     let mut clocks = vec![SeatClock::new(&limits.tc); n];
     let mut moves: Vec<MoveRecord> = Vec::new();
@@ -314,6 +315,17 @@ pub fn play_game_in(
                 }
             }
         }
+        // Wake the seats that decide next with what they were just told, rather than
+        // with their request: a sleeping bot's core can take longer to wake than the
+        // request takes to write, and this way both happen at once. Only while a core
+        // is to spare: when every core is busy, the extra wake-up is pure cost.
+        if in_play.core_to_spare() {
+            for seat in game.to_act().iter() {
+                if let Some(p) = players[seat].as_mut() {
+                    p.flush_events();
+                }
+            }
+        }
     }
 
     let play_us = play_start.elapsed().as_micros() as u64;
@@ -373,6 +385,33 @@ pub fn play_game_in(
         final_position: game.position(),
         play_us,
     })
+}
+
+/// Games being played by this process right now, to tell whether a core is idle.
+static GAMES_IN_PLAY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One game counted in [`GAMES_IN_PLAY`] while this lives.
+struct GamesInPlay;
+
+impl GamesInPlay {
+    fn enter() -> GamesInPlay {
+        GAMES_IN_PLAY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        GamesInPlay
+    }
+
+    /// Whether this process plays fewer games than the machine has cores (each
+    /// game keeps about one core busy: its thread, then its bot).
+    fn core_to_spare(&self) -> bool {
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        GAMES_IN_PLAY.load(std::sync::atomic::Ordering::Relaxed) < cores
+    }
+}
+
+impl Drop for GamesInPlay {
+    fn drop(&mut self) {
+        GAMES_IN_PLAY.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Where a player sits: what `newgame` tells it.

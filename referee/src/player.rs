@@ -450,6 +450,15 @@ impl Player {
         }
     }
 
+    /// Sends the events queued for a process bot now, if its pipe takes them
+    /// without waiting (see [`ProcessBot::try_flush_queue`]); other players are
+    /// told at once anyway.
+    pub fn flush_events(&mut self) {
+        if let Kind::Process(bot) = &mut self.kind {
+            bot.try_flush_queue();
+        }
+    }
+
     /// Shuts several players down at once: `quit` to all, one shared grace period,
     /// then kill and reap whoever lingers.
     pub fn shutdown_all(players: Vec<Player>, grace: Duration) {

@@ -190,6 +190,29 @@ impl ProcessBot {
         self.queued.push('\n');
     }
 
+    /// Writes the queue now if the pipe takes all of it at once, else leaves it for
+    /// the next message: never waits and never splits a line (a write of at most
+    /// `PIPE_BUF` bytes to a non-blocking pipe is all or nothing). A bot whose input
+    /// is full or closed hears about it at the next message, which waits.
+    pub fn try_flush_queue(&mut self) {
+        if self.queued.is_empty() || self.queued.len() > nix::libc::PIPE_BUF {
+            return;
+        }
+        let Some(stdin) = self.stdin.as_mut() else { return };
+        loop {
+            match stdin.write(self.queued.as_bytes()) {
+                Ok(n) if n >= self.queued.len() => self.queued.clear(),
+                // Not for a write this short; kept whole if it ever happens.
+                Ok(n) => {
+                    self.queued = String::from_utf8_lossy(&self.queued.as_bytes()[n..]).into_owned();
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => {}
+            }
+            return;
+        }
+    }
+
     /// Sends the queued messages and this one, within `limit`.
     ///
     /// # Errors
@@ -267,24 +290,26 @@ impl ProcessBot {
         self.stdout.as_fd()
     }
 
-    /// A complete line already read, if any (no I/O).
+    /// The length of the complete line at the start of what was read, if there is
+    /// one (no I/O); [`ProcessBot::consume_line`] drops it after use.
     ///
     /// # Errors
     /// [`FaultKind::LineTooLong`] when the bytes after the last line exceed the limit.
-    fn buffered_line(&mut self) -> Result<Option<String>, Fault> {
+    fn buffered_line(&self) -> Result<Option<usize>, Fault> {
         let pending = &self.buf[self.start..self.end];
         match pending.iter().position(|&b| b == b'\n') {
-            Some(i) if i <= MAX_BOT_LINE => {
-                let text = String::from_utf8_lossy(&pending[..i]).into_owned();
-                self.start += i + 1;
-                if self.start == self.end {
-                    (self.start, self.end) = (0, 0);
-                }
-                Ok(Some(text))
-            }
+            Some(i) if i <= MAX_BOT_LINE => Ok(Some(i)),
             Some(_) => Err(Self::too_long()),
             None if pending.len() > MAX_BOT_LINE => Err(Self::too_long()),
             None => Ok(None),
+        }
+    }
+
+    /// Drops a line of `len` bytes and its newline from what was read.
+    fn consume_line(&mut self, len: usize) {
+        self.start += len + 1;
+        if self.start == self.end {
+            (self.start, self.end) = (0, 0);
         }
     }
 
@@ -326,13 +351,12 @@ impl ProcessBot {
     /// message.
     pub fn take_message(&mut self, lines_left: &mut usize) -> Result<Option<FromBot>, Fault> {
         loop {
-            let Some(line) = self.buffered_line()? else {
+            let Some(len) = self.buffered_line()? else {
                 if self.eof {
                     return Err(self.crash_fault("the bot closed its output"));
                 }
                 return Ok(None);
             };
-            tracing::trace!(target: "referee::wire", bot = %self.command, "< {line}");
             if *lines_left == 0 {
                 return Err(Fault::new(
                     FaultKind::Flood,
@@ -340,20 +364,26 @@ impl ProcessBot {
                 ));
             }
             *lines_left -= 1;
-            match FromBot::parse(&line) {
+            // Read where it lies (no copy unless it is not UTF-8).
+            let line = String::from_utf8_lossy(&self.buf[self.start..self.start + len]);
+            tracing::trace!(target: "referee::wire", bot = %self.command, "< {line}");
+            let parsed = FromBot::parse(&line).map_err(|e| match e {
+                proto::ParseError::Empty => None,
+                e => Some(Fault::new(
+                    FaultKind::Malformed,
+                    format!("{e} in line {:?}", last_chars(&line, 120)),
+                )),
+            });
+            self.consume_line(len);
+            match parsed {
                 Ok(FromBot::Info(text)) => {
                     if self.info.len() < 64 {
                         self.info.push(last_chars(&text, 200).to_owned());
                     }
                 }
                 Ok(msg) => return Ok(Some(msg)),
-                Err(proto::ParseError::Empty) => {}
-                Err(e) => {
-                    return Err(Fault::new(
-                        FaultKind::Malformed,
-                        format!("{e} in line {:?}", last_chars(&line, 120)),
-                    ));
-                }
+                Err(None) => {}
+                Err(Some(fault)) => return Err(fault),
             }
         }
     }
@@ -543,5 +573,50 @@ fn drain_stderr(mut stderr: std::process::ChildStderr, sink: &Mutex<StderrSink>)
         if let Ok(mut sink) = sink.lock() {
             sink.take(&buf[..n]);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Events written ahead of a request never wait and never split a line: into a
+    /// bot that is not reading yet, lines go in whole until its pipe is full, the
+    /// rest stays queued whole, and every byte arrives once the bot reads.
+    #[test]
+    fn early_events_never_wait_split_or_lose_a_line() {
+        // Reads nothing for a moment, then counts well-formed lines and bytes.
+        let counter =
+            "awk '/^info [0-9]+ x+$/ { ok++ } { n++; bytes += length($0) + 1 } END { print ok, n, bytes }'";
+        let mut bot = ProcessBot::spawn(&format!("sh -c \"sleep 0.3; exec {counter}\""), None).unwrap();
+        let line_of = |i: usize| format!("info {i:04} {}", "x".repeat(990));
+        let (lines, mut most_queued) = (200, 0);
+        for i in 0..lines {
+            bot.queue_line(&line_of(i));
+            bot.try_flush_queue();
+            most_queued = most_queued.max(bot.queued.len());
+        }
+        // The pipe (64 KiB) filled long before 200 kB, and the queue kept the rest.
+        assert!(most_queued > 100 * 1000, "the pipe never filled: {most_queued}");
+        assert!(bot.queued.ends_with(&format!("{}\n", line_of(lines - 1))));
+        bot.flush_queue(Instant::now() + Duration::from_secs(10)).unwrap();
+        drop(bot.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let len = loop {
+            if let Some(len) = bot.buffered_line().unwrap() {
+                break len;
+            }
+            assert!(
+                !wait_readable(&[bot.stdout_fd()], deadline).unwrap().is_empty(),
+                "no count"
+            );
+            bot.fill();
+        };
+        let count = String::from_utf8_lossy(&bot.buf[bot.start..bot.start + len]).into_owned();
+        assert_eq!(
+            count,
+            format!("{lines} {lines} {}", lines * (line_of(0).len() + 1))
+        );
+        bot.shutdown(Duration::from_millis(500));
     }
 }
