@@ -357,8 +357,9 @@ impl Player {
     }
 
     /// Tells the player something that needs no answer. `played` is queued and goes
-    /// out with the player's next message; anything else is sent now. A bot that
-    /// cannot hear it any more is not the referee's problem now.
+    /// out with the player's next message, or before it with
+    /// [`Player::flush_events`]; anything else is sent now. A bot that cannot hear
+    /// it any more is not the referee's problem now.
     pub fn notify(&mut self, msg: &ToBot) {
         match &mut self.kind {
             Kind::Process(bot) if matches!(msg, ToBot::Played { .. }) => bot.queue(msg),
