@@ -23,12 +23,11 @@ impl Square {
     /// Appends the name (`d4`) to `out`, without the formatting machinery: move
     /// lists and observations write hundreds of squares per request.
     pub fn push_to(self, out: &mut String) {
-        out.push(char::from(b'a' + self.file));
-        let rank = self.rank + 1;
-        if rank >= 10 {
-            out.push(char::from(b'0' + rank / 10));
+        let mut name = [0u8; 3];
+        let len = self.put_ascii(&mut name, 0);
+        for &b in &name[..len] {
+            out.push(char::from(b));
         }
-        out.push(char::from(b'0' + rank % 10));
     }
 
     /// Writes the name into `buf` at `at` and returns where it ends, for writers
