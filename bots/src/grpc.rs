@@ -2,12 +2,12 @@
 //! of `proto/astragal/v1/bot.proto` (`astragal-bot --grpc ADDR`).
 
 use crate::{Bot, View};
+use proto::PROTOCOL_VERSION;
 use proto::grpc::bot_server::{Bot as BotRpc, BotServer};
 use proto::grpc::{
-    Check, Combo, GameOverReply, GameOverRequest, GoReply, GoRequest, HelloReply, HelloRequest, NewGameReply,
-    NewGameRequest, OptionDecl as GrpcOption, PingReply, PingRequest, Spin, Text, option_decl,
+    GameOverReply, GameOverRequest, GoReply, GoRequest, HelloReply, HelloRequest, NewGameReply,
+    NewGameRequest, OptionDecl as GrpcOption, PingReply, PingRequest,
 };
-use proto::{OptionType, PROTOCOL_VERSION};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -41,40 +41,6 @@ impl BotService {
     }
 }
 
-fn option_to_grpc(decl: proto::OptionDecl) -> GrpcOption {
-    let kind = match decl.kind {
-        OptionType::Spin { default, min, max } => option_decl::Kind::Spin(Spin { default, min, max }),
-        OptionType::Check { default } => option_decl::Kind::Check(Check { default }),
-        OptionType::Combo { default, values } => option_decl::Kind::Combo(Combo { default, values }),
-        OptionType::Text { default } => option_decl::Kind::Text(Text { default }),
-    };
-    GrpcOption {
-        name: decl.name,
-        kind: Some(kind),
-    }
-}
-
-/// The protocol's option declaration from its gRPC form.
-pub fn option_from_grpc(decl: GrpcOption) -> Option<proto::OptionDecl> {
-    let kind = match decl.kind? {
-        option_decl::Kind::Spin(s) => OptionType::Spin {
-            default: s.default,
-            min: s.min,
-            max: s.max,
-        },
-        option_decl::Kind::Check(c) => OptionType::Check { default: c.default },
-        option_decl::Kind::Combo(c) => OptionType::Combo {
-            default: c.default,
-            values: c.values,
-        },
-        option_decl::Kind::Text(t) => OptionType::Text { default: t.default },
-    };
-    Some(proto::OptionDecl {
-        name: decl.name,
-        kind,
-    })
-}
-
 #[tonic::async_trait]
 impl BotRpc for BotService {
     async fn hello(&self, request: Request<HelloRequest>) -> Result<Response<HelloReply>, Status> {
@@ -88,7 +54,7 @@ impl BotRpc for BotService {
         Ok(Response::new(HelloReply {
             name: bot.name(),
             author: self.author.clone(),
-            options: bot.options().into_iter().map(option_to_grpc).collect(),
+            options: bot.options().into_iter().map(GrpcOption::from).collect(),
             version: PROTOCOL_VERSION,
         }))
     }

@@ -149,7 +149,7 @@ impl LadderService {
         &self,
         c: &CompetitionRow,
         bots: &[BotRow],
-    ) -> Result<(Vec<Candidate>, schedule::Meetings), Status> {
+    ) -> Result<(Vec<Candidate>, schedule::Meetings, Vec<Vec<i64>>), Status> {
         let games = self.store.game_count(c.id).await.map_err(status_of)?;
         let mut cache = self.ratings.lock().await;
         let stale = cache.get(&c.id).is_none_or(|r| {
@@ -215,7 +215,8 @@ impl LadderService {
                 }
             })
             .collect();
-        Ok((candidates, met))
+        let orders = groups.into_iter().map(|g| g.bots).collect();
+        Ok((candidates, met, orders))
     }
 
     /// Schedules one group in the open competition with the fewest games that can
@@ -236,8 +237,10 @@ impl LadderService {
         open.sort_by_key(|(g, c)| (*g, c.id));
         for (_, c) in open {
             let bots = self.store.entrants(c.id).await.map_err(status_of)?;
-            let (candidates, met) = self.candidates(&c, &bots).await?;
+            let (candidates, met, orders) = self.candidates(&c, &bots).await?;
             if let Some(ids) = schedule::pick(&candidates, c.seats as usize, &met) {
+                // With 3+ seats, the orientation that evens out who follows whom.
+                let ids = referee::seating::balanced_order(ids, orders.iter().map(Vec::as_slice));
                 // None: another server took the number; the next lease tries again.
                 self.store.schedule_next(&c, &ids).await.map_err(status_of)?;
                 return Ok(true);
@@ -308,7 +311,7 @@ impl LadderService {
             if rec.start_position.is_some() || rec.seats.len() != n {
                 return Err(bad("has another start or number of seats than leased".into()));
             }
-            let seat_bots: Vec<i64> = (0..n).map(|s| group.bots[(s + r) % n]).collect();
+            let seat_bots = referee::seating::seated(&group.bots, r);
             for (s, id) in seat_bots.iter().enumerate() {
                 let bot = bots
                     .get(id)

@@ -2,12 +2,14 @@
 
 use crate::stats::{Pentanomial, Sprt, SprtDecision};
 use referee::clock::Limits;
-use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
+use referee::game::{GameSetup, LogPlace, SeatSetup};
 use referee::record::Pairing;
+use referee::runner::{Finished, GameJob, RunOptions, run_games};
+use referee::seating;
 use referee::spec::BotSpec;
+use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
 
 /// A test to run.
 #[derive(Debug, Clone)]
@@ -31,7 +33,7 @@ pub struct SprtConfig {
     /// Bots' stderr logs.
     pub log_dir: Option<PathBuf>,
     /// Start every bot process anew for each game (else each thread keeps the
-    /// processes that end a game cleanly, see [`BotPool`]).
+    /// processes that end a game cleanly, see [`referee::BotPool`]).
     pub fresh_bots: bool,
 }
 
@@ -91,62 +93,91 @@ impl SprtReport {
     }
 }
 
-/// Runs the test. Pairs are played whole on one thread each, and enter the test in
-/// the order they finish.
+/// Runs the test. A pair enters the test when both of its games are in, in the order
+/// pairs complete.
 ///
 /// # Errors
 /// A game that is not for two seats, or a setup the game refuses.
-pub fn run(cfg: &SprtConfig, mut progress: impl FnMut(u64, u64)) -> anyhow::Result<SprtReport> {
+pub fn run(cfg: &SprtConfig, mut progress: impl FnMut(u64, u64)) -> Result<SprtReport, SprtError> {
     if cfg.bots.len() != 2 {
-        anyhow::bail!("the SPRT compares two bots");
+        return Err(SprtError::Bots(cfg.bots.len()));
     }
-    engine::new_game(&cfg.game, &cfg.options, Some(2), 0)
-        .map_err(|e| anyhow::anyhow!("the SPRT needs a two-seat game: {e}"))?;
+    engine::new_game(&cfg.game, &cfg.options, Some(2), 0).map_err(SprtError::Game)?;
     let max_pairs = cfg.max_games.div_ceil(2).max(1);
-    let next = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
     let start = std::time::Instant::now();
-    let (tx, rx) = mpsc::channel::<anyhow::Result<(usize, u64)>>();
     let mut penta = Pentanomial::default();
     let mut forfeits = 0;
     let mut decision = SprtDecision::Continue;
     let mut llr = 0.0;
-    std::thread::scope(|scope| -> anyhow::Result<()> {
-        for _ in 0..cfg.concurrency.max(1) {
-            let (tx, next, stop) = (tx.clone(), &next, &stop);
-            scope.spawn(move || {
-                let mut pool = BotPool::new(!cfg.fresh_bots);
-                while !stop.load(Ordering::Relaxed) {
-                    let pair = next.fetch_add(1, Ordering::Relaxed);
-                    if pair >= max_pairs {
-                        return;
-                    }
-                    if tx.send(play_pair(cfg, pair, &mut pool)).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        for result in rx {
-            let (half_points, pair_forfeits) = match result {
-                Ok(x) => x,
+    let mut failure = None;
+    // Pairs with one game in: the tested bot's half-points and forfeits so far.
+    let mut halves: HashMap<u64, (usize, u64)> = HashMap::new();
+    let job = |k: u64| -> Option<GameJob<Pairing>> {
+        let pairing = Pairing {
+            group: k / 2,
+            rotation: (k % 2) as usize,
+        };
+        (pairing.group < max_pairs).then(|| GameJob {
+            setup: GameSetup {
+                game: cfg.game.clone(),
+                options: cfg.options.clone(),
+                seed: cfg.seed.wrapping_add(pairing.group),
+                position: None,
+                pairing: Some(pairing),
+            },
+            seats: seating::seated(&[0, 1], pairing.rotation)
+                .into_iter()
+                .map(|b| SeatSetup::new(cfg.bots[b].1.clone()))
+                .collect(),
+            logs: LogPlace {
+                dir: cfg.log_dir.clone(),
+                tag: format!("sprt-g{}r{}-", pairing.group, pairing.rotation),
+            },
+            tag: pairing,
+        })
+    };
+    let options = RunOptions {
+        threads: cfg.concurrency,
+        keep_bots: !cfg.fresh_bots,
+        batch: 1,
+    };
+    run_games(options, &cfg.limits, job, |batch| {
+        for Finished { tag, result } in batch {
+            let rec = match result {
+                Ok(rec) => rec,
                 Err(e) => {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(e);
+                    failure = Some(SprtError::Game(e));
+                    return ControlFlow::Break(());
                 }
             };
-            penta.add(half_points);
-            forfeits += pair_forfeits;
+            // The tested bot (entrant 0) sits where the seating rule put it.
+            let seat = (0..2)
+                .find(|&s| seating::entrant_index(tag.rotation, s, 2) == 0)
+                .unwrap_or(0);
+            let (mine, theirs) = (rec.outcome.ranks[seat], rec.outcome.ranks[1 - seat]);
+            let half = match mine.cmp(&theirs) {
+                std::cmp::Ordering::Less => 2,
+                std::cmp::Ordering::Equal => 1,
+                std::cmp::Ordering::Greater => 0,
+            };
+            let forfeit = u64::from(rec.termination == referee::Termination::Forfeit);
+            let Some((other_half, other_forfeit)) = halves.remove(&tag.group) else {
+                halves.insert(tag.group, (half, forfeit));
+                continue;
+            };
+            penta.add(half + other_half);
+            forfeits += forfeit + other_forfeit;
             progress(2 * penta.pairs(), 2 * max_pairs);
             (decision, llr) = cfg.test.decide(&penta);
             if decision != SprtDecision::Continue {
-                stop.store(true, Ordering::Relaxed);
-                break;
+                return ControlFlow::Break(());
             }
         }
-        Ok(())
-    })?;
+        ControlFlow::Continue(())
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
     Ok(SprtReport {
         decision,
         llr,
@@ -156,38 +187,13 @@ pub fn run(cfg: &SprtConfig, mut progress: impl FnMut(u64, u64)) -> anyhow::Resu
     })
 }
 
-/// Plays both seatings of one seed; returns the tested bot's half-points and forfeits.
-fn play_pair(cfg: &SprtConfig, pair: u64, pool: &mut BotPool) -> anyhow::Result<(usize, u64)> {
-    let mut half = 0;
-    let mut forfeits = 0;
-    for rotation in 0..2 {
-        let setup = GameSetup {
-            game: cfg.game.clone(),
-            options: cfg.options.clone(),
-            seed: cfg.seed.wrapping_add(pair),
-            position: None,
-            pairing: Some(Pairing {
-                group: pair,
-                rotation,
-            }),
-        };
-        let seats: Vec<SeatSetup> = (0..2)
-            .map(|s| SeatSetup::new(cfg.bots[(s + rotation) % 2].1.clone()))
-            .collect();
-        let logs = LogPlace {
-            dir: cfg.log_dir.clone(),
-            tag: format!("sprt-g{pair}r{rotation}-"),
-        };
-        let rec = play_game_in(&setup, &seats, &cfg.limits, &logs, pool)?;
-        // Seat s holds bot (s + rotation) % 2, so the tested bot (0) is in seat (2 - rotation) % 2.
-        let seat = (2 - rotation) % 2;
-        let (mine, theirs) = (rec.outcome.ranks[seat], rec.outcome.ranks[1 - seat]);
-        half += match mine.cmp(&theirs) {
-            std::cmp::Ordering::Less => 2,
-            std::cmp::Ordering::Equal => 1,
-            std::cmp::Ordering::Greater => 0,
-        };
-        forfeits += u64::from(rec.termination == referee::Termination::Forfeit);
-    }
-    Ok((half, forfeits))
+/// Why a test could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SprtError {
+    /// Not two bots.
+    #[error("the SPRT compares two bots, not {0}")]
+    Bots(usize),
+    /// The game refuses the setup (it is not for two seats, say).
+    #[error("the SPRT needs a two-seat game: {0}")]
+    Game(engine::SetupError),
 }

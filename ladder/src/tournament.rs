@@ -5,13 +5,14 @@
 use crate::standings::{self, Standings};
 use crate::store::{CompetitionRow, NewCompetition, NewGame, Store, StoreError};
 use referee::clock::{Limits, TimeControl};
-use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
+use referee::game::{GameSetup, LogPlace, SeatSetup};
 use referee::record::{GameRecord, Pairing};
+use referee::runner::{Finished, GameJob, RunOptions, run_games};
+use referee::seating;
 use referee::spec::BotSpec;
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::Duration;
 
 /// How groups are drawn.
@@ -121,6 +122,9 @@ pub enum TournamentError {
     /// The store failed; every game recorded before stays.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The game refused a setup (its options or seat count).
+    #[error(transparent)]
+    Game(#[from] engine::SetupError),
 }
 
 /// The bot index sets each group draws from, in order.
@@ -194,9 +198,6 @@ fn describe_difference(stored: &str, wanted: &str) -> String {
     }
     what.join("; ")
 }
-
-/// One game's outcome on its way to the store.
-type Played = Result<(NewGame, u64), String>;
 
 /// Runs (or resumes) a tournament: games on `cfg.concurrency` threads, the store
 /// driven through `rt` from the calling thread (which must not be inside `rt`).
@@ -297,71 +298,75 @@ pub fn run(
     }
     let limits = limits_from(&cfg.time).map_err(TournamentError::Setup)?;
     let start = std::time::Instant::now();
-    let (tx, rx) = mpsc::channel::<Played>();
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
     let mut played = 0u64;
     let mut decisions = 0u64;
+    let mut done = resumed;
     let mut failure: Option<TournamentError> = None;
-    std::thread::scope(|scope| {
-        for _ in 0..cfg.concurrency.max(1) {
-            let (tx, jobs, next, stop, specs, comp, limits) =
-                (tx.clone(), &jobs, &next, &stop, &specs, &comp, &limits);
-            scope.spawn(move || {
-                let mut pool = BotPool::new(!cfg.fresh_bots);
-                while !stop.load(Ordering::Relaxed) {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((group, rotation)) = jobs.get(k) else {
-                        return;
-                    };
-                    let result = play_one(cfg, comp, group, *rotation, specs, limits, &mut pool);
-                    if tx.send(result).is_err() {
-                        return;
+    let job = |k: u64| -> Option<GameJob<(i64, usize, Vec<i64>)>> {
+        let (group, rotation) = jobs.get(k as usize)?;
+        let seat_bots = seating::seated(&group.bots, *rotation);
+        Some(GameJob {
+            setup: GameSetup {
+                game: comp.game.clone(),
+                options: comp.options.clone(),
+                seed: group.seed as u64,
+                position: None,
+                pairing: Some(Pairing {
+                    group: group.group_no as u64,
+                    rotation: *rotation,
+                }),
+            },
+            seats: seat_bots
+                .iter()
+                .map(|id| SeatSetup::new(specs[id].1.clone()))
+                .collect(),
+            logs: LogPlace {
+                dir: cfg.log_dir.clone(),
+                tag: format!("{}-g{}r{rotation}-", comp.name, group.group_no),
+            },
+            tag: (group.id, *rotation, seat_bots),
+        })
+    };
+    let options = RunOptions {
+        threads: cfg.concurrency,
+        keep_bots: !cfg.fresh_bots,
+        // One transaction per batch keeps SQLite far above the games' own rate.
+        batch: 512,
+    };
+    run_games(options, &limits, job, |batch| {
+        let mut games = Vec::with_capacity(batch.len());
+        for Finished {
+            tag: (group_id, rotation, seat_bots),
+            result,
+        } in batch
+        {
+            match result {
+                Ok(mut rec) => {
+                    for (s, id) in seat_bots.iter().enumerate() {
+                        rec.seats[s].entrant = Some(specs[id].0.clone());
                     }
-                }
-            });
-        }
-        drop(tx);
-        // Record on this thread, in batches of whatever has arrived: one transaction
-        // per batch keeps SQLite far above the games' own rate.
-        let mut done = resumed;
-        while let Ok(first) = rx.recv() {
-            let mut batch = vec![first];
-            while batch.len() < 512 {
-                match rx.try_recv() {
-                    Ok(x) => batch.push(x),
-                    Err(_) => break,
-                }
-            }
-            let mut games = Vec::with_capacity(batch.len());
-            for item in batch {
-                match item {
-                    Ok((g, d)) => {
-                        decisions += d;
-                        games.push(g);
-                    }
-                    Err(e) => {
-                        failure.get_or_insert(TournamentError::Setup(e));
-                    }
-                }
-            }
-            let recorded = rt.block_on(store.record_games(&games, seats as i64));
-            match recorded {
-                Ok(_) => {
-                    played += games.len() as u64;
-                    done += games.len() as u64;
-                    progress(done, total);
+                    decisions += rec.moves.len() as u64;
+                    games.push(new_game(comp.id, group_id, rotation, seat_bots, &rec));
                 }
                 Err(e) => {
-                    failure.get_or_insert(e.into());
+                    failure.get_or_insert(TournamentError::Game(e));
                 }
             }
-            if failure.is_some() {
-                stop.store(true, Ordering::Relaxed);
-                // Drain so the players finish their current game and exit.
-                while rx.recv().is_ok() {}
-                break;
+        }
+        match rt.block_on(store.record_games(&games, seats as i64)) {
+            Ok(_) => {
+                played += games.len() as u64;
+                done += games.len() as u64;
+                progress(done, total);
             }
+            Err(e) => {
+                failure.get_or_insert(e.into());
+            }
+        }
+        if failure.is_some() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
         }
     });
     if let Some(e) = failure {
@@ -376,44 +381,6 @@ pub fn run(
         seconds,
         standings,
     })
-}
-
-/// Plays one rotation of a group; the record names each seat's entrant.
-fn play_one(
-    cfg: &TournamentConfig,
-    comp: &CompetitionRow,
-    group: &crate::store::GroupRow,
-    rotation: usize,
-    specs: &std::collections::HashMap<i64, (String, BotSpec)>,
-    limits: &Limits,
-    pool: &mut BotPool,
-) -> Played {
-    let n = group.bots.len();
-    let seat_bots: Vec<i64> = (0..n).map(|s| group.bots[(s + rotation) % n]).collect();
-    let setup = GameSetup {
-        game: comp.game.clone(),
-        options: comp.options.clone(),
-        seed: group.seed as u64,
-        position: None,
-        pairing: Some(Pairing {
-            group: group.group_no as u64,
-            rotation,
-        }),
-    };
-    let seats: Vec<SeatSetup> = seat_bots
-        .iter()
-        .map(|id| SeatSetup::new(specs[id].1.clone()))
-        .collect();
-    let logs = LogPlace {
-        dir: cfg.log_dir.clone(),
-        tag: format!("{}-g{}r{rotation}-", comp.name, group.group_no),
-    };
-    let mut rec = play_game_in(&setup, &seats, limits, &logs, pool).map_err(|e| e.to_string())?;
-    for (s, id) in seat_bots.iter().enumerate() {
-        rec.seats[s].entrant = Some(specs[id].0.clone());
-    }
-    let decisions = rec.moves.len() as u64;
-    Ok((new_game(comp.id, group.id, rotation, seat_bots, &rec), decisions))
 }
 
 /// A record as the store keeps it.

@@ -6,6 +6,7 @@ use proto::ladder::ladder_client::LadderClient;
 use proto::ladder::{LeaseReply, LeaseRequest, ReportRequest};
 use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use referee::record::Pairing;
+use referee::seating;
 use referee::spec::BotSpec;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -94,16 +95,17 @@ pub fn play_lease(lease: &LeaseReply, log_dir: Option<&PathBuf>) -> anyhow::Resu
                 rotation,
             }),
         };
-        let seats: Vec<SeatSetup> = (0..n)
-            .map(|s| SeatSetup::new(specs[(s + rotation) % n].clone()))
+        let seats: Vec<SeatSetup> = seating::seated(&specs, rotation)
+            .into_iter()
+            .map(SeatSetup::new)
             .collect();
         let logs = LogPlace {
             dir: log_dir.cloned(),
             tag: format!("{}-g{}r{rotation}-", lease.competition, lease.group_no),
         };
         let mut rec = play_game_in(&setup, &seats, &limits, &logs, &mut pool)?;
-        for s in 0..n {
-            rec.seats[s].entrant = Some(lease.entrants[(s + rotation) % n].bot.clone());
+        for (s, entrant) in seating::seated(&lease.entrants, rotation).into_iter().enumerate() {
+            rec.seats[s].entrant = Some(entrant.bot);
         }
         out.push(serde_json::to_string(&rec)?);
     }

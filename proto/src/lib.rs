@@ -5,6 +5,7 @@
 //! in the manner of UCI) and, later, gRPC. `docs/protocol.md` is the reference for
 //! bot authors.
 
+mod convert;
 pub mod text;
 
 /// The gRPC encoding: messages and the `Bot` service, generated from

@@ -281,9 +281,9 @@ fn list<T: fmt::Display>(items: &[T]) -> String {
     }
 }
 
-/// Writes a `go` line from borrowed parts (the hot path of the referee: no copy of
-/// the legal moves or the observation); `legal` is the moves joined by commas. Same
-/// text as [`ToBot::Go`]'s `Display`.
+/// Writes a `go` line from borrowed parts (no copy of the legal moves or the
+/// observation); `legal` is the moves joined by commas. Same text as
+/// [`ToBot::Go`]'s `Display`.
 #[allow(clippy::too_many_arguments)]
 pub fn write_go(
     out: &mut String,
@@ -294,6 +294,24 @@ pub fn write_go(
     movetime_ms: Option<u64>,
     legal: &str,
     obs: &str,
+) {
+    write_go_head(out, id, seat, time_ms, inc_ms, movetime_ms);
+    out.push_str(" legal=");
+    out.push_str(if legal.is_empty() { "-" } else { legal });
+    out.push_str(" obs=");
+    out.push_str(obs);
+}
+
+/// Writes the start of a `go` line, up to (not including) ` legal=`: the referee's
+/// hot path then writes the moves and the observation straight from the game
+/// (` legal=` + moves, or `-` for none, then ` obs=` + JSON), as [`write_go`] does.
+pub fn write_go_head(
+    out: &mut String,
+    id: u64,
+    seat: usize,
+    time_ms: Option<u64>,
+    inc_ms: Option<u64>,
+    movetime_ms: Option<u64>,
 ) {
     // Written piece by piece, without the formatting machinery: one per decision.
     out.push_str("go id=");
@@ -310,10 +328,6 @@ pub fn write_go(
             push_num(out, v);
         }
     }
-    out.push_str(" legal=");
-    out.push_str(if legal.is_empty() { "-" } else { legal });
-    out.push_str(" obs=");
-    out.push_str(obs);
 }
 
 /// Appends a `played` event (the text of [`ToBot::Played`]) to `out`.

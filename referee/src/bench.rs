@@ -6,8 +6,8 @@
 use crate::clock::{Limits, TimeControl};
 use crate::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use crate::matchplay::{MatchConfig, run_match};
-use crate::process::wait_readable;
 use crate::spec::BotSpec;
+use crate::transport::wait_readable;
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
 use std::process::{Command, Stdio};

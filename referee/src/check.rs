@@ -69,7 +69,7 @@ pub fn check_bot(
 ) -> CheckReport {
     let mut report = CheckReport::default();
     let start = Instant::now();
-    let player = match Player::start(&seat.spec, &seat.options, limits.handshake, None) {
+    let player = match Player::start(&seat.spec, &seat.options, limits, None) {
         Ok(p) => p,
         Err(f) => {
             report.push(false, "handshake", f.to_string());
@@ -105,7 +105,13 @@ pub fn check_bot(
     let seats = info.default_seats.max(2);
     let mut player = player;
     let t = Instant::now();
-    match player.new_game(game, seats, 0, options, limits.ping) {
+    let table = crate::session::Table {
+        game,
+        seats,
+        seat: 0,
+        options,
+    };
+    match player.new_game(&table, limits.ping) {
         Ok(()) => report.push(
             true,
             "ping",

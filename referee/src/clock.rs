@@ -62,6 +62,16 @@ pub struct Limits {
     pub ping: Duration,
     /// Time a bot has to exit after `quit` before it is killed.
     pub quit_grace: Duration,
+    /// Time to deliver a message that needs no answer (`gameover`, `quit`) over a
+    /// pipe: a bot that does not take a few bytes by then is not waited for.
+    pub notice: Duration,
+    /// Time for a gRPC call that needs no answer (`GameOver`): a network round
+    /// trip, so longer than [`Limits::notice`].
+    pub remote_notice: Duration,
+    /// How long past a move's deadline the referee waits for a gRPC call to
+    /// return, so that the call's own deadline fires first and the fault says the
+    /// bot was late rather than that the referee stopped waiting.
+    pub remote_slack: Duration,
 }
 
 impl Default for Limits {
@@ -72,6 +82,9 @@ impl Default for Limits {
             handshake: Duration::from_secs(10),
             ping: Duration::from_secs(5),
             quit_grace: Duration::from_millis(500),
+            notice: Duration::from_millis(200),
+            remote_notice: Duration::from_millis(500),
+            remote_slack: Duration::from_millis(200),
         }
     }
 }

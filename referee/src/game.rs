@@ -2,11 +2,12 @@
 
 use crate::clock::{Limits, SeatClock, TimeControl};
 use crate::fault::{Fault, FaultKind};
-use crate::player::{Legal, MoveRequest, Observation, Pending, Player, Reply, collect};
+use crate::player::{Pending, Player, collect};
+pub use crate::pool::BotPool;
 use crate::record::{FaultRecord, GameRecord, MoveRecord, Pairing, RECORD_SCHEMA, SeatRecord, final_outcome};
+use crate::session::{Ask, ClockFields, GameOver, Reply, Table};
 use crate::spec::BotSpec;
-use engine::{AnyGame, SetupError};
-use proto::ToBot;
+use engine::{AnyGame, SeatSet, SetupError};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -51,66 +52,6 @@ pub struct LogPlace {
     pub dir: Option<PathBuf>,
     /// File name prefix for this game.
     pub tag: String,
-}
-
-/// Bot processes kept from one game to the next, as fastchess and cutechess keep
-/// engines: a process that ends a game without a fault plays its entrant's next
-/// game on the same thread, told `newgame` and checked with `isready` as a new one
-/// would be, instead of a new process being spawned and shaken hands with (which
-/// costs more than a whole fast game). Only processes are kept: built-in bots and
-/// gRPC connections cost nothing to start, and people are never pooled. Dropping
-/// the pool quits and reaps what it holds.
-#[derive(Debug)]
-pub struct BotPool {
-    keep: bool,
-    grace: std::time::Duration,
-    idle: Vec<(SeatSetup, Player)>,
-}
-
-impl BotPool {
-    /// A pool that keeps nothing: every game starts its bots and quits them at its
-    /// end.
-    pub fn fresh() -> BotPool {
-        BotPool::new(false)
-    }
-
-    /// A pool that keeps every bot process that ends a game cleanly.
-    pub fn reusing() -> BotPool {
-        BotPool::new(true)
-    }
-
-    /// [`BotPool::reusing`] if `keep`, else [`BotPool::fresh`].
-    pub fn new(keep: bool) -> BotPool {
-        BotPool {
-            keep,
-            grace: Limits::default().quit_grace,
-            idle: Vec::new(),
-        }
-    }
-
-    /// Bot processes waiting for a game.
-    pub fn idle(&self) -> usize {
-        self.idle.len()
-    }
-
-    /// A kept player started from exactly this seat setup, if any is still
-    /// running (a bot that left after its game is reaped, not blamed).
-    fn take(&mut self, seat: &SeatSetup) -> Option<Player> {
-        while let Some(i) = self.idle.iter().position(|(s, _)| s == seat) {
-            let (_, mut player) = self.idle.swap_remove(i);
-            if !player.has_ended() {
-                return Some(player);
-            }
-        }
-        None
-    }
-}
-
-impl Drop for BotPool {
-    fn drop(&mut self) {
-        let players = self.idle.drain(..).map(|(_, p)| p).collect();
-        Player::shutdown_all(players, self.grace);
-    }
 }
 
 /// Creates the game a setup describes, for `seats` seats.
@@ -166,100 +107,154 @@ pub fn play_game_in(
     pool: &mut BotPool,
 ) -> Result<GameRecord, SetupError> {
     let mut game = create_game(setup, seats.len())?;
-    let n = seats.len();
     let options = game.options().to_vec();
-    let shared_options: std::sync::Arc<[String]> = options.clone().into();
-    let info = game.info();
-    let mut faults: Vec<FaultRecord> = Vec::new();
-
-    let mut names = Vec::with_capacity(n);
-    let mut players: Vec<Option<Player>> = Vec::with_capacity(n);
-    for (seat, s) in seats.iter().enumerate() {
-        let log = logs
-            .dir
-            .as_ref()
-            .map(|d| d.join(format!("{}seat{seat}.stderr.log", logs.tag)));
-        let table = TableSeat {
-            game: info.id,
-            seats: n,
-            seat,
-            options: &options,
-        };
-        match ready_player(pool, s, &table, limits, log) {
-            Ok(p) => {
-                names.push(p.name());
-                players.push(Some(p));
-            }
-            Err((name, f)) => {
-                names.push(name);
-                faults.push(FaultRecord::new(seat, &f, 0));
-                players.push(None);
-            }
-        }
-    }
-
+    let mut run = GameRun::seat_players(game.as_ref(), &options, seats, limits, logs, pool);
     let in_play = GamesInPlay::enter();
     let play_start = Instant::now();
-    let mut clocks = vec![SeatClock::new(&limits.tc); n];
-    let mut moves: Vec<MoveRecord> = Vec::new();
-    let mut next_id = 0u64;
-    let mut spare = RequestBuffers::default();
-    let mut played_line = String::new();
-    'game: loop {
+    loop {
         let to_act = game.to_act();
-        if to_act.is_empty() || (n == 2 && !faults.is_empty()) {
+        if to_act.is_empty() || run.stopped() {
             break;
         }
-        // Ask every seat that must decide: process bots first, so they think while
-        // in-process bots and people answer; then wait for all of them at once.
-        let mut answers: Vec<Option<Result<Reply, Fault>>> = (0..n).map(|_| None).collect();
-        let mut pending = Vec::new();
-        let mut remote = Vec::new();
-        for process_pass in [true, false] {
+        let answers = run.ask(game.as_ref(), &options, to_act, limits);
+        let Some(public) = run.apply(game.as_mut(), to_act, answers, limits) else {
+            break;
+        };
+        run.tell(&public);
+        // Wake the seats that decide next with what they were just told, rather than
+        // with their request: a sleeping bot's core can take longer to wake than the
+        // request takes to write, and this way both happen at once. Only while a core
+        // is to spare: when every core is busy, the extra wake-up is pure cost.
+        if in_play.core_to_spare() {
+            run.send_events_early(game.to_act());
+        }
+    }
+    let play_us = play_start.elapsed().as_micros() as u64;
+    Ok(run.finish(setup, seats, game.as_ref(), options, play_us, limits, pool))
+}
+
+/// One game in play: its players and what has happened so far.
+struct GameRun {
+    players: Vec<Option<Player>>,
+    /// The name each seat's record shows.
+    names: Vec<String>,
+    faults: Vec<FaultRecord>,
+    clocks: Vec<SeatClock>,
+    moves: Vec<MoveRecord>,
+}
+
+impl GameRun {
+    /// Seats the players: each told `newgame` and checked, taken from `pool` where
+    /// it has a kept process. A seat that cannot start is charged a fault at move 0.
+    fn seat_players(
+        game: &dyn AnyGame,
+        options: &[String],
+        seats: &[SeatSetup],
+        limits: &Limits,
+        logs: &LogPlace,
+        pool: &mut BotPool,
+    ) -> GameRun {
+        let n = seats.len();
+        let mut run = GameRun {
+            players: Vec::with_capacity(n),
+            names: Vec::with_capacity(n),
+            faults: Vec::new(),
+            clocks: vec![SeatClock::new(&limits.tc); n],
+            moves: Vec::new(),
+        };
+        for (seat, setup) in seats.iter().enumerate() {
+            let table = Table {
+                game: game.info().id,
+                seats: n,
+                seat,
+                options,
+            };
+            match pool.ready_player(setup, &table, limits, logs.for_seat(seat)) {
+                Ok(p) => {
+                    run.names.push(p.name());
+                    run.players.push(Some(p));
+                }
+                Err((name, f)) => {
+                    run.names.push(name);
+                    run.faults.push(FaultRecord::new(seat, &f, 0));
+                    run.players.push(None);
+                }
+            }
+        }
+        run
+    }
+
+    /// Whether the game stops before its end: a two-seat game stops at its first
+    /// fault.
+    fn stopped(&self) -> bool {
+        self.players.len() == 2 && !self.faults.is_empty()
+    }
+
+    /// Asks every seat that must decide, and collects the answers (`None` for a seat
+    /// that faulted earlier). Bots that think elsewhere are asked first, so they
+    /// think while in-process bots and people answer; then all are awaited at once.
+    fn ask(
+        &mut self,
+        game: &dyn AnyGame,
+        options: &[String],
+        to_act: SeatSet,
+        limits: &Limits,
+    ) -> Vec<Option<Result<Reply, Fault>>> {
+        let mut answers: Vec<Option<Result<Reply, Fault>>> = (0..self.players.len()).map(|_| None).collect();
+        let mut text = Vec::new();
+        let mut grpc = Vec::new();
+        for elsewhere in [true, false] {
             for seat in to_act.iter() {
-                let Some(p) = players[seat].as_mut() else { continue };
-                if p.reads_text() != process_pass {
+                let Some(p) = self.players[seat].as_mut() else {
+                    continue;
+                };
+                if p.thinks_elsewhere() != elsewhere {
                     continue;
                 }
-                next_id += 1;
-                let req = request(
-                    game.as_ref(),
-                    info.id,
-                    &shared_options,
-                    n,
+                let clock = &self.clocks[seat];
+                let ask = Ask {
+                    game,
+                    options,
                     seat,
-                    next_id,
-                    &clocks[seat],
-                    limits,
-                    p,
-                    &mut spare,
-                );
-                let deadline = Instant::now() + clocks[seat].allowance(&limits.tc) + limits.margin;
-                let pending_now = p.begin(&req, deadline);
-                spare.recover(req);
-                match pending_now {
-                    Pending::Waiting { id, start, deadline } => pending.push((seat, id, start, deadline)),
-                    Pending::Remote { rx, deadline } => remote.push((seat, rx, deadline)),
+                    clock: clock_fields(clock, &limits.tc),
+                    deadline: Instant::now() + clock.allowance(&limits.tc) + limits.margin,
+                };
+                match p.ask(&ask) {
+                    Pending::Text(asked) => text.push((seat, asked)),
+                    Pending::Grpc(asked) => grpc.push((seat, asked)),
                     Pending::Done(r) => answers[seat] = Some(r),
                 }
             }
         }
-        for (&(seat, ..), r) in pending.iter().zip(collect(&mut players, &pending)) {
-            answers[seat] = Some(r);
+        let replies = collect(&mut self.players, &mut text);
+        for ((seat, _), r) in text.iter().zip(replies) {
+            answers[*seat] = Some(r);
         }
-        // Remote calls ran meanwhile and timed themselves.
-        for (seat, rx, deadline) in remote {
-            answers[seat] = Some(crate::remote::wait(&rx, deadline));
+        // gRPC calls ran meanwhile and timed themselves.
+        for (seat, asked) in grpc {
+            answers[seat] = Some(asked.wait());
         }
-        // Play the answers in seat order, so the result never depends on who was quicker.
+        answers
+    }
+
+    /// Plays the answers in seat order, so the result never depends on who was
+    /// quicker; a seat that fails goes to the fault policy. Returns the public moves
+    /// to tell, or `None` when the game stops.
+    fn apply(
+        &mut self,
+        game: &mut dyn AnyGame,
+        to_act: SeatSet,
+        mut answers: Vec<Option<Result<Reply, Fault>>>,
+        limits: &Limits,
+    ) -> Option<Vec<(usize, String)>> {
         let mut public = Vec::new();
         for seat in to_act.iter() {
-            let played = match answers[seat].take() {
-                None => false, // a seat that faulted earlier
+            let fault = match answers[seat].take() {
+                None => None, // a seat that faulted earlier
                 Some(Ok(reply)) => match game.play(seat, &reply.mv) {
                     Ok(is_public) => {
-                        clocks[seat].charge(&limits.tc, reply.elapsed);
-                        moves.push(MoveRecord {
+                        self.clocks[seat].charge(&limits.tc, reply.elapsed);
+                        self.moves.push(MoveRecord {
                             seat,
                             mv: reply.mv.clone(),
                             ms: reply.elapsed.as_millis() as u64,
@@ -269,122 +264,152 @@ pub fn play_game_in(
                         if is_public {
                             public.push((seat, reply.mv));
                         }
-                        true
+                        continue;
                     }
-                    Err(e) => {
-                        let f = Fault::new(FaultKind::Illegal, e.to_string());
-                        faults.push(FaultRecord::new(seat, &f, moves.len()));
-                        retire(&mut players[seat], limits);
-                        false
-                    }
+                    Err(e) => Some(Fault::new(FaultKind::Illegal, e.to_string())),
                 },
-                Some(Err(f)) => {
-                    faults.push(FaultRecord::new(seat, &f, moves.len()));
-                    retire(&mut players[seat], limits);
-                    false
-                }
+                Some(Err(f)) => Some(f),
             };
-            if !played {
-                if n == 2 {
-                    break 'game;
-                }
-                // The documented fallback for a faulted seat: its first legal move.
-                let Some(mv) = game.legal_moves(seat).into_iter().next() else {
-                    break 'game;
-                };
-                if game.play(seat, &mv).is_err() {
-                    break 'game;
-                }
-                moves.push(MoveRecord {
-                    seat,
-                    mv,
-                    ms: 0,
-                    fallback: true,
-                    info: Vec::new(),
-                });
+            if !self.fault_policy(game, seat, fault, limits) {
+                return None;
             }
         }
+        Some(public)
+    }
+
+    /// A seat that did not play: its fault is recorded and its player retired. Two
+    /// seats: the game stops (returns false). Three or more: the referee plays the
+    /// seat's first legal move (recorded as a fallback) and the game goes on.
+    fn fault_policy(
+        &mut self,
+        game: &mut dyn AnyGame,
+        seat: usize,
+        fault: Option<Fault>,
+        limits: &Limits,
+    ) -> bool {
+        if let Some(f) = fault {
+            self.faults.push(FaultRecord::new(seat, &f, self.moves.len()));
+            if let Some(p) = self.players[seat].take() {
+                p.shutdown(limits.quit_grace);
+            }
+        }
+        if self.players.len() == 2 {
+            return false;
+        }
+        let Some(mv) = game.legal_moves(seat).into_iter().next() else {
+            return false;
+        };
+        if game.play(seat, &mv).is_err() {
+            return false;
+        }
+        self.moves.push(MoveRecord {
+            seat,
+            mv,
+            ms: 0,
+            fallback: true,
+            info: Vec::new(),
+        });
+        true
+    }
+
+    /// Tells every other seat the public moves just played.
+    fn tell(&mut self, public: &[(usize, String)]) {
         for (seat, mv) in public {
-            played_line.clear();
-            proto::text::write_played(&mut played_line, seat, &mv);
-            for (other, p) in players.iter_mut().enumerate() {
-                if other != seat
+            for (other, p) in self.players.iter_mut().enumerate() {
+                if other != *seat
                     && let Some(p) = p.as_mut()
                 {
-                    p.notify_line(&played_line);
-                }
-            }
-        }
-        // Wake the seats that decide next with what they were just told, rather than
-        // with their request: a sleeping bot's core can take longer to wake than the
-        // request takes to write, and this way both happen at once. Only while a core
-        // is to spare: when every core is busy, the extra wake-up is pure cost.
-        if in_play.core_to_spare() {
-            for seat in game.to_act().iter() {
-                if let Some(p) = players[seat].as_mut() {
-                    p.flush_events();
+                    p.played(*seat, mv);
                 }
             }
         }
     }
 
-    let play_us = play_start.elapsed().as_micros() as u64;
-    let (outcome, termination) = final_outcome(n, game.outcome().as_ref(), &faults);
-    let detail = faults
-        .first()
-        .map(|f| format!("seat {} {}: {}", f.seat, f.kind, f.detail));
-    let over = ToBot::GameOver {
-        ranks: outcome.ranks.clone(),
-        scores: outcome.scores.clone(),
-        reason: termination.to_string(),
-        detail,
-    };
-    let mut late = vec![0u64; n];
-    for (seat, p) in players.iter_mut().enumerate() {
-        if let Some(p) = p.as_mut() {
-            p.notify(&over);
+    /// Sends the queued events of the seats that decide next now.
+    fn send_events_early(&mut self, next: SeatSet) {
+        for seat in next.iter() {
+            if let Some(p) = self.players[seat].as_mut() {
+                p.flush_events();
+            }
+        }
+    }
+
+    /// Ends the game: the outcome (faults included), `gameover` to every player,
+    /// the clean processes back to the pool, and the record.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        self,
+        setup: &GameSetup,
+        seats: &[SeatSetup],
+        game: &dyn AnyGame,
+        options: Vec<String>,
+        play_us: u64,
+        limits: &Limits,
+        pool: &mut BotPool,
+    ) -> GameRecord {
+        let n = seats.len();
+        let (outcome, termination) = final_outcome(n, game.outcome().as_ref(), &self.faults);
+        let over = GameOver {
+            ranks: outcome.ranks.clone(),
+            scores: outcome.scores.clone(),
+            reason: termination.to_string(),
+            detail: self
+                .faults
+                .first()
+                .map(|f| format!("seat {} {}: {}", f.seat, f.kind, f.detail)),
+        };
+        let mut late = vec![0u64; n];
+        let mut back = Vec::new();
+        for (seat, p) in self.players.into_iter().enumerate() {
+            let Some(mut p) = p else { continue };
+            p.game_over(&over);
             late[seat] = p.late_replies();
+            let clean = !self.faults.iter().any(|f| f.seat == seat);
+            back.push((seats[seat].clone(), p, clean));
+        }
+        pool.give_back(back, limits);
+        GameRecord {
+            schema: RECORD_SCHEMA,
+            engine: engine::ENGINE_VERSION.to_owned(),
+            game: game.info().id.to_owned(),
+            options,
+            seed: setup.seed,
+            start_position: setup.position.clone(),
+            seats: seats
+                .iter()
+                .zip(self.names)
+                .zip(late)
+                .map(|((s, name), late_replies)| SeatRecord {
+                    name,
+                    spec: s.spec.to_string(),
+                    entrant: None,
+                    late_replies,
+                })
+                .collect(),
+            pairing: setup.pairing,
+            moves: self.moves,
+            faults: self.faults,
+            termination,
+            outcome,
+            final_position: game.position(),
+            play_us,
         }
     }
-    // Keep the processes that played cleanly, if the pool keeps any; quit the rest
-    // at once, then reap: one grace period, not one per seat.
-    let mut quitting = Vec::new();
-    for (seat, p) in players.into_iter().enumerate() {
-        let Some(p) = p else { continue };
-        if pool.keep && p.is_process() && !faults.iter().any(|f| f.seat == seat) {
-            pool.grace = limits.quit_grace;
-            pool.idle.push((seats[seat].clone(), p));
-        } else {
-            quitting.push(p);
-        }
+}
+
+/// The time fields of a seat's request.
+fn clock_fields(clock: &SeatClock, tc: &TimeControl) -> ClockFields {
+    ClockFields {
+        time_ms: clock.remaining(tc).map(|d| d.as_millis() as u64),
+        inc_ms: match tc {
+            TimeControl::Clock { inc, .. } => Some(inc.as_millis() as u64),
+            TimeControl::MoveTime(_) => None,
+        },
+        movetime_ms: match tc {
+            TimeControl::MoveTime(t) => Some(t.as_millis() as u64),
+            TimeControl::Clock { .. } => None,
+        },
     }
-    Player::shutdown_all(quitting, limits.quit_grace);
-    Ok(GameRecord {
-        schema: RECORD_SCHEMA,
-        engine: engine::ENGINE_VERSION.to_owned(),
-        game: info.id.to_owned(),
-        options,
-        seed: setup.seed,
-        start_position: setup.position.clone(),
-        seats: seats
-            .iter()
-            .zip(names)
-            .zip(late)
-            .map(|((s, name), late_replies)| SeatRecord {
-                name,
-                spec: s.spec.to_string(),
-                entrant: None,
-                late_replies,
-            })
-            .collect(),
-        pairing: setup.pairing,
-        moves,
-        faults,
-        termination,
-        outcome,
-        final_position: game.position(),
-        play_us,
-    })
 }
 
 /// Games being played by this process right now, to tell whether a core is idle.
@@ -411,123 +436,5 @@ impl GamesInPlay {
 impl Drop for GamesInPlay {
     fn drop(&mut self) {
         GAMES_IN_PLAY.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-/// Where a player sits: what `newgame` tells it.
-struct TableSeat<'a> {
-    game: &'static str,
-    seats: usize,
-    seat: usize,
-    options: &'a [String],
-}
-
-/// A player told `newgame` and checked with `isready`: a process kept in `pool`
-/// if it has one for this seat setup, else a new one. A kept process that cannot
-/// start another game (one that left after its last game, say) is replaced, not
-/// blamed. On failure, the name to record and the fault.
-fn ready_player(
-    pool: &mut BotPool,
-    setup: &SeatSetup,
-    at: &TableSeat<'_>,
-    limits: &Limits,
-    log: Option<PathBuf>,
-) -> Result<Player, (String, Fault)> {
-    if let Some(mut kept) = pool.take(setup) {
-        kept.prepare_next_game(log.clone());
-        match kept.new_game(at.game, at.seats, at.seat, at.options, limits.ping) {
-            Ok(()) => return Ok(kept),
-            Err(f) => {
-                tracing::debug!(bot = %setup.spec, fault = %f, "a kept bot could not start another game; starting a new one");
-                kept.shutdown(limits.quit_grace);
-            }
-        }
-    }
-    let mut player = Player::start(&setup.spec, &setup.options, limits.handshake, log)
-        .map_err(|f| (setup.spec.short_name(), f))?;
-    match player.new_game(at.game, at.seats, at.seat, at.options, limits.ping) {
-        Ok(()) => Ok(player),
-        Err(f) => {
-            let name = player.name();
-            player.shutdown(limits.quit_grace);
-            Err((name, f))
-        }
-    }
-}
-
-/// The text buffers of the last request, reused by the next: a request's move list
-/// and observation run to a kilobyte or more, and grew from nothing every time.
-#[derive(Default)]
-struct RequestBuffers {
-    legal: String,
-    observation: String,
-}
-
-impl RequestBuffers {
-    /// Takes back the buffers a request was written in.
-    fn recover(&mut self, req: MoveRequest) {
-        if let Legal::Text(text) = req.legal {
-            self.legal = text;
-        }
-        if let Observation::Text(text) = req.observation {
-            self.observation = text;
-        }
-    }
-}
-
-/// What `seat` is told when it must decide.
-#[allow(clippy::too_many_arguments)]
-fn request(
-    game: &dyn AnyGame,
-    id_text: &'static str,
-    options: &std::sync::Arc<[String]>,
-    seats: usize,
-    seat: usize,
-    id: u64,
-    clock: &SeatClock,
-    limits: &Limits,
-    player: &Player,
-    spare: &mut RequestBuffers,
-) -> MoveRequest {
-    MoveRequest {
-        id,
-        game: id_text,
-        options: options.clone(),
-        seats,
-        seat,
-        legal: if player.reads_joined_moves() {
-            let mut text = std::mem::take(&mut spare.legal);
-            text.clear();
-            game.write_legal_moves(seat, &mut text);
-            Legal::Text(text)
-        } else {
-            Legal::List(game.legal_moves(seat))
-        },
-        observation: if player.reads_text() {
-            let mut text = std::mem::take(&mut spare.observation);
-            text.clear();
-            game.write_observation_json(seat, &mut text);
-            Observation::Text(text)
-        } else if player.reads_observations() {
-            Observation::Value(game.observation(seat))
-        } else {
-            Observation::Value(serde_json::Value::Null)
-        },
-        time_ms: clock.remaining(&limits.tc).map(|d| d.as_millis() as u64),
-        inc_ms: match limits.tc {
-            TimeControl::Clock { inc, .. } => Some(inc.as_millis() as u64),
-            TimeControl::MoveTime(_) => None,
-        },
-        movetime_ms: match limits.tc {
-            TimeControl::MoveTime(t) => Some(t.as_millis() as u64),
-            TimeControl::Clock { .. } => None,
-        },
-        render: matches!(player.spec, BotSpec::Human).then(|| game.render()),
-    }
-}
-
-fn retire(slot: &mut Option<Player>, limits: &Limits) {
-    if let Some(p) = slot.take() {
-        p.shutdown(limits.quit_grace);
     }
 }

@@ -2,11 +2,11 @@
 //! with the seats rotated, so every entrant meets the same dice from every seat).
 
 use crate::clock::Limits;
-use crate::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
+use crate::game::{GameSetup, LogPlace, SeatSetup};
 use crate::record::{self, GameRecord, Pairing};
+use crate::runner::{GameJob, RunOptions, run_games};
+use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
 
 /// A match to play.
 #[derive(Debug, Clone)]
@@ -146,17 +146,10 @@ impl MatchSummary {
     }
 }
 
-/// Which entrant plays `seat` in a game of a mirrored match. Rotation `r` seats
-/// entrant `(seat + r) % n`; with 3+ seats, odd groups also reverse the entrants'
-/// order, so that each entrant sits right after each other one equally often (in
-/// games where the next player takes what you leave, that order alone decides).
+/// Which entrant plays `seat` in a game of a mirrored match (the one seating rule,
+/// [`crate::seating`], with a match's group orders).
 pub fn entrant_at(pairing: Pairing, seat: usize, n: usize) -> usize {
-    let k = (seat + pairing.rotation) % n;
-    if n >= 3 && pairing.group % 2 == 1 {
-        n - 1 - k
-    } else {
-        k
-    }
+    crate::seating::match_order(n, pairing.group)[crate::seating::entrant_index(pairing.rotation, seat, n)]
 }
 
 /// Plays a match on `concurrency` threads, one game per thread at a time.
@@ -169,7 +162,7 @@ pub fn entrant_at(pairing: Pairing, seat: usize, n: usize) -> usize {
 pub fn run_match(
     cfg: MatchConfig,
     mut progress: impl FnMut(u64, u64, &GameRecord),
-) -> anyhow::Result<MatchSummary> {
+) -> Result<MatchSummary, MatchError> {
     let n = cfg.entrants.len();
     crate::game::create_game(
         &GameSetup {
@@ -182,88 +175,97 @@ pub fn run_match(
         n,
     )?;
     if let Some(dir) = &cfg.log_dir {
-        std::fs::create_dir_all(dir)?;
+        std::fs::create_dir_all(dir).map_err(|e| MatchError::Io {
+            path: dir.clone(),
+            source: e,
+        })?;
     }
     let groups = cfg.games.div_ceil(n as u64).max(1);
     let total = groups * n as u64;
-    let next = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
     let mut summary = MatchSummary {
         entrants: vec![EntrantStats::default(); n],
         ..MatchSummary::default()
     };
     let start = std::time::Instant::now();
-    let (tx, rx) = mpsc::channel::<Result<GameRecord, engine::SetupError>>();
-    std::thread::scope(|scope| -> anyhow::Result<()> {
-        for _ in 0..cfg.concurrency.max(1) {
-            let (tx, cfg, next, stop) = (tx.clone(), &cfg, &next, &stop);
-            scope.spawn(move || {
-                // Each thread keeps its own bots: a process plays one game at a time.
-                let mut pool = BotPool::new(!cfg.fresh_bots);
-                while !stop.load(Ordering::Relaxed) {
-                    let job = next.fetch_add(1, Ordering::Relaxed);
-                    if job >= total {
-                        return;
-                    }
-                    let (group, rotation) = (job / n as u64, (job % n as u64) as usize);
-                    let setup = GameSetup {
-                        game: cfg.game.clone(),
-                        options: cfg.options.clone(),
-                        seed: cfg.seed.wrapping_add(group),
-                        position: None,
-                        pairing: Some(Pairing { group, rotation }),
-                    };
-                    let seats: Vec<SeatSetup> = (0..n)
-                        .map(|s| cfg.entrants[entrant_at(Pairing { group, rotation }, s, n)].clone())
-                        .collect();
-                    let logs = LogPlace {
-                        dir: cfg.log_dir.clone(),
-                        tag: format!("g{group}r{rotation}-"),
-                    };
-                    let result = play_game_in(&setup, &seats, &cfg.limits, &logs, &mut pool);
-                    if tx.send(result).is_err() {
-                        return;
-                    }
-                }
-            });
+    let job = |k: u64| -> Option<GameJob<()>> {
+        if k >= total {
+            return None;
         }
-        drop(tx);
-        let mut done = 0;
-        for result in rx {
-            let rec = match result {
+        let pairing = Pairing {
+            group: k / n as u64,
+            rotation: (k % n as u64) as usize,
+        };
+        let order: Vec<SeatSetup> = crate::seating::match_order(n, pairing.group)
+            .into_iter()
+            .map(|e| cfg.entrants[e].clone())
+            .collect();
+        Some(GameJob {
+            setup: GameSetup {
+                game: cfg.game.clone(),
+                options: cfg.options.clone(),
+                seed: cfg.seed.wrapping_add(pairing.group),
+                position: None,
+                pairing: Some(pairing),
+            },
+            seats: crate::seating::seated(&order, pairing.rotation),
+            logs: LogPlace {
+                dir: cfg.log_dir.clone(),
+                tag: format!("g{}r{}-", pairing.group, pairing.rotation),
+            },
+            tag: (),
+        })
+    };
+    let mut done = 0;
+    let mut failure = None;
+    let options = RunOptions {
+        threads: cfg.concurrency,
+        keep_bots: !cfg.fresh_bots,
+        batch: 1,
+    };
+    run_games(options, &cfg.limits, job, |batch| {
+        for finished in batch {
+            let rec = match finished.result {
                 Ok(rec) => rec,
                 Err(e) => {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(e.into());
+                    failure = Some(MatchError::Setup(e));
+                    return ControlFlow::Break(());
                 }
             };
             if let Some(path) = &cfg.record
                 && let Err(e) = record::append(path, &rec)
             {
-                stop.store(true, Ordering::Relaxed);
-                return Err(anyhow::anyhow!("cannot write {}: {e}", path.display()));
+                failure = Some(MatchError::Io {
+                    path: path.clone(),
+                    source: e,
+                });
+                return ControlFlow::Break(());
             }
             done += 1;
             summary.add(&rec);
             progress(done, total, &rec);
         }
-        Ok(())
-    })?;
+        ControlFlow::Continue(())
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn odd_groups_reverse_the_order_with_three_seats_or_more() {
-        let at = |group, rotation, seat, n| entrant_at(Pairing { group, rotation }, seat, n);
-        assert_eq!((0..3).map(|s| at(0, 0, s, 3)).collect::<Vec<_>>(), [0, 1, 2]);
-        assert_eq!((0..3).map(|s| at(1, 0, s, 3)).collect::<Vec<_>>(), [2, 1, 0]);
-        assert_eq!((0..3).map(|s| at(1, 1, s, 3)).collect::<Vec<_>>(), [1, 0, 2]);
-        // Two seats: rotations already cover both orders.
-        assert_eq!((0..2).map(|s| at(1, 1, s, 2)).collect::<Vec<_>>(), [1, 0]);
-    }
+/// Why a match could not be played to its end.
+#[derive(Debug, thiserror::Error)]
+pub enum MatchError {
+    /// The game refuses the setup (checked before any game starts).
+    #[error(transparent)]
+    Setup(#[from] engine::SetupError),
+    /// A file or folder the match writes (records, logs); the games already
+    /// recorded stay.
+    #[error("cannot write {}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
 }

@@ -1,119 +1,21 @@
-//! A seat's player: a process, a built-in bot, or a person; one interface.
+//! A seat's player: a protocol session (text over a transport, or gRPC), a built-in
+//! bot, or a person; one interface. Each kind takes from the game what it reads.
 
+use crate::clock::Limits;
 use crate::fault::{Fault, FaultKind};
-use crate::process::{MAX_LINES_PER_REQUEST, ProcessBot};
-use crate::remote::RemoteBot;
+use crate::session::{
+    Ask, Asked, GameOver, GrpcAsked, GrpcSession, Hello, Reply, Table, TextSession, check_options,
+};
 use crate::spec::BotSpec;
+use crate::transport::pipe::ChildProcess;
 use bots::{Bot, View};
-use proto::{FromBot, OptionDecl, PROTOCOL_VERSION, ToBot};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use std::time::Duration;
-use std::time::Instant;
-
-/// Everything a seat is told when it must decide.
-#[derive(Debug, Clone)]
-pub struct MoveRequest {
-    /// Request id (echoed by the reply).
-    pub id: u64,
-    /// Game id.
-    pub game: &'static str,
-    /// The game's options (shared by every request of the game).
-    pub options: std::sync::Arc<[String]>,
-    /// Seats in the game.
-    pub seats: usize,
-    /// The deciding seat.
-    pub seat: usize,
-    /// Legal moves.
-    pub legal: Legal,
-    /// The seat's observation.
-    pub observation: Observation,
-    /// Clock left (clock controls only).
-    pub time_ms: Option<u64>,
-    /// Increment (clock controls only).
-    pub inc_ms: Option<u64>,
-    /// Time for this move (move-time controls only).
-    pub movetime_ms: Option<u64>,
-    /// The position drawn for people (asked only for human players).
-    pub render: Option<String>,
-}
-
-/// The legal moves in the form their player reads them.
-#[derive(Debug, Clone)]
-pub enum Legal {
-    /// Joined by commas, for bots over the protocol.
-    Text(String),
-    /// One by one, for bots in process and people.
-    List(Vec<String>),
-}
-
-impl Legal {
-    fn text(&self) -> std::borrow::Cow<'_, str> {
-        match self {
-            Legal::Text(t) => t.as_str().into(),
-            Legal::List(l) => l.join(",").into(),
-        }
-    }
-
-    /// The moves one by one.
-    pub fn list(&self) -> Vec<&str> {
-        match self {
-            Legal::Text(t) => t.split(',').filter(|m| !m.is_empty()).collect(),
-            Legal::List(l) => l.iter().map(String::as_str).collect(),
-        }
-    }
-}
-
-/// An observation in the form its player reads it.
-#[derive(Debug, Clone)]
-pub enum Observation {
-    /// Compact JSON text, for bots over the protocol.
-    Text(String),
-    /// A JSON value, for bots in process.
-    Value(serde_json::Value),
-}
-
-impl Observation {
-    fn value(&self) -> serde_json::Value {
-        match self {
-            Observation::Value(v) => v.clone(),
-            Observation::Text(t) => serde_json::from_str(t).unwrap_or(serde_json::Value::Null),
-        }
-    }
-
-    fn text(&self) -> std::borrow::Cow<'_, str> {
-        match self {
-            Observation::Text(t) => t.as_str().into(),
-            Observation::Value(v) => v.to_string().into(),
-        }
-    }
-}
-
-/// A seat's answer.
-#[derive(Debug, Clone)]
-pub struct Reply {
-    /// The move text, not yet checked against the rules.
-    pub mv: String,
-    /// Time from the flushed request to the reply.
-    pub elapsed: Duration,
-    /// Info lines sent meanwhile.
-    pub info: Vec<String>,
-}
-
-/// What a bot said in its handshake.
-#[derive(Debug, Clone, Default)]
-pub struct Hello {
-    /// Its name.
-    pub name: Option<String>,
-    /// Its author.
-    pub author: Option<String>,
-    /// Options it declared.
-    pub options: Vec<OptionDecl>,
-}
+use std::time::{Duration, Instant};
 
 enum Kind {
-    Process(Box<ProcessBot>),
-    Remote(Box<RemoteBot>),
+    Text(Box<TextSession>),
+    Grpc(Box<GrpcSession>),
     Builtin(Box<dyn Bot>),
     Human,
 }
@@ -133,42 +35,31 @@ impl std::fmt::Debug for Player {
     }
 }
 
-/// A request in flight: a process bot is thinking, or a move is already known.
+/// A request in flight.
 #[derive(Debug)]
 pub enum Pending {
-    /// Sent to a process bot at `start`, answer due by `deadline`.
-    Waiting {
-        /// The request id.
-        id: u64,
-        /// When the request was flushed.
-        start: Instant,
-        /// When the answer is due.
-        deadline: Instant,
-    },
-    /// Sent to a bot over gRPC; the answer comes on `rx`.
-    Remote {
-        /// The answer.
-        rx: std::sync::mpsc::Receiver<Result<Reply, Fault>>,
-        /// When the answer is due.
-        deadline: Instant,
-    },
-    /// Answered (in-process bots, people) or failed to send.
+    /// Sent over a text session; the answer is read from it.
+    Text(Asked),
+    /// Sent over gRPC; the answer comes from the call.
+    Grpc(GrpcAsked),
+    /// Answered already (in-process bots, people), or failed to send.
     Done(Result<Reply, Fault>),
 }
 
 impl Player {
-    /// Starts a player: spawns and shakes hands with a process, or builds a built-in
-    /// bot; then sets `options` (each must be one the bot declared).
+    /// Starts a player: spawns and shakes hands with a process, connects to a gRPC
+    /// bot, or builds a built-in bot; then sets `options` (each must be one the bot
+    /// declared).
     ///
     /// # Errors
     /// A [`Fault`] naming what went wrong (spawn, handshake, a refused option).
     pub fn start(
         spec: &BotSpec,
         options: &[(String, String)],
-        handshake: Duration,
+        limits: &Limits,
         stderr_log: Option<PathBuf>,
     ) -> Result<Player, Fault> {
-        match spec {
+        let (hello, kind) = match spec {
             BotSpec::Builtin { name, options: own } => {
                 let all: Vec<(String, String)> = own.iter().chain(options).cloned().collect();
                 let bot = bots::builtin(name, &all).map_err(|e| Fault::new(FaultKind::Spawn, e))?;
@@ -177,69 +68,38 @@ impl Player {
                     author: Some("astragal".into()),
                     options: bot.options(),
                 };
-                Ok(Player {
-                    hello,
-                    spec: spec.clone(),
-                    kind: Kind::Builtin(bot),
-                })
+                (hello, Kind::Builtin(bot))
             }
-            BotSpec::Human => Ok(Player {
-                hello: Hello {
+            BotSpec::Human => {
+                let hello = Hello {
                     name: Some("human".into()),
                     ..Hello::default()
-                },
-                spec: spec.clone(),
-                kind: Kind::Human,
-            }),
+                };
+                (hello, Kind::Human)
+            }
             BotSpec::Grpc { url } => {
-                let http = url.replacen("grpc://", "http://", 1);
-                let (mut bot, hello) = RemoteBot::connect(&http, handshake)?;
-                check_options(&hello, options)?;
+                let mut session = GrpcSession::open(url, limits)?;
+                check_options(session.hello(), options)?;
                 for (name, value) in options {
-                    bot.set_option(name, value);
+                    session.set_option(name, value);
                 }
-                Ok(Player {
-                    hello,
-                    spec: spec.clone(),
-                    kind: Kind::Remote(Box::new(bot)),
-                })
+                (session.hello().clone(), Kind::Grpc(Box::new(session)))
             }
             BotSpec::Process { command } => {
-                let mut bot = ProcessBot::spawn(command, stderr_log)?;
-                let hello = handshake_with(&mut bot, handshake)?;
-                check_options(&hello, options)?;
+                let process = ChildProcess::spawn(command, stderr_log)?;
+                let mut session = TextSession::open(Box::new(process), limits)?;
+                check_options(session.hello(), options)?;
                 for (name, value) in options {
-                    bot.queue(&ToBot::SetOption {
-                        name: name.clone(),
-                        value: value.clone(),
-                    });
+                    session.set_option(name, value);
                 }
-                Ok(Player {
-                    hello,
-                    spec: spec.clone(),
-                    kind: Kind::Process(Box::new(bot)),
-                })
+                (session.hello().clone(), Kind::Text(Box::new(session)))
             }
-        }
-    }
-
-    /// Whether this player reads observations as protocol text (else as a JSON value).
-    pub fn reads_text(&self) -> bool {
-        matches!(self.kind, Kind::Process(_) | Kind::Remote(_))
-    }
-
-    /// Whether this player looks at observations at all (an in-process bot that
-    /// does not is spared building them).
-    pub fn reads_observations(&self) -> bool {
-        match &self.kind {
-            Kind::Builtin(bot) => bot.reads_observations(),
-            _ => true,
-        }
-    }
-
-    /// Whether this player takes the legal moves as one comma-joined text.
-    pub fn reads_joined_moves(&self) -> bool {
-        matches!(self.kind, Kind::Process(_))
+        };
+        Ok(Player {
+            hello,
+            spec: spec.clone(),
+            kind,
+        })
     }
 
     /// The name to show: announced name, else the spec's short name.
@@ -247,83 +107,58 @@ impl Player {
         self.hello.name.clone().unwrap_or_else(|| self.spec.short_name())
     }
 
-    /// Tells the player a game starts, and checks it is responsive (`isready`).
+    /// Whether this player thinks somewhere else (a process, a server) while the
+    /// referee goes on, rather than answering on the referee's thread.
+    pub fn thinks_elsewhere(&self) -> bool {
+        matches!(self.kind, Kind::Text(_) | Kind::Grpc(_))
+    }
+
+    /// Tells the player a game starts, and checks it is responsive.
     ///
     /// # Errors
-    /// [`FaultKind::Stall`] without `readyok` in time, or any read fault.
-    pub fn new_game(
-        &mut self,
-        game: &str,
-        seats: usize,
-        seat: usize,
-        options: &[String],
-        ping: Duration,
-    ) -> Result<(), Fault> {
+    /// [`FaultKind::Stall`] without an answer in time, or any read fault.
+    pub fn new_game(&mut self, table: &Table<'_>, ping: Duration) -> Result<(), Fault> {
         match &mut self.kind {
-            Kind::Process(bot) => {
-                bot.queue(&ToBot::NewGame {
-                    game: game.to_owned(),
-                    seats,
-                    seat,
-                    options: options.to_vec(),
-                });
-                ping_bot(bot, ping)
-            }
-            Kind::Remote(bot) => bot.new_game(game, seats, seat, options, ping),
+            Kind::Text(session) => session.new_game(table, ping),
+            Kind::Grpc(session) => session.new_game(table, ping),
             Kind::Builtin(bot) => {
-                bot.new_game(game, seats, seat, options);
+                bot.new_game(table.game, table.seats, table.seat, table.options);
                 Ok(())
             }
             Kind::Human => Ok(()),
         }
     }
 
-    /// Starts a request: a process bot is sent `go` and thinks while others are
+    /// Starts a request: a session bot is sent it and thinks while others are
     /// asked; an in-process bot or a person answers now.
-    pub fn begin(&mut self, req: &MoveRequest, deadline: Instant) -> Pending {
+    pub fn ask(&mut self, ask: &Ask<'_>) -> Pending {
         match &mut self.kind {
-            Kind::Process(bot) => {
-                bot.info.clear();
-                bot.queue_with(|out| {
-                    proto::text::write_go(
-                        out,
-                        req.id,
-                        req.seat,
-                        req.time_ms,
-                        req.inc_ms,
-                        req.movetime_ms,
-                        &req.legal.text(),
-                        &req.observation.text(),
-                    );
-                });
-                match bot.flush_queue(deadline) {
-                    Ok(()) => Pending::Waiting {
-                        id: req.id,
-                        start: Instant::now(),
-                        deadline,
-                    },
-                    Err(f) => Pending::Done(Err(f)),
-                }
-            }
-            Kind::Remote(bot) => {
-                let legal = req.legal.list().into_iter().map(str::to_owned).collect();
-                let rx = bot.begin_go(
-                    req.id,
-                    req.seat,
-                    req.time_ms,
-                    req.inc_ms,
-                    req.movetime_ms,
-                    legal,
-                    req.observation.text().into_owned(),
-                    deadline,
-                );
-                Pending::Remote { rx, deadline }
-            }
+            Kind::Text(session) => match session.ask(ask) {
+                Ok(asked) => Pending::Text(asked),
+                Err(f) => Pending::Done(Err(f)),
+            },
+            Kind::Grpc(session) => Pending::Grpc(session.ask(ask)),
             Kind::Builtin(bot) => {
                 let start = Instant::now();
-                let observation = req.observation.value();
-                let legal = req.legal.list();
-                let mv = bot.choose(&view_of(req, &observation, &legal));
+                let observation = if bot.reads_observations() {
+                    ask.game.observation(ask.seat)
+                } else {
+                    serde_json::Value::Null
+                };
+                let legal = ask.game.legal_moves(ask.seat);
+                let legal: Vec<&str> = legal.iter().map(String::as_str).collect();
+                let info = ask.game.info();
+                let view = View {
+                    game: info.id,
+                    seat: ask.seat,
+                    seats: ask.game.seats(),
+                    options: ask.options,
+                    observation: &observation,
+                    legal: &legal,
+                    time_ms: ask.clock.time_ms,
+                    movetime_ms: ask.clock.movetime_ms,
+                };
+                let mv = bot.choose(&view);
                 Pending::Done(Ok(Reply {
                     mv,
                     elapsed: start.elapsed(),
@@ -332,7 +167,7 @@ impl Player {
             }
             Kind::Human => {
                 let start = Instant::now();
-                Pending::Done(ask_human(req).map(|mv| Reply {
+                Pending::Done(ask_human(ask).map(|mv| Reply {
                     mv,
                     elapsed: start.elapsed(),
                     info: Vec::new(),
@@ -345,85 +180,77 @@ impl Player {
     ///
     /// # Errors
     /// Any fault of the seat while waiting.
-    pub fn request(&mut self, req: &MoveRequest, deadline: Instant) -> Result<Reply, Fault> {
-        match self.begin(req, deadline) {
+    pub fn request(&mut self, ask: &Ask<'_>) -> Result<Reply, Fault> {
+        match self.ask(ask) {
             Pending::Done(r) => r,
-            Pending::Remote { rx, deadline } => crate::remote::wait(&rx, deadline),
-            Pending::Waiting { id, start, deadline } => match &mut self.kind {
-                Kind::Process(bot) => wait_reply(bot, id, start, deadline),
-                _ => Err(Fault::new(FaultKind::Crash, "a request without a process")),
+            Pending::Grpc(asked) => asked.wait(),
+            Pending::Text(mut asked) => match &mut self.kind {
+                Kind::Text(session) => session.await_reply(&mut asked),
+                _ => Err(Fault::new(FaultKind::Crash, "a text request without a session")),
             },
         }
     }
 
-    /// Tells the player something that needs no answer. `played` is queued and goes
-    /// out with the player's next message, or before it with
-    /// [`Player::flush_events`]; anything else is sent now. A bot that cannot hear
-    /// it any more is not the referee's problem now.
-    pub fn notify(&mut self, msg: &ToBot) {
+    /// Tells the player another seat's public move. It goes out with the player's
+    /// next message (or before it, with [`Player::flush_events`]).
+    pub fn played(&mut self, seat: usize, mv: &str) {
         match &mut self.kind {
-            Kind::Process(bot) if matches!(msg, ToBot::Played { .. }) => bot.queue(msg),
-            Kind::Process(bot) => {
-                let _ = bot.send(msg, Duration::from_millis(200));
-            }
-            Kind::Remote(bot) => match msg {
-                ToBot::Played { seat, mv } => bot.played(*seat, mv),
-                ToBot::GameOver {
-                    ranks,
-                    scores,
-                    reason,
-                    detail,
-                } => {
-                    bot.game_over(ranks, scores, reason, detail.as_deref());
-                }
-                _ => {}
-            },
-            Kind::Human => {
-                if let ToBot::GameOver {
-                    ranks,
-                    scores,
-                    reason,
-                    detail,
-                } = msg
-                {
-                    eprintln!(
-                        "game over ({reason}): places {ranks:?}, scores {scores:?} {}",
-                        detail.clone().unwrap_or_default()
-                    );
-                }
-            }
+            Kind::Text(session) => session.queue_played(seat, mv),
+            Kind::Grpc(session) => session.queue_played(seat, mv),
+            Kind::Builtin(_) | Kind::Human => {}
+        }
+    }
+
+    /// Sends the events queued for a text session now, if its transport takes them
+    /// without waiting; other players are told with their next message anyway.
+    pub fn flush_events(&mut self) {
+        if let Kind::Text(session) = &mut self.kind {
+            session.flush_events();
+        }
+    }
+
+    /// Tells the player the game is over. A bot that cannot hear it any more is not
+    /// the referee's problem now.
+    pub fn game_over(&mut self, over: &GameOver) {
+        match &mut self.kind {
+            Kind::Text(session) => session.game_over(over),
+            Kind::Grpc(session) => session.game_over(over),
+            Kind::Human => eprintln!(
+                "game over ({}): places {:?}, scores {:?} {}",
+                over.reason,
+                over.ranks,
+                over.scores,
+                over.detail.clone().unwrap_or_default()
+            ),
             Kind::Builtin(_) => {}
         }
     }
 
-    /// Whether this player is a bot process (the only kind a [`crate::game::BotPool`]
+    /// Whether this player is a bot process (the only kind a [`crate::BotPool`]
     /// keeps between games).
     pub fn is_process(&self) -> bool {
-        matches!(self.kind, Kind::Process(_))
+        matches!(&self.kind, Kind::Text(session) if session.is_process())
     }
 
-    /// Whether a process player has exited or closed its output.
+    /// Whether a session's bot has gone (exited, or closed its output).
     pub fn has_ended(&mut self) -> bool {
         match &mut self.kind {
-            Kind::Process(bot) => bot.has_ended(),
+            Kind::Text(session) => session.has_ended(),
             _ => false,
         }
     }
 
-    /// Readies a kept process for its next game: late replies are counted per game
-    /// again, and its stderr goes to that game's log.
+    /// Readies a kept process for its next game: its stderr goes to that game's log.
     pub fn prepare_next_game(&mut self, stderr_log: Option<PathBuf>) {
-        if let Kind::Process(bot) = &mut self.kind {
-            bot.late_replies = 0;
-            bot.info.clear();
-            bot.set_stderr_log(stderr_log);
+        if let Kind::Text(session) = &mut self.kind {
+            session.set_stderr_log(stderr_log);
         }
     }
 
-    /// Late replies discarded so far (process bots).
+    /// Late replies discarded this game.
     pub fn late_replies(&self) -> u64 {
         match &self.kind {
-            Kind::Process(bot) => bot.late_replies,
+            Kind::Text(session) => session.late_replies(),
             _ => 0,
         }
     }
@@ -431,286 +258,148 @@ impl Player {
     /// Ends the player: `quit`, then kill and reap a process that lingers. Returns
     /// whether it left by itself within `grace`.
     pub fn shutdown(self, grace: Duration) -> bool {
-        match self.kind {
-            Kind::Process(bot) => bot.shutdown(grace),
-            Kind::Remote(_) | Kind::Builtin(_) | Kind::Human => true,
-        }
-    }
-
-    /// Queues a line already formatted (a `played` event told to several seats is
-    /// formatted once).
-    pub fn notify_line(&mut self, line: &str) {
-        match &mut self.kind {
-            Kind::Process(bot) => bot.queue_line(line),
-            Kind::Remote(bot) => {
-                if let Ok(ToBot::Played { seat, mv }) = ToBot::parse(line) {
-                    bot.played(seat, &mv);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Sends the events queued for a process bot now, if its pipe takes them
-    /// without waiting (see [`ProcessBot::try_flush_queue`]); other players are
-    /// told at once anyway.
-    pub fn flush_events(&mut self) {
-        if let Kind::Process(bot) = &mut self.kind {
-            bot.try_flush_queue();
-        }
+        let mut players = vec![self];
+        Player::shutdown_all(&mut players, grace)
     }
 
     /// Shuts several players down at once: `quit` to all, one shared grace period,
-    /// then kill and reap whoever lingers.
-    pub fn shutdown_all(players: Vec<Player>, grace: Duration) {
-        let mut players = players;
-        for p in &mut players {
-            if let Some(bot) = p.process() {
-                bot.quit();
+    /// then (on drop) kill and reap whoever lingers. Returns whether all left by
+    /// themselves.
+    pub fn shutdown_all(players: &mut Vec<Player>, grace: Duration) -> bool {
+        for p in players.iter_mut() {
+            if let Kind::Text(session) = &mut p.kind {
+                session.quit();
             }
         }
         let deadline = Instant::now() + grace;
-        for p in &mut players {
-            if let Some(bot) = p.process() {
-                bot.wait_exit(deadline);
+        let mut all_left = true;
+        for p in players.iter_mut() {
+            if let Kind::Text(session) = &mut p.kind {
+                all_left &= session.wait_gone(deadline);
             }
         }
+        players.clear();
+        all_left
     }
 
-    fn process(&mut self) -> Option<&mut ProcessBot> {
+    fn text_session(&mut self) -> Option<&mut TextSession> {
         match &mut self.kind {
-            Kind::Process(bot) => Some(bot),
+            Kind::Text(session) => Some(session),
             _ => None,
         }
     }
 }
 
-/// Waits for the replies of several seats at once, with one `poll` over their pipes,
-/// so each reply is timed when it arrives. `pending` holds (seat, request id, start,
-/// deadline); the answers come back in the same order.
-pub fn collect(
-    players: &mut [Option<Player>],
-    pending: &[(usize, u64, Instant, Instant)],
-) -> Vec<Result<Reply, Fault>> {
+/// Waits for the replies of several text-session seats at once, so each reply is
+/// timed when it arrives: one `poll` over their descriptors when every transport
+/// has one, else each transport in turn. `asked` holds (seat, request); the
+/// answers come back in the same order.
+pub fn collect(players: &mut [Option<Player>], asked: &mut [(usize, Asked)]) -> Vec<Result<Reply, Fault>> {
+    let no_session = || Err(Fault::new(FaultKind::Crash, "no session for this seat"));
     // One seat asked, as in most turns: wait on it alone.
-    if let [(seat, id, start, deadline)] = *pending {
-        let reply = match players[seat].as_mut().and_then(Player::process) {
-            Some(bot) => wait_reply(bot, id, start, deadline),
-            None => Err(Fault::new(FaultKind::Crash, "no process for this seat")),
+    if let [(seat, asked)] = asked {
+        let reply = match players[*seat].as_mut().and_then(Player::text_session) {
+            Some(session) => session.await_reply(asked),
+            None => no_session(),
         };
         return vec![reply];
     }
-    let mut answers: Vec<Option<Result<Reply, Fault>>> = pending.iter().map(|_| None).collect();
-    let mut lines: Vec<usize> = pending.iter().map(|_| MAX_LINES_PER_REQUEST).collect();
+    let mut answers: Vec<Option<Result<Reply, Fault>>> = asked.iter().map(|_| None).collect();
     loop {
         // Answers already read, and deadlines passed.
         let now = Instant::now();
-        for (i, &(seat, id, start, deadline)) in pending.iter().enumerate() {
+        for (i, (seat, request)) in asked.iter_mut().enumerate() {
             if answers[i].is_some() {
                 continue;
             }
-            let Some(bot) = players[seat].as_mut().and_then(Player::process) else {
-                answers[i] = Some(Err(Fault::new(FaultKind::Crash, "no process for this seat")));
+            let Some(session) = players[*seat].as_mut().and_then(Player::text_session) else {
+                answers[i] = Some(no_session());
                 continue;
             };
-            match reply_in_buffer(bot, id, start, &mut lines[i]) {
+            match session.reply_ready(request) {
                 Ok(Some(reply)) => answers[i] = Some(Ok(reply)),
-                Ok(None) if now >= deadline => answers[i] = Some(Err(timeout(start))),
+                Ok(None) if now >= request.deadline => {
+                    answers[i] = Some(Err(crate::session::timeout(request.start)))
+                }
                 Ok(None) => {}
                 Err(f) => answers[i] = Some(Err(f)),
             }
         }
-        let open: Vec<usize> = (0..pending.len()).filter(|&i| answers[i].is_none()).collect();
+        let open: Vec<usize> = (0..asked.len()).filter(|&i| answers[i].is_none()).collect();
         if open.is_empty() {
             return answers
                 .into_iter()
-                .map(|a| a.unwrap_or_else(|| Err(timeout(Instant::now()))))
+                .map(|a| a.unwrap_or_else(no_session))
                 .collect();
         }
-        let deadline = open.iter().map(|&i| pending[i].3).min().unwrap_or(now);
-        let ready = {
-            let fds: Vec<_> = open
-                .iter()
-                .filter_map(|&i| {
-                    players[pending[i].0].as_ref().and_then(|p| match &p.kind {
-                        Kind::Process(bot) => Some(bot.stdout_fd()),
-                        _ => None,
-                    })
-                })
-                .collect();
-            match crate::process::wait_readable(&fds, deadline) {
-                Ok(r) => r,
-                Err(f) => {
-                    for &i in &open {
-                        answers[i] = Some(Err(f.clone()));
-                    }
-                    continue;
+        let deadline = open.iter().map(|&i| asked[i].1.deadline).min().unwrap_or(now);
+        let seats: Vec<usize> = open.iter().map(|&i| asked[i].0).collect();
+        match wait_any(players, &seats, deadline) {
+            Ok(()) => {}
+            Err(e) => {
+                for &i in &open {
+                    answers[i] = Some(Err(Fault::new(
+                        FaultKind::Crash,
+                        format!("cannot wait for the bot: {e}"),
+                    )));
                 }
             }
-        };
-        for k in ready {
-            let seat = pending[open[k]].0;
-            if let Some(bot) = players[seat].as_mut().and_then(Player::process) {
-                bot.on_readable();
-            }
         }
     }
 }
 
-fn timeout(start: Instant) -> Fault {
-    Fault::new(
-        FaultKind::Timeout,
-        format!("no move within {} ms", start.elapsed().as_millis()),
-    )
-}
-
-/// The reply to request `id` if it has been read; late replies are counted and dropped.
-fn reply_in_buffer(
-    bot: &mut ProcessBot,
-    id: u64,
-    start: Instant,
-    lines: &mut usize,
-) -> Result<Option<Reply>, Fault> {
-    loop {
-        match bot.take_message(lines)? {
-            None => return Ok(None),
-            Some(FromBot::Move { id: got, mv }) if got == id => {
-                return Ok(Some(Reply {
-                    mv,
-                    elapsed: start.elapsed(),
-                    info: std::mem::take(&mut bot.info),
-                }));
-            }
-            Some(FromBot::Move { id: got, mv }) => {
-                bot.late_replies += 1;
-                tracing::warn!(
-                    bot = bot.command(),
-                    id = got,
-                    mv,
-                    expected = id,
-                    "late reply discarded"
-                );
-            }
-            Some(FromBot::ReadyOk) => {}
-            Some(other) => {
-                return Err(Fault::new(
-                    FaultKind::Malformed,
-                    format!("{other} while a move was expected"),
-                ));
+/// Waits until one of the seats' sessions has something to read, or `deadline`,
+/// and reads what came.
+fn wait_any(
+    players: &mut [Option<Player>],
+    seats: &[usize],
+    deadline: Instant,
+) -> Result<(), nix::errno::Errno> {
+    let polled = {
+        let fds: Option<Vec<_>> = seats
+            .iter()
+            .map(|&s| {
+                players[s]
+                    .as_ref()
+                    .and_then(|p| match &p.kind {
+                        Kind::Text(session) => Some(session),
+                        _ => None,
+                    })
+                    .and_then(|session| session.readable_fd())
+            })
+            .collect();
+        match fds {
+            Some(fds) => Some(crate::transport::wait_readable(&fds, deadline)?),
+            None => None,
+        }
+    };
+    match polled {
+        // Every transport has a descriptor: read those that are readable.
+        Some(ready) => {
+            for k in ready {
+                if let Some(session) = players[seats[k]].as_mut().and_then(Player::text_session) {
+                    session.receive(Instant::now());
+                }
             }
         }
-    }
-}
-
-fn wait_reply(bot: &mut ProcessBot, id: u64, start: Instant, deadline: Instant) -> Result<Reply, Fault> {
-    let mut lines = MAX_LINES_PER_REQUEST;
-    loop {
-        if let Some(reply) = reply_in_buffer(bot, id, start, &mut lines)? {
-            return Ok(reply);
+        // Some have none: give each a short turn.
+        None => {
+            let slice = Duration::from_millis(1) / seats.len().max(1) as u32;
+            for &s in seats {
+                if let Some(session) = players[s].as_mut().and_then(Player::text_session) {
+                    session.receive((Instant::now() + slice).min(deadline));
+                }
+            }
         }
-        if crate::process::wait_readable(&[bot.stdout_fd()], deadline)?.is_empty() {
-            return Err(timeout(start));
-        }
-        bot.on_readable();
-    }
-}
-
-fn view_of<'a>(req: &'a MoveRequest, observation: &'a serde_json::Value, legal: &'a [&'a str]) -> View<'a> {
-    View {
-        game: req.game,
-        seat: req.seat,
-        seats: req.seats,
-        options: &req.options,
-        observation,
-        legal,
-        time_ms: req.time_ms,
-        movetime_ms: req.movetime_ms,
-    }
-}
-
-/// Every option to set must be one the bot declared, with a value it takes.
-fn check_options(hello: &Hello, options: &[(String, String)]) -> Result<(), Fault> {
-    for (name, value) in options {
-        let decl = hello.options.iter().find(|d| &d.name == name).ok_or_else(|| {
-            Fault::new(
-                FaultKind::Handshake,
-                format!("the bot declares no option {name:?}"),
-            )
-        })?;
-        decl.check(value)
-            .map_err(|e| Fault::new(FaultKind::Handshake, e))?;
     }
     Ok(())
 }
 
-fn handshake_with(bot: &mut ProcessBot, limit: Duration) -> Result<Hello, Fault> {
-    let deadline = Instant::now() + limit;
-    bot.queue(&ToBot::Hello {
-        version: PROTOCOL_VERSION,
-    });
-    bot.flush_queue(deadline).map_err(as_handshake)?;
-    let mut hello = Hello::default();
-    let mut lines = MAX_LINES_PER_REQUEST;
-    loop {
-        match bot.next_message(deadline, FaultKind::Handshake, &mut lines) {
-            Ok(FromBot::Id { name, author }) => {
-                hello.name = name.or(hello.name);
-                hello.author = author.or(hello.author);
-            }
-            Ok(FromBot::Option(decl)) => hello.options.push(decl),
-            Ok(FromBot::HelloOk { version }) if version == PROTOCOL_VERSION => return Ok(hello),
-            Ok(FromBot::HelloOk { version }) => {
-                return Err(Fault::new(
-                    FaultKind::Handshake,
-                    format!("the bot speaks protocol version {version}, the referee {PROTOCOL_VERSION}"),
-                ));
-            }
-            Ok(other) => {
-                return Err(Fault::new(
-                    FaultKind::Handshake,
-                    format!("unexpected {other} during the handshake"),
-                ));
-            }
-            Err(f) if f.kind == FaultKind::Handshake => {
-                return Err(Fault::new(
-                    FaultKind::Handshake,
-                    format!("no astragalok within {} ms", limit.as_millis()),
-                ));
-            }
-            Err(f) => return Err(as_handshake(f)),
-        }
-    }
-}
-
-/// A fault during the handshake is reported as a handshake fault, keeping the cause.
-fn as_handshake(f: Fault) -> Fault {
-    Fault::new(FaultKind::Handshake, format!("{}: {}", f.kind, f.detail))
-}
-
-fn ping_bot(bot: &mut ProcessBot, limit: Duration) -> Result<(), Fault> {
-    let deadline = Instant::now() + limit;
-    bot.queue(&ToBot::IsReady);
-    bot.flush_queue(deadline)?;
-    let mut lines = MAX_LINES_PER_REQUEST;
-    loop {
-        match bot.next_message(deadline, FaultKind::Stall, &mut lines)? {
-            FromBot::ReadyOk => return Ok(()),
-            FromBot::Move { .. } => bot.late_replies += 1, // an old answer: discarded
-            other => {
-                return Err(Fault::new(
-                    FaultKind::Malformed,
-                    format!("{other} in answer to isready"),
-                ));
-            }
-        }
-    }
-}
-
-fn ask_human(req: &MoveRequest) -> Result<String, Fault> {
-    let legal = req.legal.list();
+fn ask_human(ask: &Ask<'_>) -> Result<String, Fault> {
+    let legal = ask.game.legal_moves(ask.seat);
     let stdin = std::io::stdin();
     let mut err = std::io::stderr();
-    let _ = writeln!(err, "\n{}", req.render.as_deref().unwrap_or(""));
+    let _ = writeln!(err, "\n{}", ask.game.render());
     for (i, m) in legal.iter().enumerate() {
         let _ = write!(err, "{:>3}) {m:<12}", i + 1);
         if (i + 1) % 5 == 0 {
@@ -718,7 +407,7 @@ fn ask_human(req: &MoveRequest) -> Result<String, Fault> {
         }
     }
     loop {
-        let _ = write!(err, "\nseat {}: your move (number or text): ", req.seat);
+        let _ = write!(err, "\nseat {}: your move (number or text): ", ask.seat);
         let _ = err.flush();
         let mut line = String::new();
         match stdin.lock().read_line(&mut line) {
@@ -729,9 +418,9 @@ fn ask_human(req: &MoveRequest) -> Result<String, Fault> {
         if let Ok(n) = t.parse::<usize>()
             && (1..=legal.len()).contains(&n)
         {
-            return Ok(legal[n - 1].to_owned());
+            return Ok(legal[n - 1].clone());
         }
-        if legal.contains(&t) {
+        if legal.iter().any(|m| m == t) {
             return Ok(t.to_owned());
         }
         let _ = write!(err, "{t:?} is not one of the moves above.");

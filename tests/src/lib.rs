@@ -288,6 +288,7 @@ pub fn fast_limits() -> referee::Limits {
         handshake: Duration::from_millis(1500),
         ping: Duration::from_millis(1000),
         quit_grace: Duration::from_millis(200),
+        ..referee::Limits::default()
     }
 }
 

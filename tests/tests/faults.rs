@@ -174,7 +174,7 @@ fn stderr_goes_to_a_capped_log_per_bot() {
     let rec = play_game(&setup, &[first(), hostile("flood-stderr", 0)], &limits(), &logs).unwrap();
     assert!(rec.faults.is_empty(), "{:?}", rec.faults);
     let log = std::fs::read(dir.join("t-seat1.stderr.log")).expect("the bot's stderr log");
-    let cap = referee::process::STDERR_LOG_CAP as usize;
+    let cap = referee::transport::pipe::STDERR_LOG_CAP as usize;
     assert!(
         log.len() > cap / 2,
         "the log holds what the bot wrote ({} bytes)",

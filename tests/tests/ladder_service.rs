@@ -378,3 +378,83 @@ async fn an_expired_lease_goes_to_another_worker() {
         server.stop().await;
     }
 }
+
+/// Groups the service schedules with 3+ seats are oriented so that, over the
+/// competition, each bot sits right after each other one about as often as right
+/// before it (rotations alone keep who follows whom; in Utara that decides games).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_three_seat_competition_seats_every_bot_after_every_other_equally_often() {
+    for store in test_stores("follow").await {
+        let server = start(&store.url, Duration::from_secs(60)).await;
+        let mut a = worker::connect(&server.url, ADMIN).await.unwrap();
+        let bots = ["r1", "r2", "r3", "r4"];
+        for (k, name) in bots.iter().enumerate() {
+            a.register_bot(RegisterBotRequest {
+                name: (*name).into(),
+                game: "utara".into(),
+                spec: format!("builtin:random?seed={k}"),
+            })
+            .await
+            .unwrap();
+        }
+        a.open_competition(OpenCompetitionRequest {
+            name: "three".into(),
+            game: "utara".into(),
+            options: vec![],
+            seats: 3,
+            seed: 11,
+            max_games: 3 * 24,
+            movetime_ms: 2000,
+            tc: String::new(),
+        })
+        .await
+        .unwrap();
+        let reported = worker::run(until_idle(&server.url, "test", 2), std::future::pending())
+            .await
+            .unwrap();
+        assert_eq!(reported, 24, "{}", store.kind);
+        // Who sits right after whom (turns go round the table), over every game.
+        let mut follows: std::collections::HashMap<(String, String), i64> = Default::default();
+        let mut after = 0;
+        loop {
+            let page = a
+                .game_records(GameRecordsRequest {
+                    competition: "three".into(),
+                    after_id: after,
+                    limit: 50,
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .records;
+            let Some(last) = page.last() else { break };
+            after = last.id;
+            for r in page {
+                let rec: referee::GameRecord = serde_json::from_str(&r.json).unwrap();
+                let names: Vec<String> = rec.seats.iter().map(|s| s.entrant.clone().unwrap()).collect();
+                for s in 0..3 {
+                    *follows
+                        .entry((names[s].clone(), names[(s + 1) % 3].clone()))
+                        .or_default() += 1;
+                }
+            }
+        }
+        for x in bots {
+            for y in bots {
+                if x < y {
+                    let (xy, yx) = (
+                        follows.get(&(x.into(), y.into())).copied().unwrap_or(0),
+                        follows.get(&(y.into(), x.into())).copied().unwrap_or(0),
+                    );
+                    // One group (3 games) may tip the balance, no more.
+                    assert!(
+                        (xy - yx).abs() <= 3,
+                        "{x}->{y} {xy} times, {y}->{x} {yx} ({})",
+                        store.kind
+                    );
+                }
+            }
+        }
+        server.stop().await;
+    }
+}

@@ -1,18 +1,18 @@
-//! A bot served over gRPC (`--bot grpc://host:port`): the same state machine,
-//! deadlines and faults as a bot over stdin/stdout.
+//! A bot served over gRPC (`--bot grpc://host:port`): the session's states, ids,
+//! deadlines and faults over unary calls, one per exchange.
 //!
 //! Game threads stay synchronous; gRPC calls run on one shared runtime. A move
 //! request is started when it is sent and collected later, so a remote bot thinks
 //! while the other seats are asked, and its reply is timed inside the call.
 
+use super::{Ask, GameOver, Hello, Reply, Table, version_fault};
+use crate::clock::Limits;
 use crate::fault::{Fault, FaultKind};
-use crate::player::{Hello, Reply};
-use proto::PROTOCOL_VERSION;
 use proto::grpc::bot_client::BotClient;
 use proto::grpc::{GameOverRequest, GoRequest, HelloRequest, NewGameRequest, PingRequest, Played};
+use proto::{OptionDecl, PROTOCOL_VERSION};
 use std::collections::HashMap;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tonic::transport::{Channel, Endpoint};
@@ -57,25 +57,39 @@ fn with_deadline<T>(msg: T, deadline: Instant) -> Request<T> {
     r
 }
 
-/// A bot behind a gRPC endpoint, for one game.
+/// A move request in flight over gRPC.
 #[derive(Debug)]
-pub struct RemoteBot {
+pub struct GrpcAsked {
+    rx: mpsc::Receiver<Result<Reply, Fault>>,
+    deadline: Instant,
+    slack: Duration,
+}
+
+/// A session with a bot behind a gRPC endpoint.
+#[derive(Debug)]
+pub struct GrpcSession {
     client: BotClient<Channel>,
+    hello: Hello,
     session: String,
     options: HashMap<String, String>,
     events: Vec<Played>,
+    last_id: u64,
+    notice: Duration,
+    slack: Duration,
 }
 
-impl RemoteBot {
-    /// Connects to `url` and shakes hands, within `limit`.
+impl GrpcSession {
+    /// Connects to `url` (`grpc://` or `http://`) and shakes hands, within
+    /// `limits.handshake`.
     ///
     /// # Errors
     /// [`FaultKind::Spawn`] if the endpoint cannot be reached, [`FaultKind::Handshake`]
     /// for a failed handshake.
-    pub fn connect(url: &str, limit: Duration) -> Result<(RemoteBot, Hello), Fault> {
-        static SESSIONS: AtomicU64 = AtomicU64::new(0);
+    pub fn open(url: &str, limits: &Limits) -> Result<GrpcSession, Fault> {
+        let url = url.replacen("grpc://", "http://", 1);
+        let limit = limits.handshake;
         let deadline = Instant::now() + limit;
-        let endpoint = Endpoint::from_shared(url.to_owned())
+        let endpoint = Endpoint::from_shared(url.clone())
             .map_err(|e| Fault::new(FaultKind::Spawn, format!("bad gRPC address {url:?}: {e}")))?
             .connect_timeout(limit)
             .tcp_nodelay(true);
@@ -93,19 +107,17 @@ impl RemoteBot {
                     deadline,
                 ))
                 .await
-                .map_err(|s| fault_of(&s, "hello", FaultKind::Handshake))
-                .map_err(|f| Fault::new(FaultKind::Handshake, f.detail))?
+                .map_err(|s| {
+                    Fault::new(
+                        FaultKind::Handshake,
+                        fault_of(&s, "hello", FaultKind::Handshake).detail,
+                    )
+                })?
                 .into_inner();
             Ok::<_, Fault>((client, reply))
         })?;
         if hello.version != PROTOCOL_VERSION {
-            return Err(Fault::new(
-                FaultKind::Handshake,
-                format!(
-                    "the bot speaks protocol version {}, the referee {PROTOCOL_VERSION}",
-                    hello.version
-                ),
-            ));
+            return Err(version_fault(hello.version));
         }
         let info = Hello {
             name: (!hello.name.is_empty()).then_some(hello.name),
@@ -113,23 +125,24 @@ impl RemoteBot {
             options: hello
                 .options
                 .into_iter()
-                .filter_map(bots::grpc::option_from_grpc)
+                .filter_map(OptionDecl::from_grpc)
                 .collect(),
         };
-        let session = format!(
-            "{}-{}",
-            std::process::id(),
-            SESSIONS.fetch_add(1, Ordering::Relaxed)
-        );
-        Ok((
-            RemoteBot {
-                client,
-                session,
-                options: HashMap::new(),
-                events: Vec::new(),
-            },
-            info,
-        ))
+        Ok(GrpcSession {
+            client,
+            hello: info,
+            session: session_id(),
+            options: HashMap::new(),
+            events: Vec::new(),
+            last_id: 0,
+            notice: limits.remote_notice,
+            slack: limits.remote_slack,
+        })
+    }
+
+    /// What the bot said in its handshake.
+    pub fn hello(&self) -> &Hello {
+        &self.hello
     }
 
     /// Remembers a bot option, sent with the next game.
@@ -137,25 +150,20 @@ impl RemoteBot {
         self.options.insert(name.to_owned(), value.to_owned());
     }
 
-    /// `newgame` and a ping, within `ping`.
+    /// `NewGame` and a `Ping`, within `ping`. Ids start afresh.
     ///
     /// # Errors
     /// [`FaultKind::Stall`] without an answer in time, or a failed call.
-    pub fn new_game(
-        &mut self,
-        game: &str,
-        seats: usize,
-        seat: usize,
-        options: &[String],
-        ping: Duration,
-    ) -> Result<(), Fault> {
+    pub fn new_game(&mut self, table: &Table<'_>, ping: Duration) -> Result<(), Fault> {
+        self.last_id = 0;
+        self.events.clear();
         let deadline = Instant::now() + ping;
         let req = NewGameRequest {
             session: self.session.clone(),
-            game: game.to_owned(),
-            seats: seats as u32,
-            seat: seat as u32,
-            options: options.to_vec(),
+            game: table.game.to_owned(),
+            seats: table.seats as u32,
+            seat: table.seat as u32,
+            options: table.options.to_vec(),
             bot_options: self.options.clone(),
         };
         let mut client = self.client.clone();
@@ -174,39 +182,31 @@ impl RemoteBot {
     }
 
     /// Queues another seat's public move for the next request.
-    pub fn played(&mut self, seat: usize, mv: &str) {
+    pub fn queue_played(&mut self, seat: usize, mv: &str) {
         self.events.push(Played {
             seat: seat as u32,
             r#move: mv.to_owned(),
         });
     }
 
-    /// Starts a move request; the answer arrives on the returned channel.
-    #[allow(clippy::too_many_arguments)]
-    pub fn begin_go(
-        &mut self,
-        id: u64,
-        seat: usize,
-        time_ms: Option<u64>,
-        inc_ms: Option<u64>,
-        movetime_ms: Option<u64>,
-        legal: Vec<String>,
-        observation_json: String,
-        deadline: Instant,
-    ) -> mpsc::Receiver<Result<Reply, Fault>> {
+    /// Starts a move request; the bot thinks while the other seats are asked.
+    pub fn ask(&mut self, ask: &Ask<'_>) -> GrpcAsked {
+        self.last_id += 1;
+        let id = self.last_id;
         let (tx, rx) = mpsc::channel();
         let req = GoRequest {
             session: self.session.clone(),
             id,
-            seat: seat as u32,
-            time_ms,
-            inc_ms,
-            movetime_ms,
-            legal,
-            observation_json,
+            seat: ask.seat as u32,
+            time_ms: ask.clock.time_ms,
+            inc_ms: ask.clock.inc_ms,
+            movetime_ms: ask.clock.movetime_ms,
+            legal: ask.game.legal_moves(ask.seat),
+            observation_json: ask.game.observation_json(ask.seat),
             events: std::mem::take(&mut self.events),
         };
         let mut client = self.client.clone();
+        let deadline = ask.deadline;
         runtime().spawn(async move {
             let start = Instant::now();
             let result = match client.go(with_deadline(req, deadline)).await {
@@ -229,33 +229,59 @@ impl RemoteBot {
             };
             let _ = tx.send(result);
         });
-        rx
+        GrpcAsked {
+            rx,
+            deadline,
+            slack: self.slack,
+        }
     }
 
     /// Tells the bot the game ended (with the events it has not seen).
-    pub fn game_over(&mut self, ranks: &[u8], scores: &[i64], reason: &str, detail: Option<&str>) {
+    pub fn game_over(&mut self, over: &GameOver) {
         let req = GameOverRequest {
             session: self.session.clone(),
-            ranks: ranks.iter().map(|&r| u32::from(r)).collect(),
-            scores: scores.to_vec(),
-            reason: reason.to_owned(),
-            detail: detail.unwrap_or_default().to_owned(),
+            ranks: over.ranks.iter().map(|&r| u32::from(r)).collect(),
+            scores: over.scores.clone(),
+            reason: over.reason.clone(),
+            detail: over.detail.clone().unwrap_or_default(),
             events: std::mem::take(&mut self.events),
         };
         let mut client = self.client.clone();
-        let deadline = Instant::now() + Duration::from_millis(500);
+        let deadline = Instant::now() + self.notice;
         let _ = runtime().block_on(async move { client.game_over(with_deadline(req, deadline)).await });
     }
 }
 
-/// Waits for a remote answer until `deadline` (and a little slack for the call's
-/// own deadline to fire first).
-pub fn wait(rx: &mpsc::Receiver<Result<Reply, Fault>>, deadline: Instant) -> Result<Reply, Fault> {
-    let left = deadline.saturating_duration_since(Instant::now()) + Duration::from_millis(200);
-    rx.recv_timeout(left).unwrap_or_else(|_| {
-        Err(Fault::new(
-            FaultKind::Timeout,
-            "no answer from the bot server before the deadline",
-        ))
-    })
+impl GrpcAsked {
+    /// Waits for the answer until the deadline, and the slack for the call's own
+    /// deadline to fire first (so a late bot is reported by its call).
+    ///
+    /// # Errors
+    /// The call's fault, or a timeout.
+    pub fn wait(self) -> Result<Reply, Fault> {
+        let left = self.deadline.saturating_duration_since(Instant::now()) + self.slack;
+        self.rx.recv_timeout(left).unwrap_or_else(|_| {
+            Err(Fault::new(
+                FaultKind::Timeout,
+                "no answer from the bot server before the deadline",
+            ))
+        })
+    }
+}
+
+/// A session id the bot server keys its games by: 128 bits from the operating
+/// system's random source, so it tells the bot nothing about the referee (no
+/// process id, no count of earlier sessions).
+fn session_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No random source: still unique within this process, and still no pid.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        bytes[..8].copy_from_slice(
+            &NEXT
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                .to_le_bytes(),
+        );
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

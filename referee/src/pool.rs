@@ -1,0 +1,127 @@
+//! Bot processes kept from one game to the next.
+
+use crate::clock::Limits;
+use crate::fault::Fault;
+use crate::game::{LogPlace, SeatSetup};
+use crate::player::Player;
+use crate::session::Table;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Bot processes kept from one game to the next, as fastchess and cutechess keep
+/// engines: a process that ends a game without a fault plays its entrant's next
+/// game on the same thread, told `newgame` and checked with `isready` as a new one
+/// would be, instead of a new process being spawned and shaken hands with (which
+/// costs more than a whole fast game). Only processes are kept: built-in bots and
+/// gRPC connections cost nothing to start, and people are never pooled. Dropping
+/// the pool quits and reaps what it holds.
+#[derive(Debug)]
+pub struct BotPool {
+    keep: bool,
+    /// The quit grace of the last game that gave a process back.
+    grace: Duration,
+    idle: Vec<(SeatSetup, Player)>,
+}
+
+impl BotPool {
+    /// A pool that keeps nothing: every game starts its bots and quits them at its
+    /// end.
+    pub fn fresh() -> BotPool {
+        BotPool::new(false)
+    }
+
+    /// A pool that keeps every bot process that ends a game cleanly.
+    pub fn reusing() -> BotPool {
+        BotPool::new(true)
+    }
+
+    /// [`BotPool::reusing`] if `keep`, else [`BotPool::fresh`].
+    pub fn new(keep: bool) -> BotPool {
+        BotPool {
+            keep,
+            grace: Limits::default().quit_grace,
+            idle: Vec::new(),
+        }
+    }
+
+    /// Bot processes waiting for a game.
+    pub fn idle(&self) -> usize {
+        self.idle.len()
+    }
+
+    /// A player for `setup`, told `newgame` and checked: a process kept in the pool
+    /// if it has one for this seat setup, else a new one. A kept process that cannot
+    /// start another game (one that left after its last game, say) is replaced, not
+    /// blamed. On failure, the name to record and the fault.
+    pub(crate) fn ready_player(
+        &mut self,
+        setup: &SeatSetup,
+        table: &Table<'_>,
+        limits: &Limits,
+        log: Option<PathBuf>,
+    ) -> Result<Player, (String, Fault)> {
+        if let Some(mut kept) = self.take(setup) {
+            kept.prepare_next_game(log.clone());
+            match kept.new_game(table, limits.ping) {
+                Ok(()) => return Ok(kept),
+                Err(f) => {
+                    tracing::debug!(bot = %setup.spec, fault = %f, "a kept bot could not start another game; starting a new one");
+                    kept.shutdown(limits.quit_grace);
+                }
+            }
+        }
+        let mut player = Player::start(&setup.spec, &setup.options, limits, log)
+            .map_err(|f| (setup.spec.short_name(), f))?;
+        match player.new_game(table, limits.ping) {
+            Ok(()) => Ok(player),
+            Err(f) => {
+                let name = player.name();
+                player.shutdown(limits.quit_grace);
+                Err((name, f))
+            }
+        }
+    }
+
+    /// Takes back the players of a finished game: keeps each clean process if this
+    /// pool keeps any, and quits the rest at once (one grace period for all).
+    pub(crate) fn give_back(&mut self, players: Vec<(SeatSetup, Player, bool)>, limits: &Limits) {
+        let mut quitting = Vec::new();
+        for (setup, player, clean) in players {
+            if self.keep && clean && player.is_process() {
+                self.grace = limits.quit_grace;
+                self.idle.push((setup, player));
+            } else {
+                quitting.push(player);
+            }
+        }
+        Player::shutdown_all(&mut quitting, limits.quit_grace);
+    }
+
+    /// A kept player started from exactly this seat setup, if any is still
+    /// running (a bot that left after its game is reaped, not blamed).
+    fn take(&mut self, seat: &SeatSetup) -> Option<Player> {
+        while let Some(i) = self.idle.iter().position(|(s, _)| s == seat) {
+            let (_, mut player) = self.idle.swap_remove(i);
+            if !player.has_ended() {
+                return Some(player);
+            }
+        }
+        None
+    }
+}
+
+impl Drop for BotPool {
+    fn drop(&mut self) {
+        let mut players = self.idle.drain(..).map(|(_, p)| p).collect();
+        Player::shutdown_all(&mut players, self.grace);
+    }
+}
+
+impl LogPlace {
+    /// The stderr log of `seat` in this game, if logs are kept.
+    pub fn for_seat(&self, seat: usize) -> Option<PathBuf> {
+        self.dir
+            .as_ref()
+            .map(|d| d.join(format!("{}seat{seat}.stderr.log", self.tag)))
+    }
+}

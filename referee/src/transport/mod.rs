@@ -1,0 +1,144 @@
+//! What carries a text-protocol session: bytes out with a deadline, bytes in with a
+//! deadline. Lines, their length limit and every protocol step live in
+//! [`crate::session::TextSession`], once, whatever the transport.
+//!
+//! - [`pipe`]: a child process's stdin/stdout (the usual bot).
+//! - [`memory`]: channels in this process (tests of the session, no process).
+//!
+//! A new transport (a TCP socket, a WebSocket) is one more module implementing
+//! [`LineTransport`], plus the `--bot` scheme that opens it (`spec.rs`, `player.rs`).
+
+pub mod memory;
+pub mod pipe;
+
+use std::os::fd::BorrowedFd;
+use std::time::Instant;
+
+/// What a read from a transport gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Received {
+    /// This many bytes were put at the start of the buffer.
+    Bytes(usize),
+    /// Nothing arrived before the deadline.
+    Nothing,
+    /// The other end closed its output (or the transport broke): nothing more will come.
+    Closed,
+}
+
+/// Why bytes could not be sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendError {
+    /// The other end does not take them before the deadline (it does not read).
+    Timeout,
+    /// The other end is gone; the text says how, as far as the transport knows.
+    Closed(String),
+}
+
+/// A byte stream to and from one bot. Implementations never block past a deadline.
+pub trait LineTransport: Send {
+    /// Writes all of `data` before `deadline`.
+    ///
+    /// # Errors
+    /// [`SendError::Timeout`] if the other end does not take it in time,
+    /// [`SendError::Closed`] if it is gone.
+    fn send(&mut self, data: &[u8], deadline: Instant) -> Result<(), SendError>;
+
+    /// Writes `data` only if all of it goes at once without waiting (so no line is
+    /// ever split); returns whether it went. Used to send events ahead of a request.
+    fn try_send_whole(&mut self, data: &[u8]) -> bool;
+
+    /// Reads what has arrived into `buf`, waiting until `deadline` for something
+    /// (a deadline already passed reads without waiting).
+    fn receive(&mut self, buf: &mut [u8], deadline: Instant) -> Received;
+
+    /// A descriptor that is readable when [`LineTransport::receive`] has something,
+    /// so that several transports can be waited on with one `poll`. `None` for
+    /// transports without one; they are polled in turn.
+    fn readable_fd(&self) -> Option<BorrowedFd<'_>> {
+        None
+    }
+
+    /// Closes the direction towards the bot (after `quit`).
+    fn close_output(&mut self);
+
+    /// Whether the other end has gone (exited, or closed its side).
+    fn has_ended(&mut self) -> bool;
+
+    /// What the transport knows about why the other end went away, for a fault's
+    /// detail: an exit status, the last words on stderr. Empty if nothing.
+    fn departure(&mut self) -> String {
+        String::new()
+    }
+
+    /// Waits until the other end has gone or `deadline` passes; whether it has gone.
+    fn wait_gone(&mut self, deadline: Instant) -> bool;
+
+    /// A name for logs (the command line, the address).
+    fn label(&self) -> &str;
+
+    /// Whether this is a bot process the referee started (the only kind kept
+    /// between games by a [`crate::BotPool`]).
+    fn is_process(&self) -> bool {
+        false
+    }
+
+    /// Sends what the bot writes to stderr from now on to `log` (a kept process gets
+    /// each game's log); nothing for transports without a stderr.
+    fn set_stderr_log(&mut self, _log: Option<std::path::PathBuf>) {}
+}
+
+/// How long a wait on one transport polls without sleeping before it sleeps.
+/// A fast bot's reply usually comes within this, and waking a sleeping thread (on a
+/// virtual machine, an idle core) costs more than the spin: measured, it doubles
+/// the decisions per second with a fast bot. A slow bot costs at most this much CPU
+/// per request.
+pub const SPIN_BEFORE_SLEEP: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// Waits until one of `fds` is readable or `deadline` passes; returns the indices of
+/// the readable ones (empty at the deadline). Spins (yielding) for
+/// [`SPIN_BEFORE_SLEEP`] first.
+///
+/// # Errors
+/// The error of `poll(2)` itself.
+pub fn wait_readable(fds: &[BorrowedFd<'_>], deadline: Instant) -> Result<Vec<usize>, nix::errno::Errno> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let mut polls: Vec<PollFd<'_>> = fds.iter().map(|fd| PollFd::new(*fd, PollFlags::POLLIN)).collect();
+    let ready = |polls: &[PollFd<'_>]| -> Vec<usize> {
+        polls
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.revents().is_some_and(|r| !r.is_empty()))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let spin_until = Instant::now() + SPIN_BEFORE_SLEEP;
+    while Instant::now() < spin_until.min(deadline) {
+        if let Ok(n) = poll(&mut polls, PollTimeout::ZERO)
+            && n > 0
+        {
+            return Ok(ready(&polls));
+        }
+        // Yield rather than spin: on a busy machine the bot may need this core.
+        std::thread::yield_now();
+    }
+    loop {
+        match poll(&mut polls, poll_timeout(deadline)) {
+            Ok(0) => {
+                if Instant::now() >= deadline {
+                    return Ok(Vec::new());
+                }
+            }
+            Ok(_) => return Ok(ready(&polls)),
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Milliseconds left until `deadline`, for `poll`, rounded up so that a wait never
+/// ends just before its deadline.
+pub(crate) fn poll_timeout(deadline: Instant) -> nix::poll::PollTimeout {
+    let left = deadline.saturating_duration_since(Instant::now());
+    nix::poll::PollTimeout::try_from(left + std::time::Duration::from_micros(999))
+        .unwrap_or(nix::poll::PollTimeout::MAX)
+}
