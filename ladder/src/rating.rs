@@ -33,6 +33,7 @@
 //! assert!(fit.elo[0] > 0.0 && fit.interval95(0) > 50.0);
 //! ```
 
+pub use crate::elo::expected_score;
 use std::collections::HashMap;
 use std::f64::consts::LN_10;
 
@@ -590,7 +591,7 @@ impl Ratings {
     /// Likelihood of superiority: the probability that `a` is stronger than `b`.
     pub fn los(&self, a: usize, b: usize) -> f64 {
         let (d, se) = self.difference(a, b);
-        crate::stats::normal_cdf(d / se.max(1e-12))
+        crate::elo::normal_cdf(d / se.max(1e-12))
     }
 
     /// Players by rating, best first.
@@ -601,10 +602,6 @@ impl Ratings {
     }
 }
 
-/// Expected share of the points for a player `diff` Elo above its opponent.
-pub fn expected_score(diff: f64) -> f64 {
-    1.0 / (1.0 + 10f64.powf(-diff / 400.0))
-}
 
 /// Simulates `games` games of `seats` seats among `bots` bots of spread strengths,
 /// then times adding them and fitting. Returns the results and the seconds taken to
