@@ -9,9 +9,15 @@
 //! sampled afresh for every iteration: the search never reads hidden state.
 
 use crate::{Bot, OptionDecl, OptionType, View};
+use engine::games::cuatto::CuattoObservation;
+use engine::games::spartan::SpartanObservation;
+use engine::games::uptick::UptickObservation;
+use engine::games::ur::UrObservation;
+use engine::games::utara::UtaraObservation;
 use engine::registry::resolve_setup;
 use engine::{Game, GameRng, GameVisitor, Seat, with_game};
 use serde_json::Value;
+use std::any::Any;
 use std::time::{Duration, Instant};
 
 /// Rebuilds a state of `G` from a view's public position, with hidden parts drawn
@@ -44,97 +50,100 @@ fn rewards(outcome: &engine::Outcome) -> [f64; engine::MAX_SEATS] {
     r
 }
 
-fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
+/// A one-position heuristic from a seat's observation of a `G` game: higher is
+/// better for it. It reads the game's own observation type, so a renamed or retyped
+/// field fails to compile instead of silently reading 0; a game without a heuristic
+/// gives `None` (a test requires one for every game).
+pub fn heuristic<G: Game>(obs: &G::Observation, seat: Seat) -> Option<f64> {
+    let obs: &dyn Any = obs;
+    if let Some(o) = obs.downcast_ref::<UrObservation>() {
+        return Some(ur_heuristic(o, seat));
+    }
+    if let Some(o) = obs.downcast_ref::<UptickObservation>() {
+        return Some(uptick_heuristic(o, seat));
+    }
+    if let Some(o) = obs.downcast_ref::<CuattoObservation>() {
+        return Some(cuatto_heuristic(o, seat));
+    }
+    if let Some(o) = obs.downcast_ref::<UtaraObservation>() {
+        return Some(utara_heuristic(o, seat));
+    }
+    if let Some(o) = obs.downcast_ref::<SpartanObservation>() {
+        return Some(spartan_heuristic(o, seat));
+    }
+    None
 }
 
-/// A one-position heuristic from a seat's observation: higher is better for it.
-pub fn heuristic(game: &str, seat: Seat, obs: &Value) -> f64 {
-    let others = |key: &str| -> (f64, f64) {
-        let list = obs[key].as_array().cloned().unwrap_or_default();
-        let mine = list.get(seat).map_or(0.0, num);
-        let rest: Vec<f64> = list
+/// Ur: progress of every piece (borne off counts double), and counters held.
+fn ur_heuristic(o: &UrObservation, seat: Seat) -> f64 {
+    let progress = |p: usize| -> f64 {
+        o.pieces[p]
             .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != seat)
-            .map(|(_, v)| num(v))
-            .collect();
-        let best_other = rest.iter().copied().fold(f64::MIN, f64::max);
-        (mine, if rest.is_empty() { 0.0 } else { best_other })
+            .map(|&h| f64::from(h) + if h >= 15 { 15.0 } else { 0.0 })
+            .sum()
     };
-    match game {
-        // Progress of every piece (borne off counts double), and counters held.
-        "ur" => {
-            let progress = |p: usize| -> f64 {
-                obs["pieces"][p].as_array().map_or(0.0, |a| {
-                    a.iter()
-                        .map(|h| num(h) + if num(h) >= 15.0 { 15.0 } else { 0.0 })
-                        .sum()
-                })
-            };
-            let counters = |p: usize| num(&obs["counters"][p]);
-            progress(seat) - progress(1 - seat) + 2.0 * (counters(seat) - counters(1 - seat))
-        }
-        // Captured pips score. A die on the board is what the other side may
-        // capture (its value), and a die that can still move is a threat.
-        "uptick" => {
-            let (mine, theirs) = others("captured");
-            let mut board = 0.0;
-            for d in obs["dice"].as_array().cloned().unwrap_or_default() {
-                let sign = if d["seat"].as_u64() == Some(seat as u64) {
-                    1.0
-                } else {
-                    -1.0
-                };
-                let value = num(&d["value"]);
-                let mobile = d["frozen"].as_bool() != Some(true) && value < 6.0;
-                board += sign * (if mobile { 0.15 } else { 0.0 } - 0.2 * value);
-            }
-            mine - theirs + board
-        }
-        // Fewer pips to travel than the leading other team; finishing early.
-        "cuatto" => {
-            let pips = obs["pips"].as_array().cloned().unwrap_or_default();
-            let mine = pips.get(seat).map_or(0.0, num);
-            let best_other = pips
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != seat)
-                .map(|(_, v)| num(v))
-                .fold(f64::MAX, f64::min);
-            let finished = obs["finished"].as_array().cloned().unwrap_or_default();
-            let place_bonus = finished
-                .iter()
-                .position(|s| s.as_u64() == Some(seat as u64))
-                .map_or(0.0, |k| 1000.0 / (k as f64 + 1.0));
-            best_other.min(1e6) - mine + place_bonus
-        }
-        // Points so far against the best other seat.
-        "utara" => {
-            let total = |p: usize| num(&obs["totals"][p]) + num(&obs["round_points"][p]);
-            let n = obs["totals"].as_array().map_or(2, Vec::len);
-            let best_other = (0..n).filter(|&p| p != seat).map(total).fold(f64::MIN, f64::max);
-            total(seat) - best_other
-        }
-        // HP, then the worth of the dice in hand: warriors and defenders help,
-        // plague dice are lost.
-        "spartan" => {
-            let hp = |p: usize| num(&obs["hp"][p]);
-            let dice: f64 = obs["your_dice"].as_array().map_or(0.0, |a| {
-                a.iter()
-                    .map(|f| match f.as_u64() {
-                        Some(1) => -0.5,
-                        Some(2..=4) => 1.0,
-                        Some(5) => 1.6,
-                        Some(6) => 0.8,
-                        _ => 0.0,
-                    })
-                    .sum()
-            });
-            3.0 * (hp(seat) - hp(1 - seat)) + 0.3 * dice
-        }
-        _ => 0.0,
+    let counters = |p: usize| o.counters[p] as f64;
+    progress(seat) - progress(1 - seat) + 2.0 * (counters(seat) - counters(1 - seat))
+}
+
+/// Uptick: captured pips score. A die on the board is what the other side may
+/// capture (its value), and a die that can still move is a threat.
+fn uptick_heuristic(o: &UptickObservation, seat: Seat) -> f64 {
+    let mine = o.captured[seat] as f64;
+    let theirs = o.captured[1 - seat] as f64;
+    let mut board = 0.0;
+    for d in &o.dice {
+        let sign = if d.seat == seat { 1.0 } else { -1.0 };
+        let mobile = !d.frozen && d.value < 6;
+        board += sign * (if mobile { 0.15 } else { 0.0 } - 0.2 * f64::from(d.value));
     }
+    mine - theirs + board
+}
+
+/// Cuatto: fewer pips to travel than the leading other team; finishing early.
+fn cuatto_heuristic(o: &CuattoObservation, seat: Seat) -> f64 {
+    let mine = o.pips.get(seat).map_or(0.0, |&p| p as f64);
+    let best_other = o
+        .pips
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != seat)
+        .map(|(_, &p)| p as f64)
+        .fold(f64::MAX, f64::min);
+    let place_bonus = o
+        .finished
+        .iter()
+        .position(|&s| s == seat)
+        .map_or(0.0, |k| 1000.0 / (k as f64 + 1.0));
+    best_other.min(1e6) - mine + place_bonus
+}
+
+/// Utara: points so far against the best other seat.
+fn utara_heuristic(o: &UtaraObservation, seat: Seat) -> f64 {
+    let total = |p: usize| (o.totals[p] + o.round_points[p]) as f64;
+    let best_other = (0..o.totals.len())
+        .filter(|&p| p != seat)
+        .map(total)
+        .fold(f64::MIN, f64::max);
+    total(seat) - best_other
+}
+
+/// Spartan Yahtzee: HP, then the worth of the dice in hand: warriors and defenders
+/// help, plague dice are lost.
+fn spartan_heuristic(o: &SpartanObservation, seat: Seat) -> f64 {
+    let hp = |p: usize| o.hp[p] as f64;
+    let dice: f64 = o
+        .your_dice
+        .iter()
+        .map(|f| match f {
+            1 => -0.5,
+            2..=4 => 1.0,
+            5 => 1.6,
+            6 => 0.8,
+            _ => 0.0,
+        })
+        .sum();
+    3.0 * (hp(seat) - hp(1 - seat)) + 0.3 * dice
 }
 
 /// Plays a random legal move for every seat but `seat` still to decide in a
@@ -187,10 +196,7 @@ impl GameVisitor for GreedyPick<'_, '_> {
                 finish_step(&mut g, seat, simultaneous, self.rng, &mut scratch);
                 total += match g.outcome() {
                     Some(o) => 1e6 * (rewards(&o)[seat] - 0.5),
-                    None => {
-                        let obs = serde_json::to_value(g.observation(seat)).unwrap_or(Value::Null);
-                        heuristic(G::ID, seat, &obs)
-                    }
+                    None => heuristic::<G>(&g.observation(seat), seat).unwrap_or(0.0),
                 };
             }
             // Ties keep the first move, so the bot is reproducible.
@@ -508,8 +514,8 @@ impl GameVisitor for MctsPick<'_, '_> {
                     let mut r = [0.5; engine::MAX_SEATS];
                     let scale = heuristic_scale(G::ID);
                     for (seat, slot) in r.iter_mut().enumerate().take(g.seats()) {
-                        let obs = serde_json::to_value(g.observation(seat)).unwrap_or(Value::Null);
-                        *slot = 1.0 / (1.0 + (-heuristic(G::ID, seat, &obs) / scale).exp());
+                        let h = heuristic::<G>(&g.observation(seat), seat).unwrap_or(0.0);
+                        *slot = 1.0 / (1.0 + (-h / scale).exp());
                     }
                     r
                 }

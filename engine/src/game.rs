@@ -8,6 +8,20 @@ use serde::{Deserialize, Serialize};
 use std::fmt::{Debug, Display};
 use std::ops::RangeInclusive;
 
+/// What kind of game a game is, in the terms of game theory (as OpenSpiel's game
+/// type says it): what the referee, the bots and the tests may rely on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Nature {
+    /// Dice decide something: the seed changes the game.
+    pub chance: bool,
+    /// Several seats can be asked at once, each deciding without seeing the others'
+    /// choice (`to_act` may hold more than one seat).
+    pub simultaneous: bool,
+    /// A seat can hold something the others do not see (beyond the dice to come):
+    /// its public position differs from the full one.
+    pub hidden_information: bool,
+}
+
 /// A move text that is not a move of this game at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot parse move {text:?}: {why}")]
@@ -161,7 +175,7 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// Typed options.
     type Options: Clone + Debug + PartialEq + Send + Sync;
     /// What one seat may see.
-    type Observation: Serialize;
+    type Observation: Serialize + 'static;
 
     /// The game id used everywhere (`ur`, `uptick`, ...).
     const ID: &'static str;
@@ -171,6 +185,8 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
     const SEATS: RangeInclusive<usize>;
     /// Seats when none are asked for.
     const DEFAULT_SEATS: usize;
+    /// What kind of game it is (chance, simultaneous moves, hidden information).
+    const NATURE: Nature;
 
     /// The options this game understands, with defaults.
     fn option_specs() -> &'static [OptionSpec];

@@ -37,7 +37,7 @@ pub mod rng;
 pub mod seat;
 pub mod square;
 
-pub use game::{Game, MoveError, Outcome, ParseMoveError, PlayError, SetupError};
+pub use game::{Game, MoveError, Nature, Outcome, ParseMoveError, PlayError, SetupError};
 pub use notation::ParsePositionError;
 pub use options::{OptionError, OptionKind, OptionSpec, OptionValues};
 pub use registry::{

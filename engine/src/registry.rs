@@ -21,6 +21,8 @@ pub struct GameInfo {
     pub default_seats: usize,
     /// Its options (besides `players`, which every game accepts).
     pub options: &'static [OptionSpec],
+    /// What kind of game it is.
+    pub nature: crate::game::Nature,
 }
 
 /// Code that runs on a game type chosen by id at run time (see [`with_game`]).
@@ -70,6 +72,7 @@ fn info_of<G: Game>() -> GameInfo {
         seats: G::SEATS,
         default_seats: G::DEFAULT_SEATS,
         options: G::option_specs(),
+        nature: G::NATURE,
     }
 }
 

@@ -7,7 +7,7 @@
 //! Move notation: `<die>:<spot>[p|s]` moves that checker with that die, e.g. `5:0`,
 //! `3:b6`, `4:12p`.
 
-use crate::game::{Game, Outcome, ParseMoveError, PlayError};
+use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError};
 use crate::json::{Object, array};
 use crate::notation::{Fields, ParsePositionError, invalid, parse_list, write_join};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
@@ -529,6 +529,11 @@ impl Game for Cuatto {
     const NAME: &'static str = "Cuatto";
     const SEATS: std::ops::RangeInclusive<usize> = 2..=6;
     const DEFAULT_SEATS: usize = 4;
+    const NATURE: Nature = Nature {
+        chance: true,
+        simultaneous: false,
+        hidden_information: false,
+    };
 
     fn option_specs() -> &'static [OptionSpec] {
         SPECS

@@ -6,7 +6,7 @@
 //! `reroll:<faces>` with the faces as digits in increasing order, e.g. `reroll:236`.
 //! Plague dice (1s) are locked and never named.
 
-use crate::game::{Game, Outcome, ParseMoveError, PlayError};
+use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError};
 use crate::json::{Object, array};
 use crate::notation::{Fields, ParsePositionError, invalid};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
@@ -419,6 +419,11 @@ impl Game for Spartan {
     const NAME: &'static str = "Spartan Yahtzee";
     const SEATS: std::ops::RangeInclusive<usize> = 2..=2;
     const DEFAULT_SEATS: usize = 2;
+    const NATURE: Nature = Nature {
+        chance: true,
+        simultaneous: true,
+        hidden_information: true,
+    };
 
     fn option_specs() -> &'static [OptionSpec] {
         SPECS

@@ -6,7 +6,7 @@
 //! Move notation: place a die of value `v` on a cell as `d4=3`; move a die as
 //! `c3-f6` (`c3xf6` is read the same). Seat 0 moves first.
 
-use crate::game::{Game, Outcome, ParseMoveError, PlayError};
+use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError};
 use crate::json::{Object, array};
 use crate::notation::{Fields, ParsePositionError, invalid};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
@@ -536,6 +536,11 @@ impl Game for Uptick {
     const NAME: &'static str = "Uptick";
     const SEATS: std::ops::RangeInclusive<usize> = 2..=2;
     const DEFAULT_SEATS: usize = 2;
+    const NATURE: Nature = Nature {
+        chance: false,
+        simultaneous: false,
+        hidden_information: false,
+    };
 
     fn option_specs() -> &'static [OptionSpec] {
         SPECS

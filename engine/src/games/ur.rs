@@ -14,7 +14,7 @@
 //!
 //! See `docs/rules/ur.md` for the rules in full.
 
-use crate::game::{Game, Outcome, ParseMoveError, PlayError};
+use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError};
 use crate::notation::{Fields, ParsePositionError, invalid, join};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
 use crate::rng::GameRng;
@@ -455,6 +455,11 @@ impl Game for Ur {
     const NAME: &'static str = "Game of Ur (Babylonian tablet rules)";
     const SEATS: std::ops::RangeInclusive<usize> = 2..=2;
     const DEFAULT_SEATS: usize = 2;
+    const NATURE: Nature = Nature {
+        chance: true,
+        simultaneous: false,
+        hidden_information: false,
+    };
 
     fn option_specs() -> &'static [OptionSpec] {
         SPECS

@@ -7,7 +7,7 @@
 //! `block:c5` places a block; `east` / `west` choose a High Sun's direction;
 //! `stop` ends a turn after a Half Moon.
 
-use crate::game::{Game, Outcome, ParseMoveError, PlayError};
+use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError};
 use crate::json::{Object, array, square};
 use crate::notation::{Fields, ParsePositionError, invalid, write_join};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
@@ -749,6 +749,11 @@ impl Game for Utara {
     const NAME: &'static str = "Utara";
     const SEATS: std::ops::RangeInclusive<usize> = 2..=6;
     const DEFAULT_SEATS: usize = 2;
+    const NATURE: Nature = Nature {
+        chance: true,
+        simultaneous: false,
+        hidden_information: false,
+    };
 
     fn option_specs() -> &'static [OptionSpec] {
         SPECS
