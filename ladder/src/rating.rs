@@ -602,7 +602,6 @@ impl Ratings {
     }
 }
 
-
 /// Simulates `games` games of `seats` seats among `bots` bots of spread strengths,
 /// then times adding them and fitting. Returns the results and the seconds taken to
 /// add them, and to fit (with the Newton steps used).

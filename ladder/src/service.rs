@@ -5,10 +5,12 @@
 //! (game, options, seed, seats, bots, rotations) and replayed move by move; one that
 //! does not reproduce is refused and nothing of the group is stored.
 
+use crate::cache::StandingsCache;
 use crate::schedule::{self, Candidate};
-use crate::standings::Standings;
-use crate::store::{BotRow, CompetitionRow, Completion, NewCompetition, Store, StoreError};
-use crate::tournament::{limits_from, new_game, standings_of};
+use crate::store::{
+    BotRow, CompetitionRow, CompetitionStatus, Completion, GroupStatus, NewCompetition, Store, StoreError,
+};
+use crate::tournament::{limits_from, new_game};
 use proto::ladder::ladder_server::{Ladder, LadderServer};
 use proto::ladder::*;
 use referee::record::GameRecord;
@@ -16,7 +18,7 @@ use referee::spec::BotSpec;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::Mutex;
 use tonic::{Request, Response, Status};
 
@@ -40,18 +42,12 @@ pub struct ServiceConfig {
     pub lease: Duration,
 }
 
-/// Ratings the scheduler uses, recomputed when enough new games arrive.
-struct CachedRatings {
-    games: i64,
-    at: Instant,
-    by_bot: HashMap<i64, (f64, f64, u64)>,
-}
-
 /// The gRPC service.
 pub struct LadderService {
     store: Store,
     cfg: Arc<ServiceConfig>,
-    ratings: Mutex<HashMap<i64, CachedRatings>>,
+    /// Standings per competition, shared with the web page.
+    standings: Arc<StandingsCache>,
     // Scheduling reads then writes; one at a time per server keeps it simple (with
     // several servers the group-number key settles races).
     schedule_lock: Mutex<()>,
@@ -110,12 +106,12 @@ fn valid_name(what: &str, name: &str) -> Result<(), Status> {
 }
 
 impl LadderService {
-    /// A service over a store.
-    pub fn new(store: Store, cfg: ServiceConfig) -> LadderService {
+    /// A service over a store, with the standings cache it shares with the page.
+    pub fn new(store: Store, cfg: ServiceConfig, standings: Arc<StandingsCache>) -> LadderService {
         LadderService {
             store,
             cfg: Arc::new(cfg),
-            ratings: Mutex::new(HashMap::new()),
+            standings,
             schedule_lock: Mutex::new(()),
         }
     }
@@ -128,7 +124,7 @@ impl LadderService {
             game: c.game.clone(),
             options: c.options.clone(),
             seats: c.seats as u32,
-            status: c.status.clone(),
+            status: c.status.to_string(),
             games: games as u64,
             max_games: c.max_games as u64,
             bots: bots.into_iter().map(|b| b.name).collect(),
@@ -143,52 +139,38 @@ impl LadderService {
             .ok_or_else(|| Status::not_found(format!("no competition named {name:?}")))
     }
 
-    /// Ratings for scheduling: refit when 5% more games (at least 20) are in, or
-    /// after 10 s.
+    /// Ratings for scheduling, from the standings cache (refit as games arrive,
+    /// on the blocking pool, never under a lock the scheduler holds).
     async fn candidates(
         &self,
         c: &CompetitionRow,
         bots: &[BotRow],
     ) -> Result<(Vec<Candidate>, schedule::Meetings, Vec<Vec<i64>>), Status> {
-        let games = self.store.game_count(c.id).await.map_err(status_of)?;
-        let mut cache = self.ratings.lock().await;
-        let stale = cache.get(&c.id).is_none_or(|r| {
-            games - r.games >= (r.games / 20).max(20) || r.at.elapsed() > Duration::from_secs(10)
-        });
-        if stale {
-            let st = standings_of(&self.store, c, None)
-                .await
-                .map_err(|e| Status::internal(e.to_string()))?;
-            let by_name: HashMap<&str, &crate::standings::Standing> =
-                st.rows.iter().map(|r| (r.name.as_str(), r)).collect();
-            let by_bot = bots
-                .iter()
-                .map(|b| {
-                    let (elo, sd, g) = by_name
-                        .get(b.name.as_str())
-                        .map_or((0.0, crate::rating::PRIOR_SD_ELO, 0), |r| {
-                            (r.elo, r.ci95 / 1.959964, r.games)
-                        });
-                    (b.id, (elo, sd, g))
-                })
-                .collect();
-            cache.insert(
-                c.id,
-                CachedRatings {
-                    games,
-                    at: Instant::now(),
-                    by_bot,
-                },
-            );
-        }
-        let r = &cache[&c.id];
+        let st = self
+            .standings
+            .get(c)
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?;
+        let by_name: HashMap<&str, &crate::standings::Standing> =
+            st.rows.iter().map(|r| (r.name.as_str(), r)).collect();
+        let by_bot: HashMap<i64, (f64, f64, u64)> = bots
+            .iter()
+            .map(|b| {
+                let (elo, sd, g) = by_name
+                    .get(b.name.as_str())
+                    .map_or((0.0, crate::rating::PRIOR_SD_ELO, 0), |r| {
+                        (r.elo, r.ci95 / 1.959964, r.games)
+                    });
+                (b.id, (elo, sd, g))
+            })
+            .collect();
         // Games in groups not yet played count too, so a new bot is not scheduled
         // into every group at once.
         let groups = self.store.groups(c.id).await.map_err(status_of)?;
         let mut pending: HashMap<i64, u64> = HashMap::new();
         let mut met = schedule::Meetings::new();
         for g in &groups {
-            if g.status != "done" {
+            if g.status != GroupStatus::Done {
                 for b in &g.bots {
                     *pending.entry(*b).or_default() += c.seats as u64;
                 }
@@ -203,7 +185,7 @@ impl LadderService {
             .iter()
             .map(|b| {
                 let (elo, sd, g) =
-                    r.by_bot
+                    by_bot
                         .get(&b.id)
                         .copied()
                         .unwrap_or((0.0, crate::rating::PRIOR_SD_ELO, 0));
@@ -225,7 +207,7 @@ impl LadderService {
         let _guard = self.schedule_lock.lock().await;
         let mut open = Vec::new();
         for c in self.store.competitions().await.map_err(status_of)? {
-            if c.status != "open" {
+            if c.status != CompetitionStatus::Open {
                 continue;
             }
             let groups = self.store.group_count(c.id).await.map_err(status_of)?;
@@ -347,7 +329,7 @@ impl Ladder for LadderService {
             .await
             .map_err(status_of)?;
         for c in self.store.competitions().await.map_err(status_of)? {
-            if c.status == "open" && c.game == bot.game {
+            if c.status == CompetitionStatus::Open && c.game == bot.game {
                 self.store.add_entrant(c.id, bot.id).await.map_err(status_of)?;
             }
         }
@@ -432,7 +414,9 @@ impl Ladder for LadderService {
     async fn standings(&self, req: Request<StandingsRequest>) -> Result<Response<StandingsReply>, Status> {
         check_role(&req, &self.cfg, Role::Worker)?;
         let c = self.competition_named(&req.into_inner().competition).await?;
-        let st: Standings = standings_of(&self.store, &c, None)
+        let st = self
+            .standings
+            .current(&c)
             .await
             .map_err(|e| Status::internal(e.to_string()))?;
         Ok(Response::new(StandingsReply {
@@ -527,7 +511,7 @@ impl Ladder for LadderService {
 
     async fn report(&self, req: Request<ReportRequest>) -> Result<Response<ReportReply>, Status> {
         check_role(&req, &self.cfg, Role::Worker)?;
-        let r = req.into_inner();
+        let mut r = req.into_inner();
         let group = self
             .store
             .group(r.group_id)
@@ -535,9 +519,14 @@ impl Ladder for LadderService {
             .map_err(status_of)?
             .ok_or_else(|| Status::not_found(format!("no group {}", r.group_id)))?;
         let (c, bots) = self.group_context(&group).await?;
-        let games = Self::verify(&c, &group, &bots, &r.records).inspect_err(|e| {
-            tracing::warn!(group = group.id, "report refused: {}", e.message());
-        })?;
+        // Replaying a group is CPU work: on the blocking pool, not an executor thread.
+        let (checked, records) = (group.clone(), std::mem::take(&mut r.records));
+        let games = tokio::task::spawn_blocking(move || Self::verify(&c, &checked, &bots, &records))
+            .await
+            .map_err(|e| Status::internal(format!("the replay failed: {e}")))?
+            .inspect_err(|e| {
+                tracing::warn!(group = group.id, "report refused: {}", e.message());
+            })?;
         match self
             .store
             .complete_lease(group.id, &r.lease, &games)
@@ -584,8 +573,9 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let standings = Arc::new(StandingsCache::new(store.clone()));
     let web = http.map(|listener| {
-        let app = crate::web::router(store.clone());
+        let app = crate::web::router(store.clone(), standings.clone());
         let mut rx = stop_rx.clone();
         tokio::spawn(async move {
             axum::serve(listener, app)
@@ -596,7 +586,7 @@ pub async fn run(
         })
     });
     let incoming = tonic::transport::server::TcpIncoming::from(grpc).with_nodelay(Some(true));
-    let svc = LadderServer::new(LadderService::new(store, cfg));
+    let svc = LadderServer::new(LadderService::new(store, cfg, standings));
     let result = tonic::transport::Server::builder()
         .add_service(svc)
         .serve_with_incoming_shutdown(incoming, shutdown)

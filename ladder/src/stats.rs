@@ -9,7 +9,6 @@
 
 pub use crate::elo::{elo_of_score, expected_score, normal_cdf};
 
-
 /// Mirrored-pair outcomes for one side: `counts[k]` pairs scored `k/2` points.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Pentanomial {

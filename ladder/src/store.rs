@@ -32,6 +32,9 @@ pub enum StoreError {
     /// A stored value that does not parse.
     #[error("corrupt row: {0}")]
     Corrupt(String),
+    /// The schema could not be brought up to date.
+    #[error("migrating the database: {0}")]
+    Migration(String),
 }
 
 type Result<T> = std::result::Result<T, StoreError>;
@@ -45,63 +48,12 @@ pub enum Dialect {
     Postgres,
 }
 
-/// Versioned migrations; `{id}` becomes the dialect's auto-increment key.
-const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    "CREATE TABLE bots (
-        id {id},
-        name TEXT NOT NULL UNIQUE,
-        game TEXT NOT NULL,
-        spec TEXT NOT NULL,
-        created_ms BIGINT NOT NULL
-    );
-    CREATE TABLE competitions (
-        id {id},
-        name TEXT NOT NULL UNIQUE,
-        game TEXT NOT NULL,
-        options TEXT NOT NULL,
-        seats BIGINT NOT NULL,
-        format TEXT NOT NULL,
-        seed BIGINT NOT NULL,
-        max_games BIGINT NOT NULL,
-        time TEXT NOT NULL,
-        status TEXT NOT NULL,
-        config TEXT NOT NULL,
-        created_ms BIGINT NOT NULL
-    );
-    CREATE TABLE entrants (
-        competition_id BIGINT NOT NULL REFERENCES competitions(id),
-        bot_id BIGINT NOT NULL REFERENCES bots(id),
-        PRIMARY KEY (competition_id, bot_id)
-    );
-    CREATE TABLE match_groups (
-        id {id},
-        competition_id BIGINT NOT NULL REFERENCES competitions(id),
-        group_no BIGINT NOT NULL,
-        seed BIGINT NOT NULL,
-        bots TEXT NOT NULL,
-        status TEXT NOT NULL,
-        lease_token TEXT,
-        lease_worker TEXT,
-        lease_expires_ms BIGINT,
-        created_ms BIGINT NOT NULL,
-        UNIQUE (competition_id, group_no)
-    );
-    CREATE INDEX match_groups_status ON match_groups (status, id);
-    CREATE TABLE games (
-        id {id},
-        competition_id BIGINT NOT NULL REFERENCES competitions(id),
-        group_id BIGINT NOT NULL REFERENCES match_groups(id),
-        rotation BIGINT NOT NULL,
-        bots TEXT NOT NULL,
-        ranks TEXT NOT NULL,
-        termination TEXT NOT NULL,
-        record TEXT NOT NULL,
-        recorded_ms BIGINT NOT NULL,
-        UNIQUE (group_id, rotation)
-    );
-    CREATE INDEX games_competition ON games (competition_id, id);",
-)];
+/// The schema's migrations, one SQL file each, per dialect where they differ
+/// (`ladder/migrations/`), embedded at build time and applied by sqlx's migrator
+/// (which records them in `_sqlx_migrations` and, on PostgreSQL, takes a lock so
+/// that two servers starting at once migrate once).
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
 /// A registered bot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,8 +89,8 @@ pub struct CompetitionRow {
     pub max_games: i64,
     /// Time control: `movetime=MS` or `tc=BASE+INC`.
     pub time: String,
-    /// `open` or `closed`.
-    pub status: String,
+    /// Whether workers get its groups.
+    pub status: CompetitionStatus,
     /// What created it (a tournament's settings, to resume only the same one).
     pub config: String,
 }
@@ -179,9 +131,64 @@ pub struct GroupRow {
     pub seed: i64,
     /// Bot ids in rotation 0's seat order; rotation r puts `bots[(s + r) % n]` in seat s.
     pub bots: Vec<i64>,
-    /// `scheduled`, `leased` or `done`.
-    pub status: String,
+    /// Where it stands.
+    pub status: GroupStatus,
 }
+
+/// Whether a competition's groups go to workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompetitionStatus {
+    /// Scheduled and leased.
+    Open,
+    /// Kept, but nothing new is played.
+    Closed,
+}
+
+/// Where a mirrored group stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupStatus {
+    /// Waiting for a worker.
+    Scheduled,
+    /// A worker holds it until its lease expires.
+    Leased,
+    /// Every rotation is recorded.
+    Done,
+}
+
+macro_rules! stored_as_text {
+    ($ty:ident { $($variant:ident = $text:literal),* $(,)? }) => {
+        impl $ty {
+            /// The text the store keeps.
+            pub fn as_str(self) -> &'static str {
+                match self { $($ty::$variant => $text),* }
+            }
+        }
+
+        impl std::str::FromStr for $ty {
+            type Err = StoreError;
+            fn from_str(text: &str) -> Result<$ty> {
+                match text {
+                    $($text => Ok($ty::$variant),)*
+                    other => Err(StoreError::Corrupt(format!(
+                        concat!("unknown ", stringify!($ty), " {:?}"),
+                        other
+                    ))),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+stored_as_text!(CompetitionStatus { Open = "open", Closed = "closed" });
+stored_as_text!(GroupStatus { Scheduled = "scheduled", Leased = "leased", Done = "done" });
 
 /// A played game to store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -329,45 +336,14 @@ impl Store {
     }
 
     async fn migrate(&self) -> Result<()> {
-        sqlx::query(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_ms BIGINT NOT NULL)",
-        )
-        .execute(&self.pool)
-        .await?;
-        let id = match self.dialect {
-            Dialect::Sqlite => "INTEGER PRIMARY KEY AUTOINCREMENT",
-            Dialect::Postgres => "BIGSERIAL PRIMARY KEY",
+        let migrator = match self.dialect {
+            Dialect::Sqlite => &SQLITE_MIGRATIONS,
+            Dialect::Postgres => &POSTGRES_MIGRATIONS,
         };
-        for &(version, sql) in MIGRATIONS {
-            let mut tx = self.write_tx().await?;
-            if self.dialect == Dialect::Postgres {
-                // Two servers starting at once: one migrates, the other waits.
-                sqlx::query("SELECT pg_advisory_xact_lock(7240121)")
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            let done: Option<i64> = sqlx::query("SELECT version FROM schema_migrations WHERE version = $1")
-                .bind(version)
-                .fetch_optional(&mut *tx)
-                .await?
-                .map(|r| r.get(0));
-            if done.is_some() {
-                continue;
-            }
-            for statement in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
-                let statement = statement.replace("{id}", id);
-                sqlx::query(sqlx::AssertSqlSafe(statement))
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            sqlx::query("INSERT INTO schema_migrations (version, applied_ms) VALUES ($1, $2)")
-                .bind(version)
-                .bind(now_ms())
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await?;
-        }
-        Ok(())
+        migrator
+            .run(&self.pool)
+            .await
+            .map_err(|e| StoreError::Migration(e.to_string()))
     }
 
     /// The newest migration applied.
@@ -375,7 +351,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn schema_version(&self) -> Result<i64> {
-        let v: Option<i64> = sqlx::query("SELECT MAX(version) FROM schema_migrations")
+        let v: Option<i64> = sqlx::query("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
             .fetch_one(&self.pool)
             .await?
             .try_get(0)?;
@@ -457,7 +433,7 @@ impl Store {
             seed: r.try_get("seed")?,
             max_games: r.try_get("max_games")?,
             time: r.try_get("time")?,
-            status: r.try_get("status")?,
+            status: r.try_get::<String, _>("status")?.parse()?,
             config: r.try_get("config")?,
         })
     }
@@ -534,7 +510,14 @@ impl Store {
     /// No such competition.
     pub async fn set_status(&self, name: &str, open: bool) -> Result<()> {
         let r = sqlx::query("UPDATE competitions SET status = $1 WHERE name = $2")
-            .bind(if open { "open" } else { "closed" })
+            .bind(
+                if open {
+                    CompetitionStatus::Open
+                } else {
+                    CompetitionStatus::Closed
+                }
+                .as_str(),
+            )
             .bind(name)
             .execute(&self.pool)
             .await?;
@@ -582,7 +565,7 @@ impl Store {
             group_no: r.try_get("group_no")?,
             seed: r.try_get("seed")?,
             bots: split_ids(&bots)?,
-            status: r.try_get("status")?,
+            status: r.try_get::<String, _>("status")?.parse()?,
         })
     }
 
@@ -771,9 +754,9 @@ impl Store {
             .fetch_optional(&mut *tx)
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("no group {group_id}")))?;
-        let status: String = row.try_get(0)?;
+        let status: GroupStatus = row.try_get::<String, _>(0)?.parse()?;
         let holder: Option<String> = row.try_get(1)?;
-        if status == "done" {
+        if status == GroupStatus::Done {
             return Ok(Completion::AlreadyDone);
         }
         if holder.as_deref() != Some(token) {
@@ -924,5 +907,54 @@ impl Store {
     /// Closes the pool (waits for connections to finish).
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database made when migrations were a list in this file (their own
+    /// `schema_migrations` table, no `_sqlx_migrations`) opens, keeps its rows and
+    /// takes new ones.
+    #[tokio::test]
+    async fn a_database_from_before_migration_files_opens_with_everything_kept() {
+        sqlx::any::install_default_drivers();
+        let path = std::env::temp_dir().join(format!("astragal-legacy-{}.db", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let url = format!("sqlite:{}", path.display());
+        {
+            let pool = AnyPoolOptions::new()
+                .max_connections(1)
+                .connect(&format!("{url}?mode=rwc"))
+                .await
+                .unwrap();
+            let legacy = include_str!("../migrations/sqlite/0001_initial.sql").replace(" IF NOT EXISTS", "");
+            let statements = legacy
+                .split(';')
+                .map(|s| s.lines().filter(|l| !l.starts_with("--")).collect::<Vec<_>>().join("\n"))
+                .filter(|s| !s.trim().is_empty())
+                .chain([
+                    "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, applied_ms BIGINT NOT NULL)".into(),
+                    "INSERT INTO schema_migrations VALUES (1, 0)".into(),
+                    "INSERT INTO bots (name, game, spec, created_ms) VALUES ('old', 'ur', 'builtin:random', 0)".into(),
+                ]);
+            for statement in statements {
+                sqlx::query(sqlx::AssertSqlSafe(statement))
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+            }
+            pool.close().await;
+        }
+        let store = Store::open(&url).await.unwrap();
+        assert_eq!(store.schema_version().await.unwrap(), 1);
+        let bots = store.bots().await.unwrap();
+        assert_eq!(bots.len(), 1);
+        assert_eq!(bots[0].name, "old");
+        store.register_bot("new", "ur", "builtin:first").await.unwrap();
+        assert_eq!(store.bots().await.unwrap().len(), 2);
+        drop(store);
+        let _ = std::fs::remove_file(&path);
     }
 }

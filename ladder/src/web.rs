@@ -1,22 +1,30 @@
 //! The read-only web page: standings and recent games of every competition, and the
 //! same as JSON. Public by design (no token): it shows nothing a worker could abuse.
 
+use crate::cache::StandingsCache;
 use crate::store::Store;
-use crate::tournament::standings_of;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// What the pages read: the store, and the standings cache the service shares.
+#[derive(Clone)]
+pub struct Site {
+    store: Store,
+    standings: Arc<StandingsCache>,
+}
 
 /// The routes: `/`, `/api/standings.json`, `/api/games/{id}`.
-pub fn router(store: Store) -> Router {
+pub fn router(store: Store, standings: Arc<StandingsCache>) -> Router {
     Router::new()
         .route("/", get(page))
         .route("/api/standings.json", get(standings_json))
         .route("/api/games/{id}", get(game_json))
-        .with_state(store)
+        .with_state(Site { store, standings })
 }
 
 fn escape(s: &str) -> String {
@@ -31,10 +39,11 @@ fn internal(e: impl std::fmt::Display) -> Response {
 }
 
 /// Everything the page shows, as JSON.
-async fn snapshot(store: &Store) -> Result<serde_json::Value, String> {
+async fn snapshot(site: &Site) -> Result<serde_json::Value, String> {
+    let store = &site.store;
     let mut out = Vec::new();
     for c in store.competitions().await.map_err(|e| e.to_string())? {
-        let st = standings_of(store, &c, None).await.map_err(|e| e.to_string())?;
+        let st = site.standings.get(&c).await.map_err(|e| e.to_string())?;
         let names: std::collections::HashMap<i64, String> = store
             .entrants(c.id)
             .await
@@ -72,14 +81,15 @@ async fn snapshot(store: &Store) -> Result<serde_json::Value, String> {
     Ok(serde_json::json!({ "competitions": out }))
 }
 
-async fn standings_json(State(store): State<Store>) -> Response {
-    match snapshot(&store).await {
+async fn standings_json(State(site): State<Site>) -> Response {
+    match snapshot(&site).await {
         Ok(v) => ([(header::CONTENT_TYPE, "application/json")], v.to_string()).into_response(),
         Err(e) => internal(e),
     }
 }
 
-async fn game_json(State(store): State<Store>, Path(id): Path<String>) -> Response {
+async fn game_json(State(site): State<Site>, Path(id): Path<String>) -> Response {
+    let store = &site.store;
     let Ok(id) = id.trim_end_matches(".json").parse::<i64>() else {
         return (StatusCode::BAD_REQUEST, "a game id is a number\n").into_response();
     };
@@ -90,8 +100,8 @@ async fn game_json(State(store): State<Store>, Path(id): Path<String>) -> Respon
     }
 }
 
-async fn page(State(store): State<Store>) -> Response {
-    let snap = match snapshot(&store).await {
+async fn page(State(site): State<Site>) -> Response {
+    let snap = match snapshot(&site).await {
         Ok(v) => v,
         Err(e) => return internal(e),
     };

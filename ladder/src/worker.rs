@@ -22,18 +22,48 @@ pub type Auth = Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, 
 /// A client that sends the token with every call.
 pub type Client = LadderClient<InterceptedService<Channel, Auth>>;
 
+/// Why a worker stops.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// The server's address is malformed or it cannot be reached.
+    #[error("cannot reach the server {0}: {1}")]
+    Server(String, String),
+    /// The token cannot be sent, or the server refuses it.
+    #[error("the worker token: {0}")]
+    Token(String),
+    /// A lease the referee cannot play as given (time control, bot spec, game).
+    #[error("the lease cannot be played: {0}")]
+    Lease(String),
+    /// The game refused the lease's setup.
+    #[error(transparent)]
+    Game(#[from] engine::SetupError),
+    /// A folder the worker writes.
+    #[error("cannot write {}: {source}", path.display())]
+    Io {
+        /// The folder.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// A worker task panicked or was cancelled.
+    #[error("a worker task failed: {0}")]
+    Task(String),
+}
+
 /// Connects to a ladder server with a token.
 ///
 /// # Errors
 /// A malformed URL or token, or a server that cannot be reached.
-pub async fn connect(server: &str, token: &str) -> anyhow::Result<Client> {
-    let channel = tonic::transport::Endpoint::from_shared(server.to_owned())?
+pub async fn connect(server: &str, token: &str) -> Result<Client, WorkerError> {
+    let channel = tonic::transport::Endpoint::from_shared(server.to_owned())
+        .map_err(|e| WorkerError::Server(server.to_owned(), e.to_string()))?
         .connect_timeout(Duration::from_secs(5))
         .connect()
-        .await?;
+        .await
+        .map_err(|e| WorkerError::Server(server.to_owned(), e.to_string()))?;
     let value: MetadataValue<_> = format!("Bearer {token}")
         .parse()
-        .map_err(|_| anyhow::anyhow!("the token has characters a header cannot carry"))?;
+        .map_err(|_| WorkerError::Token("it has characters a header cannot carry".into()))?;
     let auth: Auth = Box::new(move |mut req: tonic::Request<()>| {
         req.metadata_mut().insert("authorization", value.clone());
         Ok(req)
@@ -73,14 +103,14 @@ pub struct WorkerConfig {
 ///
 /// # Errors
 /// A lease the referee cannot set up.
-pub fn play_lease(lease: &LeaseReply, log_dir: Option<&PathBuf>) -> anyhow::Result<Vec<String>> {
-    let limits = crate::tournament::limits_from(&lease.time).map_err(anyhow::Error::msg)?;
+pub fn play_lease(lease: &LeaseReply, log_dir: Option<&PathBuf>) -> Result<Vec<String>, WorkerError> {
+    let limits = crate::tournament::limits_from(&lease.time).map_err(WorkerError::Lease)?;
     let n = lease.entrants.len();
     let specs: Vec<BotSpec> = lease
         .entrants
         .iter()
-        .map(|e| BotSpec::parse(&e.spec).map_err(anyhow::Error::msg))
-        .collect::<anyhow::Result<_>>()?;
+        .map(|e| BotSpec::parse(&e.spec).map_err(WorkerError::Lease))
+        .collect::<Result<_, _>>()?;
     let mut out = Vec::with_capacity(n);
     // The group's games, one after another, with the same bot processes.
     let mut pool = BotPool::reusing();
@@ -107,7 +137,7 @@ pub fn play_lease(lease: &LeaseReply, log_dir: Option<&PathBuf>) -> anyhow::Resu
         for (s, entrant) in seating::seated(&lease.entrants, rotation).into_iter().enumerate() {
             rec.seats[s].entrant = Some(entrant.bot);
         }
-        out.push(serde_json::to_string(&rec)?);
+        out.push(serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))?);
     }
     Ok(out)
 }
@@ -117,9 +147,12 @@ pub fn play_lease(lease: &LeaseReply, log_dir: Option<&PathBuf>) -> anyhow::Resu
 ///
 /// # Errors
 /// A token the server refuses.
-pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> anyhow::Result<u64> {
+pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> Result<u64, WorkerError> {
     if let Some(dir) = &cfg.log_dir {
-        std::fs::create_dir_all(dir)?;
+        std::fs::create_dir_all(dir).map_err(|e| WorkerError::Io {
+            path: dir.clone(),
+            source: e,
+        })?;
     }
     let cfg = Arc::new(cfg);
     let reported = Arc::new(AtomicU64::new(0));
@@ -135,9 +168,9 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> anyho
         }
         r = async {
             while let Some(r) = tasks.join_next().await {
-                r??;
+                r.map_err(|e| WorkerError::Task(e.to_string()))??;
             }
-            anyhow::Ok(())
+            Ok::<(), WorkerError>(())
         } => r?,
     }
     Ok(reported.load(Ordering::Relaxed))
@@ -148,7 +181,7 @@ async fn work_loop(
     cfg: &WorkerConfig,
     reported: &AtomicU64,
     claimed: &AtomicU64,
-) -> anyhow::Result<()> {
+) -> Result<(), WorkerError> {
     let name = format!("{}/{k}", cfg.name);
     let mut client: Option<Client> = None;
     loop {
@@ -177,7 +210,10 @@ async fn work_loop(
                         tonic::Code::Unauthenticated | tonic::Code::PermissionDenied
                     ) =>
                 {
-                    anyhow::bail!("the server refuses the token: {}", s.message());
+                    return Err(WorkerError::Token(format!(
+                        "the server refuses it: {}",
+                        s.message()
+                    )));
                 }
                 Err(s) => {
                     tracing::warn!("lease failed: {s}; retrying");
@@ -200,8 +236,9 @@ async fn work_loop(
         }
         let log_dir = cfg.log_dir.clone();
         let lease_for_play = lease.clone();
-        let records =
-            tokio::task::spawn_blocking(move || play_lease(&lease_for_play, log_dir.as_ref())).await??;
+        let records = tokio::task::spawn_blocking(move || play_lease(&lease_for_play, log_dir.as_ref()))
+            .await
+            .map_err(|e| WorkerError::Task(e.to_string()))??;
         // Report; a server restarting is waited for until the lease would have run out.
         let give_up =
             tokio::time::Instant::now() + Duration::from_millis(lease.expires_in_ms) + Duration::from_secs(5);

@@ -262,7 +262,11 @@ fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
         assert_eq!(keys.len(), 600, "a game was recorded twice");
         let groups = rt.block_on(s.groups(comp.id)).unwrap();
         assert_eq!(groups.len(), 300);
-        assert!(groups.iter().all(|g| g.status == "done"));
+        assert!(
+            groups
+                .iter()
+                .all(|g| g.status == ladder::store::GroupStatus::Done)
+        );
         assert!(admin(&["standings", "crash"]).contains("600 games"));
         rt.block_on(s.close());
     }
