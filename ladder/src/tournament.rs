@@ -7,7 +7,7 @@ use crate::store::{CompetitionRow, NewCompetition, NewGame, Store, StoreError};
 use referee::clock::{Limits, TimeControl};
 use referee::game::{GameSetup, LogPlace, SeatSetup};
 use referee::record::{GameRecord, Pairing};
-use referee::runner::{Finished, GameJob, RunOptions, run_games};
+use referee::runner::{Finished, GameJob, RunOptions, run_games_then};
 use referee::seating;
 use referee::spec::BotSpec;
 use std::collections::HashSet;
@@ -333,20 +333,26 @@ pub fn run(
         // One transaction per batch keeps SQLite far above the games' own rate.
         batch: 512,
     };
-    run_games(options, &limits, job, |batch| {
+    // Each record is made ready for the store on its game's thread.
+    let then = |Finished {
+                    tag: (group_id, rotation, seat_bots),
+                    result,
+                }: Finished<(i64, usize, Vec<i64>)>| {
+        result.map(|mut rec| {
+            for (s, id) in seat_bots.iter().enumerate() {
+                rec.seats[s].entrant = Some(specs[id].0.clone());
+            }
+            let decisions = rec.moves.len() as u64;
+            (new_game(comp.id, group_id, rotation, seat_bots, &rec), decisions)
+        })
+    };
+    run_games_then(options, &limits, job, then, |batch| {
         let mut games = Vec::with_capacity(batch.len());
-        for Finished {
-            tag: (group_id, rotation, seat_bots),
-            result,
-        } in batch
-        {
+        for result in batch {
             match result {
-                Ok(mut rec) => {
-                    for (s, id) in seat_bots.iter().enumerate() {
-                        rec.seats[s].entrant = Some(specs[id].0.clone());
-                    }
-                    decisions += rec.moves.len() as u64;
-                    games.push(new_game(comp.id, group_id, rotation, seat_bots, &rec));
+                Ok((game, d)) => {
+                    decisions += d;
+                    games.push(game);
                 }
                 Err(e) => {
                     failure.get_or_insert(TournamentError::Game(e));

@@ -3,11 +3,11 @@
 //! message sizes (the physical floor), and how games per second scale with
 //! concurrency.
 
-use crate::clock::{Limits, TimeControl};
-use crate::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
-use crate::matchplay::{MatchConfig, run_match};
-use crate::spec::BotSpec;
-use crate::transport::wait_readable;
+use referee::clock::{Limits, TimeControl};
+use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
+use referee::matchplay::{MatchConfig, run_match};
+use referee::spec::BotSpec;
+use referee::transport::wait_readable;
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
 use std::process::{Command, Stdio};
@@ -189,7 +189,7 @@ struct Run {
     /// Decisions per second over the game loops.
     rate: f64,
     /// The first game, for message sizes and seat order.
-    sample: crate::record::GameRecord,
+    sample: referee::record::GameRecord,
 }
 
 /// Plays games (seeds after `seed`) until `at_least` decisions were made.
@@ -307,7 +307,7 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 /// Average lengths of `go` requests and `move` replies in a recorded game.
-fn message_sizes(rec: &crate::record::GameRecord) -> anyhow::Result<(usize, usize)> {
+fn message_sizes(rec: &referee::record::GameRecord) -> anyhow::Result<(usize, usize)> {
     let mut game = engine::new_game(&rec.game, &rec.options, Some(rec.seats.len()), rec.seed)?;
     let (mut req, mut rep) = (0usize, 0usize);
     for (i, m) in rec.moves.iter().enumerate() {

@@ -8,7 +8,6 @@
 //! deadline, every line a length limit, and every child process is killed with its
 //! process group and reaped.
 
-pub mod bench;
 pub mod check;
 pub mod clock;
 pub mod fault;

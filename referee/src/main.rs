@@ -1,5 +1,7 @@
 //! The `referee` command.
 
+mod bench;
+
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use referee::clock::{Limits, TimeControl};
@@ -366,7 +368,7 @@ fn bench(a: BenchArgs) -> anyhow::Result<()> {
             format!("{} --bot first", path.display())
         }
     };
-    let cfg = referee::bench::BenchConfig {
+    let cfg = bench::BenchConfig {
         game: a.game,
         options: a.opts,
         bot,
@@ -375,7 +377,7 @@ fn bench(a: BenchArgs) -> anyhow::Result<()> {
         rounds: a.rounds,
         seats: a.seats,
     };
-    let report = referee::bench::bench(&cfg)?;
+    let report = bench::bench(&cfg)?;
     print!("{}", report.text());
     Ok(())
 }

@@ -38,33 +38,22 @@ pub struct Finished<T> {
     pub result: Result<GameRecord, SetupError>,
 }
 
-/// How to run the games.
-#[derive(Debug, Clone, Copy)]
-pub struct RunOptions {
-    /// Games at once (threads).
-    pub threads: usize,
-    /// Keep bot processes between games (else one process per game).
-    pub keep_bots: bool,
-    /// At most this many records per call of the sink.
-    pub batch: usize,
-}
-
-/// Plays job 0, 1, 2, … (`job(k)` gives job `k`, `None` after the last) on
-/// `options.threads` threads, and calls `sink` on this thread with the finished
-/// games, in batches of whatever has arrived, until the jobs run out or the sink
-/// says [`ControlFlow::Break`].
-pub fn run_games<T: Send>(
+/// [`run_games`] with `then` run on each game's own thread before its result goes
+/// to the sink: work per record that would otherwise queue up on the sink's one
+/// thread (serializing records for the database, say).
+pub fn run_games_then<T: Send, R: Send>(
     options: RunOptions,
     limits: &Limits,
     job: impl Fn(u64) -> Option<GameJob<T>> + Sync,
-    mut sink: impl FnMut(Vec<Finished<T>>) -> ControlFlow<()>,
+    then: impl Fn(Finished<T>) -> R + Sync,
+    mut sink: impl FnMut(Vec<R>) -> ControlFlow<()>,
 ) {
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
-    let (tx, rx) = mpsc::channel::<Finished<T>>();
+    let (tx, rx) = mpsc::channel::<R>();
     std::thread::scope(|scope| {
         for _ in 0..options.threads.max(1) {
-            let (tx, next, stop, job) = (tx.clone(), &next, &stop, &job);
+            let (tx, next, stop, job, then) = (tx.clone(), &next, &stop, &job, &then);
             scope.spawn(move || {
                 let mut pool = BotPool::new(options.keep_bots);
                 while !stop.load(Ordering::Relaxed) {
@@ -72,7 +61,7 @@ pub fn run_games<T: Send>(
                         return;
                     };
                     let result = play_game_in(&j.setup, &j.seats, limits, &j.logs, &mut pool);
-                    if tx.send(Finished { tag: j.tag, result }).is_err() {
+                    if tx.send(then(Finished { tag: j.tag, result })).is_err() {
                         return;
                     }
                 }
@@ -95,4 +84,28 @@ pub fn run_games<T: Send>(
             }
         }
     });
+}
+
+/// How to run the games.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// Games at once (threads).
+    pub threads: usize,
+    /// Keep bot processes between games (else one process per game).
+    pub keep_bots: bool,
+    /// At most this many records per call of the sink.
+    pub batch: usize,
+}
+
+/// Plays job 0, 1, 2, … (`job(k)` gives job `k`, `None` after the last) on
+/// `options.threads` threads, and calls `sink` on this thread with the finished
+/// games, in batches of whatever has arrived, until the jobs run out or the sink
+/// says [`ControlFlow::Break`].
+pub fn run_games<T: Send>(
+    options: RunOptions,
+    limits: &Limits,
+    job: impl Fn(u64) -> Option<GameJob<T>> + Sync,
+    sink: impl FnMut(Vec<Finished<T>>) -> ControlFlow<()>,
+) {
+    run_games_then(options, limits, job, |finished| finished, sink);
 }
