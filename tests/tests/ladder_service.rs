@@ -87,6 +87,30 @@ fn until_idle(url: &str, name: &str, concurrency: usize) -> WorkerConfig {
     }
 }
 
+/// Every record of a competition, page by page.
+async fn all_records(c: &mut Client, competition: &str) -> Vec<referee::GameRecord> {
+    let mut records = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = c
+            .game_records(GameRecordsRequest {
+                competition: competition.into(),
+                after_id: after,
+                limit: 25,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .records;
+        let Some(last) = page.last() else { break };
+        after = last.id;
+        for r in page {
+            records.push(serde_json::from_str(&r.json).unwrap());
+        }
+    }
+    records
+}
+
 const BOTS: &[(&str, &str)] = &[
     ("rnd", "builtin:random"),
     ("rnd7", "builtin:random?seed=7"),
@@ -194,26 +218,9 @@ async fn a_worker_plays_a_competition_and_ratings_come_back_from_the_records() {
         assert!(st.rows.iter().all(|r| r.games >= 20), "{:?}", st.rows);
         // Every record is kept, each (group, rotation) once, and the ratings can be
         // recomputed from the records alone.
-        let mut records = Vec::new();
-        let mut after = 0;
-        loop {
-            let page = a
-                .game_records(GameRecordsRequest {
-                    competition: "finkel".into(),
-                    after_id: after,
-                    limit: 25,
-                })
-                .await
-                .unwrap()
-                .into_inner()
-                .records;
-            let Some(last) = page.last() else { break };
-            after = last.id;
-            for r in page {
-                let rec: referee::GameRecord = serde_json::from_str(&r.json).unwrap();
-                referee::replay::replay(&rec).unwrap();
-                records.push(rec);
-            }
+        let records = all_records(&mut a, "finkel").await;
+        for rec in &records {
+            referee::replay::replay(rec).unwrap();
         }
         assert_eq!(records.len(), 60);
         let mut keys: Vec<(u64, usize)> = records
@@ -415,28 +422,12 @@ async fn a_three_seat_competition_seats_every_bot_after_every_other_equally_ofte
         assert_eq!(reported, 24, "{}", store.kind);
         // Who sits right after whom (turns go round the table), over every game.
         let mut follows: std::collections::HashMap<(String, String), i64> = Default::default();
-        let mut after = 0;
-        loop {
-            let page = a
-                .game_records(GameRecordsRequest {
-                    competition: "three".into(),
-                    after_id: after,
-                    limit: 50,
-                })
-                .await
-                .unwrap()
-                .into_inner()
-                .records;
-            let Some(last) = page.last() else { break };
-            after = last.id;
-            for r in page {
-                let rec: referee::GameRecord = serde_json::from_str(&r.json).unwrap();
-                let names: Vec<String> = rec.seats.iter().map(|s| s.entrant.clone().unwrap()).collect();
-                for s in 0..3 {
-                    *follows
-                        .entry((names[s].clone(), names[(s + 1) % 3].clone()))
-                        .or_default() += 1;
-                }
+        for rec in all_records(&mut a, "three").await {
+            let names: Vec<String> = rec.seats.iter().map(|s| s.entrant.clone().unwrap()).collect();
+            for s in 0..3 {
+                *follows
+                    .entry((names[s].clone(), names[(s + 1) % 3].clone()))
+                    .or_default() += 1;
             }
         }
         for x in bots {
