@@ -62,3 +62,13 @@ impl Fault {
         }
     }
 }
+
+/// The last `n` bytes of `s` (at a character boundary): the end of what a bot
+/// said, for a fault's detail.
+pub fn last_chars(s: &str, n: usize) -> &str {
+    let mut start = s.len().saturating_sub(n);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}

@@ -20,6 +20,7 @@ pub mod replay;
 pub mod runner;
 pub mod seating;
 pub mod session;
+pub mod setup;
 pub mod spec;
 pub mod transport;
 

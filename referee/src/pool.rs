@@ -2,9 +2,9 @@
 
 use crate::clock::Limits;
 use crate::fault::Fault;
-use crate::game::{LogPlace, SeatSetup};
 use crate::player::Player;
 use crate::session::Table;
+use crate::setup::SeatSetup;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -114,14 +114,5 @@ impl Drop for BotPool {
     fn drop(&mut self) {
         let mut players = self.idle.drain(..).map(|(_, p)| p).collect();
         Player::shutdown_all(&mut players, self.grace);
-    }
-}
-
-impl LogPlace {
-    /// The stderr log of `seat` in this game, if logs are kept.
-    pub fn for_seat(&self, seat: usize) -> Option<PathBuf> {
-        self.dir
-            .as_ref()
-            .map(|d| d.join(format!("{}seat{seat}.stderr.log", self.tag)))
     }
 }

@@ -148,12 +148,3 @@ pub(crate) fn version_fault(version: u32) -> Fault {
         ),
     )
 }
-
-/// The last `n` bytes of `s` (at a character boundary).
-pub(crate) fn last_chars(s: &str, n: usize) -> &str {
-    let mut start = s.len().saturating_sub(n);
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    &s[start..]
-}

@@ -1,8 +1,8 @@
 //! The text protocol's steps over any line transport.
 
-use super::{Ask, GameOver, Hello, Reply, Table, as_handshake, last_chars, timeout, version_fault};
+use super::{Ask, GameOver, Hello, Reply, Table, as_handshake, timeout, version_fault};
 use crate::clock::Limits;
-use crate::fault::{Fault, FaultKind};
+use crate::fault::{Fault, FaultKind, last_chars};
 use crate::transport::{LineTransport, Received, SendError};
 use proto::{FromBot, MAX_BOT_LINE, PROTOCOL_VERSION, ToBot};
 use std::path::PathBuf;

@@ -12,7 +12,7 @@
 //! input cannot stall the referee either.
 
 use super::{LineTransport, Received, SendError, poll_timeout, wait_readable};
-use crate::fault::{Fault, FaultKind};
+use crate::fault::{Fault, FaultKind, last_chars};
 use nix::poll::{PollFd, PollFlags, poll};
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -245,7 +245,7 @@ impl LineTransport for ChildProcess {
         if tail.is_empty() {
             status
         } else {
-            format!("{status}; stderr ends: {}", crate::session::last_chars(tail, 300))
+            format!("{status}; stderr ends: {}", last_chars(tail, 300))
         }
     }
 

@@ -1,0 +1,81 @@
+//! What a game is set up from: the game, who sits where, where logs go.
+
+use crate::record::Pairing;
+use crate::spec::BotSpec;
+use engine::{AnyGame, SetupError};
+use std::path::PathBuf;
+
+/// Which game to play.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameSetup {
+    /// Game id.
+    pub game: String,
+    /// Options, `key=value` each.
+    pub options: Vec<String>,
+    /// Seed.
+    pub seed: u64,
+    /// A starting position in the game's notation.
+    pub position: Option<String>,
+    /// Place in a mirrored match.
+    pub pairing: Option<Pairing>,
+}
+
+/// Who plays a seat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatSetup {
+    /// How to reach the bot.
+    pub spec: BotSpec,
+    /// Bot options to set.
+    pub options: Vec<(String, String)>,
+}
+
+impl SeatSetup {
+    /// A seat with no options.
+    pub fn new(spec: BotSpec) -> SeatSetup {
+        SeatSetup {
+            spec,
+            options: Vec::new(),
+        }
+    }
+}
+
+/// Where to put each bot's stderr log, if anywhere: `dir/<tag>-seat<N>.stderr.log`.
+#[derive(Debug, Clone, Default)]
+pub struct LogPlace {
+    /// Directory.
+    pub dir: Option<PathBuf>,
+    /// File name prefix for this game.
+    pub tag: String,
+}
+
+/// Creates the game a setup describes, for `seats` seats.
+///
+/// # Errors
+/// Unknown game, bad options or position, or a seat count the game does not take.
+pub fn create_game(setup: &GameSetup, seats: usize) -> Result<Box<dyn AnyGame>, SetupError> {
+    match &setup.position {
+        None => engine::new_game(&setup.game, &setup.options, Some(seats), setup.seed),
+        Some(pos) => {
+            let game = engine::game_from_position(&setup.game, &setup.options, pos, setup.seed)?;
+            if game.seats() != seats {
+                let info = game.info();
+                return Err(SetupError::Seats {
+                    game: info.id,
+                    min: game.seats(),
+                    max: game.seats(),
+                    given: seats,
+                });
+            }
+            Ok(game)
+        }
+    }
+}
+
+impl LogPlace {
+    /// The stderr log of `seat` in this game, if logs are kept.
+    pub fn for_seat(&self, seat: usize) -> Option<PathBuf> {
+        self.dir
+            .as_ref()
+            .map(|d| d.join(format!("{}seat{seat}.stderr.log", self.tag)))
+    }
+}
