@@ -582,7 +582,8 @@ fn serve_cmd(a: ServeArgs) -> anyhow::Result<()> {
             worker_token: a.worker_token.clone(),
             lease: std::time::Duration::from_secs_f64(a.lease_seconds.max(0.1)),
         };
-        ladder::service::run(grpc, http, store, cfg, shutdown_signal()).await
+        ladder::service::run(grpc, http, store, cfg, shutdown_signal()).await?;
+        anyhow::Ok(())
     })
 }
 

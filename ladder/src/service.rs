@@ -560,6 +560,20 @@ fn rand_u64() -> u64 {
     h.finish()
 }
 
+/// Why the service stopped other than by its shutdown.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The gRPC server failed.
+    #[error("the gRPC server: {0}")]
+    Grpc(#[from] tonic::transport::Error),
+    /// The web server failed.
+    #[error("the web server: {0}")]
+    Web(#[from] std::io::Error),
+    /// The web server's task panicked.
+    #[error("the web server's task: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
 /// Serves the gRPC API on `grpc` and, if given, the web page on `http`, until
 /// `shutdown` completes.
 ///
@@ -571,7 +585,7 @@ pub async fn run(
     store: Store,
     cfg: ServiceConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
+) -> Result<(), ServeError> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let standings = Arc::new(StandingsCache::new(store.clone()));
     let web = http.map(|listener| {
