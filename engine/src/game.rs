@@ -296,8 +296,15 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
         strip_rng(&self.position())
     }
 
-    /// The position drawn as text for people.
+    /// The position drawn as text for people: the whole state.
     fn render(&self) -> String;
+
+    /// The position drawn for the person at `seat`: only what that seat may know
+    /// (for a game without hidden information, the whole state). A test checks it
+    /// is the same for every state the seat cannot tell apart.
+    fn render_for(&self, _seat: Seat) -> String {
+        self.render()
+    }
 }
 
 /// A position without its `rng=` field.

@@ -182,6 +182,8 @@ pub trait AnyGame: Debug + Send + Sync {
     fn public_position(&self, seat: Seat) -> String;
     /// The position drawn for people.
     fn render(&self) -> String;
+    /// The position drawn for the person at `seat`: only what that seat may know.
+    fn render_for(&self, seat: Seat) -> String;
     /// A copy.
     fn clone_box(&self) -> Box<dyn AnyGame>;
 }
@@ -309,6 +311,9 @@ impl<G: Game> AnyGame for Erased<G> {
     }
     fn render(&self) -> String {
         self.game.render()
+    }
+    fn render_for(&self, seat: Seat) -> String {
+        self.game.render_for(seat)
     }
     fn clone_box(&self) -> Box<dyn AnyGame> {
         Box::new(self.clone())

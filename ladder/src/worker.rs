@@ -99,11 +99,18 @@ pub struct WorkerConfig {
     pub log_dir: Option<PathBuf>,
 }
 
-/// Plays every rotation of a leased group; returns the JSON records.
+/// Plays every rotation of a leased group, each rotation with the bots of `pools[r]`
+/// (kept from earlier leases where the same bots played: a process or built-in never
+/// plays two rotations of one group, which would let it replay dice it has seen);
+/// returns the JSON records.
 ///
 /// # Errors
 /// A lease the referee cannot set up.
-pub fn play_lease(lease: &LeaseReply, log_dir: Option<&PathBuf>) -> Result<Vec<String>, WorkerError> {
+pub fn play_lease(
+    lease: &LeaseReply,
+    log_dir: Option<&PathBuf>,
+    pools: &mut Vec<BotPool>,
+) -> Result<Vec<String>, WorkerError> {
     let limits = crate::tournament::limits_from(&lease.time).map_err(WorkerError::Lease)?;
     let n = lease.entrants.len();
     let specs: Vec<BotSpec> = lease
@@ -112,9 +119,14 @@ pub fn play_lease(lease: &LeaseReply, log_dir: Option<&PathBuf>) -> Result<Vec<S
         .map(|e| BotSpec::parse(&e.spec).map_err(WorkerError::Lease))
         .collect::<Result<_, _>>()?;
     let mut out = Vec::with_capacity(n);
-    // The group's games, one after another, with the same bot processes.
-    let mut pool = BotPool::reusing();
-    for rotation in 0..n {
+    let wanted: Vec<SeatSetup> = specs.iter().cloned().map(SeatSetup::new).collect();
+    while pools.len() < n {
+        pools.push(BotPool::reusing());
+    }
+    for pool in pools.iter_mut() {
+        pool.retain(|s| wanted.contains(s));
+    }
+    for (rotation, pool) in pools.iter_mut().enumerate().take(n) {
         let setup = GameSetup {
             game: lease.game.clone(),
             options: lease.options.clone(),
@@ -133,7 +145,7 @@ pub fn play_lease(lease: &LeaseReply, log_dir: Option<&PathBuf>) -> Result<Vec<S
             dir: log_dir.cloned(),
             tag: format!("{}-g{}r{rotation}-", lease.competition, lease.group_no),
         };
-        let mut rec = play_game_in(&setup, &seats, &limits, &logs, &mut pool)?;
+        let mut rec = play_game_in(&setup, &seats, &limits, &logs, pool)?;
         for (s, entrant) in seating::seated(&lease.entrants, rotation).into_iter().enumerate() {
             rec.seats[s].entrant = Some(entrant.bot);
         }
@@ -184,6 +196,8 @@ async fn work_loop(
 ) -> Result<(), WorkerError> {
     let name = format!("{}/{k}", cfg.name);
     let mut client: Option<Client> = None;
+    // Bots kept from lease to lease, one pool per rotation.
+    let mut pools: Vec<BotPool> = Vec::new();
     loop {
         if let Some(max) = cfg.max_groups
             && claimed.fetch_add(1, Ordering::Relaxed) >= max
@@ -236,9 +250,15 @@ async fn work_loop(
         }
         let log_dir = cfg.log_dir.clone();
         let lease_for_play = lease.clone();
-        let records = tokio::task::spawn_blocking(move || play_lease(&lease_for_play, log_dir.as_ref()))
-            .await
-            .map_err(|e| WorkerError::Task(e.to_string()))??;
+        let mut kept = std::mem::take(&mut pools);
+        let (records, kept) = tokio::task::spawn_blocking(move || {
+            let records = play_lease(&lease_for_play, log_dir.as_ref(), &mut kept);
+            (records, kept)
+        })
+        .await
+        .map_err(|e| WorkerError::Task(e.to_string()))?;
+        pools = kept;
+        let records = records?;
         // Report; a server restarting is waited for until the lease would have run out.
         let give_up =
             tokio::time::Instant::now() + Duration::from_millis(lease.expires_in_ms) + Duration::from_secs(5);

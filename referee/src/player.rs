@@ -226,9 +226,11 @@ impl Player {
         }
     }
 
-    /// Whether this player is a bot process (the only kind a [`crate::BotPool`]
-    /// keeps between games).
-    pub fn is_process(&self) -> bool {
+    /// Whether a [`crate::BotPool`] keeps this player between games: a bot process
+    /// (starting one costs more than a fast game). Built-in bots start afresh for
+    /// every game, so a game with them depends only on its seed and their options;
+    /// gRPC servers keep their own sessions; people are never kept.
+    pub fn is_keepable(&self) -> bool {
         matches!(&self.kind, Kind::Text(session) if session.is_process())
     }
 
@@ -399,7 +401,8 @@ fn ask_human(ask: &Ask<'_>) -> Result<String, Fault> {
     let legal = ask.game.legal_moves(ask.seat);
     let stdin = std::io::stdin();
     let mut err = std::io::stderr();
-    let _ = writeln!(err, "\n{}", ask.game.render());
+    // Only what this seat may know: the whole state is for `referee show` after the game.
+    let _ = writeln!(err, "\n{}", ask.game.render_for(ask.seat));
     for (i, m) in legal.iter().enumerate() {
         let _ = write!(err, "{:>3}) {m:<12}", i + 1);
         if (i + 1) % 5 == 0 {

@@ -12,9 +12,10 @@ use std::time::Duration;
 /// engines: a process that ends a game without a fault plays its entrant's next
 /// game on the same thread, told `newgame` and checked with `isready` as a new one
 /// would be, instead of a new process being spawned and shaken hands with (which
-/// costs more than a whole fast game). Only processes are kept: built-in bots and
-/// gRPC connections cost nothing to start, and people are never pooled. Dropping
-/// the pool quits and reaps what it holds.
+/// costs more than a whole fast game). Only processes are kept: built-in bots start
+/// afresh for every game (so a game with them depends only on its seed), gRPC
+/// servers keep their own sessions, and people are never pooled. Dropping the pool
+/// quits and reaps what it holds.
 #[derive(Debug)]
 pub struct BotPool {
     keep: bool,
@@ -87,7 +88,7 @@ impl BotPool {
     pub(crate) fn give_back(&mut self, players: Vec<(SeatSetup, Player, bool)>, limits: &Limits) {
         let mut quitting = Vec::new();
         for (setup, player, clean) in players {
-            if self.keep && clean && player.is_process() {
+            if self.keep && clean && player.is_keepable() {
                 self.grace = limits.quit_grace;
                 self.idle.push((setup, player));
             } else {
@@ -95,6 +96,15 @@ impl BotPool {
             }
         }
         Player::shutdown_all(&mut quitting, limits.quit_grace);
+    }
+
+    /// Quits the kept players whose seat setup `wanted` refuses (a worker keeps
+    /// only the bots of the group it plays next).
+    pub fn retain(&mut self, wanted: impl Fn(&SeatSetup) -> bool) {
+        let (keep, quit): (Vec<_>, Vec<_>) = self.idle.drain(..).partition(|(s, _)| wanted(s));
+        self.idle = keep;
+        let mut quitting = quit.into_iter().map(|(_, p)| p).collect();
+        Player::shutdown_all(&mut quitting, self.grace);
     }
 
     /// A kept player started from exactly this seat setup, if any is still

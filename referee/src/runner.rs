@@ -2,7 +2,8 @@
 //! `ladder sprt` share.
 //!
 //! Each thread takes the next job, plays it with bot processes kept between its
-//! games (a [`BotPool`] per thread: a process plays one game at a time), and sends
+//! games (a [`BotPool`] per thread and rotation: a process plays one game at a
+//! time, and never two games of one mirrored group), and sends
 //! the record back; the caller's thread hands the records to a sink in batches of
 //! whatever has arrived (one database transaction per batch, say). When the sink
 //! says stop, no new game starts and the games in flight are finished and dropped.
@@ -25,6 +26,11 @@ pub struct GameJob<T> {
     pub seats: Vec<SeatSetup>,
     /// Where the bots' stderr logs go.
     pub logs: LogPlace,
+    /// Which of its thread's pools the game takes its bot processes from: games
+    /// with different keys never share a process. The rotation of a mirrored
+    /// group, so that no process plays two games of one group (the second would
+    /// replay dice it has seen).
+    pub pool: usize,
     /// The caller's own tag (group and rotation, ids to store).
     pub tag: T,
 }
@@ -55,12 +61,15 @@ pub fn run_games_then<T: Send, R: Send>(
         for _ in 0..options.threads.max(1) {
             let (tx, next, stop, job, then) = (tx.clone(), &next, &stop, &job, &then);
             scope.spawn(move || {
-                let mut pool = BotPool::new(options.keep_bots);
+                let mut pools: Vec<BotPool> = Vec::new();
                 while !stop.load(Ordering::Relaxed) {
                     let Some(j) = job(next.fetch_add(1, Ordering::Relaxed)) else {
                         return;
                     };
-                    let result = play_game_in(&j.setup, &j.seats, limits, &j.logs, &mut pool);
+                    while pools.len() <= j.pool {
+                        pools.push(BotPool::new(options.keep_bots));
+                    }
+                    let result = play_game_in(&j.setup, &j.seats, limits, &j.logs, &mut pools[j.pool]);
                     if tx.send(then(Finished { tag: j.tag, result })).is_err() {
                         return;
                     }

@@ -294,7 +294,9 @@ fn a_match_prints_a_summary_per_bot() {
 #[test]
 fn a_match_keeps_bot_processes_between_games_unless_told_not_to() {
     let bot = format!("{} --mode keepable", env!("CARGO_BIN_EXE_hostile_bot"));
-    for (fresh, processes) in [(false, 1), (true, 6)] {
+    // Kept: one process per rotation (a process never plays two games of one
+    // mirrored group). Fresh: one per game.
+    for (fresh, processes) in [(false, 2), (true, 6)] {
         let rec = temp(&format!("keep-{fresh}.jsonl"));
         let mut args = vec![
             "match",
@@ -322,6 +324,25 @@ fn a_match_keeps_bot_processes_between_games_unless_told_not_to() {
             .filter(|n| n.starts_with("hostile-keepable-"))
             .collect();
         assert_eq!(names.len(), processes, "fresh_bots={fresh}: {names:?}");
+        // The process that played rotation 1 of a group never saw rotation 0 of it.
+        let keepable = |r: &referee::GameRecord| {
+            r.seats
+                .iter()
+                .find(|s| s.name.starts_with("hostile-keepable-"))
+                .map(|s| s.name.clone())
+        };
+        for group in 0..3 {
+            let of = |rotation| {
+                records
+                    .iter()
+                    .find(|r| {
+                        r.pairing
+                            .is_some_and(|p| p.group == group && p.rotation == rotation)
+                    })
+                    .and_then(keepable)
+            };
+            assert_ne!(of(0), of(1), "group {group}: one process played both rotations");
+        }
     }
 }
 

@@ -259,7 +259,7 @@ async fn forged_records_are_refused_and_reports_count_once() {
         assert!(lease.has_work);
         let genuine = tokio::task::spawn_blocking({
             let lease = lease.clone();
-            move || worker::play_lease(&lease, None).unwrap()
+            move || worker::play_lease(&lease, None, &mut Vec::new()).unwrap()
         })
         .await
         .unwrap();
@@ -352,7 +352,7 @@ async fn an_expired_lease_goes_to_another_worker() {
         assert!(lost.has_work);
         let records = tokio::task::spawn_blocking({
             let lost = lost.clone();
-            move || worker::play_lease(&lost, None).unwrap()
+            move || worker::play_lease(&lost, None, &mut Vec::new()).unwrap()
         })
         .await
         .unwrap();

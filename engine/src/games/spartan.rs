@@ -844,6 +844,18 @@ impl Game for Spartan {
     }
 
     fn render(&self) -> String {
+        self.render_view(None)
+    }
+
+    fn render_for(&self, seat: Seat) -> String {
+        self.render_view(Some(seat))
+    }
+}
+
+impl Spartan {
+    /// The drawing for `viewer` (`None`: everything): the other army's dice in hand
+    /// and whether it has decided stay hidden until the reveal.
+    fn render_view(&self, viewer: Option<Seat>) -> String {
         let mut s = format!(
             "turn {}  {}\nHP {} / {}   mercenary: {}\n",
             self.turn,
@@ -858,12 +870,18 @@ impl Game for Spartan {
                 .map_or("centre".to_owned(), |m| format!("seat {m}"))
         );
         for p in 0..2 {
+            let hidden = viewer.is_some_and(|v| v != p) && self.reroll != 0;
+            let dice = if hidden {
+                format!("{} hidden", self.in_hand(p))
+            } else {
+                faces_text(&self.dice[p])
+            };
             s.push_str(&format!(
-                "seat {p}: dice {}  resting {}  graveyard {}{}\n",
-                faces_text(&self.dice[p]),
+                "seat {p}{}: dice {dice}  resting {}  graveyard {}{}\n",
+                if viewer == Some(p) { " (you)" } else { "" },
                 self.resting[p],
                 self.grave[p],
-                if self.pending[p].is_some() {
+                if self.pending[p].is_some() && !hidden {
                     "  (decided)"
                 } else {
                     ""
