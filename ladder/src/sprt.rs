@@ -133,7 +133,6 @@ pub fn run(cfg: &SprtConfig, mut progress: impl FnMut(u64, u64)) -> Result<SprtR
                 dir: cfg.log_dir.clone(),
                 tag: format!("sprt-g{}r{}-", pairing.group, pairing.rotation),
             },
-            pool: pairing.rotation,
             tag: pairing,
         })
     };

@@ -324,7 +324,6 @@ pub fn run(
                 dir: cfg.log_dir.clone(),
                 tag: format!("{}-g{}r{rotation}-", comp.name, group.group_no),
             },
-            pool: *rotation,
             tag: (group.id, *rotation, seat_bots),
         })
     };

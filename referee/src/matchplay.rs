@@ -212,7 +212,6 @@ pub fn run_match(
                 dir: cfg.log_dir.clone(),
                 tag: format!("g{}r{}-", pairing.group, pairing.rotation),
             },
-            pool: pairing.rotation,
             tag: (),
         })
     };

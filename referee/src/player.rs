@@ -176,21 +176,6 @@ impl Player {
         }
     }
 
-    /// Asks for a move and waits for it (one seat; see [`collect`] for several).
-    ///
-    /// # Errors
-    /// Any fault of the seat while waiting.
-    pub fn request(&mut self, ask: &Ask<'_>) -> Result<Reply, Fault> {
-        match self.ask(ask) {
-            Pending::Done(r) => r,
-            Pending::Grpc(asked) => asked.wait(),
-            Pending::Text(mut asked) => match &mut self.kind {
-                Kind::Text(session) => session.await_reply(&mut asked),
-                _ => Err(Fault::new(FaultKind::Crash, "a text request without a session")),
-            },
-        }
-    }
-
     /// Tells the player another seat's public move. It goes out with the player's
     /// next message (or before it, with [`Player::flush_events`]).
     pub fn played(&mut self, seat: usize, mv: &str) {

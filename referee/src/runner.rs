@@ -26,11 +26,6 @@ pub struct GameJob<T> {
     pub seats: Vec<SeatSetup>,
     /// Where the bots' stderr logs go.
     pub logs: LogPlace,
-    /// Which of its thread's pools the game takes its bot processes from: games
-    /// with different keys never share a process. The rotation of a mirrored
-    /// group, so that no process plays two games of one group (the second would
-    /// replay dice it has seen).
-    pub pool: usize,
     /// The caller's own tag (group and rotation, ids to store).
     pub tag: T,
 }
@@ -66,10 +61,13 @@ pub fn run_games_then<T: Send, R: Send>(
                     let Some(j) = job(next.fetch_add(1, Ordering::Relaxed)) else {
                         return;
                     };
-                    while pools.len() <= j.pool {
+                    // A pool per rotation: no process plays two games of one
+                    // mirrored group (the second would replay dice it has seen).
+                    let rotation = j.setup.pairing.map_or(0, |p| p.rotation);
+                    while pools.len() <= rotation {
                         pools.push(BotPool::new(options.keep_bots));
                     }
-                    let result = play_game_in(&j.setup, &j.seats, limits, &j.logs, &mut pools[j.pool]);
+                    let result = play_game_in(&j.setup, &j.seats, limits, &j.logs, &mut pools[rotation]);
                     if tx.send(then(Finished { tag: j.tag, result })).is_err() {
                         return;
                     }
