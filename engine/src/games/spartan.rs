@@ -872,7 +872,7 @@ impl Spartan {
         for p in 0..2 {
             let hidden = viewer.is_some_and(|v| v != p) && self.reroll != 0;
             let dice = if hidden {
-                format!("{} hidden", self.in_hand(p))
+                format!("{} in hand, hidden", self.in_hand(p))
             } else {
                 faces_text(&self.dice[p])
             };
