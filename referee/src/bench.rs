@@ -6,6 +6,8 @@
 use referee::clock::{Limits, TimeControl};
 use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use referee::matchplay::{MatchConfig, run_match};
+use referee::player::Player;
+use referee::sandbox::{Level, Sandbox};
 use referee::spec::BotSpec;
 use referee::transport::wait_readable;
 use std::io::{Read, Write};
@@ -31,6 +33,8 @@ pub struct BenchConfig {
     /// Rounds of protocol-then-raw measurements (medians are reported: wall time
     /// on a shared machine is noisy, and interleaving exposes both to the same noise).
     pub rounds: usize,
+    /// How the bot processes are contained.
+    pub sandbox: Sandbox,
 }
 
 /// What was measured.
@@ -62,6 +66,11 @@ pub struct BenchReport {
     pub games_per_second: [f64; 2],
     /// Decisions per second with the same bot served over gRPC (loopback).
     pub grpc_rate: f64,
+    /// The sandbox level the protocol figures were measured under.
+    pub level: Level,
+    /// Milliseconds to start the bot and finish its handshake (median), at level
+    /// `none` and, where this machine can isolate, `isolated`.
+    pub start_ms: [Option<f64>; 2],
 }
 
 impl BenchReport {
@@ -95,15 +104,52 @@ impl BenchReport {
             self.grpc_rate,
             1e6 / self.grpc_rate.max(1e-9),
             1e6 / self.protocol_rate.max(1e-9)
+        ) + &format!(
+            "sandbox: protocol figures above with --sandbox {}; bot start (spawn and handshake, median of {STARTS}): {}\n",
+            self.level,
+            match self.start_ms {
+                [Some(none), Some(iso)] =>
+                    format!("none {none:.1} ms, isolated {iso:.1} ms (+{:.1} ms)", iso - none),
+                [Some(none), None] => format!("none {none:.1} ms, isolated not available here"),
+                _ => "not measured".to_owned(),
+            }
         )
     }
 }
 
-fn limits() -> Limits {
+/// Starts timed per sandbox level.
+const STARTS: usize = 10;
+
+fn limits(cfg: &BenchConfig) -> Limits {
     Limits {
         tc: TimeControl::MoveTime(Duration::from_secs(10)),
+        sandbox: cfg.sandbox.clone(),
         ..Limits::default()
     }
+}
+
+/// Median milliseconds to start the bench bot at `level` and finish its handshake
+/// (then it is told to quit, outside the timing).
+fn start_ms(cfg: &BenchConfig, level: Level) -> anyhow::Result<f64> {
+    let limits = Limits {
+        sandbox: Sandbox {
+            level,
+            ..cfg.sandbox.clone()
+        },
+        ..limits(cfg)
+    };
+    let seat = SeatSetup::new(BotSpec::Process {
+        command: cfg.bot.clone(),
+    });
+    let mut times = Vec::with_capacity(STARTS);
+    for _ in 0..STARTS {
+        let start = Instant::now();
+        let player =
+            Player::start(&seat, &limits, None).map_err(|f| anyhow::anyhow!("the bench bot: {f}"))?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+        player.shutdown(limits.quit_grace);
+    }
+    Ok(median(&mut times))
 }
 
 /// Runs the benchmark.
@@ -162,6 +208,15 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
     report.rounds = rounds;
 
     report.grpc_rate = grpc_rate(cfg, seats)?;
+    report.level = cfg.sandbox.level;
+    report.start_ms = [
+        Some(start_ms(cfg, Level::None)?),
+        Sandbox::at(Level::Isolated)
+            .check()
+            .ok()
+            .map(|()| start_ms(cfg, Level::Isolated))
+            .transpose()?,
+    ];
 
     // Concurrency.
     for (i, concurrency) in [1usize, 2].into_iter().enumerate() {
@@ -172,7 +227,7 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
             games: cfg.scaling_games,
             concurrency,
             seed: 1,
-            limits: limits(),
+            limits: limits(cfg),
             record: None,
             log_dir: None,
             fresh_bots: false,
@@ -207,7 +262,7 @@ fn play_until(cfg: &BenchConfig, table: &[SeatSetup], at_least: u64, seed: &mut 
             position: None,
             pairing: None,
         };
-        let rec = play_game_in(&setup, table, &limits(), &LogPlace::default(), &mut pool)?;
+        let rec = play_game_in(&setup, table, &limits(cfg), &LogPlace::default(), &mut pool)?;
         if let Some(f) = rec.faults.first() {
             anyhow::bail!("the bench bot faulted: {} {}", f.kind, f.detail);
         }

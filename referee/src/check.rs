@@ -69,7 +69,7 @@ pub fn check_bot(
 ) -> CheckReport {
     let mut report = CheckReport::default();
     let start = Instant::now();
-    let player = match Player::start(&seat.spec, &seat.options, limits, None) {
+    let player = match Player::start(seat, limits, None) {
         Ok(p) => p,
         Err(f) => {
             report.push(false, "handshake", f.to_string());

@@ -50,7 +50,7 @@ impl Default for TimeControl {
 }
 
 /// All the deadlines the referee enforces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// Time for moves.
     pub tc: TimeControl,
@@ -72,6 +72,8 @@ pub struct Limits {
     /// return, so that the call's own deadline fires first and the fault says the
     /// bot was late rather than that the referee stopped waiting.
     pub remote_slack: Duration,
+    /// How bot processes are contained, and their resource limits.
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 impl Default for Limits {
@@ -85,6 +87,7 @@ impl Default for Limits {
             notice: Duration::from_millis(200),
             remote_notice: Duration::from_millis(500),
             remote_slack: Duration::from_millis(200),
+            sandbox: crate::sandbox::Sandbox::default(),
         }
     }
 }

@@ -17,6 +17,8 @@ pub enum FaultKind {
     Timeout,
     /// The program exited or closed its output.
     Crash,
+    /// The kernel killed the program at its memory limit (the detail says the limit).
+    Memory,
     /// A line that is not a protocol message, or a message out of place.
     Malformed,
     /// A move that does not parse or is not legal now.
@@ -35,6 +37,7 @@ impl fmt::Display for FaultKind {
             FaultKind::Stall => "stall",
             FaultKind::Timeout => "timeout",
             FaultKind::Crash => "crash",
+            FaultKind::Memory => "memory",
             FaultKind::Malformed => "malformed",
             FaultKind::Illegal => "illegal",
             FaultKind::LineTooLong => "line_too_long",

@@ -18,6 +18,7 @@ pub mod pool;
 pub mod record;
 pub mod replay;
 pub mod runner;
+pub mod sandbox;
 pub mod seating;
 pub mod session;
 pub mod setup;

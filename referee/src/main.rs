@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use referee::clock::{Limits, TimeControl};
 use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
 use referee::matchplay::{MatchConfig, run_match};
+use referee::sandbox::{self, SandboxArgs};
 use referee::{BotSpec, record, replay};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -69,6 +70,11 @@ struct CheckArgs {
     /// Milliseconds per move.
     #[arg(long, default_value_t = 2000)]
     movetime: u64,
+    /// An environment variable for the bot's process, KEY=VALUE (repeatable).
+    #[arg(long = "bot-env", value_name = "KEY=VALUE")]
+    bot_env: Vec<String>,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
 }
 
 #[derive(Args)]
@@ -94,6 +100,8 @@ struct BenchArgs {
     /// Rounds of protocol-then-raw measurement; medians are reported.
     #[arg(long, default_value_t = 5)]
     rounds: usize,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
 }
 
 #[derive(Args, Clone)]
@@ -130,6 +138,12 @@ struct GameArgs {
     /// Write each bot's stderr (capped at 1 MiB per game) to files in this directory.
     #[arg(long)]
     log_dir: Option<PathBuf>,
+    /// An environment variable for the N-th --bot's process (from 0), as N:KEY=VALUE
+    /// (repeatable). Bots get nothing of the referee's own environment.
+    #[arg(long = "bot-env", value_name = "N:KEY=VALUE")]
+    bot_env: Vec<String>,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
 }
 
 #[derive(Args)]
@@ -191,10 +205,25 @@ impl GameArgs {
             (None, Some(ms)) => TimeControl::MoveTime(Duration::from_millis(ms)),
             (None, None) => TimeControl::default(),
         };
+        let mut sandbox = checked_sandbox(&self.sandbox)?;
+        // The records and logs exist before any bot starts, so that an isolated bot
+        // whose directory holds them is shown neither.
+        if let Some(path) = &self.record {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        if let Some(dir) = &self.log_dir {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
+        }
+        sandbox.hide(self.record.iter().chain(&self.log_dir).cloned());
         Ok(Limits {
             tc,
             margin: Duration::from_millis(self.timemargin),
             handshake: Duration::from_millis(self.handshake_timeout),
+            sandbox,
             ..Limits::default()
         })
     }
@@ -220,6 +249,16 @@ impl GameArgs {
                 .context(format!("--bot-opt {o:?}: there is no bot {idx} (from 0)"))?;
             seat.options.push((k.to_owned(), v.to_owned()));
         }
+        for e in &self.bot_env {
+            let (idx, k, v) = sandbox::parse_bot_env(e).map_err(anyhow::Error::msg)?;
+            let seat = seats
+                .get_mut(idx)
+                .context(format!("--bot-env {e:?}: there is no bot {idx} (from 0)"))?;
+            if !matches!(seat.spec, BotSpec::Process { .. }) {
+                bail!("--bot-env {e:?}: bot {idx} is not a program, so it has no environment");
+            }
+            seat.env.push((k, v));
+        }
         // Built-in bots and their options are checked now, not at the first game.
         for s in &seats {
             if let BotSpec::Builtin { name, options } = &s.spec {
@@ -229,6 +268,14 @@ impl GameArgs {
         }
         Ok(seats)
     }
+}
+
+/// The sandbox the flags ask for (`none` unless `--sandbox` says otherwise), checked
+/// on this machine before any game.
+fn checked_sandbox(args: &SandboxArgs) -> anyhow::Result<sandbox::Sandbox> {
+    let sandbox = args.sandbox(sandbox::Level::None).map_err(anyhow::Error::msg)?;
+    sandbox.check()?;
+    Ok(sandbox)
 }
 
 fn main() -> anyhow::Result<()> {
@@ -341,8 +388,13 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
             .context(format!("--bot-opt {kv:?} is not key=value"))?;
         seat.options.push((k.to_owned(), v.to_owned()));
     }
+    for kv in &a.bot_env {
+        seat.env
+            .push(sandbox::parse_env_pair(kv).map_err(|e| anyhow::anyhow!("--bot-env: {e}"))?);
+    }
     let limits = Limits {
         tc: TimeControl::MoveTime(Duration::from_millis(a.movetime)),
+        sandbox: checked_sandbox(&a.sandbox)?,
         ..Limits::default()
     };
     let report = referee::check::check_bot(&seat, &a.game, &a.opts, &limits, a.games);
@@ -376,6 +428,7 @@ fn bench(a: BenchArgs) -> anyhow::Result<()> {
         scaling_games: a.games,
         rounds: a.rounds,
         seats: a.seats,
+        sandbox: checked_sandbox(&a.sandbox)?,
     };
     let report = bench::bench(&cfg)?;
     print!("{}", report.text());

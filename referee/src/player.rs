@@ -6,6 +6,7 @@ use crate::fault::{Fault, FaultKind};
 use crate::session::{
     Ask, Asked, GameOver, GrpcAsked, GrpcSession, Hello, Reply, Table, TextSession, check_options,
 };
+use crate::setup::SeatSetup;
 use crate::spec::BotSpec;
 use crate::transport::pipe::ChildProcess;
 use bots::{Bot, View};
@@ -53,12 +54,8 @@ impl Player {
     ///
     /// # Errors
     /// A [`Fault`] naming what went wrong (spawn, handshake, a refused option).
-    pub fn start(
-        spec: &BotSpec,
-        options: &[(String, String)],
-        limits: &Limits,
-        stderr_log: Option<PathBuf>,
-    ) -> Result<Player, Fault> {
+    pub fn start(seat: &SeatSetup, limits: &Limits, stderr_log: Option<PathBuf>) -> Result<Player, Fault> {
+        let (spec, options) = (&seat.spec, &seat.options);
         let (hello, kind) = match spec {
             BotSpec::Builtin { name, options: own } => {
                 let all: Vec<(String, String)> = own.iter().chain(options).cloned().collect();
@@ -86,7 +83,7 @@ impl Player {
                 (session.hello().clone(), Kind::Grpc(Box::new(session)))
             }
             BotSpec::Process { command } => {
-                let process = ChildProcess::spawn(command, stderr_log)?;
+                let process = ChildProcess::spawn(command, &seat.env, &limits.sandbox, stderr_log)?;
                 let mut session = TextSession::open(Box::new(process), limits)?;
                 check_options(session.hello(), options)?;
                 for (name, value) in options {

@@ -27,6 +27,9 @@ pub struct SeatSetup {
     pub spec: BotSpec,
     /// Bot options to set.
     pub options: Vec<(String, String)>,
+    /// Environment variables for a bot process, on top of the fixed ones
+    /// (`--bot-env N:KEY=VALUE`): the only way anything of the host's reaches it.
+    pub env: Vec<(String, String)>,
 }
 
 impl SeatSetup {
@@ -35,6 +38,7 @@ impl SeatSetup {
         SeatSetup {
             spec,
             options: Vec::new(),
+            env: Vec::new(),
         }
     }
 }

@@ -390,8 +390,8 @@ impl TextSession {
     }
 
     fn crash(&mut self, what: &str) -> Fault {
-        let how = self.transport.departure();
-        Fault::new(FaultKind::Crash, format!("{what}{how}"))
+        let (kind, how) = self.transport.departure();
+        Fault::new(kind, format!("{what}{how}"))
     }
 
     /// The length of the complete line at the start of what was read, if any.

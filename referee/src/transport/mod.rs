@@ -11,6 +11,7 @@
 pub mod memory;
 pub mod pipe;
 
+use crate::fault::FaultKind;
 use std::os::fd::BorrowedFd;
 use std::time::Instant;
 
@@ -64,10 +65,12 @@ pub trait LineTransport: Send {
     /// Whether the other end has gone (exited, or closed its side).
     fn has_ended(&mut self) -> bool;
 
-    /// What the transport knows about why the other end went away, for a fault's
-    /// detail: an exit status, the last words on stderr. Empty if nothing.
-    fn departure(&mut self) -> String {
-        String::new()
+    /// What the transport knows about why the other end went away: the fault's
+    /// kind ([`FaultKind::Crash`], or [`FaultKind::Memory`] when the kernel killed
+    /// it at its memory limit) and words for its detail (an exit status, the last
+    /// words on stderr; empty if nothing).
+    fn departure(&mut self) -> (FaultKind, String) {
+        (FaultKind::Crash, String::new())
     }
 
     /// Waits until the other end has gone or `deadline` passes; whether it has gone.

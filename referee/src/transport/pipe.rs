@@ -1,7 +1,9 @@
 //! A bot running as a child process, spoken to over its stdin/stdout.
 //!
-//! One owner per child (in the manner of fishnet): the child runs in its own process
-//! group and is killed with its whole group when dropped, and always reaped; stderr
+//! One owner per child (in the manner of fishnet): the child is started contained
+//! (see [`crate::sandbox`]), runs in its own process group and is killed with its
+//! whole tree (its cgroup or pid namespace, else its group) when dropped, and always
+//! reaped; stderr
 //! is drained by a small thread into a capped tail (and an optional capped log file)
 //! so a chatty bot can never block; every wait has a deadline.
 //!
@@ -13,12 +15,13 @@
 
 use super::{LineTransport, Received, SendError, poll_timeout, wait_readable};
 use crate::fault::{Fault, FaultKind, last_chars};
+use crate::sandbox::{self, Level, Sandbox};
 use nix::poll::{PollFd, PollFlags, poll};
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -47,6 +50,12 @@ pub struct ChildProcess {
     stderr: Arc<Mutex<StderrSink>>,
     /// Says when the stderr thread has written everything.
     stderr_done: std::sync::mpsc::Receiver<()>,
+    /// How it is contained: for fault details.
+    sandbox: Sandbox,
+    /// Its control group, if the machine gives one: dropped after the child.
+    cgroup: Option<sandbox::BotCgroup>,
+    /// Its host scratch directory (level `none`): removed after the child.
+    _scratch: Option<sandbox::ScratchDir>,
 }
 
 fn spawn_fault(command: &str, why: impl std::fmt::Display) -> Fault {
@@ -54,20 +63,23 @@ fn spawn_fault(command: &str, why: impl std::fmt::Display) -> Fault {
 }
 
 impl ChildProcess {
-    /// Starts `command` (split as a shell would, without a shell) in its own
+    /// Starts `command` (split as a shell would, without a shell) contained by
+    /// `sandbox`, with `env` on top of the bot's fixed environment, in its own
     /// process group. Its stderr goes to `stderr_log` (capped) if given.
     ///
     /// # Errors
-    /// [`FaultKind::Spawn`] if the command is empty or cannot be run.
-    pub fn spawn(command: &str, stderr_log: Option<PathBuf>) -> Result<ChildProcess, Fault> {
-        let words = shlex::split(command)
-            .filter(|w| !w.is_empty())
-            .ok_or_else(|| spawn_fault(command, "bad quoting"))?;
-        let (program, args) = words
-            .split_first()
-            .ok_or_else(|| spawn_fault(command, "empty command"))?;
-        let mut child = Command::new(program)
-            .args(args)
+    /// [`FaultKind::Spawn`] if the command is empty, cannot be found or run, or the
+    /// sandbox cannot be had.
+    pub fn spawn(
+        command: &str,
+        env: &[(String, String)],
+        sandbox: &Sandbox,
+        stderr_log: Option<PathBuf>,
+    ) -> Result<ChildProcess, Fault> {
+        let mut prepared = sandbox::prepare(command, env, sandbox).map_err(|e| spawn_fault(command, e))?;
+        prepared.install_child_setup();
+        let mut child = prepared
+            .command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -116,6 +128,9 @@ impl ChildProcess {
             closed: false,
             stderr: sink,
             stderr_done,
+            sandbox: sandbox.clone(),
+            cgroup: prepared.cgroup,
+            _scratch: prepared.scratch,
         })
     }
 
@@ -123,6 +138,36 @@ impl ChildProcess {
     pub fn stderr_tail(&self) -> String {
         let tail = self.stderr.lock().map(|s| s.tail.clone()).unwrap_or_default();
         String::from_utf8_lossy(&tail).into_owned()
+    }
+
+    /// How the bot ended, in words: a signal that a limit sends is named with the
+    /// limit. Under isolation the status is bubblewrap's, which reports a bot killed
+    /// by signal N as exit status 128 + N.
+    fn describe_exit(&self, status: ExitStatus) -> String {
+        use std::os::unix::process::ExitStatusExt;
+        let signal = status.signal().or_else(|| {
+            let code = status.code()?;
+            (self.sandbox.level == Level::Isolated && code > 128 && code < 128 + 65).then_some(code - 128)
+        });
+        match signal {
+            Some(nix::libc::SIGXCPU) => {
+                format!("killed at its CPU-time limit of {} s", self.sandbox.cpu_seconds)
+            }
+            Some(nix::libc::SIGXFSZ) => format!(
+                "killed for writing past its file-size limit of {} MiB",
+                self.sandbox.file_size / sandbox::MIB
+            ),
+            Some(n) => match nix::sys::signal::Signal::try_from(n) {
+                Ok(sig) => format!("killed by {sig}"),
+                Err(_) => format!("killed by signal {n}"),
+            },
+            None => status.to_string(),
+        }
+    }
+
+    /// CPU time the bot's whole tree has used, where a cgroup counts it.
+    pub fn cpu_used(&self) -> Option<Duration> {
+        self.cgroup.as_ref()?.cpu_used()
     }
 
     fn kill_group(&self) {
@@ -227,26 +272,47 @@ impl LineTransport for ChildProcess {
         self.closed || !matches!(self.child.try_wait(), Ok(None))
     }
 
-    fn departure(&mut self) -> String {
-        // The exit status, if the bot has exited by now.
-        let mut status = String::new();
+    fn departure(&mut self) -> (FaultKind, String) {
+        // How it ended, if it has by now.
+        let mut how = Vec::new();
         let until = Instant::now() + DEPARTURE_WAIT;
         while Instant::now() < until {
             if let Ok(Some(s)) = self.child.try_wait() {
-                status = format!(" ({s})");
+                how.push(self.describe_exit(s));
                 break;
             }
             std::thread::sleep(Duration::from_millis(5));
         }
         // Let the stderr thread catch the last words.
         std::thread::sleep(Duration::from_millis(5));
+        let kind = if self
+            .cgroup
+            .as_ref()
+            .is_some_and(sandbox::BotCgroup::memory_killed)
+        {
+            how.insert(
+                0,
+                format!(
+                    "killed at its memory limit of {} MiB",
+                    self.sandbox.memory / sandbox::MIB
+                ),
+            );
+            FaultKind::Memory
+        } else {
+            FaultKind::Crash
+        };
+        let mut detail = if how.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", how.join("; "))
+        };
         let tail = self.stderr_tail();
         let tail = tail.trim();
-        if tail.is_empty() {
-            status
-        } else {
-            format!("{status}; stderr ends: {}", last_chars(tail, 300))
+        if !tail.is_empty() {
+            detail.push_str("; stderr ends: ");
+            detail.push_str(last_chars(tail, 300));
         }
+        (kind, detail)
     }
 
     fn wait_gone(&mut self, deadline: Instant) -> bool {
@@ -280,6 +346,11 @@ impl Drop for ChildProcess {
     fn drop(&mut self) {
         self.kill_group();
         let _ = self.child.kill();
+        // Everything it started, wherever it went (its cgroup, if any, is removed
+        // when the field drops after this).
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.kill_all(Duration::from_millis(200));
+        }
         let _ = self.child.wait(); // reap: no zombies
         // Let the log be complete when the game is over.
         let _ = self.stderr_done.recv_timeout(STDERR_FLUSH_WAIT);
@@ -352,7 +423,13 @@ mod tests {
         // Reads nothing for a moment, then counts well-formed lines and bytes.
         let counter =
             "awk '/^info [0-9]+ x+$/ { ok++ } { n++; bytes += length($0) + 1 } END { print ok, n, bytes }'";
-        let mut bot = ChildProcess::spawn(&format!("sh -c \"sleep 0.3; exec {counter}\""), None).unwrap();
+        let mut bot = ChildProcess::spawn(
+            &format!("sh -c \"sleep 0.3; exec {counter}\""),
+            &[],
+            &Sandbox::default(),
+            None,
+        )
+        .unwrap();
         let line_of = |i: usize| format!("info {i:04} {}\n", "x".repeat(990));
         let (lines, mut most_queued) = (200, 0);
         // The session's queue: lines wait in it until the pipe takes all of it at once.

@@ -1,0 +1,422 @@
+//! Turning a bot's command line into what is started: the program found, relative
+//! paths resolved, the environment made, the scratch directory, the bubblewrap
+//! wrapper, and what the child does to itself between fork and exec.
+
+use super::cgroup::BotCgroup;
+use super::{Level, Sandbox, SandboxError};
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::RawFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The `PATH` every bot gets, and where a program named without a `/` is looked
+/// up: the system's, whatever the referee's own is.
+pub const BOT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// What a bot sees of `/etc` under isolation: what programs need to start (the
+/// dynamic linker's cache, Debian's alternatives, TLS settings Node reads), and
+/// nothing with a secret in it.
+const ETC_SHOWN: &[&str] = &[
+    "/etc/alternatives",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/ssl",
+    "/etc/localtime",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+];
+
+/// The system's program directories, shown read-only under isolation.
+const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+/// Where a bot's scratch directory is under isolation (a private, size-limited
+/// tmpfs that goes when the sandbox does).
+const ISOLATED_SCRATCH: &str = "/tmp";
+
+/// The user an isolated bot runs as when the referee runs as root.
+const NOBODY: u32 = 65534;
+
+/// A bot command ready to start: what to run, and what to undo when it ends.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The command to spawn (`bwrap … -- program args` under isolation).
+    pub command: Command,
+    /// The bot's own control group, if the machine gives one.
+    pub cgroup: Option<BotCgroup>,
+    /// The host directory made for the bot (level `none`), removed when it ends.
+    pub scratch: Option<ScratchDir>,
+    /// Limits the child sets on itself.
+    child: ChildPlan,
+}
+
+/// What the child does to itself between fork and exec: only system calls on
+/// values computed before the fork.
+#[derive(Debug, Clone)]
+struct ChildPlan {
+    cgroup_fds: Vec<RawFd>,
+    file_size: u64,
+    open_files: u64,
+    cpu_seconds: u64,
+    /// The data segment limit, only where no cgroup limits memory.
+    data: Option<u64>,
+    parent: i32,
+}
+
+impl Prepared {
+    /// Sets the child's own limits and death with its parent, between fork and exec.
+    #[allow(unsafe_code)]
+    pub fn install_child_setup(&mut self) {
+        use std::os::unix::process::CommandExt;
+        let plan = self.child.clone();
+        // SAFETY: the closure makes only async-signal-safe system calls on values
+        // prepared before the fork; it allocates nothing.
+        unsafe {
+            self.command.pre_exec(move || plan.apply());
+        }
+    }
+}
+
+impl ChildPlan {
+    #[allow(unsafe_code)]
+    fn apply(&self) -> io::Result<()> {
+        use nix::libc;
+        for &fd in &self.cgroup_fds {
+            // `0` is the writing process: the child joins its group before exec,
+            // so everything it starts is in it too.
+            // SAFETY: write(2) of a static byte to an open descriptor.
+            if unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) } != 1 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        let limit = |resource, soft: u64, hard: u64| {
+            let r = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: hard,
+            };
+            // SAFETY: setrlimit(2) on a stack value.
+            if unsafe { libc::setrlimit(resource, &r) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        };
+        limit(libc::RLIMIT_CORE, 0, 0)?;
+        limit(libc::RLIMIT_FSIZE, self.file_size, self.file_size)?;
+        limit(libc::RLIMIT_NOFILE, self.open_files, self.open_files)?;
+        // SIGXCPU at the limit, SIGKILL a second later if it is caught.
+        limit(
+            libc::RLIMIT_CPU,
+            self.cpu_seconds,
+            self.cpu_seconds.saturating_add(1),
+        )?;
+        if let Some(data) = self.data {
+            limit(libc::RLIMIT_DATA, data, data)?;
+        }
+        // Death with the referee (strictly, with the thread that started it; the
+        // referee keeps a bot only on the thread that started it).
+        // SAFETY: prctl(2) and getppid(2) take and return plain integers.
+        unsafe {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != self.parent {
+                // The referee died before the line above.
+                libc::_exit(1);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A host directory for one bot (level `none`), removed with everything in it.
+#[derive(Debug)]
+pub struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn create() -> io::Result<ScratchDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        let mut bytes = [0u8; 8];
+        getrandom::fill(&mut bytes).map_err(|e| io::Error::other(e.to_string()))?;
+        let name: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let path = std::env::temp_dir().join(format!("astragal-bot-{name}"));
+        std::fs::DirBuilder::new().mode(0o700).create(&path)?;
+        Ok(ScratchDir(path))
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Where a program named without a `/` is, on [`BOT_PATH`].
+fn on_bot_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    BOT_PATH
+        .split(':')
+        .map(|dir| Path::new(dir).join(name))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The command's words with paths made absolute, and the directories they are in
+/// (to be shown to an isolated bot).
+struct Resolved {
+    program: PathBuf,
+    args: Vec<String>,
+    shown: Vec<PathBuf>,
+}
+
+/// Resolves a command line against `start_dir`: a program with a `/` is a path; a
+/// program without one is looked up on [`BOT_PATH`]; an argument that names an
+/// existing file (or, with a `/`, a directory) becomes its absolute path.
+fn resolve(words: &[String], start_dir: &Path) -> Result<Resolved, String> {
+    let (program, rest) = words.split_first().ok_or("an empty command")?;
+    let mut shown = Vec::new();
+    let program = if program.contains('/') {
+        let path = std::fs::canonicalize(start_dir.join(program))
+            .map_err(|e| format!("no program at {program:?}: {e}"))?;
+        if let Some(dir) = path.parent() {
+            shown.push(dir.to_owned());
+        }
+        path
+    } else {
+        on_bot_path(program)
+            .ok_or_else(|| format!("{program:?} is not on the bots' PATH ({BOT_PATH}); give its path"))?
+    };
+    let args = rest
+        .iter()
+        .map(|word| {
+            if word.starts_with('-') {
+                return word.clone();
+            }
+            let candidate = start_dir.join(word);
+            let is_file = candidate.is_file();
+            if !(is_file || word.contains('/') && candidate.is_dir()) {
+                return word.clone();
+            }
+            let Ok(path) = std::fs::canonicalize(&candidate) else {
+                return word.clone();
+            };
+            let dir = if is_file {
+                path.parent().map(Path::to_owned)
+            } else {
+                Some(path.clone())
+            };
+            shown.extend(dir);
+            path.to_string_lossy().into_owned()
+        })
+        .collect();
+    shown.sort();
+    shown.dedup();
+    Ok(Resolved { program, args, shown })
+}
+
+/// Where bubblewrap is, if installed.
+fn bwrap_path() -> Option<PathBuf> {
+    static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let host_path = std::env::var_os("PATH").unwrap_or_default();
+            std::env::split_paths(&host_path)
+                .chain(BOT_PATH.split(':').map(PathBuf::from))
+                .map(|dir| dir.join("bwrap"))
+                .find(|p| p.is_file())
+        })
+        .clone()
+}
+
+fn running_as_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// Prepares `command` (split as a shell would, without a shell) to run as a bot
+/// under `sandbox`, with `env` on top of the fixed environment.
+///
+/// # Errors
+/// A message for a spawn fault: bad quoting, a program that is not there,
+/// isolation this machine cannot give, a scratch directory that cannot be made.
+pub fn prepare(command: &str, env: &[(String, String)], sandbox: &Sandbox) -> Result<Prepared, String> {
+    let words = shlex::split(command)
+        .filter(|w| !w.is_empty())
+        .ok_or("bad quoting")?;
+    let start_dir = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
+    let resolved = resolve(&words, &start_dir)?;
+    let cgroup = BotCgroup::create(sandbox.memory, sandbox.processes);
+    let (mut cmd, scratch) = match sandbox.level {
+        Level::None => {
+            let scratch =
+                ScratchDir::create().map_err(|e| format!("cannot make a scratch directory: {e}"))?;
+            let mut cmd = Command::new(&resolved.program);
+            cmd.args(&resolved.args).current_dir(scratch.path());
+            cmd.env_clear().envs(fixed_env(scratch.path()));
+            (cmd, Some(scratch))
+        }
+        Level::Isolated => {
+            let bwrap = bwrap_path().ok_or("bubblewrap (`bwrap`), which is not installed")?;
+            let mut cmd = Command::new(bwrap);
+            cmd.args(bwrap_args(sandbox, &resolved.shown));
+            if running_as_root() {
+                cmd.args(drop_to_nobody());
+            }
+            cmd.arg(&resolved.program).args(&resolved.args);
+            cmd.env_clear().envs(fixed_env(Path::new(ISOLATED_SCRATCH)));
+            (cmd, None)
+        }
+    };
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    let limits_memory = cgroup.as_ref().is_some_and(BotCgroup::limits_memory);
+    let child = ChildPlan {
+        cgroup_fds: cgroup.as_ref().map(BotCgroup::join_fds).unwrap_or_default(),
+        file_size: sandbox.file_size,
+        open_files: sandbox.open_files,
+        cpu_seconds: sandbox.cpu_seconds,
+        data: (!limits_memory).then_some(sandbox.memory),
+        parent: std::process::id() as i32,
+    };
+    Ok(Prepared {
+        command: cmd,
+        cgroup,
+        scratch,
+        child,
+    })
+}
+
+fn fixed_env(scratch: &Path) -> Vec<(&'static str, OsString)> {
+    vec![
+        ("PATH", BOT_PATH.into()),
+        ("LANG", "C.UTF-8".into()),
+        ("HOME", scratch.into()),
+        ("TMPDIR", scratch.into()),
+    ]
+}
+
+/// bubblewrap's arguments: new namespaces for everything but the user (which it
+/// makes itself when not root), the system directories and the bot's own files
+/// read-only, a fresh `/proc` and `/dev`, a private size-limited `/tmp`.
+fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf]) -> Vec<OsString> {
+    let mut a: Vec<OsString> = Vec::new();
+    let mut push = |words: &[&str]| a.extend(words.iter().map(OsString::from));
+    push(&[
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--hostname",
+        "bot",
+    ]);
+    for dir in SYSTEM_DIRS {
+        let path = Path::new(dir);
+        match std::fs::read_link(path) {
+            Ok(target) => push(&["--symlink", &target.to_string_lossy(), dir]),
+            Err(_) if path.is_dir() => push(&["--ro-bind", dir, dir]),
+            Err(_) => {}
+        }
+    }
+    push(&["--perms", "0755", "--dir", "/etc"]);
+    for file in ETC_SHOWN {
+        push(&["--ro-bind-try", file, file]);
+    }
+    push(&["--proc", "/proc", "--dev", "/dev"]);
+    let size = sandbox.file_size.to_string();
+    push(&["--perms", "1777", "--size", &size, "--tmpfs", ISOLATED_SCRATCH]);
+    let mut extra: Vec<&Path> = shown.iter().map(PathBuf::as_path).collect();
+    extra.extend(sandbox.read_only.iter().map(PathBuf::as_path));
+    extra.retain(|dir| !SYSTEM_DIRS.iter().any(|s| dir.starts_with(s)));
+    // The directories leading to each bind are made by bubblewrap, private to root
+    // unless told otherwise: `nobody` must be able to walk through them.
+    let mut ancestors: Vec<&Path> = extra.iter().flat_map(|d| d.ancestors().skip(1)).collect();
+    ancestors.retain(|a| a.parent().is_some() && *a != Path::new(ISOLATED_SCRATCH));
+    ancestors.sort();
+    ancestors.dedup();
+    for dir in ancestors {
+        push(&["--perms", "0755", "--dir", &dir.to_string_lossy()]);
+    }
+    for dir in &extra {
+        let dir = dir.to_string_lossy();
+        push(&["--ro-bind", &dir, &dir]);
+    }
+    // What the host keeps from bots, where it lies in a directory shown to them.
+    for hidden in sandbox
+        .hidden
+        .iter()
+        .filter(|h| extra.iter().any(|d| h.starts_with(d)))
+    {
+        let path = hidden.to_string_lossy();
+        if hidden.is_dir() {
+            push(&["--tmpfs", &path]);
+        } else if hidden.exists() {
+            push(&["--ro-bind", "/dev/null", &path]);
+        }
+    }
+    push(&["--chdir", ISOLATED_SCRATCH, "--"]);
+    a
+}
+
+/// Run as root, bubblewrap makes the namespaces without a user namespace, so the
+/// bot would be root outside too: `setpriv` makes it `nobody`, with no
+/// capabilities and no way to gain any.
+fn drop_to_nobody() -> Vec<OsString> {
+    [
+        "/usr/bin/setpriv".to_owned(),
+        format!("--reuid={NOBODY}"),
+        format!("--regid={NOBODY}"),
+        "--clear-groups".to_owned(),
+        "--no-new-privs".to_owned(),
+        "--inh-caps=-all".to_owned(),
+        "--bounding-set=-all".to_owned(),
+        "--".to_owned(),
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .collect()
+}
+
+/// Starts a contained `true` and says what is missing if it fails.
+pub(super) fn check_isolation(sandbox: &Sandbox) -> Result<(), SandboxError> {
+    let Some(bwrap) = bwrap_path() else {
+        return Err(SandboxError::Unavailable(
+            "bubblewrap (`bwrap`), which is not installed (Debian and Ubuntu: `apt-get install bubblewrap`)"
+                .into(),
+        ));
+    };
+    if running_as_root() && !Path::new("/usr/bin/setpriv").is_file() {
+        return Err(SandboxError::Unavailable(
+            "`/usr/bin/setpriv` (util-linux) to run bots as `nobody` when the referee runs as root".into(),
+        ));
+    }
+    let mut cmd = Command::new(&bwrap);
+    cmd.args(bwrap_args(sandbox, &[]));
+    if running_as_root() {
+        cmd.args(drop_to_nobody());
+    }
+    let out = cmd
+        .arg("/bin/true")
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| SandboxError::Unavailable(format!("bubblewrap to start ({}: {e})", bwrap.display())))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    Err(SandboxError::Unavailable(format!(
+        "namespaces this machine refuses; bubblewrap says: {} (unprivileged user namespaces may be off: \
+         `sysctl kernel.unprivileged_userns_clone=1`, or run the referee as root)",
+        said.trim()
+    )))
+}

@@ -1,0 +1,253 @@
+//! What a bot process is allowed: its environment, its files, its resources, and
+//! how far it can see. See `docs/security.md` for the threat model.
+//!
+//! Every bot process, at every level, gets a clean environment (a fixed `PATH`,
+//! `LANG`, `HOME` at its scratch directory, and only what the host passed for that
+//! bot), a private scratch directory as its working directory (removed when it
+//! ends), resource limits (rlimits, and a cgroup where the machine gives one), death
+//! with the referee, and the kill of everything it started when it ends.
+//!
+//! [`Level::Isolated`] runs it under bubblewrap (the sandbox Flatpak uses) rather
+//! than home-made namespace code: its own pid, network, IPC and UTS namespaces, a
+//! file system built from the system's program directories and the bot's own files,
+//! all read-only, a size-limited private `/tmp`, no new privileges, and, when the
+//! referee runs as root, an unprivileged user (`nobody`).
+
+mod cgroup;
+mod command;
+
+pub use cgroup::{BotCgroup, CgroupSupport};
+pub use command::{BOT_PATH, Prepared, ScratchDir, prepare};
+
+use std::fmt;
+use std::str::FromStr;
+
+/// How far a bot process is contained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Level {
+    /// A developer's own bots: a clean environment, a scratch directory, limits, and
+    /// the kill of the whole process tree, but the host's file system, network and
+    /// processes in view.
+    #[default]
+    None,
+    /// Strangers' bots: bubblewrap namespaces, a read-only file system of system
+    /// directories and the bot's own files, no network, no other process in view.
+    Isolated,
+}
+
+impl FromStr for Level {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Level, String> {
+        match s {
+            "none" => Ok(Level::None),
+            "isolated" => Ok(Level::Isolated),
+            _ => Err(format!("sandbox level {s:?} is neither `none` nor `isolated`")),
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Level::None => "none",
+            Level::Isolated => "isolated",
+        })
+    }
+}
+
+/// One MiB.
+pub const MIB: u64 = 1024 * 1024;
+
+/// The containment of every bot process a referee starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// How far bots are contained.
+    pub level: Level,
+    /// Memory of the bot's whole process tree, in bytes (a cgroup limit; exceeding
+    /// it is a `memory` fault). Without a cgroup, the data segment of each process.
+    pub memory: u64,
+    /// Processes and threads of the bot's whole tree (a cgroup limit; none without one).
+    pub processes: u64,
+    /// Largest file the bot may write, in bytes; also the size of its scratch
+    /// directory under isolation.
+    pub file_size: u64,
+    /// Open files per process.
+    pub open_files: u64,
+    /// CPU seconds per process: a backstop to the clock for a bot that computes
+    /// while it is not asked. A kept process that has used half of it is restarted
+    /// between games where a cgroup counts it.
+    pub cpu_seconds: u64,
+    /// More directories a bot sees, read-only, under isolation (an interpreter
+    /// outside the system directories, say).
+    pub read_only: Vec<std::path::PathBuf>,
+    /// Paths an isolated bot must never see even where they lie in a directory it
+    /// is shown (the referee's records and logs): masked by an empty file or
+    /// directory.
+    pub hidden: Vec<std::path::PathBuf>,
+}
+
+impl Default for Sandbox {
+    fn default() -> Sandbox {
+        Sandbox {
+            level: Level::None,
+            memory: 1024 * MIB,
+            processes: 64,
+            file_size: 64 * MIB,
+            open_files: 256,
+            cpu_seconds: 3600,
+            read_only: Vec::new(),
+            hidden: Vec::new(),
+        }
+    }
+}
+
+/// Why a sandbox cannot be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SandboxError {
+    /// Isolation was asked for and this machine cannot give it.
+    #[error("`--sandbox isolated` needs {0}")]
+    Unavailable(String),
+}
+
+impl Sandbox {
+    /// Adds paths bots must not see (records, logs, a database), made absolute;
+    /// a path that does not exist yet is kept as given under the current directory.
+    pub fn hide(&mut self, paths: impl IntoIterator<Item = std::path::PathBuf>) {
+        let here = std::env::current_dir().unwrap_or_default();
+        for p in paths {
+            let abs = std::fs::canonicalize(&p).unwrap_or_else(|_| here.join(&p));
+            self.hidden.push(abs);
+        }
+    }
+
+    /// A sandbox at `level` with the default limits.
+    pub fn at(level: Level) -> Sandbox {
+        Sandbox {
+            level,
+            ..Sandbox::default()
+        }
+    }
+
+    /// Checks that this machine can give what the level promises, by starting a
+    /// contained `true`: call it once before a run, so that a host learns what is
+    /// missing before any game rather than as a spawn fault in every game.
+    ///
+    /// # Errors
+    /// [`SandboxError::Unavailable`], saying what is missing (bubblewrap, user
+    /// namespaces, `setpriv`).
+    pub fn check(&self) -> Result<(), SandboxError> {
+        if self.level == Level::None {
+            return Ok(());
+        }
+        command::check_isolation(self)
+    }
+}
+
+/// The command-line flags that set a [`Sandbox`], shared by every command that
+/// starts bots (`referee play|match|check-bot|bench`, `ladder tournament|worker`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SandboxArgs {
+    /// How bot processes are contained: `none` (a clean environment, a private
+    /// scratch directory, the limits below, and the kill of everything a bot started;
+    /// for your own bots) or `isolated` (also: no network, no other process in
+    /// view, a read-only file system of system directories and the bot's own files,
+    /// run as `nobody` under root; needs bubblewrap). See docs/security.md.
+    #[arg(long, value_name = "LEVEL")]
+    pub sandbox: Option<Level>,
+    /// Memory of a bot's whole process tree, in MiB; going past it is a `memory` fault
+    /// (needs cgroups; elsewhere it limits each process's data segment).
+    #[arg(long, value_name = "MIB", default_value_t = Sandbox::default().memory / MIB)]
+    pub bot_memory: u64,
+    /// Processes and threads of a bot's whole tree (needs cgroups).
+    #[arg(long, value_name = "N", default_value_t = Sandbox::default().processes)]
+    pub bot_processes: u64,
+    /// Largest file a bot may write, in MiB (also the size of its scratch directory
+    /// when isolated).
+    #[arg(long, value_name = "MIB", default_value_t = Sandbox::default().file_size / MIB)]
+    pub bot_file_size: u64,
+    /// Open files per bot process.
+    #[arg(long, value_name = "N", default_value_t = Sandbox::default().open_files)]
+    pub bot_open_files: u64,
+    /// CPU seconds per bot process, a backstop to the clock.
+    #[arg(long, value_name = "SECONDS", default_value_t = Sandbox::default().cpu_seconds)]
+    pub bot_cpu: u64,
+    /// A directory isolated bots may read (repeatable), e.g. an interpreter installed
+    /// outside /usr. The directories of the files a bot's command names are shown
+    /// anyway.
+    #[arg(long = "sandbox-ro", value_name = "DIR")]
+    pub read_only: Vec<std::path::PathBuf>,
+}
+
+impl SandboxArgs {
+    /// The sandbox these flags ask for; `default` is the level without `--sandbox`.
+    ///
+    /// # Errors
+    /// A limit of 0, or a `--sandbox-ro` directory that is not there.
+    pub fn sandbox(&self, default: Level) -> Result<Sandbox, String> {
+        for (name, value) in [
+            ("--bot-memory", self.bot_memory),
+            ("--bot-processes", self.bot_processes),
+            ("--bot-file-size", self.bot_file_size),
+            ("--bot-open-files", self.bot_open_files),
+            ("--bot-cpu", self.bot_cpu),
+        ] {
+            if value == 0 {
+                return Err(format!("{name} 0 would stop every bot; give a positive value"));
+            }
+        }
+        let read_only = self
+            .read_only
+            .iter()
+            .map(|d| {
+                std::fs::canonicalize(d)
+                    .ok()
+                    .filter(|p| p.is_dir())
+                    .ok_or_else(|| format!("--sandbox-ro {}: no such directory", d.display()))
+            })
+            .collect::<Result<_, _>>()?;
+        let mib = |v: u64| v.saturating_mul(MIB);
+        Ok(Sandbox {
+            level: self.sandbox.unwrap_or(default),
+            memory: mib(self.bot_memory),
+            processes: self.bot_processes,
+            file_size: mib(self.bot_file_size),
+            open_files: self.bot_open_files,
+            cpu_seconds: self.bot_cpu,
+            read_only,
+            hidden: Vec::new(),
+        })
+    }
+}
+
+/// Reads `--bot-env` values, `N:KEY=VALUE`, into (bot number, key, value).
+///
+/// # Errors
+/// A value not of that shape, or a key that is not a plain variable name.
+pub fn parse_bot_env(text: &str) -> Result<(usize, String, String), String> {
+    let (n, kv) = text
+        .split_once(':')
+        .ok_or_else(|| format!("--bot-env {text:?} is not N:KEY=VALUE"))?;
+    let n = n
+        .parse()
+        .map_err(|_| format!("--bot-env {text:?}: {n:?} is not a bot number"))?;
+    let (k, v) = parse_env_pair(kv).map_err(|e| format!("--bot-env {text:?}: {e}"))?;
+    Ok((n, k, v))
+}
+
+/// Reads one `KEY=VALUE`.
+///
+/// # Errors
+/// No `=`, or a key that is not letters, digits and `_` (not starting with a digit).
+pub fn parse_env_pair(kv: &str) -> Result<(String, String), String> {
+    let (k, v) = kv
+        .split_once('=')
+        .ok_or_else(|| format!("{kv:?} is not KEY=VALUE"))?;
+    let plain = !k.is_empty()
+        && !k.starts_with(|c: char| c.is_ascii_digit())
+        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !plain {
+        return Err(format!("{k:?} is not a variable name"));
+    }
+    Ok((k.to_owned(), v.to_owned()))
+}

@@ -1,0 +1,234 @@
+//! A bot that attacks its host, one way per `--attack`, for the sandbox tests. It
+//! plays the first legal move, and at its first request of each game it tries the
+//! attack and writes what it found to stderr as `ATTACK <name>: escaped|contained
+//! <detail>`; the tests read that from its stderr log and check the host too.
+//!
+//! Attacks: `env --secret S` (an environment value equal to S), `proc` (another process
+//! whose command line holds [`OTHERS_MARKER`], or any process's memory),
+//! `kill-others` (kill -9 every process it can see, and -1), `kill-parent`,
+//! `daemon --tag N` (setsid and double fork into `sleep N`), `processes` (start 500),
+//! `memory` (touch 4 GiB), `file-size` (write 1 GiB), `write --target PATH`
+//! (repeatable: append to PATH, or make a file in it if it is a directory),
+//! `network --port P` (connect to 127.0.0.1:P), `remember` (leave a file in its
+//! home and /tmp, and say if one was there already).
+
+use std::io::{BufRead, Read, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// The string the sandbox tests put in the opponent's command line.
+pub const OTHERS_MARKER: &str = "opponent-marker-7f3a";
+
+fn report(attack: &str, escaped: bool, detail: &str) {
+    let verdict = if escaped { "escaped" } else { "contained" };
+    eprintln!("ATTACK {attack}: {verdict} {detail}");
+}
+
+fn values(args: &[String], key: &str) -> Vec<String> {
+    args.windows(2)
+        .filter(|w| w[0] == key)
+        .map(|w| w[1].clone())
+        .collect()
+}
+
+fn pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn attack(name: &str, args: &[String]) {
+    let me = std::process::id();
+    let secret = values(args, "--secret").pop().unwrap_or_default();
+    // What the tests put in the other bot's command line (and so in the referee's):
+    // never in this bot's own, so that finding it means seeing another process.
+    let marker = OTHERS_MARKER;
+    match name {
+        "env" => {
+            let found: Vec<String> = std::env::vars()
+                .filter(|(_, v)| !secret.is_empty() && v.contains(&secret))
+                .map(|(k, _)| k)
+                .collect();
+            let names: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
+            report(
+                name,
+                !found.is_empty(),
+                &format!("found in {found:?}; all: {names:?}"),
+            );
+        }
+        "proc" => {
+            let mut seen = Vec::new();
+            let mut escaped = Vec::new();
+            for pid in pids().into_iter().filter(|&p| p != me) {
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+                if cmdline.contains(marker) {
+                    escaped.push(format!("cmdline of {pid}: {cmdline}"));
+                }
+                // Reading another process's memory needs ptrace rights over it.
+                if let Ok(mut mem) = std::fs::File::open(format!("/proc/{pid}/mem")) {
+                    let mut byte = [0u8; 1];
+                    if mem.read(&mut byte).is_ok() {
+                        escaped.push(format!("memory of {pid}"));
+                    }
+                }
+                seen.push(format!("{pid}={}", cmdline.split(' ').next().unwrap_or("")));
+            }
+            report(name, !escaped.is_empty(), &format!("{escaped:?}; saw {seen:?}"));
+        }
+        "kill-others" => {
+            let mut killed = Vec::new();
+            for pid in pids().into_iter().filter(|&p| p != me) {
+                let ok = Command::new("kill")
+                    .args(["-9", &pid.to_string()])
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if ok {
+                    killed.push(pid);
+                }
+            }
+            // What it could reach; the test checks that the others played on. Then
+            // every process it may signal, itself included.
+            report(name, false, &format!("signalled {killed:?}"));
+            let _ = Command::new("kill")
+                .args(["-9", "-1"])
+                .stderr(Stdio::null())
+                .status();
+        }
+        "kill-parent" => {
+            let parent = std::os::unix::process::parent_id();
+            let ok = Command::new("kill")
+                .args(["-9", &parent.to_string()])
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            report(name, false, &format!("kill -9 {parent}: {ok}"));
+        }
+        "daemon" => {
+            let tag = values(args, "--tag").pop().unwrap_or_else(|| "4177".into());
+            // The shell forks a child that makes a new session and runs sleep, and
+            // exits: the sleep is an orphan in its own session and process group.
+            let ok = Command::new("sh")
+                .args(["-c", &format!("setsid sleep {tag} </dev/null >/dev/null 2>&1 &")])
+                .status()
+                .is_ok_and(|s| s.success());
+            report(name, false, &format!("daemonized: {ok}"));
+        }
+        "processes" => {
+            let mut children = Vec::new();
+            for _ in 0..500 {
+                match Command::new("sleep").arg("60").spawn() {
+                    Ok(c) => children.push(c),
+                    Err(_) => break,
+                }
+            }
+            report(
+                name,
+                children.len() >= 500,
+                &format!("started {}", children.len()),
+            );
+            std::mem::forget(children);
+        }
+        "memory" => {
+            let mut blocks: Vec<Vec<u8>> = Vec::new();
+            for i in 0..64 {
+                blocks.push(vec![1u8; 64 << 20]);
+                eprintln!("holding {} MiB", (i + 1) * 64);
+            }
+            report(name, true, &format!("held {} MiB", blocks.len() * 64));
+        }
+        "file-size" => {
+            let home = std::env::var("HOME").unwrap_or_else(|_| ".".into());
+            let chunk = vec![b'x'; 1 << 20];
+            let mut written = 0usize;
+            if let Ok(mut f) = std::fs::File::create(format!("{home}/big")) {
+                for _ in 0..1024 {
+                    if f.write_all(&chunk).is_err() {
+                        break;
+                    }
+                    written += 1;
+                }
+            }
+            report(name, written >= 1024, &format!("wrote {written} MiB"));
+        }
+        "write" => {
+            for target in values(args, "--target") {
+                let path = std::path::Path::new(&target);
+                let result = if path.is_dir() {
+                    std::fs::write(path.join("attack-was-here"), b"x")
+                } else {
+                    std::fs::OpenOptions::new()
+                        .append(true)
+                        .open(path)
+                        .and_then(|mut f| f.write_all(b"attack was here\n"))
+                };
+                report(name, result.is_ok(), &format!("{target}: {result:?}"));
+            }
+        }
+        "network" => {
+            let port = values(args, "--port").pop().unwrap_or_default();
+            let addr = format!("127.0.0.1:{port}");
+            let result = addr.parse().map_err(|e| format!("{e}")).and_then(|a| {
+                std::net::TcpStream::connect_timeout(&a, Duration::from_secs(2)).map_err(|e| e.to_string())
+            });
+            report(name, result.is_ok(), &format!("{addr}: {:?}", result.map(|_| ())));
+        }
+        "remember" => {
+            let home = std::env::var("HOME").unwrap_or_else(|_| ".".into());
+            let places = [
+                format!("{home}/memo"),
+                "/tmp/astragal-memo".to_owned(),
+                "memo".to_owned(),
+            ];
+            let found: Vec<&String> = places
+                .iter()
+                .filter(|p| std::path::Path::new(p).exists())
+                .collect();
+            for p in &places {
+                let _ = std::fs::write(p, format!("{me}"));
+            }
+            report(name, !found.is_empty(), &format!("pid {me} found {found:?}"));
+        }
+        _ => report(name, false, "unknown attack"),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let name = values(&args, "--attack").pop().unwrap_or_default();
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout();
+    let mut attacked_this_game = false;
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { return };
+        let field = |k: &str| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(&format!("{k}=")).map(str::to_owned))
+                .unwrap_or_default()
+        };
+        match line.split_whitespace().next().unwrap_or("") {
+            "astragal" => {
+                let _ = writeln!(out, "id name=attack-{name}\nastragalok version=1");
+            }
+            "isready" => {
+                let _ = writeln!(out, "readyok");
+            }
+            "newgame" => attacked_this_game = false,
+            "go" => {
+                if !attacked_this_game {
+                    attacked_this_game = true;
+                    attack(&name, &args);
+                }
+                let first = field("legal").split(',').next().unwrap_or("").to_owned();
+                let _ = writeln!(out, "move id={} move={first}", field("id"));
+            }
+            "quit" => return,
+            _ => {}
+        }
+        let _ = out.flush();
+    }
+}

@@ -1,0 +1,448 @@
+//! Hostile bots against the sandbox (docs/security.md): each attack is tried by a
+//! bot run through the `referee` program as a host runs it, and must be contained
+//! and recorded, the honest opponent unaffected. Each test says which level it
+//! needs; where this machine cannot give that (no bubblewrap, no cgroups), it says
+//! why and skips.
+
+use referee::sandbox::{CgroupSupport, Level, Sandbox};
+use std::path::PathBuf;
+use std::process::Command;
+
+const ATTACKER: &str = env!("CARGO_BIN_EXE_attack_bot");
+const HONEST: &str = env!("CARGO_BIN_EXE_hostile_bot");
+/// Put in the honest bot's command line (so in the referee's too); never in the
+/// attacker's (see `attack_bot.rs`).
+const OTHERS_MARKER: &str = "opponent-marker-7f3a";
+
+/// Whether `--sandbox isolated` works here; if not, says why the test is skipped.
+fn isolation(test: &str) -> bool {
+    match Sandbox::at(Level::Isolated).check() {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("SKIPPED {test}: {e}");
+            false
+        }
+    }
+}
+
+/// Whether cgroups limit bots here; if not, says why the test is skipped.
+fn cgroups(test: &str, memory: bool) -> bool {
+    let ok = CgroupSupport::probe()
+        .as_ref()
+        .is_some_and(|c| if memory { c.memory() } else { c.pids() });
+    if !ok {
+        eprintln!(
+            "SKIPPED {test}: this machine gives the referee no cgroup {} controller",
+            if memory { "memory" } else { "pids" }
+        );
+    }
+    ok
+}
+
+/// A fresh directory for one test's records and logs.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("astragal-sandbox-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// What a run of the referee left: its output, the attack reports from the
+/// attacker's stderr logs, and the records.
+struct Run {
+    ok: bool,
+    output: String,
+    reports: Vec<String>,
+    records: Vec<serde_json::Value>,
+}
+
+impl Run {
+    fn report(&self, attack: &str) -> &str {
+        let prefix = format!("ATTACK {attack}: ");
+        self.reports
+            .iter()
+            .find_map(|r| r.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no report of {attack}: {}\n{:?}", self.output, self.reports))
+    }
+
+    /// The faults of all games as (seat, kind, detail).
+    fn faults(&self) -> Vec<(u64, String, String)> {
+        self.records
+            .iter()
+            .flat_map(|r| r["faults"].as_array().cloned().unwrap_or_default())
+            .map(|f| {
+                (
+                    f["seat"].as_u64().unwrap(),
+                    f["kind"].as_str().unwrap().to_owned(),
+                    f["detail"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// Runs `referee <command> --game ur` with the attacker in seat 0 and the honest
+/// bot in seat 1, at `level`, with `extra` arguments and `env` for the referee.
+fn attack(
+    dir: &Scratch,
+    command: &str,
+    level: Level,
+    attack: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Run {
+    let record = dir.path("games.jsonl");
+    let logs = dir.path("logs");
+    let mut cmd = Command::new(astragal_tests::binary("referee"));
+    cmd.args([
+        command,
+        "--game",
+        "ur",
+        "--movetime",
+        "2000",
+        "--sandbox",
+        &level.to_string(),
+    ])
+    .arg("--bot")
+    .arg(format!("{ATTACKER} --attack {attack}"))
+    .arg("--bot")
+    .arg(format!("{HONEST} --mode good --note {OTHERS_MARKER}"))
+    .arg("--record")
+    .arg(&record)
+    .arg("--log-dir")
+    .arg(&logs)
+    .args(extra)
+    .current_dir(astragal_tests::workspace_root());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the referee runs");
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut reports = Vec::new();
+    for entry in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        reports.extend(
+            text.lines()
+                .filter(|l| l.starts_with("ATTACK "))
+                .map(str::to_owned),
+        );
+    }
+    let records = std::fs::read_to_string(&record)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a record is JSON"))
+        .collect();
+    Run {
+        ok: out.status.success(),
+        output,
+        reports,
+        records,
+    }
+}
+
+/// The honest seat (1) played on untouched: no fault of its own, and the game was
+/// recorded and replays.
+fn honest_unaffected(run: &Run) {
+    assert!(run.ok, "the referee failed: {}", run.output);
+    assert!(!run.records.is_empty(), "no game recorded: {}", run.output);
+    let theirs: Vec<_> = run.faults().into_iter().filter(|f| f.0 == 1).collect();
+    assert!(theirs.is_empty(), "the honest bot was charged: {theirs:?}");
+}
+
+#[test]
+fn a_bot_sees_none_of_the_referees_environment_only_what_the_host_gave_it() {
+    for level in [Level::None, Level::Isolated] {
+        if level == Level::Isolated && !isolation("environment/isolated") {
+            continue;
+        }
+        let dir = Scratch::new(&format!("env-{level}"));
+        let run = attack(
+            &dir,
+            "play",
+            level,
+            "env --secret s3cret-token",
+            &["--bot-env", "0:GIVEN_BY_HOST=yes"],
+            &[
+                ("ASTRAGAL_ADMIN_TOKEN", "s3cret-token"),
+                ("ASTRAGAL_WORKER_TOKEN", "s3cret-token"),
+            ],
+        );
+        let said = run.report("env");
+        assert!(said.starts_with("contained"), "{level}: {said}");
+        for name in ["\"GIVEN_BY_HOST\"", "\"HOME\"", "\"PATH\"", "\"LANG\""] {
+            assert!(said.contains(name), "{level}: {name} missing: {said}");
+        }
+        assert!(!said.contains("ASTRAGAL_"), "{level}: {said}");
+        honest_unaffected(&run);
+        assert!(run.faults().is_empty(), "{:?}", run.faults());
+    }
+}
+
+#[test]
+fn an_isolated_bot_cannot_see_other_processes_command_lines_or_memory() {
+    if !isolation("proc") {
+        return;
+    }
+    let dir = Scratch::new("proc");
+    let run = attack(&dir, "play", Level::Isolated, "proc", &[], &[]);
+    let said = run.report("proc");
+    assert!(said.starts_with("contained"), "{said}");
+    honest_unaffected(&run);
+}
+
+#[test]
+fn an_isolated_bot_that_kills_everything_it_sees_kills_only_itself() {
+    if !isolation("kill-others") {
+        return;
+    }
+    let dir = Scratch::new("kill");
+    let run = attack(&dir, "play", Level::Isolated, "kill-others", &[], &[]);
+    let said = run.report("kill-others");
+    // It saw nobody outside its own sandbox to signal.
+    assert!(
+        said.contains("signalled []") || said.contains("signalled [1]"),
+        "{said}"
+    );
+    honest_unaffected(&run);
+    let faults = run.faults();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!((faults[0].0, faults[0].1.as_str()), (0, "crash"), "{faults:?}");
+}
+
+#[test]
+fn an_isolated_bot_cannot_kill_the_referee() {
+    if !isolation("kill-parent") {
+        return;
+    }
+    let dir = Scratch::new("parent");
+    let run = attack(&dir, "play", Level::Isolated, "kill-parent", &[], &[]);
+    assert!(
+        run.report("kill-parent").contains(": false"),
+        "{}",
+        run.report("kill-parent")
+    );
+    honest_unaffected(&run);
+    assert!(run.faults().is_empty(), "{:?}", run.faults());
+}
+
+#[test]
+fn a_bot_over_its_process_limit_cannot_start_more() {
+    for level in [Level::None, Level::Isolated] {
+        if !cgroups("processes", false) || level == Level::Isolated && !isolation("processes/isolated") {
+            continue;
+        }
+        let dir = Scratch::new(&format!("pids-{level}"));
+        let run = attack(&dir, "play", level, "processes", &["--bot-processes", "32"], &[]);
+        let said = run.report("processes");
+        let started: usize = said.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(started < 32, "{level}: {said}");
+        honest_unaffected(&run);
+    }
+}
+
+#[test]
+fn a_bot_over_its_memory_limit_is_a_memory_fault_with_the_limit() {
+    for level in [Level::None, Level::Isolated] {
+        if !cgroups("memory", true) || level == Level::Isolated && !isolation("memory/isolated") {
+            continue;
+        }
+        let dir = Scratch::new(&format!("memory-{level}"));
+        let run = attack(&dir, "play", level, "memory", &["--bot-memory", "200"], &[]);
+        honest_unaffected(&run);
+        let faults = run.faults();
+        assert_eq!(faults.len(), 1, "{level}: {faults:?}");
+        assert_eq!(
+            (faults[0].0, faults[0].1.as_str()),
+            (0, "memory"),
+            "{level}: {faults:?}"
+        );
+        assert!(faults[0].2.contains("200 MiB"), "{level}: {}", faults[0].2);
+    }
+}
+
+#[test]
+fn a_bot_writing_past_the_file_size_limit_is_stopped() {
+    for level in [Level::None, Level::Isolated] {
+        if level == Level::Isolated && !isolation("file-size/isolated") {
+            continue;
+        }
+        let dir = Scratch::new(&format!("fsize-{level}"));
+        let run = attack(&dir, "play", level, "file-size", &["--bot-file-size", "8"], &[]);
+        honest_unaffected(&run);
+        let faults = run.faults();
+        // Killed by the kernel at the limit (or, under isolation, out of room in
+        // its 8 MiB scratch first): never the whole gigabyte.
+        if let Some(f) = faults.first() {
+            assert_eq!((f.0, f.1.as_str()), (0, "crash"), "{level}: {faults:?}");
+            assert!(f.2.contains("file-size limit of 8 MiB"), "{level}: {}", f.2);
+        } else {
+            let said = run.report("file-size");
+            assert!(said.starts_with("contained"), "{level}: {said}");
+        }
+    }
+}
+
+#[test]
+fn an_isolated_bot_cannot_write_records_a_database_or_the_host_files() {
+    if !isolation("write") {
+        return;
+    }
+    let dir = Scratch::new("write");
+    let db = dir.path("ladder.db");
+    std::fs::write(&db, b"database").unwrap();
+    let record = dir.path("games.jsonl");
+    let root = astragal_tests::workspace_root();
+    let targets = [record.clone(), db.clone(), root.clone(), std::env::temp_dir()];
+    let spec: Vec<String> = targets
+        .iter()
+        .map(|t| format!("--target {}", t.display()))
+        .collect();
+    let run = attack(
+        &dir,
+        "play",
+        Level::Isolated,
+        &format!("write {}", spec.join(" ")),
+        &[],
+        &[],
+    );
+    honest_unaffected(&run);
+    let reports: Vec<&String> = run
+        .reports
+        .iter()
+        .filter(|r| r.starts_with("ATTACK write"))
+        .collect();
+    assert_eq!(reports.len(), targets.len(), "{reports:?}");
+    assert!(reports.iter().all(|r| r.contains(": contained ")), "{reports:?}");
+    assert_eq!(std::fs::read(&db).unwrap(), b"database");
+    assert!(!root.join("attack-was-here").exists());
+    assert!(!std::env::temp_dir().join("attack-was-here").exists());
+    let text = std::fs::read_to_string(&record).unwrap();
+    assert!(!text.contains("attack was here"), "the record was written to");
+    // The record it was shown is the empty file that masks it, not the real one.
+    assert_eq!(run.records.len(), 1);
+}
+
+#[test]
+fn an_isolated_bot_reaches_no_network_not_even_loopback() {
+    if !isolation("network") {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let dir = Scratch::new("network");
+    let run = attack(
+        &dir,
+        "play",
+        Level::Isolated,
+        &format!("network --port {port}"),
+        &[],
+        &[],
+    );
+    let said = run.report("network");
+    assert!(said.starts_with("contained"), "{said}");
+    assert!(listener.accept().is_err(), "a connection came in");
+    honest_unaffected(&run);
+}
+
+#[test]
+fn a_file_left_in_one_game_is_gone_in_the_next_process() {
+    for level in [Level::None, Level::Isolated] {
+        if level == Level::Isolated && !isolation("remember/isolated") {
+            continue;
+        }
+        let dir = Scratch::new(&format!("remember-{level}"));
+        // One mirrored group: each rotation's attacker is a new process.
+        let run = attack(&dir, "match", level, "remember", &["--games", "2"], &[]);
+        honest_unaffected(&run);
+        assert_eq!(run.records.len(), 2);
+        let reports: Vec<&String> = run
+            .reports
+            .iter()
+            .filter(|r| r.starts_with("ATTACK remember"))
+            .collect();
+        assert_eq!(reports.len(), 2, "{reports:?}");
+        for r in &reports {
+            if level == Level::Isolated {
+                assert!(r.contains("found []"), "{level}: {r}");
+            } else {
+                // At `none` the host's /tmp is shared; the scratch directory (its
+                // home and working directory) is private.
+                assert!(!r.contains("/memo\"") && !r.contains("\"memo\""), "{level}: {r}");
+            }
+        }
+        let _ = std::fs::remove_file("/tmp/astragal-memo");
+    }
+}
+
+#[test]
+fn the_readmes_relative_bot_paths_work_under_isolation() {
+    if !isolation("relative paths") {
+        return;
+    }
+    let out = Command::new(astragal_tests::binary("referee"))
+        .args([
+            "play",
+            "--game",
+            "ur",
+            "--sandbox",
+            "isolated",
+            "--movetime",
+            "5000",
+        ])
+        .args([
+            "--bot",
+            "python3 bots/python/heuristic_bot.py",
+            "--bot",
+            "builtin:random",
+        ])
+        .current_dir(astragal_tests::workspace_root())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("py-heuristic") && !text.contains("fault"), "{text}");
+}
+
+#[test]
+fn a_missing_program_is_a_spawn_fault_that_says_where_it_looked() {
+    let out = Command::new(astragal_tests::binary("referee"))
+        .args([
+            "play",
+            "--game",
+            "ur",
+            "--bot",
+            "no-such-interpreter x.py",
+            "--bot",
+            "builtin:random",
+        ])
+        .current_dir(astragal_tests::workspace_root())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("spawn") && text.contains("not on the bots' PATH"),
+        "{text}"
+    );
+}
