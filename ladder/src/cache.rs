@@ -167,7 +167,10 @@ mod tests {
             .unwrap();
         let mut ids = Vec::new();
         for name in ["a", "b"] {
-            let bot = store.register_bot(name, "ur", "builtin:random").await.unwrap();
+            let bot = store
+                .register_bot(name, "ur", "builtin:random", &[])
+                .await
+                .unwrap();
             store.add_entrant(c.id, bot.id).await.unwrap();
             ids.push(bot.id);
         }

@@ -4,6 +4,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use ladder::store::Store;
 use ladder::tournament::{self, Format, TournamentConfig};
+use referee::sandbox::{Level, Sandbox, SandboxArgs};
 use referee::spec::BotSpec;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -88,6 +89,13 @@ struct WorkerArgs {
     /// Write each bot's stderr (capped) to files in this directory.
     #[arg(long)]
     log_dir: Option<PathBuf>,
+    /// Run bots with `--sandbox none`. A worker runs programs that strangers
+    /// registered, so it isolates them unless the host says this too.
+    #[arg(long)]
+    allow_unsandboxed: bool,
+    /// Containment of bots (default here: isolated).
+    #[command(flatten)]
+    sandbox: SandboxArgs,
 }
 
 #[derive(Args)]
@@ -112,6 +120,10 @@ enum AdminAction {
         game: String,
         /// How to run it (a referee --bot spec).
         spec: String,
+        /// An environment variable for its process, KEY=VALUE (repeatable): the
+        /// only thing of the host's a worker passes it.
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
     },
     /// Open a competition among the game's bots.
     Open {
@@ -179,9 +191,26 @@ struct GameArgs {
     /// that keeps state between games carries it over.
     #[arg(long)]
     fresh_bots: bool,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
 }
 
 impl GameArgs {
+    /// The sandbox the flags ask for (`none` by default: the host's own bots),
+    /// checked here, with the logs and a SQLite store kept from isolated bots.
+    fn sandbox(&self, db: Option<&str>) -> anyhow::Result<Sandbox> {
+        let mut sandbox = self.sandbox.sandbox(Level::None).map_err(anyhow::Error::msg)?;
+        sandbox.check()?;
+        if let Some(dir) = &self.log_dir {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
+        }
+        let db_file = db
+            .filter(|d| !d.starts_with("postgres"))
+            .map(|d| PathBuf::from(d.strip_prefix("sqlite:").unwrap_or(d)));
+        sandbox.hide(self.log_dir.iter().cloned().chain(db_file));
+        Ok(sandbox)
+    }
+
     fn time(&self) -> String {
         match &self.tc {
             Some(tc) => format!("tc={tc}"),
@@ -407,6 +436,7 @@ fn tournament_cmd(a: TournamentArgs) -> anyhow::Result<()> {
         time: a.game.time(),
         log_dir: a.game.log_dir.clone(),
         fresh_bots: a.game.fresh_bots,
+        sandbox: a.game.sandbox(a.db.as_deref())?,
     };
     let report = tournament::run(&rt, &store, &cfg, progress_printer("games"))?;
     let standings = match anchor_of(&a.anchor)? {
@@ -517,7 +547,10 @@ fn sprt_cmd(a: SprtArgs) -> anyhow::Result<()> {
         max_games: a.max_games,
         concurrency: a.game.concurrency,
         seed: a.game.seed,
-        limits: tournament::limits_from(&a.game.time()).map_err(anyhow::Error::msg)?,
+        limits: referee::Limits {
+            sandbox: a.game.sandbox(None)?,
+            ..tournament::limits_from(&a.game.time()).map_err(anyhow::Error::msg)?
+        },
         log_dir: a.game.log_dir.clone(),
         fresh_bots: a.game.fresh_bots,
     };
@@ -588,6 +621,18 @@ fn serve_cmd(a: ServeArgs) -> anyhow::Result<()> {
 }
 
 fn worker_cmd(a: WorkerArgs) -> anyhow::Result<()> {
+    let mut sandbox = a.sandbox.sandbox(Level::Isolated).map_err(anyhow::Error::msg)?;
+    if sandbox.level == Level::None && !a.allow_unsandboxed {
+        bail!(
+            "a worker runs programs strangers registered: it refuses `--sandbox none` unless you also pass \
+             --allow-unsandboxed (see docs/security.md)"
+        );
+    }
+    sandbox.check().context("bots cannot be isolated on this machine; to run them anyway, pass `--sandbox none --allow-unsandboxed` (see docs/security.md)")?;
+    if let Some(dir) = &a.log_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    }
+    sandbox.hide(a.log_dir.iter().cloned());
     let rt = runtime()?;
     let cfg = ladder::worker::WorkerConfig {
         server: a.server,
@@ -597,6 +642,7 @@ fn worker_cmd(a: WorkerArgs) -> anyhow::Result<()> {
         max_groups: a.max_groups,
         exit_when_idle: a.exit_when_idle,
         log_dir: a.log_dir,
+        sandbox,
     };
     let n = rt.block_on(ladder::worker::run(cfg, shutdown_signal()))?;
     eprintln!("ladder worker: {n} groups reported");
@@ -626,12 +672,33 @@ fn admin_cmd(a: AdminArgs) -> anyhow::Result<()> {
             )
         };
         match a.action {
-            AdminAction::RegisterBot { name, game, spec } => {
+            AdminAction::RegisterBot {
+                name,
+                game,
+                spec,
+                env,
+            } => {
+                let env = env
+                    .iter()
+                    .map(|kv| {
+                        referee::sandbox::parse_env_pair(kv)
+                            .map(|(key, value)| EnvVar { key, value })
+                            .map_err(|e| anyhow::anyhow!("--env: {e}"))
+                    })
+                    .collect::<anyhow::Result<_>>()?;
                 let b = c
-                    .register_bot(RegisterBotRequest { name, game, spec })
+                    .register_bot(RegisterBotRequest {
+                        name,
+                        game,
+                        spec,
+                        env,
+                    })
                     .await?
                     .into_inner();
                 println!("bot {} ({}): {}", b.name, b.game, b.spec);
+                if !b.env_keys.is_empty() {
+                    println!("  environment: {}", b.env_keys.join(", "));
+                }
             }
             AdminAction::Open {
                 name,

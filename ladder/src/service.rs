@@ -323,9 +323,20 @@ impl Ladder for LadderService {
         if spec == BotSpec::Human {
             return Err(Status::invalid_argument("a ladder bot cannot be `human`"));
         }
+        let mut env = Vec::with_capacity(r.env.len());
+        for v in &r.env {
+            let pair = referee::sandbox::parse_env_pair(&format!("{}={}", v.key, v.value))
+                .map_err(|e| Status::invalid_argument(format!("environment: {e}")))?;
+            env.push(pair);
+        }
+        if !env.is_empty() && !matches!(spec, BotSpec::Process { .. }) {
+            return Err(Status::invalid_argument(
+                "only a program has an environment: this bot is not one",
+            ));
+        }
         let bot = self
             .store
-            .register_bot(&r.name, &r.game, &spec.to_string())
+            .register_bot(&r.name, &r.game, &spec.to_string(), &env)
             .await
             .map_err(status_of)?;
         for c in self.store.competitions().await.map_err(status_of)? {
@@ -339,6 +350,7 @@ impl Ladder for LadderService {
             name: bot.name,
             game: bot.game,
             spec: bot.spec,
+            env_keys: bot.env.into_iter().map(|(k, _)| k).collect(),
         }))
     }
 
@@ -491,6 +503,18 @@ impl Ladder for LadderService {
                         .map(|id| Entrant {
                             bot: bots.get(id).map(|b| b.name.clone()).unwrap_or_default(),
                             spec: bots.get(id).map(|b| b.spec.clone()).unwrap_or_default(),
+                            env: bots
+                                .get(id)
+                                .map(|b| {
+                                    b.env
+                                        .iter()
+                                        .map(|(key, value)| EnvVar {
+                                            key: key.clone(),
+                                            value: value.clone(),
+                                        })
+                                        .collect()
+                                })
+                                .unwrap_or_default(),
                         })
                         .collect(),
                     time: c.time.clone(),

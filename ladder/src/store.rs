@@ -66,6 +66,8 @@ pub struct BotRow {
     pub game: String,
     /// How to run it (a referee `--bot` spec).
     pub spec: String,
+    /// Environment variables for its process (key, value).
+    pub env: Vec<(String, String)>,
 }
 
 /// A competition: a game with options among a set of bots.
@@ -366,20 +368,30 @@ impl Store {
             name: r.try_get("name")?,
             game: r.try_get("game")?,
             spec: r.try_get("spec")?,
+            env: serde_json::from_str(&r.try_get::<String, _>("env")?)
+                .map_err(|e| StoreError::Corrupt(format!("bot environment: {e}")))?,
         })
     }
 
     /// Registers a bot, or returns the one of that name if it is the same.
     ///
     /// # Errors
-    /// The name is taken by a bot with another game or spec.
-    pub async fn register_bot(&self, name: &str, game: &str, spec: &str) -> Result<BotRow> {
+    /// The name is taken by a bot with another game, spec or environment.
+    pub async fn register_bot(
+        &self,
+        name: &str,
+        game: &str,
+        spec: &str,
+        env: &[(String, String)],
+    ) -> Result<BotRow> {
+        let env_json = serde_json::to_string(env).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         sqlx::query(
-            "INSERT INTO bots (name, game, spec, created_ms) VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING",
+            "INSERT INTO bots (name, game, spec, env, created_ms) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING",
         )
         .bind(name)
         .bind(game)
         .bind(spec)
+        .bind(&env_json)
         .bind(now_ms())
         .execute(&self.pool)
         .await?;
@@ -387,10 +399,12 @@ impl Store {
             .bot(name)
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("bot {name:?} vanished")))?;
-        if bot.game != game || bot.spec != spec {
+        if bot.game != game || bot.spec != spec || bot.env != env {
             return Err(StoreError::Conflict(format!(
-                "bot name {name:?} is taken (game {}, spec {:?})",
-                bot.game, bot.spec
+                "bot name {name:?} is taken (game {}, spec {:?}, {} environment variables)",
+                bot.game,
+                bot.spec,
+                bot.env.len()
             )));
         }
         Ok(bot)
@@ -401,7 +415,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn bot(&self, name: &str) -> Result<Option<BotRow>> {
-        let row = sqlx::query("SELECT id, name, game, spec FROM bots WHERE name = $1")
+        let row = sqlx::query("SELECT id, name, game, spec, env FROM bots WHERE name = $1")
             .bind(name)
             .fetch_optional(&self.pool)
             .await?;
@@ -413,7 +427,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn bots(&self) -> Result<Vec<BotRow>> {
-        let rows = sqlx::query("SELECT id, name, game, spec FROM bots ORDER BY id")
+        let rows = sqlx::query("SELECT id, name, game, spec, env FROM bots ORDER BY id")
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(Self::bot_row).collect()
@@ -546,7 +560,7 @@ impl Store {
     /// The database.
     pub async fn entrants(&self, competition_id: i64) -> Result<Vec<BotRow>> {
         let rows = sqlx::query(
-            "SELECT b.id, b.name, b.game, b.spec FROM bots b JOIN entrants e ON e.bot_id = b.id
+            "SELECT b.id, b.name, b.game, b.spec, b.env FROM bots b JOIN entrants e ON e.bot_id = b.id
              WHERE e.competition_id = $1 ORDER BY b.id",
         )
         .bind(competition_id)
@@ -952,7 +966,10 @@ mod tests {
         let bots = store.bots().await.unwrap();
         assert_eq!(bots.len(), 1);
         assert_eq!(bots[0].name, "old");
-        store.register_bot("new", "ur", "builtin:first").await.unwrap();
+        store
+            .register_bot("new", "ur", "builtin:first", &[])
+            .await
+            .unwrap();
         assert_eq!(store.bots().await.unwrap().len(), 2);
         drop(store);
         let _ = std::fs::remove_file(&path);

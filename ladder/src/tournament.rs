@@ -8,6 +8,7 @@ use referee::clock::{Limits, TimeControl};
 use referee::game::{GameSetup, LogPlace, SeatSetup};
 use referee::record::{GameRecord, Pairing};
 use referee::runner::{Finished, GameJob, RunOptions, run_games_then};
+use referee::sandbox::Sandbox;
 use referee::seating;
 use referee::spec::BotSpec;
 use std::collections::HashSet;
@@ -85,6 +86,9 @@ pub struct TournamentConfig {
     /// processes that end a game cleanly, see [`BotPool`]). Not part of what makes
     /// a tournament the same one when it is resumed.
     pub fresh_bots: bool,
+    /// How bot processes are contained (not part of what makes a tournament the
+    /// same one either).
+    pub sandbox: Sandbox,
 }
 
 /// What a run did.
@@ -258,7 +262,7 @@ pub fn run(
     };
     let mut bot_ids = Vec::new();
     for (name, spec) in &cfg.bots {
-        let bot = rt.block_on(store.register_bot(name, &cfg.game, &spec.to_string()))?;
+        let bot = rt.block_on(store.register_bot(name, &cfg.game, &spec.to_string(), &[]))?;
         rt.block_on(store.add_entrant(comp.id, bot.id))?;
         bot_ids.push(bot.id);
     }
@@ -296,7 +300,10 @@ pub fn run(
         std::fs::create_dir_all(dir)
             .map_err(|e| TournamentError::Setup(format!("{}: {e}", dir.display())))?;
     }
-    let limits = limits_from(&cfg.time).map_err(TournamentError::Setup)?;
+    let limits = Limits {
+        sandbox: cfg.sandbox.clone(),
+        ..limits_from(&cfg.time).map_err(TournamentError::Setup)?
+    };
     let start = std::time::Instant::now();
     let mut played = 0u64;
     let mut decisions = 0u64;

@@ -4,8 +4,10 @@
 
 use proto::ladder::ladder_client::LadderClient;
 use proto::ladder::{LeaseReply, LeaseRequest, ReportRequest};
+use referee::clock::Limits;
 use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use referee::record::Pairing;
+use referee::sandbox::Sandbox;
 use referee::seating;
 use referee::spec::BotSpec;
 use std::path::PathBuf;
@@ -97,6 +99,9 @@ pub struct WorkerConfig {
     pub exit_when_idle: bool,
     /// Bots' stderr logs.
     pub log_dir: Option<PathBuf>,
+    /// How bot processes are contained: strangers' programs, so isolated unless
+    /// the host said otherwise.
+    pub sandbox: Sandbox,
 }
 
 /// Plays every rotation of a leased group, each rotation with the bots of `pools[r]`
@@ -109,9 +114,13 @@ pub struct WorkerConfig {
 pub fn play_lease(
     lease: &LeaseReply,
     log_dir: Option<&PathBuf>,
+    sandbox: &Sandbox,
     pools: &mut Vec<BotPool>,
 ) -> Result<Vec<String>, WorkerError> {
-    let limits = crate::tournament::limits_from(&lease.time).map_err(WorkerError::Lease)?;
+    let limits = Limits {
+        sandbox: sandbox.clone(),
+        ..crate::tournament::limits_from(&lease.time).map_err(WorkerError::Lease)?
+    };
     let n = lease.entrants.len();
     let specs: Vec<BotSpec> = lease
         .entrants
@@ -119,7 +128,14 @@ pub fn play_lease(
         .map(|e| BotSpec::parse(&e.spec).map_err(WorkerError::Lease))
         .collect::<Result<_, _>>()?;
     let mut out = Vec::with_capacity(n);
-    let wanted: Vec<SeatSetup> = specs.iter().cloned().map(SeatSetup::new).collect();
+    let wanted: Vec<SeatSetup> = specs
+        .iter()
+        .zip(&lease.entrants)
+        .map(|(spec, e)| SeatSetup {
+            env: e.env.iter().map(|v| (v.key.clone(), v.value.clone())).collect(),
+            ..SeatSetup::new(spec.clone())
+        })
+        .collect();
     while pools.len() < n {
         pools.push(BotPool::reusing());
     }
@@ -137,10 +153,7 @@ pub fn play_lease(
                 rotation,
             }),
         };
-        let seats: Vec<SeatSetup> = seating::seated(&specs, rotation)
-            .into_iter()
-            .map(SeatSetup::new)
-            .collect();
+        let seats: Vec<SeatSetup> = seating::seated(&wanted, rotation);
         let logs = LogPlace {
             dir: log_dir.cloned(),
             tag: format!("{}-g{}r{rotation}-", lease.competition, lease.group_no),
@@ -152,6 +165,48 @@ pub fn play_lease(
         out.push(serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))?);
     }
     Ok(out)
+}
+
+/// The thread that plays one task's leases, and keeps their bots from lease to
+/// lease (one pool per rotation). One long-lived thread rather than the runtime's
+/// blocking pool: a bot process dies with the thread that started it (its parent
+/// death signal), and a blocking-pool thread ends when it idles.
+struct PlayThread {
+    leases: std::sync::mpsc::Sender<(
+        LeaseReply,
+        tokio::sync::oneshot::Sender<Result<Vec<String>, WorkerError>>,
+    )>,
+}
+
+impl PlayThread {
+    fn start(name: &str, log_dir: Option<PathBuf>, sandbox: Sandbox) -> Result<PlayThread, WorkerError> {
+        type Job = (
+            LeaseReply,
+            tokio::sync::oneshot::Sender<Result<Vec<String>, WorkerError>>,
+        );
+        let (leases, inbox) = std::sync::mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name(format!("play-{name}"))
+            .spawn(move || {
+                let mut pools: Vec<BotPool> = Vec::new();
+                // Ends when the task drops its sender; the pools' bots go with it.
+                for (lease, reply) in inbox {
+                    let _ = reply.send(play_lease(&lease, log_dir.as_ref(), &sandbox, &mut pools));
+                }
+            })
+            .map_err(|e| WorkerError::Task(format!("cannot start a play thread: {e}")))?;
+        Ok(PlayThread { leases })
+    }
+
+    async fn play(&self, lease: LeaseReply) -> Result<Vec<String>, WorkerError> {
+        let (reply, records) = tokio::sync::oneshot::channel();
+        self.leases
+            .send((lease, reply))
+            .map_err(|_| WorkerError::Task("the play thread is gone".into()))?;
+        records
+            .await
+            .map_err(|_| WorkerError::Task("the play thread stopped mid-lease".into()))?
+    }
 }
 
 /// Runs until `max_groups` are reported, the server is idle (with `exit_when_idle`),
@@ -196,8 +251,7 @@ async fn work_loop(
 ) -> Result<(), WorkerError> {
     let name = format!("{}/{k}", cfg.name);
     let mut client: Option<Client> = None;
-    // Bots kept from lease to lease, one pool per rotation.
-    let mut pools: Vec<BotPool> = Vec::new();
+    let player = PlayThread::start(&name, cfg.log_dir.clone(), cfg.sandbox.clone())?;
     loop {
         if let Some(max) = cfg.max_groups
             && claimed.fetch_add(1, Ordering::Relaxed) >= max
@@ -248,17 +302,7 @@ async fn work_loop(
             tokio::time::sleep(Duration::from_millis(500)).await;
             continue;
         }
-        let log_dir = cfg.log_dir.clone();
-        let lease_for_play = lease.clone();
-        let mut kept = std::mem::take(&mut pools);
-        let (records, kept) = tokio::task::spawn_blocking(move || {
-            let records = play_lease(&lease_for_play, log_dir.as_ref(), &mut kept);
-            (records, kept)
-        })
-        .await
-        .map_err(|e| WorkerError::Task(e.to_string()))?;
-        pools = kept;
-        let records = records?;
+        let records = player.play(lease.clone()).await?;
         // Report; a server restarting is waited for until the lease would have run out.
         let give_up =
             tokio::time::Instant::now() + Duration::from_millis(lease.expires_in_ms) + Duration::from_secs(5);

@@ -216,6 +216,14 @@ impl Player {
         matches!(&self.kind, Kind::Text(session) if session.is_process())
     }
 
+    /// CPU time a bot process's whole tree has used, where the machine counts it.
+    pub fn cpu_used(&self) -> Option<Duration> {
+        match &self.kind {
+            Kind::Text(session) => session.cpu_used(),
+            _ => None,
+        }
+    }
+
     /// Whether a session's bot has gone (exited, or closed its output).
     pub fn has_ended(&mut self) -> bool {
         match &mut self.kind {

@@ -62,6 +62,14 @@ impl BotPool {
         log: Option<PathBuf>,
     ) -> Result<Player, (String, Fault)> {
         if let Some(mut kept) = self.take(setup) {
+            // Its CPU-time limit is per process, a backstop for one game: a process
+            // that has used half of it starts afresh rather than die mid-game.
+            let budget = Duration::from_secs(limits.sandbox.cpu_seconds / 2);
+            if kept.cpu_used().is_some_and(|used| used >= budget) {
+                tracing::debug!(bot = %setup.spec, "a kept bot used half its CPU-time limit; starting a new one");
+                kept.shutdown(limits.quit_grace);
+                return self.ready_player(setup, table, limits, log);
+            }
             kept.prepare_next_game(log.clone());
             match kept.new_game(table, limits.ping) {
                 Ok(()) => return Ok(kept),

@@ -223,6 +223,10 @@ fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
                     "--concurrency",
                     "2",
                     "--exit-when-idle",
+                    // Built-in bots only: no process to contain.
+                    "--sandbox",
+                    "none",
+                    "--allow-unsandboxed",
                 ])
                 .current_dir(workspace_root())
                 .stderr(Stdio::null())
@@ -364,4 +368,82 @@ fn help_and_errors_teach() {
     assert!(text(&o).contains("at least 8 characters"), "{}", text(&o));
     let o = ladder(&["ratings", "--db", "mysql://x"]);
     assert!(text(&o).contains("neither sqlite:FILE"), "{}", text(&o));
+}
+
+#[test]
+fn a_worker_refuses_to_run_bots_unsandboxed_unless_told_so_explicitly() {
+    let o = ladder(&["worker", "--token", "t", "--sandbox", "none"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("--allow-unsandboxed"), "{}", text(&o));
+}
+
+#[test]
+fn a_worker_isolates_registered_bots_and_gives_them_only_their_registered_environment() {
+    if let Err(e) = referee::sandbox::Sandbox::at(referee::sandbox::Level::Isolated).check() {
+        eprintln!("SKIPPED: a worker isolates by default, and {e}");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("astragal-worker-env-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("ladder.db");
+    let logs = dir.join("logs");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let _server = serve(db.to_str().unwrap(), port);
+    let admin = |args: &[&str]| {
+        let o = ladder(&[&["admin", "--server", &url, "--token", "admin-secret"], args].concat());
+        assert!(o.status.success(), "{}", text(&o));
+        text(&o)
+    };
+    let attacker = format!(
+        "{} --attack env --secret worker-secret",
+        env!("CARGO_BIN_EXE_attack_bot")
+    );
+    let said = admin(&[
+        "register-bot",
+        "attacker",
+        "ur",
+        &attacker,
+        "--env",
+        "GIVEN_AT_REGISTRATION=yes",
+    ]);
+    assert!(said.contains("environment: GIVEN_AT_REGISTRATION"), "{said}");
+    admin(&["register-bot", "first", "ur", "builtin:first"]);
+    admin(&[
+        "open",
+        "env",
+        "--game",
+        "ur",
+        "--max-games",
+        "2",
+        "--movetime",
+        "2000",
+    ]);
+    // The token reaches the worker the usual way, through its environment.
+    let out = Command::new(binary("ladder"))
+        .args(["worker", "--server", &url, "--exit-when-idle", "--log-dir"])
+        .arg(&logs)
+        .env("ASTRAGAL_WORKER_TOKEN", "worker-secret")
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let mut reports = Vec::new();
+    for entry in std::fs::read_dir(&logs).unwrap().flatten() {
+        let log = std::fs::read_to_string(entry.path()).unwrap();
+        reports.extend(
+            log.lines()
+                .filter(|l| l.starts_with("ATTACK env"))
+                .map(str::to_owned),
+        );
+    }
+    assert_eq!(reports.len(), 2, "{reports:?}");
+    for r in &reports {
+        assert!(r.contains(": contained "), "{r}");
+        assert!(r.contains("\"GIVEN_AT_REGISTRATION\""), "{r}");
+        assert!(!r.contains("ASTRAGAL_"), "{r}");
+    }
+    assert!(admin(&["standings", "env"]).contains("2 games"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

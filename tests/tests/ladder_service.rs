@@ -56,6 +56,7 @@ async fn setup(c: &mut Client, name: &str, max_games: u64, bots: &[(&str, &str)]
             name: (*n).into(),
             game: "ur".into(),
             spec: (*spec).into(),
+            env: vec![],
         })
         .await
         .unwrap();
@@ -84,6 +85,7 @@ fn until_idle(url: &str, name: &str, concurrency: usize) -> WorkerConfig {
         max_groups: None,
         exit_when_idle: true,
         log_dir: None,
+        sandbox: referee::sandbox::Sandbox::default(),
     }
 }
 
@@ -138,6 +140,7 @@ async fn tokens_are_required_and_bad_input_is_named() {
                 name: "x".into(),
                 game: "ur".into(),
                 spec: "builtin:random".into(),
+                env: vec![],
             })
             .await
             .unwrap_err();
@@ -149,6 +152,7 @@ async fn tokens_are_required_and_bad_input_is_named() {
             name: name.into(),
             game: game.into(),
             spec: spec.into(),
+            env: vec![],
         };
         let e = a
             .register_bot(bad("x", "chess", "builtin:random"))
@@ -259,7 +263,7 @@ async fn forged_records_are_refused_and_reports_count_once() {
         assert!(lease.has_work);
         let genuine = tokio::task::spawn_blocking({
             let lease = lease.clone();
-            move || worker::play_lease(&lease, None, &mut Vec::new()).unwrap()
+            move || worker::play_lease(&lease, None, &Default::default(), &mut Vec::new()).unwrap()
         })
         .await
         .unwrap();
@@ -352,7 +356,7 @@ async fn an_expired_lease_goes_to_another_worker() {
         assert!(lost.has_work);
         let records = tokio::task::spawn_blocking({
             let lost = lost.clone();
-            move || worker::play_lease(&lost, None, &mut Vec::new()).unwrap()
+            move || worker::play_lease(&lost, None, &Default::default(), &mut Vec::new()).unwrap()
         })
         .await
         .unwrap();
@@ -400,6 +404,7 @@ async fn a_three_seat_competition_seats_every_bot_after_every_other_equally_ofte
                 name: (*name).into(),
                 game: "utara".into(),
                 spec: format!("builtin:random?seed={k}"),
+                env: vec![],
             })
             .await
             .unwrap();

@@ -446,3 +446,57 @@ fn a_missing_program_is_a_spawn_fault_that_says_where_it_looked() {
         "{text}"
     );
 }
+
+/// The seat names of `games` games of Ur played with one reusing pool: the
+/// attacker (burning `burn` CPU seconds each game) against a built-in.
+fn kept_names(cpu_seconds: u64, burn: f64, games: u64) -> Vec<String> {
+    let limits = referee::Limits {
+        tc: referee::TimeControl::MoveTime(std::time::Duration::from_secs(5)),
+        sandbox: Sandbox {
+            cpu_seconds,
+            ..Sandbox::default()
+        },
+        ..astragal_tests::fast_limits()
+    };
+    let seats = [
+        referee::SeatSetup::new(referee::BotSpec::Process {
+            command: format!("{ATTACKER} --attack burn --seconds {burn}"),
+        }),
+        referee::SeatSetup::new(referee::BotSpec::parse("builtin:first").unwrap()),
+    ];
+    let mut pool = referee::BotPool::reusing();
+    (1..=games)
+        .map(|seed| {
+            let setup = referee::GameSetup {
+                game: "ur".into(),
+                options: vec![],
+                seed,
+                position: None,
+                pairing: None,
+            };
+            let rec =
+                referee::play_game_in(&setup, &seats, &limits, &referee::LogPlace::default(), &mut pool)
+                    .unwrap();
+            assert!(rec.faults.is_empty(), "{:?}", rec.faults);
+            rec.seats[0].name.clone()
+        })
+        .collect()
+}
+
+#[test]
+fn a_kept_process_that_used_half_its_cpu_limit_is_restarted_between_games() {
+    let counts_cpu = CgroupSupport::probe().as_ref().is_some_and(|c| c.cpu());
+    if !counts_cpu {
+        eprintln!("SKIPPED cpu: this machine gives the referee no cgroup that counts CPU time");
+        return;
+    }
+    // A budget of 2 s: after a game that burned 1.2 s, a new process.
+    let names = kept_names(2, 1.2, 2);
+    assert_ne!(names[0], names[1], "the spent process was kept: {names:?}");
+    // A budget of 100 s: the same process plays on.
+    let names = kept_names(100, 0.2, 2);
+    assert_eq!(
+        names[0], names[1],
+        "a process was restarted needlessly: {names:?}"
+    );
+}

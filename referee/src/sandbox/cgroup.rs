@@ -37,6 +37,12 @@ impl CgroupSupport {
         self.memory.is_some()
     }
 
+    /// Whether bots' CPU time is counted (so that a kept process near its CPU-time
+    /// limit is restarted between games).
+    pub fn cpu(&self) -> bool {
+        self.cpu.is_some()
+    }
+
     /// Whether bots' process counts can be limited.
     pub fn pids(&self) -> bool {
         self.pids.is_some()

@@ -361,6 +361,11 @@ impl TextSession {
         self.transport.is_process()
     }
 
+    /// CPU time the bot's process tree has used, where the machine counts it.
+    pub fn cpu_used(&self) -> Option<Duration> {
+        self.transport.cpu_used()
+    }
+
     /// Sends the bot's stderr to `log` from now on (a kept process, per game).
     pub fn set_stderr_log(&mut self, log: Option<PathBuf>) {
         self.transport.set_stderr_log(log);

@@ -85,6 +85,11 @@ pub trait LineTransport: Send {
         false
     }
 
+    /// CPU time the bot's whole process tree has used, where the machine counts it.
+    fn cpu_used(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Sends what the bot writes to stderr from now on to `log` (a kept process gets
     /// each game's log); nothing for transports without a stderr.
     fn set_stderr_log(&mut self, _log: Option<std::path::PathBuf>) {}

@@ -165,11 +165,6 @@ impl ChildProcess {
         }
     }
 
-    /// CPU time the bot's whole tree has used, where a cgroup counts it.
-    pub fn cpu_used(&self) -> Option<Duration> {
-        self.cgroup.as_ref()?.cpu_used()
-    }
-
     fn kill_group(&self) {
         // The group outlives a bot that forked (shell wrappers, helpers).
         let _ = nix::sys::signal::killpg(
@@ -333,6 +328,10 @@ impl LineTransport for ChildProcess {
 
     fn is_process(&self) -> bool {
         true
+    }
+
+    fn cpu_used(&self) -> Option<Duration> {
+        self.cgroup.as_ref()?.cpu_used()
     }
 
     fn set_stderr_log(&mut self, log: Option<PathBuf>) {

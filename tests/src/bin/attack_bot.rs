@@ -10,7 +10,8 @@
 //! `memory` (touch 4 GiB), `file-size` (write 1 GiB), `write --target PATH`
 //! (repeatable: append to PATH, or make a file in it if it is a directory),
 //! `network --port P` (connect to 127.0.0.1:P), `remember` (leave a file in its
-//! home and /tmp, and say if one was there already).
+//! home and /tmp, and say if one was there already), `burn --seconds S` (compute).
+//! It names itself `attack-<attack>-<pid>`.
 
 use std::io::{BufRead, Read, Write};
 use std::process::{Command, Stdio};
@@ -193,6 +194,19 @@ fn attack(name: &str, args: &[String]) {
             }
             report(name, !found.is_empty(), &format!("pid {me} found {found:?}"));
         }
+        "burn" => {
+            // Computes for a while, as a bot that thinks between requests would.
+            let seconds: f64 = values(args, "--seconds")
+                .pop()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(1.0);
+            let start = std::time::Instant::now();
+            let mut x = 1u64;
+            while start.elapsed().as_secs_f64() < seconds {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
+            report(name, false, &format!("burned {seconds} s ({x})"));
+        }
         _ => report(name, false, "unknown attack"),
     }
 }
@@ -212,7 +226,12 @@ fn main() {
         };
         match line.split_whitespace().next().unwrap_or("") {
             "astragal" => {
-                let _ = writeln!(out, "id name=attack-{name}\nastragalok version=1");
+                // Named after its process, so tests can tell a kept process from a new one.
+                let _ = writeln!(
+                    out,
+                    "id name=attack-{name}-{}\nastragalok version=1",
+                    std::process::id()
+                );
             }
             "isready" => {
                 let _ = writeln!(out, "readyok");
