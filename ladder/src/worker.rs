@@ -167,15 +167,18 @@ pub fn play_lease(
     Ok(out)
 }
 
+/// A lease to play, and where its records go.
+type PlayJob = (
+    LeaseReply,
+    tokio::sync::oneshot::Sender<Result<Vec<String>, WorkerError>>,
+);
+
 /// The thread that plays one task's leases, and keeps their bots from lease to
 /// lease (one pool per rotation). One long-lived thread rather than the runtime's
 /// blocking pool: a bot process dies with the thread that started it (its parent
 /// death signal), and a blocking-pool thread ends when it idles.
 struct PlayThread {
-    leases: std::sync::mpsc::Sender<(
-        LeaseReply,
-        tokio::sync::oneshot::Sender<Result<Vec<String>, WorkerError>>,
-    )>,
+    leases: std::sync::mpsc::Sender<PlayJob>,
 }
 
 impl PlayThread {
@@ -184,7 +187,7 @@ impl PlayThread {
             LeaseReply,
             tokio::sync::oneshot::Sender<Result<Vec<String>, WorkerError>>,
         );
-        let (leases, inbox) = std::sync::mpsc::channel::<Job>();
+        let (leases, inbox) = std::sync::mpsc::channel::<PlayJob>();
         std::thread::Builder::new()
             .name(format!("play-{name}"))
             .spawn(move || {
