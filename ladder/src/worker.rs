@@ -183,10 +183,6 @@ struct PlayThread {
 
 impl PlayThread {
     fn start(name: &str, log_dir: Option<PathBuf>, sandbox: Sandbox) -> Result<PlayThread, WorkerError> {
-        type Job = (
-            LeaseReply,
-            tokio::sync::oneshot::Sender<Result<Vec<String>, WorkerError>>,
-        );
         let (leases, inbox) = std::sync::mpsc::channel::<PlayJob>();
         std::thread::Builder::new()
             .name(format!("play-{name}"))
