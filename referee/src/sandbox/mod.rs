@@ -152,7 +152,8 @@ pub struct SandboxArgs {
     /// scratch directory, the limits below, and the kill of everything a bot started;
     /// for your own bots) or `isolated` (also: no network, no other process in
     /// view, a read-only file system of system directories and the bot's own files,
-    /// run as `nobody` under root; needs bubblewrap). See docs/security.md.
+    /// run as `nobody` under root; needs bubblewrap). Default: `none`, but `isolated`
+    /// for `ladder worker`. See docs/security.md.
     #[arg(long, value_name = "LEVEL")]
     pub sandbox: Option<Level>,
     /// Memory of a bot's whole process tree, in MiB; going past it is a `memory` fault
