@@ -252,3 +252,107 @@ pub fn parse_env_pair(kv: &str) -> Result<(String, String), String> {
     }
     Ok((k.to_owned(), v.to_owned()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bot_env_values_parse_and_bad_ones_say_why() {
+        assert_eq!(
+            parse_bot_env("1:API_KEY=a=b").unwrap(),
+            (1, "API_KEY".to_owned(), "a=b".to_owned())
+        );
+        assert_eq!(parse_env_pair("X=").unwrap(), ("X".to_owned(), String::new()));
+        for (bad, says) in [
+            ("API_KEY=1", "not N:KEY=VALUE"),
+            ("x:K=V", "not a bot number"),
+            ("0:KV", "not KEY=VALUE"),
+            ("0:=v", "not a variable name"),
+            ("0:1A=v", "not a variable name"),
+            ("0:A B=v", "not a variable name"),
+        ] {
+            let e = parse_bot_env(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn flags_make_a_sandbox_and_refuse_zero_limits() {
+        let args = SandboxArgs {
+            sandbox: None,
+            bot_memory: 10,
+            bot_processes: 3,
+            bot_file_size: 2,
+            bot_open_files: 5,
+            bot_cpu: 7,
+            read_only: vec![],
+        };
+        let s = args.sandbox(Level::Isolated).unwrap();
+        assert_eq!(s.level, Level::Isolated);
+        assert_eq!(
+            (s.memory, s.processes, s.file_size, s.open_files, s.cpu_seconds),
+            (10 * MIB, 3, 2 * MIB, 5, 7)
+        );
+        let zero = SandboxArgs {
+            bot_cpu: 0,
+            ..args.clone()
+        };
+        assert!(zero.sandbox(Level::None).unwrap_err().contains("--bot-cpu 0"));
+        let missing = SandboxArgs {
+            read_only: vec!["/no/such/dir".into()],
+            ..args
+        };
+        assert!(
+            missing
+                .sandbox(Level::None)
+                .unwrap_err()
+                .contains("no such directory")
+        );
+        assert_eq!("isolated".parse::<Level>().unwrap(), Level::Isolated);
+        assert!("strict".parse::<Level>().unwrap_err().contains("neither"));
+    }
+
+    #[test]
+    fn a_level_none_bot_runs_in_a_private_scratch_directory_that_goes_with_it() {
+        let prepared = prepare(
+            "sh -c 'pwd; echo $HOME'",
+            &[("EXTRA".into(), "1".into())],
+            &Sandbox::default(),
+        )
+        .unwrap();
+        let scratch = prepared.scratch.as_ref().unwrap().path().to_owned();
+        assert!(scratch.is_dir());
+        let envs: Vec<_> = prepared.command.get_envs().map(|(k, _)| k.to_owned()).collect();
+        for k in ["PATH", "LANG", "HOME", "TMPDIR", "EXTRA"] {
+            assert!(envs.iter().any(|e| e == k), "{k} missing: {envs:?}");
+        }
+        assert_eq!(prepared.command.get_current_dir(), Some(scratch.as_path()));
+        drop(prepared);
+        assert!(!scratch.exists(), "the scratch directory outlived its bot");
+    }
+
+    #[test]
+    fn relative_paths_in_a_command_become_absolute() {
+        let here = std::env::current_dir().unwrap();
+        // `Cargo.toml` exists in the package directory where tests run.
+        let p = prepare("sh Cargo.toml --flag word", &[], &Sandbox::default()).unwrap();
+        let args: Vec<_> = p
+            .command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let abs = std::fs::canonicalize(here.join("Cargo.toml")).unwrap();
+        assert_eq!(args, [abs.to_string_lossy().as_ref(), "--flag", "word"]);
+        assert!(p.command.get_program().to_string_lossy().ends_with("bin/sh"));
+        let e = prepare("./no-such-program", &[], &Sandbox::default()).unwrap_err();
+        assert!(e.contains("no program at"), "{e}");
+        let e = prepare("no-such-program", &[], &Sandbox::default()).unwrap_err();
+        assert!(e.contains("not on the bots' PATH"), "{e}");
+        assert!(
+            prepare("'unclosed", &[], &Sandbox::default())
+                .unwrap_err()
+                .contains("quoting")
+        );
+    }
+}
