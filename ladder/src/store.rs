@@ -962,10 +962,13 @@ mod tests {
             pool.close().await;
         }
         let store = Store::open(&url).await.unwrap();
-        assert_eq!(store.schema_version().await.unwrap(), 1);
+        // Brought up to the newest migration, its old rows kept.
+        let newest = SQLITE_MIGRATIONS.iter().map(|m| m.version).max().unwrap();
+        assert_eq!(store.schema_version().await.unwrap(), newest);
         let bots = store.bots().await.unwrap();
         assert_eq!(bots.len(), 1);
         assert_eq!(bots[0].name, "old");
+        assert!(bots[0].env.is_empty(), "a bot from before environments has none");
         store
             .register_bot("new", "ur", "builtin:first", &[])
             .await
