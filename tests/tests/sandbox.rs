@@ -25,6 +25,16 @@ fn isolation(test: &str) -> bool {
     }
 }
 
+/// The levels a test of both runs at: `none` always, `isolated` where this machine
+/// gives it (else it says why it is skipped).
+fn levels(test: &str) -> Vec<Level> {
+    let mut levels = vec![Level::None];
+    if isolation(&format!("{test}/isolated")) {
+        levels.push(Level::Isolated);
+    }
+    levels
+}
+
 /// Whether cgroups limit bots here; if not, says why the test is skipped.
 fn cgroups(test: &str, memory: bool) -> bool {
     let ok = CgroupSupport::probe()
@@ -168,10 +178,7 @@ fn honest_unaffected(run: &Run) {
 
 #[test]
 fn a_bot_sees_none_of_the_referees_environment_only_what_the_host_gave_it() {
-    for level in [Level::None, Level::Isolated] {
-        if level == Level::Isolated && !isolation("environment/isolated") {
-            continue;
-        }
+    for level in levels("environment") {
         let dir = Scratch::new(&format!("env-{level}"));
         let run = attack(
             &dir,
@@ -244,10 +251,10 @@ fn an_isolated_bot_cannot_kill_the_referee() {
 
 #[test]
 fn a_bot_over_its_process_limit_cannot_start_more() {
-    for level in [Level::None, Level::Isolated] {
-        if !cgroups("processes", false) || level == Level::Isolated && !isolation("processes/isolated") {
-            continue;
-        }
+    if !cgroups("processes", false) {
+        return;
+    }
+    for level in levels("processes") {
         let dir = Scratch::new(&format!("pids-{level}"));
         let run = attack(&dir, "play", level, "processes", &["--bot-processes", "32"], &[]);
         let said = run.report("processes");
@@ -259,10 +266,10 @@ fn a_bot_over_its_process_limit_cannot_start_more() {
 
 #[test]
 fn a_bot_over_its_memory_limit_is_a_memory_fault_with_the_limit() {
-    for level in [Level::None, Level::Isolated] {
-        if !cgroups("memory", true) || level == Level::Isolated && !isolation("memory/isolated") {
-            continue;
-        }
+    if !cgroups("memory", true) {
+        return;
+    }
+    for level in levels("memory") {
         let dir = Scratch::new(&format!("memory-{level}"));
         let run = attack(&dir, "play", level, "memory", &["--bot-memory", "200"], &[]);
         honest_unaffected(&run);
@@ -279,10 +286,7 @@ fn a_bot_over_its_memory_limit_is_a_memory_fault_with_the_limit() {
 
 #[test]
 fn a_bot_writing_past_the_file_size_limit_is_stopped() {
-    for level in [Level::None, Level::Isolated] {
-        if level == Level::Isolated && !isolation("file-size/isolated") {
-            continue;
-        }
+    for level in levels("file-size") {
         let dir = Scratch::new(&format!("fsize-{level}"));
         let run = attack(&dir, "play", level, "file-size", &["--bot-file-size", "8"], &[]);
         honest_unaffected(&run);
@@ -364,10 +368,7 @@ fn an_isolated_bot_reaches_no_network_not_even_loopback() {
 
 #[test]
 fn a_file_left_in_one_game_is_gone_in_the_next_process() {
-    for level in [Level::None, Level::Isolated] {
-        if level == Level::Isolated && !isolation("remember/isolated") {
-            continue;
-        }
+    for level in levels("remember") {
         let dir = Scratch::new(&format!("remember-{level}"));
         // One mirrored group: each rotation's attacker is a new process.
         let run = attack(&dir, "match", level, "remember", &["--games", "2"], &[]);
