@@ -1,6 +1,6 @@
 //! Every game by id, behind one object-safe interface.
 
-use crate::game::{Game, MoveError, Outcome, SetupError};
+use crate::game::{Game, MoveError, Outcome, ParseMoveError, PlayError, SetupError};
 use crate::games::{cuatto, spartan, uptick, ur, utara};
 use crate::options::{OptionError, OptionSpec, OptionValues};
 use crate::rng::GameRng;
@@ -194,6 +194,30 @@ impl Clone for Box<dyn AnyGame> {
     }
 }
 
+/// Whether `text` is exactly how the game writes `mv`, compared as it is written
+/// (no allocation: this runs for every move the referee receives).
+fn is_written_as<G: Game>(mv: &G::Move, text: &str) -> bool {
+    struct Matcher<'a> {
+        rest: &'a str,
+        same: bool,
+    }
+    impl std::fmt::Write for Matcher<'_> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            match self.rest.strip_prefix(s) {
+                Some(rest) if self.same => self.rest = rest,
+                _ => self.same = false,
+            }
+            Ok(())
+        }
+    }
+    let mut m = Matcher {
+        rest: text,
+        same: true,
+    };
+    let _ = std::fmt::write(&mut m, format_args!("{mv}"));
+    m.same && m.rest.is_empty()
+}
+
 #[derive(Debug)]
 struct Erased<G: Game> {
     game: G,
@@ -261,8 +285,22 @@ impl<G: Game> AnyGame for Erased<G> {
         }
         n
     }
-    fn play(&mut self, seat: Seat, mv: &str) -> Result<bool, MoveError> {
-        let mv = self.game.parse_move(mv)?;
+    fn play(&mut self, seat: Seat, text: &str) -> Result<bool, MoveError> {
+        if seat >= self.game.seats() {
+            return Err(PlayError::NoSuchSeat(seat).into());
+        }
+        let mv = self.game.parse_move(text)?;
+        // The protocol takes a move only as the referee wrote it: one text per move,
+        // so records, logs and comparisons never see two spellings of one move.
+        if !is_written_as::<G>(&mv, text) {
+            let mut canonical = String::new();
+            G::write_move(&mv, &mut canonical);
+            return Err(ParseMoveError::new(
+                text,
+                format_args!("not in canonical notation (write {canonical:?})"),
+            )
+            .into());
+        }
         let public = self.game.is_move_public(seat, &mv);
         self.game.play(seat, &mv)?;
         Ok(public)

@@ -475,10 +475,20 @@ fn ratings_cmd(a: RatingsArgs) -> anyhow::Result<()> {
     let anchor = anchor_of(&a.anchor)?;
     let anchor_ref = anchor.as_ref().map(|(n, e)| (n.as_str(), *e));
     let mut out: Vec<(String, ladder::standings::Standings)> = Vec::new();
+    // Lines of --records files that are not games that replay: reported after the
+    // ratings of the good ones, and the command fails.
+    let mut refused: Vec<String> = Vec::new();
     if !a.records.is_empty() {
         let mut records = Vec::new();
         for f in &a.records {
-            records.extend(referee::record::read_all(f).map_err(anyhow::Error::msg)?);
+            let checked = referee::replay::check_file(f).map_err(anyhow::Error::msg)?;
+            records.extend(checked.good);
+            refused.extend(
+                checked
+                    .bad
+                    .into_iter()
+                    .map(|(n, why)| format!("{}:{n}: {why}", f.display())),
+            );
         }
         out.push((
             "records".into(),
@@ -533,6 +543,15 @@ fn ratings_cmd(a: RatingsArgs) -> anyhow::Result<()> {
         for (name, st) in out {
             println!("== {name}\n{}", st.table());
         }
+    }
+    for line in &refused {
+        eprintln!("refused: {line}");
+    }
+    if !refused.is_empty() {
+        bail!(
+            "{} lines of the records are not games that replay (the ratings above leave them out)",
+            refused.len()
+        );
     }
     Ok(())
 }

@@ -26,7 +26,7 @@ pub struct SprtConfig {
     pub max_games: u64,
     /// Games at once.
     pub concurrency: usize,
-    /// Seed of pair 0; pair g plays seed + g.
+    /// The test's seed: pair g plays `engine::group_seed(seed, g)`.
     pub seed: u64,
     /// Deadlines.
     pub limits: Limits,
@@ -121,7 +121,7 @@ pub fn run(cfg: &SprtConfig, mut progress: impl FnMut(u64, u64)) -> Result<SprtR
             setup: GameSetup {
                 game: cfg.game.clone(),
                 options: cfg.options.clone(),
-                seed: cfg.seed.wrapping_add(pairing.group),
+                seed: engine::group_seed(cfg.seed, pairing.group),
                 position: None,
                 pairing: Some(pairing),
             },

@@ -85,7 +85,8 @@ pub struct CompetitionRow {
     pub seats: i64,
     /// `ladder` (scheduled by ratings), `round-robin` or `gauntlet`.
     pub format: String,
-    /// Seed of group 0; group g plays seed + g.
+    /// The competition's seed: group g plays `engine::group_seed(seed, g)`. Drawn
+    /// from the operating system unless the host gave one.
     pub seed: i64,
     /// Games to play in all; 0 = no limit.
     pub max_games: i64,
@@ -584,7 +585,7 @@ impl Store {
     }
 
     /// Schedules groups `(group_no, bots)`; a group number already present is kept
-    /// as it is. Seeds are the competition's seed plus the group number.
+    /// as it is. Group g's seed is `engine::group_seed(competition seed, g)`.
     ///
     /// # Errors
     /// The database.
@@ -598,7 +599,7 @@ impl Store {
             )
             .bind(c.id)
             .bind(*no)
-            .bind(c.seed.wrapping_add(*no))
+            .bind(engine::group_seed(c.seed as u64, *no as u64) as i64)
             .bind(join_ids(bots))
             .bind(now)
             .execute(&mut *tx)
@@ -628,7 +629,7 @@ impl Store {
         )
         .bind(c.id)
         .bind(no)
-        .bind(c.seed.wrapping_add(no))
+        .bind(engine::group_seed(c.seed as u64, no as u64) as i64)
         .bind(join_ids(bots))
         .bind(now_ms())
         .fetch_optional(&self.pool)

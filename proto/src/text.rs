@@ -648,13 +648,22 @@ impl<'a> Fields<'a> {
         })
     }
 
-    fn num<T: std::str::FromStr>(&mut self, field: &'static str) -> Result<T, ParseError> {
+    /// A number; from a bot (strict), only in canonical decimal: `7`, never `07`
+    /// or `+7`, so that one value has one text.
+    fn num<T: std::str::FromStr + fmt::Display>(&mut self, field: &'static str) -> Result<T, ParseError> {
         let v = self.take(field)?;
-        v.parse().map_err(|_| ParseError::BadValue {
-            field,
-            value: v,
-            expected: "a whole number",
-        })
+        match v.parse::<T>() {
+            Ok(n) if !self.strict || n.to_string() == v => Ok(n),
+            _ => Err(ParseError::BadValue {
+                field,
+                value: v,
+                expected: if self.strict {
+                    "a whole number in canonical decimal"
+                } else {
+                    "a whole number"
+                },
+            }),
+        }
     }
 
     fn num_opt<T: std::str::FromStr>(&mut self, field: &'static str) -> Result<Option<T>, ParseError> {
@@ -788,7 +797,11 @@ impl ToBot {
 /// reads or refuses as before.
 fn plain_move_reply(line: &str) -> Option<FromBot> {
     let (id, mv) = line.strip_prefix("move id=")?.split_once(" move=")?;
-    if mv.is_empty() || needs_quotes(mv) || !id.bytes().all(|b| b.is_ascii_digit()) {
+    if mv.is_empty()
+        || needs_quotes(mv)
+        || !id.bytes().all(|b| b.is_ascii_digit())
+        || (id.len() > 1 && id.starts_with('0'))
+    {
         return None;
     }
     Some(FromBot::Move {

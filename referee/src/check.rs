@@ -49,7 +49,7 @@ impl CheckReport {
                 "{} {:<10} {}",
                 if i.ok { "ok  " } else { "FAIL" },
                 i.what,
-                i.detail
+                crate::text::escaped(&i.detail)
             );
         }
         let passed = self.items.iter().filter(|i| i.ok).count();
@@ -161,7 +161,7 @@ pub fn check_bot(
         let setup = GameSetup {
             game: game.into(),
             options: options.to_vec(),
-            seed: 1 + g,
+            seed: crate::seed::os_seed(),
             position: None,
             pairing: None,
         };
@@ -172,7 +172,7 @@ pub fn check_bot(
                 return report;
             }
         };
-        late += rec.seats[my_seat].late_replies;
+        late += rec.seats[my_seat].late_replies + rec.seats[my_seat].early_replies;
         for m in rec.moves.iter().filter(|m| m.seat == my_seat && !m.fallback) {
             moves += 1;
             total_ms += m.ms;
@@ -203,7 +203,7 @@ pub fn check_bot(
         if late == 0 {
             "every reply echoed its request id".to_owned()
         } else {
-            format!("{late} replies to old request ids")
+            format!("{late} replies to old request ids or sent before their request")
         },
     );
     report.push(

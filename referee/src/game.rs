@@ -1,12 +1,14 @@
 //! Runs one game between players and writes its record.
 
 use crate::clock::{Limits, SeatClock, TimeControl};
-use crate::fault::{Fault, FaultKind};
+use crate::fault::{Fault, FaultKind, last_chars};
 use crate::player::{Pending, Player, collect};
 pub use crate::pool::BotPool;
 use crate::record::{FaultRecord, GameRecord, MoveRecord, RECORD_SCHEMA, SeatRecord, final_outcome};
 use crate::session::{Ask, ClockFields, GameOver, Reply, Table};
+use crate::session::{INFO_CHARS_KEPT, INFO_LINES_KEPT};
 pub use crate::setup::{GameSetup, LogPlace, SeatSetup, create_game};
+use crate::text::{capped, json_len};
 use engine::{AnyGame, SeatSet, SetupError};
 use std::time::Instant;
 
@@ -74,6 +76,8 @@ struct GameRun {
     faults: Vec<FaultRecord>,
     clocks: Vec<SeatClock>,
     moves: Vec<MoveRecord>,
+    /// Bytes of `info` each seat may still have kept in this game's record.
+    info_left: Vec<usize>,
 }
 
 impl GameRun {
@@ -94,6 +98,7 @@ impl GameRun {
             faults: Vec::new(),
             clocks: vec![SeatClock::new(&limits.tc); n],
             moves: Vec::new(),
+            info_left: vec![INFO_BYTES_PER_GAME; n],
         };
         for (seat, setup) in seats.iter().enumerate() {
             let table = Table {
@@ -104,12 +109,12 @@ impl GameRun {
             };
             match pool.ready_player(setup, &table, limits, logs.for_seat(seat)) {
                 Ok(p) => {
-                    run.names.push(p.name());
+                    run.names.push(capped(&p.name(), NAME_KEPT));
                     run.players.push(Some(p));
                 }
                 Err((name, f)) => {
-                    run.names.push(name);
-                    run.faults.push(FaultRecord::new(seat, &f, 0));
+                    run.names.push(capped(&name, NAME_KEPT));
+                    run.faults.push(FaultRecord::in_setup(seat, &f));
                     run.players.push(None);
                 }
             }
@@ -192,7 +197,7 @@ impl GameRun {
                             mv: reply.mv.clone(),
                             ms: reply.elapsed.as_millis() as u64,
                             fallback: false,
-                            info: reply.info,
+                            info: keep_info(reply.info, &mut self.info_left[seat]),
                         });
                         if is_public {
                             public.push((seat, reply.mv));
@@ -291,12 +296,12 @@ impl GameRun {
                 .first()
                 .map(|f| format!("seat {} {}: {}", f.seat, f.kind, f.detail)),
         };
-        let mut late = vec![0u64; n];
+        let mut late = vec![(0u64, 0u64); n];
         let mut back = Vec::new();
         for (seat, p) in self.players.into_iter().enumerate() {
             let Some(mut p) = p else { continue };
             p.game_over(&over);
-            late[seat] = p.late_replies();
+            late[seat] = p.discarded_replies();
             let clean = !self.faults.iter().any(|f| f.seat == seat);
             back.push((seats[seat].clone(), p, clean));
         }
@@ -312,11 +317,12 @@ impl GameRun {
                 .iter()
                 .zip(self.names)
                 .zip(late)
-                .map(|((s, name), late_replies)| SeatRecord {
+                .map(|((s, name), (late_replies, early_replies))| SeatRecord {
                     name,
                     spec: s.spec.to_string(),
                     entrant: None,
                     late_replies,
+                    early_replies,
                 })
                 .collect(),
             pairing: setup.pairing,
@@ -328,6 +334,36 @@ impl GameRun {
             play_us,
         }
     }
+}
+
+/// Longest bot name kept in a record, in bytes (a bot names itself).
+pub const NAME_KEPT: usize = 64;
+
+/// Most `info` a seat gets kept in one game's record, in bytes as JSON: with
+/// [`crate::record::FAULT_DETAIL_KEPT`], [`NAME_KEPT`] and the moves themselves, what
+/// keeps any game's record, and so any group's report to a ladder, small whatever a
+/// bot sends (`docs/security.md` has the sum).
+pub const INFO_BYTES_PER_GAME: usize = 16 * 1024;
+
+/// The `info` lines of one reply that are kept: at most [`INFO_LINES_KEPT`], each
+/// its last [`INFO_CHARS_KEPT`] bytes, while the seat's budget for the game lasts.
+fn keep_info(lines: Vec<String>, left: &mut usize) -> Vec<String> {
+    let mut kept = Vec::new();
+    for line in lines.into_iter().take(INFO_LINES_KEPT) {
+        let line = if line.len() > INFO_CHARS_KEPT {
+            last_chars(&line, INFO_CHARS_KEPT).to_owned()
+        } else {
+            line
+        };
+        // The quotes and the comma around it in the record.
+        let cost = json_len(&line) + 3;
+        if cost > *left {
+            break;
+        }
+        *left -= cost;
+        kept.push(line);
+    }
+    kept
 }
 
 /// The time fields of a seat's request.

@@ -20,9 +20,11 @@ pub mod replay;
 pub mod runner;
 pub mod sandbox;
 pub mod seating;
+pub mod seed;
 pub mod session;
 pub mod setup;
 pub mod spec;
+pub mod text;
 pub mod transport;
 
 pub use clock::{Limits, TimeControl};

@@ -8,6 +8,7 @@ use referee::clock::{Limits, TimeControl};
 use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
 use referee::matchplay::{MatchConfig, run_match};
 use referee::sandbox::{self, SandboxArgs};
+use referee::text::escaped;
 use referee::{BotSpec, record, replay};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -150,9 +151,11 @@ struct GameArgs {
 struct PlayArgs {
     #[command(flatten)]
     game: GameArgs,
-    /// Seed of the game's dice.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Seed of the game's dice, to play a recorded game again. Without it the seed
+    /// is 64 random bits from the operating system, printed and recorded: a seed a
+    /// bot could guess would tell it every die to come.
+    #[arg(long)]
+    seed: Option<u64>,
     /// Start from this position (the game's position notation, see docs/rules/).
     #[arg(long)]
     position: Option<String>,
@@ -171,9 +174,11 @@ struct MatchArgs {
     /// Games played at the same time.
     #[arg(long, default_value_t = 1)]
     concurrency: usize,
-    /// Seed of the first group; group g uses seed + g.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// The match's seed, to play a match again: group g plays a seed derived from
+    /// it (recorded in each game). Without it the seed is 64 random bits from the
+    /// operating system, printed at the start.
+    #[arg(long)]
+    seed: Option<u64>,
     /// Start every bot process anew for each game. By default a bot process that
     /// ends a game without a fault plays its next game too (told `newgame`, checked
     /// with `isready`), as in fastchess: much faster with quick bots, but a bot
@@ -194,8 +199,8 @@ struct ShowArgs {
     /// Record file (JSON Lines).
     file: PathBuf,
     /// Which game of the file, from 1.
-    #[arg(long, default_value_t = 1)]
-    index: usize,
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    index: u64,
 }
 
 impl GameArgs {
@@ -302,10 +307,11 @@ fn main() -> anyhow::Result<()> {
 
 fn play(a: PlayArgs) -> anyhow::Result<()> {
     let seats = a.game.seats()?;
+    let seed = referee::seed::seed_or_random(a.seed);
     let setup = GameSetup {
         game: a.game.game.clone(),
         options: a.game.opts.clone(),
-        seed: a.seed,
+        seed,
         position: a.position,
         pairing: None,
     };
@@ -314,7 +320,8 @@ fn play(a: PlayArgs) -> anyhow::Result<()> {
     }
     let logs = LogPlace {
         dir: a.game.log_dir.clone(),
-        tag: format!("seed{}-", a.seed),
+        // Not the seed: a bot that can list the log directory must not learn it.
+        tag: format!("play{}-", std::process::id()),
     };
     let rec = play_game(&setup, &seats, &a.game.limits()?, &logs)?;
     if let Some(path) = &a.game.record {
@@ -324,32 +331,39 @@ fn play(a: PlayArgs) -> anyhow::Result<()> {
         print!("{}", replay::show(&rec));
     }
     println!(
-        "{} seed {}: {} moves, {}",
+        "{} seed {}{}: {} moves, {}",
         rec.game,
         rec.seed,
+        if a.seed.is_none() { " (random)" } else { "" },
         rec.moves.len(),
         rec.termination
     );
     for (i, s) in rec.seats.iter().enumerate() {
         println!(
             "  seat {i} {:<24} place {} score {}",
-            s.name, rec.outcome.ranks[i], rec.outcome.scores[i]
+            escaped(&s.name),
+            rec.outcome.ranks[i],
+            rec.outcome.scores[i]
         );
     }
     for f in &rec.faults {
-        println!("  fault: seat {} {}: {}", f.seat, f.kind, f.detail);
+        println!("  fault: seat {} {}: {}", f.seat, f.kind, escaped(&f.detail));
     }
     Ok(())
 }
 
 fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
+    let seed = referee::seed::seed_or_random(a.seed);
+    if a.seed.is_none() {
+        eprintln!("match seed {seed} (random; --seed {seed} plays this match again)");
+    }
     let cfg = MatchConfig {
         game: a.game.game.clone(),
         options: a.game.opts.clone(),
         entrants: a.game.seats()?,
         games: a.games,
         concurrency: a.concurrency,
-        seed: a.seed,
+        seed,
         limits: a.game.limits()?,
         record: a.game.record.clone(),
         log_dir: a.game.log_dir.clone(),
@@ -369,7 +383,7 @@ fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
                 rec.seed,
                 f.seat,
                 f.kind,
-                f.detail
+                escaped(&f.detail)
             );
         }
     })?;
@@ -438,40 +452,36 @@ fn bench(a: BenchArgs) -> anyhow::Result<()> {
 fn replay_files(a: &ReplayArgs) -> anyhow::Result<()> {
     let (mut ok, mut bad) = (0, 0);
     for file in &a.files {
-        let records = record::read_all(file).map_err(anyhow::Error::msg)?;
-        for (i, rec) in records.iter().enumerate() {
-            match replay::replay(rec) {
-                Ok(()) => ok += 1,
-                Err(e) => {
-                    bad += 1;
-                    println!(
-                        "{}: game {} ({} seed {}): {e}",
-                        file.display(),
-                        i + 1,
-                        rec.game,
-                        rec.seed
-                    );
-                }
-            }
+        let checked = replay::check_file(file).map_err(anyhow::Error::msg)?;
+        ok += checked.good.len();
+        bad += checked.bad.len();
+        for (line, why) in &checked.bad {
+            println!("{}:{line}: {why}", file.display());
         }
     }
-    println!("{ok} games replayed identically, {bad} differ");
+    println!("{ok} games replayed identically, {bad} lines refused");
     if bad > 0 {
-        bail!("{bad} recorded games do not replay");
+        bail!("{bad} lines are not games that replay");
     }
     Ok(())
 }
 
 fn show(a: &ShowArgs) -> anyhow::Result<()> {
-    let records = record::read_all(&a.file).map_err(anyhow::Error::msg)?;
-    let rec = records.get(a.index.wrapping_sub(1)).with_context(|| {
-        format!(
-            "{} holds {} games; there is no game {}",
-            a.file.display(),
-            records.len(),
-            a.index
-        )
-    })?;
+    let lines = record::read_lines(&a.file).map_err(anyhow::Error::msg)?;
+    for (line, why) in &lines.bad {
+        eprintln!("{}:{line}: skipped: {}", a.file.display(), escaped(why));
+    }
+    let (_, rec) = lines
+        .records
+        .get(usize::try_from(a.index - 1).unwrap_or(usize::MAX))
+        .with_context(|| {
+            format!(
+                "{} holds {} games; there is no game {}",
+                a.file.display(),
+                lines.records.len(),
+                a.index
+            )
+        })?;
     print!("{}", replay::show(rec));
     Ok(())
 }

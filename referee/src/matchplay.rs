@@ -21,7 +21,7 @@ pub struct MatchConfig {
     pub games: u64,
     /// Games played at once.
     pub concurrency: usize,
-    /// Seed of group 0 (group g uses seed + g).
+    /// The match's seed: group g plays `engine::group_seed(seed, g)`.
     pub seed: u64,
     /// Deadlines.
     pub limits: Limits,
@@ -123,7 +123,7 @@ impl MatchSummary {
         for e in &self.entrants {
             s.push_str(&format!(
                 "{:<28} {:>6} {:>6} {:>6} {:>6} {:>7.1}% {:>9.2} {:>10.2} {:>7}\n",
-                e.name,
+                crate::text::escaped(&e.name),
                 e.games,
                 e.wins,
                 e.draws,
@@ -203,7 +203,7 @@ pub fn run_match(
             setup: GameSetup {
                 game: cfg.game.clone(),
                 options: cfg.options.clone(),
-                seed: cfg.seed.wrapping_add(pairing.group),
+                seed: engine::group_seed(cfg.seed, pairing.group),
                 position: None,
                 pairing: Some(pairing),
             },

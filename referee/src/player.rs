@@ -239,11 +239,12 @@ impl Player {
         }
     }
 
-    /// Late replies discarded this game.
-    pub fn late_replies(&self) -> u64 {
+    /// Replies discarded this game: late ones (to earlier requests) and early ones
+    /// (sent before their request).
+    pub fn discarded_replies(&self) -> (u64, u64) {
         match &self.kind {
-            Kind::Text(session) => session.late_replies(),
-            _ => 0,
+            Kind::Text(session) => (session.late_replies(), session.early_replies()),
+            _ => (0, 0),
         }
     }
 

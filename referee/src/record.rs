@@ -10,6 +10,11 @@ use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::path::Path;
 
+/// Longest fault detail kept in a record, in bytes: a detail can quote what a bot
+/// sent (a move, the end of its stderr), and a record must stay small whatever a
+/// bot sends.
+pub const FAULT_DETAIL_KEPT: usize = 1024;
+
 /// Version of the record format. Bump on any change that old readers misread.
 pub const RECORD_SCHEMA: u32 = 1;
 
@@ -48,6 +53,9 @@ pub struct SeatRecord {
     /// Replies to old requests that were discarded.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub late_replies: u64,
+    /// Replies sent before their request (so not answers to it) that were discarded.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub early_replies: u64,
 }
 
 /// One decision.
@@ -79,6 +87,25 @@ pub struct FaultRecord {
     pub detail: String,
     /// Moves recorded before it.
     pub at_move: usize,
+    /// Charged while seating the players, before any request (a program that did
+    /// not start, a handshake or ready check that failed): then at move 0, and the
+    /// seat need not have been to act.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub setup: bool,
+}
+
+impl FaultKind {
+    /// Whether a fault of this kind can happen while a player is seated: before the
+    /// game's first request.
+    pub fn can_happen_in_setup(self) -> bool {
+        !matches!(self, FaultKind::Timeout | FaultKind::Illegal)
+    }
+
+    /// Whether a fault of this kind can happen only in setup (older records carry no
+    /// `setup` flag; these kinds say it).
+    pub fn only_in_setup(self) -> bool {
+        matches!(self, FaultKind::Spawn | FaultKind::Handshake | FaultKind::Stall)
+    }
 }
 
 /// Where a game stands in a mirrored match.
@@ -180,50 +207,124 @@ impl FaultRecord {
         FaultRecord {
             seat,
             kind: fault.kind,
-            detail: fault.detail.clone(),
+            detail: crate::text::capped(&fault.detail, FAULT_DETAIL_KEPT),
             at_move,
+            setup: false,
         }
+    }
+
+    /// A fault charged while seating the players.
+    pub fn in_setup(seat: usize, fault: &Fault) -> FaultRecord {
+        FaultRecord {
+            setup: true,
+            ..FaultRecord::new(seat, fault, 0)
+        }
+    }
+
+    /// Whether it was charged in setup (the flag, or a kind that only happens there).
+    pub fn is_setup(&self) -> bool {
+        self.setup || self.kind.only_in_setup()
     }
 }
 
 /// Appends one record as a line and flushes, so that a game once finished is
-/// never lost to a later crash.
+/// never lost to a later crash. A file whose last line was torn (a crash while
+/// appending) gets a line break first: the torn line stays bad on its own, and this
+/// record is not glued to it.
 ///
 /// # Errors
 /// I/O errors.
 pub fn append(path: &Path, record: &GameRecord) -> std::io::Result<()> {
-    let mut line = serde_json::to_string(record).map_err(std::io::Error::other)?;
+    use std::os::unix::fs::FileExt;
+    let json = serde_json::to_string(record).map_err(std::io::Error::other)?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .open(path)?;
+    let len = file.metadata()?.len();
+    let mut last = [b'\n'];
+    if len > 0 {
+        file.read_exact_at(&mut last, len - 1)?;
+    }
+    let mut line = String::with_capacity(json.len() + 2);
+    if last[0] != b'\n' {
+        line.push('\n');
+    }
+    line.push_str(&json);
     line.push('\n');
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
     file.write_all(line.as_bytes())?;
     file.flush()
 }
 
-/// Reads every record of a file.
+/// The lines of a record file: the records that parse, and each line that does not.
+#[derive(Debug, Default)]
+pub struct RecordLines {
+    /// Records with their line numbers (from 1).
+    pub records: Vec<(usize, GameRecord)>,
+    /// Lines that are not records: line number and why.
+    pub bad: Vec<(usize, String)>,
+}
+
+/// Reads every line of a record file, keeping the good ones and naming each bad one
+/// (a torn line from a crash costs that line only). Blank lines are skipped.
 ///
 /// # Errors
-/// I/O errors, or a line that is not a record (with its line number).
-pub fn read_all(path: &Path) -> Result<Vec<GameRecord>, String> {
+/// The file cannot be read, or holds no line at all (an empty file is not "0 games").
+pub fn read_lines(path: &Path) -> Result<RecordLines, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut out = Vec::new();
-    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
-        if line.trim().is_empty() {
+    let mut out = RecordLines::default();
+    let mut reader = std::io::BufReader::new(file);
+    let mut buf = Vec::new();
+    let mut number = 0;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| format!("{}:{}: {e}", path.display(), number + 1))?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let rec: GameRecord = serde_json::from_str(&line)
-            .map_err(|e| format!("{}:{}: not a game record: {e}", path.display(), i + 1))?;
-        if rec.schema > RECORD_SCHEMA {
-            return Err(format!(
-                "{}:{}: record schema {} is newer than this referee's {RECORD_SCHEMA}",
-                path.display(),
-                i + 1,
-                rec.schema
-            ));
+        match parse_record(&buf) {
+            Ok(rec) => out.records.push((number, rec)),
+            Err(why) => out.bad.push((number, why)),
         }
-        out.push(rec);
+    }
+    if out.records.is_empty() && out.bad.is_empty() {
+        return Err(format!(
+            "{}: holds no game records (the file is empty)",
+            path.display()
+        ));
     }
     Ok(out)
+}
+
+/// One line as a record.
+fn parse_record(line: &[u8]) -> Result<GameRecord, String> {
+    let rec: GameRecord = serde_json::from_slice(line).map_err(|e| format!("not a game record: {e}"))?;
+    if rec.schema > RECORD_SCHEMA {
+        return Err(format!(
+            "record schema {} is newer than this referee's {RECORD_SCHEMA}",
+            rec.schema
+        ));
+    }
+    Ok(rec)
+}
+
+/// Reads every record of a file, refusing the file at its first bad line.
+///
+/// # Errors
+/// I/O errors, an empty file, or a line that is not a record (with its line number).
+pub fn read_all(path: &Path) -> Result<Vec<GameRecord>, String> {
+    let lines = read_lines(path)?;
+    if let Some((n, why)) = lines.bad.first() {
+        return Err(format!("{}:{n}: {why}", path.display()));
+    }
+    Ok(lines.records.into_iter().map(|(_, r)| r).collect())
 }
 
 #[cfg(test)]
@@ -236,6 +337,7 @@ mod tests {
             kind: FaultKind::Timeout,
             detail: String::new(),
             at_move: 3,
+            setup: false,
         }
     }
 

@@ -3,6 +3,7 @@
 
 use crate::game::{GameSetup, create_game};
 use crate::record::{GameRecord, final_outcome};
+use crate::text::escaped;
 
 /// The first difference between a record and the game recomputed from it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,6 +31,28 @@ pub enum ReplayError {
         /// Recomputed.
         replayed: String,
     },
+    /// A recorded fault that the game contradicts.
+    #[error("fault {index} (seat {seat}, {kind}, after {at_move} moves) cannot be: {why}")]
+    Fault {
+        /// Its index among the record's faults.
+        index: usize,
+        /// The seat charged.
+        seat: usize,
+        /// Its kind.
+        kind: crate::fault::FaultKind,
+        /// Moves recorded before it.
+        at_move: usize,
+        /// What the game says.
+        why: String,
+    },
+    /// The record ends where the game could not have: unfinished, with no fault.
+    #[error("the game is not over after its {moves} moves (to act: {to_act}) and no fault ends it")]
+    Unfinished {
+        /// Moves recorded.
+        moves: usize,
+        /// Who was to act.
+        to_act: String,
+    },
     /// The recomputed outcome differs.
     #[error("outcome differs: recorded {recorded}, replayed {replayed}")]
     Outcome {
@@ -41,6 +64,13 @@ pub enum ReplayError {
 }
 
 /// Replays a record; `on_move` sees the game after each move (for `show`).
+///
+/// Faults are checked against the game, as the referee charges them: the seat
+/// exists; a fault charged in setup is at move 0 (and of a kind setup can give);
+/// any other was charged to a seat that was to act at that moment; each seat faults
+/// once; a two-seat game ends at its first fault; with more seats a faulted seat's
+/// later moves are the referee's fallbacks (its first legal move) and nobody else's
+/// are; a game that is not over carries a fault; and the outcome follows.
 ///
 /// # Errors
 /// The first difference found.
@@ -56,14 +86,63 @@ pub fn replay_with(
         pairing: rec.pairing,
     };
     let mut game = create_game(&setup, rec.seats.len()).map_err(|e| ReplayError::Setup(e.to_string()))?;
-    for (index, m) in rec.moves.iter().enumerate() {
-        game.play(m.seat, &m.mv).map_err(|e| ReplayError::Move {
+    let seats = rec.seats.len();
+    check_fault_list(rec)?;
+    let mut faulted = vec![false; seats];
+    let mut next_fault = 0;
+    for index in 0..=rec.moves.len() {
+        // The faults charged before move `index`.
+        while let Some(f) = rec.faults.get(next_fault).filter(|f| f.at_move == index) {
+            let to_act = game.to_act();
+            if !f.is_setup() && !to_act.contains(f.seat) {
+                return Err(fault_error(
+                    rec,
+                    next_fault,
+                    format!("seat {} was not to act then (to act: {to_act:?})", f.seat),
+                ));
+            }
+            faulted[f.seat] = true;
+            next_fault += 1;
+        }
+        let Some(m) = rec.moves.get(index) else { break };
+        let refused = |why: String| ReplayError::Move {
             index,
             seat: m.seat,
             mv: m.mv.clone(),
-            why: e.to_string(),
-        })?;
+            why,
+        };
+        if m.seat >= seats {
+            return Err(refused(format!("the game has {seats} seats")));
+        }
+        if seats == 2 && faulted.iter().any(|&f| f) {
+            return Err(refused("a two-seat game ends at its first fault".into()));
+        }
+        if m.fallback != faulted[m.seat] {
+            return Err(refused(if m.fallback {
+                "a fallback move for a seat that has not faulted".into()
+            } else {
+                "a move of its own by a seat that has faulted".into()
+            }));
+        }
+        if m.fallback && game.legal_moves(m.seat).first() != Some(&m.mv) {
+            return Err(refused("a fallback is the seat's first legal move".into()));
+        }
+        game.play(m.seat, &m.mv).map_err(|e| refused(e.to_string()))?;
         on_move(index, game.as_ref());
+    }
+    let to_act = game.to_act();
+    if !to_act.is_empty() && rec.faults.is_empty() {
+        return Err(ReplayError::Unfinished {
+            moves: rec.moves.len(),
+            to_act: format!("{to_act:?}"),
+        });
+    }
+    if !to_act.is_empty() && seats > 2 {
+        // With more seats the referee plays a faulted seat's moves to the end.
+        return Err(ReplayError::Unfinished {
+            moves: rec.moves.len(),
+            to_act: format!("{to_act:?}"),
+        });
     }
     let replayed = game.position();
     if replayed != rec.final_position {
@@ -72,7 +151,7 @@ pub fn replay_with(
             replayed,
         });
     }
-    let (outcome, termination) = final_outcome(rec.seats.len(), game.outcome().as_ref(), &rec.faults);
+    let (outcome, termination) = final_outcome(seats, game.outcome().as_ref(), &rec.faults);
     if outcome != rec.outcome || termination != rec.termination {
         let json = |o: &engine::Outcome, t| format!("{} ({t})", serde_json::to_string(o).unwrap_or_default());
         return Err(ReplayError::Outcome {
@@ -81,6 +160,44 @@ pub fn replay_with(
         });
     }
     Ok(())
+}
+
+/// What can be checked of the faults without the game: seats, order, one fault a
+/// seat, setup faults at move 0 and of a kind setup gives.
+fn check_fault_list(rec: &GameRecord) -> Result<(), ReplayError> {
+    let seats = rec.seats.len();
+    let mut seen = vec![false; seats];
+    for (i, f) in rec.faults.iter().enumerate() {
+        let why = if f.seat >= seats {
+            format!("the game has {seats} seats")
+        } else if seen[f.seat] {
+            "the seat has faulted already (a seat faults once)".into()
+        } else if f.at_move > rec.moves.len() {
+            format!("the record has {} moves", rec.moves.len())
+        } else if i > 0 && f.at_move < rec.faults[i - 1].at_move {
+            "faults are recorded in order, and the one before is later".into()
+        } else if f.is_setup() && f.at_move != 0 {
+            "a fault in setup comes before the first move".into()
+        } else if f.setup && !f.kind.can_happen_in_setup() {
+            format!("{} cannot happen before the first request", f.kind)
+        } else {
+            seen[f.seat] = true;
+            continue;
+        };
+        return Err(fault_error(rec, i, why));
+    }
+    Ok(())
+}
+
+fn fault_error(rec: &GameRecord, index: usize, why: String) -> ReplayError {
+    let f = &rec.faults[index];
+    ReplayError::Fault {
+        index,
+        seat: f.seat,
+        kind: f.kind,
+        at_move: f.at_move,
+        why,
+    }
 }
 
 /// Replays a record.
@@ -98,13 +215,13 @@ pub fn show(rec: &GameRecord) -> String {
         .seats
         .iter()
         .enumerate()
-        .map(|(i, s)| format!("seat {i}: {} ({})", s.name, s.spec))
+        .map(|(i, s)| format!("seat {i}: {} ({})", escaped(&s.name), escaped(&s.spec)))
         .collect();
     out.push_str(&format!(
         "{} seed {} options {}\n{}\n",
-        rec.game,
+        escaped(&rec.game),
         rec.seed,
-        rec.options.join(" "),
+        escaped(&rec.options.join(" ")),
         names.join("\n")
     ));
     let setup = GameSetup {
@@ -125,18 +242,24 @@ pub fn show(rec: &GameRecord) -> String {
             ""
         };
         out.push_str(&format!(
-            "\n{}. seat {} plays {} in {} ms{tag}\n{}",
+            "\n{}. seat {} plays {} in {} ms{tag}\n",
             i + 1,
             m.seat,
-            m.mv,
+            escaped(&m.mv),
             m.ms,
-            g.render()
         ));
+        for line in &m.info {
+            out.push_str(&format!("   info: {}\n", escaped(line)));
+        }
+        out.push_str(&g.render());
     });
     for f in &rec.faults {
         out.push_str(&format!(
             "\nfault: seat {} {} after {} moves: {}\n",
-            f.seat, f.kind, f.at_move, f.detail
+            f.seat,
+            f.kind,
+            f.at_move,
+            escaped(&f.detail)
         ));
     }
     out.push_str(&format!(
@@ -144,7 +267,50 @@ pub fn show(rec: &GameRecord) -> String {
         rec.termination, rec.outcome.ranks, rec.outcome.scores
     ));
     if let Err(e) = result {
-        out.push_str(&format!("REPLAY DIFFERS: {e}\n"));
+        out.push_str(&format!("REPLAY DIFFERS: {}\n", escaped(&e.to_string())));
     }
     out
+}
+
+/// A record file checked line by line.
+#[derive(Debug, Default)]
+pub struct CheckedFile {
+    /// The records that replay identically.
+    pub good: Vec<GameRecord>,
+    /// Each line that is not a record or does not replay: its number (from 1) and
+    /// why, with control characters escaped.
+    pub bad: Vec<(usize, String)>,
+}
+
+/// Reads a record file and replays every record in it: one bad line costs that line
+/// only.
+///
+/// # Errors
+/// The file cannot be read or is empty.
+pub fn check_file(path: &std::path::Path) -> Result<CheckedFile, String> {
+    let lines = crate::record::read_lines(path)?;
+    let mut out = CheckedFile {
+        good: Vec::with_capacity(lines.records.len()),
+        bad: lines
+            .bad
+            .into_iter()
+            .map(|(n, why)| (n, escaped(&why).into_owned()))
+            .collect(),
+    };
+    for (n, rec) in lines.records {
+        match replay(&rec) {
+            Ok(()) => out.good.push(rec),
+            Err(e) => out.bad.push((
+                n,
+                format!(
+                    "{} seed {}: {}",
+                    escaped(&rec.game),
+                    rec.seed,
+                    escaped(&e.to_string())
+                ),
+            )),
+        }
+    }
+    out.bad.sort_by_key(|(n, _)| *n);
+    Ok(out)
 }

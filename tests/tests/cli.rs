@@ -52,7 +52,7 @@ fn play_records_and_replay_checks_the_record() {
     assert!(text(&o).contains("ur seed 42"), "{}", text(&o));
     let o = referee(&["replay", rec.to_str().unwrap()]);
     assert!(
-        o.status.success() && text(&o).contains("1 games replayed identically, 0 differ"),
+        o.status.success() && text(&o).contains("1 games replayed identically, 0 lines refused"),
         "{}",
         text(&o)
     );

@@ -153,6 +153,26 @@ fn late_replies_are_discarded_and_counted() {
 }
 
 #[test]
+fn moves_sent_before_their_request_are_discarded_and_counted() {
+    // The bot answers, then at once writes an answer to the request it guesses
+    // comes next. Had the referee taken it, the next move would be recorded at
+    // 0 ms and the bot's real answer would be a late reply.
+    let rec = play("ur", vec![first(), hostile("early", 0)]);
+    assert!(rec.faults.is_empty(), "{:?}", rec.faults);
+    let seat = &rec.seats[1];
+    let asked = rec.moves.iter().filter(|m| m.seat == 1).count() as u64;
+    assert!(asked > 2, "{asked} moves");
+    // Every guess after the first request was discarded as early: one a request but
+    // the last (whose guess arrives when no request follows, and goes unread).
+    assert!(
+        seat.early_replies >= asked - 1,
+        "{} early of {asked}",
+        seat.early_replies
+    );
+    assert_eq!(seat.late_replies, 0, "the real answers were taken");
+}
+
+#[test]
 fn quit_ignored_and_stderr_flooded_still_finish_cleanly() {
     for mode in ["ignore-quit", "flood-stderr"] {
         let rec = play("ur", vec![first(), hostile(mode, 0)]);

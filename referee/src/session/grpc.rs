@@ -30,6 +30,10 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
+/// Largest message taken from a gRPC bot: a line's limit (`MAX_BOT_LINE`) and room
+/// for its `info`; a larger reply is a `malformed` fault.
+pub const MAX_GRPC_REPLY: usize = 2 * proto::MAX_BOT_LINE;
+
 /// What a gRPC failure means for the seat.
 fn fault_of(status: &Status, what: &str, on_deadline: FaultKind) -> Fault {
     match status.code() {
@@ -98,7 +102,9 @@ impl GrpcSession {
                 .connect()
                 .await
                 .map_err(|e| Fault::new(FaultKind::Spawn, format!("cannot reach {url}: {e}")))?;
-            let mut client = BotClient::new(channel);
+            // A reply is a move and a few info lines: anything near a line's limit is
+            // refused by the transport, not read into memory and copied into a fault.
+            let mut client = BotClient::new(channel).max_decoding_message_size(MAX_GRPC_REPLY);
             let reply = client
                 .hello(with_deadline(
                     HelloRequest {

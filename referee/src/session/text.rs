@@ -49,6 +49,12 @@ pub struct TextSession {
     info: Vec<String>,
     /// Replies to requests other than the one awaited, discarded this game.
     late_replies: u64,
+    /// Replies that were sent before their request (already there when it went
+    /// out), discarded this game.
+    early_replies: u64,
+    /// The line being read when the last request went out: it was begun before the
+    /// request, so it cannot be the answer to it.
+    stale_line: bool,
     /// The last request id of this game.
     last_id: u64,
     /// Time to deliver a message that needs no answer.
@@ -78,6 +84,8 @@ impl TextSession {
             outbox: String::new(),
             info: Vec::new(),
             late_replies: 0,
+            early_replies: 0,
+            stale_line: false,
             last_id: 0,
             notice: limits.notice,
         };
@@ -143,7 +151,7 @@ impl TextSession {
     /// # Errors
     /// [`FaultKind::Stall`] without `readyok` in time, or any read fault.
     pub fn new_game(&mut self, table: &Table<'_>, ping: Duration) -> Result<(), Fault> {
-        (self.last_id, self.late_replies) = (0, 0);
+        (self.last_id, self.late_replies, self.early_replies) = (0, 0, 0);
         self.info.clear();
         self.queue(&ToBot::NewGame {
             game: table.game.to_owned(),
@@ -202,6 +210,7 @@ impl TextSession {
     /// # Errors
     /// A fault if the request cannot be delivered by its deadline.
     pub fn ask(&mut self, ask: &Ask<'_>) -> Result<Asked, Fault> {
+        self.discard_unsolicited()?;
         self.info.clear();
         self.last_id += 1;
         let id = self.last_id;
@@ -231,6 +240,35 @@ impl TextSession {
         })
     }
 
+    /// Before a request goes out: whatever the bot has sent by now was written
+    /// before it, so no move in it answers the request. Such moves are discarded and
+    /// counted (a bot cannot answer a request it has not read, nor take 0 ms); a line
+    /// the bot is still writing is marked, and discarded too if it is a move.
+    fn discard_unsolicited(&mut self) -> Result<(), Fault> {
+        let mut lines = MAX_LINES_PER_REQUEST;
+        loop {
+            while let Some(msg) = self.take_message(&mut lines)? {
+                match msg {
+                    FromBot::Move { .. } => self.early_replies += 1,
+                    FromBot::ReadyOk => {}
+                    other => {
+                        return Err(Fault::new(
+                            FaultKind::Malformed,
+                            format!("{other} while no request was open"),
+                        ));
+                    }
+                }
+            }
+            // A passed deadline: take what is there, never wait. Usually nothing
+            // is, and this costs one read that finds the pipe empty.
+            if self.closed || !self.receive(Instant::now()) {
+                break;
+            }
+        }
+        self.stale_line = self.start < self.end;
+        Ok(())
+    }
+
     /// The answer to `asked` if it has already been read (no I/O); late replies
     /// are counted and dropped, `info` lines kept.
     ///
@@ -246,6 +284,10 @@ impl TextSession {
                         elapsed: asked.start.elapsed(),
                         info: std::mem::take(&mut self.info),
                     }));
+                }
+                Some(FromBot::Move { id, .. }) if id >= asked.id => {
+                    // Begun before the request went out, or for one not yet sent.
+                    self.early_replies += 1;
                 }
                 Some(FromBot::Move { id, mv }) => {
                     self.late_replies += 1;
@@ -356,6 +398,11 @@ impl TextSession {
         self.late_replies
     }
 
+    /// Replies sent before their request, discarded this game.
+    pub fn early_replies(&self) -> u64 {
+        self.early_replies
+    }
+
     /// Whether the transport is a bot process the referee started.
     pub fn is_process(&self) -> bool {
         self.transport.is_process()
@@ -441,6 +488,12 @@ impl TextSession {
             self.start += len + 1;
             if self.start == self.end {
                 (self.start, self.end) = (0, 0);
+            }
+            // Only a move can be an early answer; the flag is for the first line.
+            let stale = std::mem::take(&mut self.stale_line);
+            if stale && matches!(parsed, Ok(FromBot::Move { .. })) {
+                self.early_replies += 1;
+                continue;
             }
             match parsed {
                 Ok(FromBot::Info(text)) => {

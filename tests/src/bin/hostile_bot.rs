@@ -124,7 +124,18 @@ fn main() {
                             // A reply to an old request first (discarded), then the real one.
                             let _ = writeln!(
                                 out,
-                                "move id=999999 move={first}\ninfo thinking\nmove id={id} move={first}"
+                                "move id={} move={first}\ninfo thinking\nmove id={id} move={first}",
+                                id.parse::<u64>().unwrap_or(1) - 1
+                            );
+                        }
+                        "early" => {
+                            // The answer, then a guess at the next request's answer,
+                            // written before that request (discarded: the referee
+                            // takes only what comes after its request).
+                            let _ = writeln!(
+                                out,
+                                "move id={id} move={first}\nmove id={} move={first}",
+                                id.parse::<u64>().unwrap_or(0) + 1
                             );
                         }
                         _ => {

@@ -127,8 +127,8 @@ fn a_go_carries_the_games_moves_and_observation_and_ids_count_from_one_each_game
         for id in 1..=3u64 {
             let ask = ask(game.as_ref(), &options, Duration::from_secs(2));
             let legal = game.legal_moves(ask.seat);
-            peer.say(&format!("move id={id} move={}", legal[0]));
             let mut asked = session.ask(&ask).unwrap();
+            peer.say(&format!("move id={id} move={}", legal[0]));
             assert_eq!(asked.id, id);
             let reply = session.await_reply(&mut asked).unwrap();
             assert_eq!(reply.mv, legal[0]);
@@ -158,15 +158,46 @@ fn late_and_early_replies_are_discarded_and_counted() {
     session.new_game(&table(&options), limits().ping).unwrap();
     let ask = ask(game.as_ref(), &options, Duration::from_secs(2));
     let legal = game.legal_moves(ask.seat);
-    // An answer to an older request, then one to a request not yet made, then the answer.
+    // Sent before the request: the right id, but not an answer (the bot had not read
+    // the request). Then half a line, finished only after the request went out.
+    peer.say(&format!("move id=1 move={}", legal[0]));
+    peer.send_raw(b"move id=1 mo");
+    let mut asked = session.ask(&ask).unwrap();
+    peer.say(&format!("ve={}", legal[0]));
+    // An answer to an older request, one to a request not yet made, then the answer.
     peer.say("move id=0 move=stale");
     peer.say("move id=5 move=future");
     peer.say(&format!("move id=1 move={}", legal[0]));
-    let mut asked = session.ask(&ask).unwrap();
     let reply = session.await_reply(&mut asked).unwrap();
     assert_eq!(reply.mv, legal[0]);
-    assert_eq!(session.late_replies(), 2);
+    assert_eq!(session.late_replies(), 1);
+    assert_eq!(session.early_replies(), 3);
     peer.lines_so_far();
+
+    // A pre-sent move and no answer after the request: a timeout, not a move.
+    let ask2 = super::Ask {
+        deadline: Instant::now() + Duration::from_millis(100),
+        ..ask
+    };
+    peer.say(&format!("move id=2 move={}", legal[0]));
+    let mut asked = session.ask(&ask2).unwrap();
+    let f = session.await_reply(&mut asked).unwrap_err();
+    assert_eq!(f.kind, FaultKind::Timeout, "{f}");
+}
+
+#[test]
+fn ids_are_read_only_in_canonical_decimal() {
+    let (mut session, mut peer) = open();
+    let game = ur();
+    let options = game.options().to_vec();
+    let ask = ask(game.as_ref(), &options, Duration::from_secs(2));
+    let legal = game.legal_moves(ask.seat);
+    for id in ["01", "+1", "1.0", " 1"] {
+        let mut asked = session.ask(&ask).unwrap();
+        peer.say(&format!("move id={id} move={}", legal[0]));
+        let f = session.await_reply(&mut asked).unwrap_err();
+        assert_eq!(f.kind, FaultKind::Malformed, "id={id}: {f}");
+    }
 }
 
 #[test]
@@ -177,11 +208,11 @@ fn info_lines_are_kept_with_the_reply_capped_in_count_and_length() {
     let ask = ask(game.as_ref(), &options, Duration::from_secs(2));
     let legal = game.legal_moves(ask.seat);
     let long = "x".repeat(INFO_CHARS_KEPT + 50);
+    let mut asked = session.ask(&ask).unwrap();
     for i in 0..INFO_LINES_KEPT + 10 {
         peer.say(&format!("info {i} {long}"));
     }
     peer.say(&format!("move id=1 move={}", legal[0]));
-    let mut asked = session.ask(&ask).unwrap();
     let reply = session.await_reply(&mut asked).unwrap();
     assert_eq!(reply.info.len(), INFO_LINES_KEPT);
     assert!(
@@ -197,11 +228,11 @@ fn a_flood_of_lines_for_one_request_is_a_flood_fault() {
     let game = ur();
     let options = game.options().to_vec();
     let ask = ask(game.as_ref(), &options, Duration::from_secs(2));
+    let mut asked = session.ask(&ask).unwrap();
     for _ in 0..MAX_LINES_PER_REQUEST + 1 {
         peer.say("info spam");
     }
     peer.say("move id=1 move=too-late");
-    let mut asked = session.ask(&ask).unwrap();
     let f = session.await_reply(&mut asked).unwrap_err();
     assert_eq!(f.kind, FaultKind::Flood, "{f}");
 }
@@ -217,11 +248,11 @@ fn a_line_over_the_limit_is_refused_whether_or_not_it_ends() {
         if ended {
             line.push('\n');
         }
+        let mut asked = session.ask(&ask).unwrap();
         // In pieces, as a pipe delivers it.
         for chunk in line.as_bytes().chunks(7000) {
             peer.send_raw(chunk);
         }
-        let mut asked = session.ask(&ask).unwrap();
         let f = session.await_reply(&mut asked).unwrap_err();
         assert_eq!(f.kind, FaultKind::LineTooLong, "{f}");
     }
@@ -243,9 +274,9 @@ fn no_reply_by_the_deadline_is_a_timeout_and_a_reply_split_in_pieces_is_one_line
     let legal = game.legal_moves(ask2.seat);
     let reply = format!("move id=2 move={}\n", legal[0]);
     let (a, b) = reply.split_at(6);
+    let mut asked = session.ask(&ask2).unwrap();
     peer.send_raw(a.as_bytes());
     peer.send_raw(b.as_bytes());
-    let mut asked = session.ask(&ask2).unwrap();
     assert_eq!(session.await_reply(&mut asked).unwrap().mv, legal[0]);
 }
 
@@ -255,16 +286,16 @@ fn a_bot_that_leaves_or_says_nonsense_is_charged_for_it() {
     let game = ur();
     let options = game.options().to_vec();
     let a = ask(game.as_ref(), &options, Duration::from_secs(2));
-    peer.say("bestmove e2e4");
     let mut asked = session.ask(&a).unwrap();
+    peer.say("bestmove e2e4");
     let f = session.await_reply(&mut asked).unwrap_err();
     assert_eq!(f.kind, FaultKind::Malformed, "{f}");
 
     // A last line without its newline, then the end: a crash, not a move.
     peer.send_raw(b"move id=2 move=x");
     peer.close();
-    let mut asked = session.ask(&a).unwrap();
-    let f = session.await_reply(&mut asked).unwrap_err();
+    // Seen as the next request goes out.
+    let f = session.ask(&a).unwrap_err();
     assert_eq!(f.kind, FaultKind::Crash, "{f}");
     assert!(session.has_ended());
 }
