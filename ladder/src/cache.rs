@@ -59,6 +59,14 @@ impl StandingsCache {
         (!stale).then(|| e.standings.clone())
     }
 
+    /// Drops every cached fit: games were removed (a voided worker), which the
+    /// count of new games cannot see.
+    pub fn forget_all(&self) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.clear();
+        }
+    }
+
     /// The standings of `c`, refit if stale (the page, the scheduler).
     ///
     /// # Errors
@@ -144,6 +152,7 @@ mod tests {
             ranks,
             termination: "normal".into(),
             record: "{}".into(),
+            fault_kinds: String::new(),
         };
         store.record_games(&[new], 2).await.unwrap();
     }

@@ -6,6 +6,7 @@
 //! a scheduling service over gRPC with a read-only web page, and workers that lease
 //! groups of games and play them with the referee library.
 
+pub mod audit;
 pub mod cache;
 pub mod elo;
 pub mod rating;

@@ -4,6 +4,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use ladder::store::Store;
 use ladder::tournament::{self, Format, TournamentConfig};
+use referee::clock::number_in;
 use referee::sandbox::{Level, Sandbox, SandboxArgs};
 use referee::spec::BotSpec;
 use std::io::IsTerminal;
@@ -16,7 +17,12 @@ use std::path::PathBuf;
 ///   ladder ratings --db ur.db
 ///   ladder sprt --game ur --bot new="./my_bot" --vs old="./my_bot --v1" --elo0 0 --elo1 10
 ///   ladder serve --db sqlite:ladder.db --listen 127.0.0.1:50060 --http 127.0.0.1:8080
-///   ladder worker --server http://127.0.0.1:50060 --token $WORKER_TOKEN --concurrency 2
+///   ladder admin add-worker w1 > w1.token      (the admin token in $ASTRAGAL_ADMIN_TOKEN)
+///   ladder worker --server http://127.0.0.1:50060 --token-file w1.token --concurrency 2
+///
+/// Tokens come from a file (--token-file, --admin-token-file) or the environment
+/// (ASTRAGAL_ADMIN_TOKEN, ASTRAGAL_WORKER_TOKEN), never from the command line,
+/// which every process on the machine can read.
 #[derive(Parser)]
 #[command(name = "ladder", version, verbatim_doc_comment)]
 struct Cli {
@@ -55,15 +61,19 @@ struct ServeArgs {
     /// Web page address (standings and recent games, and their JSON); none if absent.
     #[arg(long)]
     http: Option<String>,
-    /// Token for admin calls.
-    #[arg(long, env = "ASTRAGAL_ADMIN_TOKEN", hide_env_values = true)]
-    admin_token: String,
-    /// Token for worker calls.
-    #[arg(long, env = "ASTRAGAL_WORKER_TOKEN", hide_env_values = true)]
-    worker_token: String,
+    /// File holding the admin token (else $ASTRAGAL_ADMIN_TOKEN). Workers get
+    /// their own tokens: `ladder admin add-worker NAME`.
+    #[arg(long, value_name = "FILE")]
+    admin_token_file: Option<PathBuf>,
     /// Seconds a worker holds a lease before its group goes to another worker.
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = 120.0, value_parser = |s: &str| number_in(s, 1.0, 86_400.0))]
     lease_seconds: f64,
+    /// Serve gRPC over TLS with this certificate (PEM; with --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -71,17 +81,22 @@ struct WorkerArgs {
     /// Server URL.
     #[arg(long, default_value = "http://127.0.0.1:50060")]
     server: String,
-    /// Worker token.
-    #[arg(long, env = "ASTRAGAL_WORKER_TOKEN", hide_env_values = true)]
-    token: String,
+    /// File holding this worker's token (else $ASTRAGAL_WORKER_TOKEN); the admin
+    /// makes one with `ladder admin add-worker NAME`.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// The authority that signed an https:// server's certificate (PEM), if not a
+    /// public one.
+    #[arg(long, value_name = "FILE")]
+    ca_cert: Option<PathBuf>,
     /// Groups played at once.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 1024))]
     concurrency: usize,
-    /// Name in the server's logs.
+    /// Name in this worker's own log lines (the server knows it by its token).
     #[arg(long, default_value = "worker")]
     name: String,
     /// Stop after this many groups.
-    #[arg(long)]
+    #[arg(long, value_parser = |s: &str| number_in(s, 1u64, u64::MAX))]
     max_groups: Option<u64>,
     /// Stop when the server has nothing to play.
     #[arg(long)]
@@ -103,9 +118,13 @@ struct AdminArgs {
     /// Server URL.
     #[arg(long, default_value = "http://127.0.0.1:50060")]
     server: String,
-    /// Admin token (reads also take the worker token).
-    #[arg(long, env = "ASTRAGAL_ADMIN_TOKEN", hide_env_values = true)]
-    token: String,
+    /// File holding the admin token (else $ASTRAGAL_ADMIN_TOKEN).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// The authority that signed an https:// server's certificate (PEM), if not a
+    /// public one.
+    #[arg(long, value_name = "FILE")]
+    ca_cert: Option<PathBuf>,
     #[command(subcommand)]
     action: AdminAction,
 }
@@ -136,16 +155,18 @@ enum AdminAction {
         #[arg(long = "opt")]
         opts: Vec<String>,
         /// Seats per game (default: the game's smallest).
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, value_parser = |s: &str| number_in(s, 0u32, 64))]
         seats: u32,
         /// Games in all (0: keep playing).
         #[arg(long, default_value_t = 0)]
         max_games: u64,
-        /// Seed of group 0.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
+        /// The competition's seed, for a reproducible run: every group's dice
+        /// derive from it, so anyone who knows it knows them. Without it the server
+        /// draws 64 bits from its random source (recommended).
+        #[arg(long)]
+        seed: Option<u64>,
         /// Milliseconds per move.
-        #[arg(long, default_value_t = 5000)]
+        #[arg(long, default_value_t = 5000, value_parser = |s: &str| number_in(s, 1u64, referee::clock::MAX_MOVE_MS))]
         movetime: u64,
     },
     /// Stop scheduling a competition.
@@ -160,6 +181,54 @@ enum AdminAction {
         /// Its name.
         name: String,
     },
+    /// Add a worker and print its token (once: the server keeps only its hash).
+    /// Give the token to the worker in a file (--token-file) or its environment.
+    AddWorker {
+        /// Unique name; every group it reports is recorded as its.
+        name: String,
+    },
+    /// Revoke a worker's token (its results stay; see void-worker).
+    RevokeWorker {
+        /// Its name.
+        name: String,
+    },
+    /// Every worker: groups and games reported, faults by kind against the other
+    /// workers' rates, and a flag where a worker stands out.
+    Workers,
+    /// Revoke a worker and remove every game it reported; its groups are played
+    /// again by other workers.
+    VoidWorker {
+        /// Its name.
+        name: String,
+    },
+}
+
+/// A secret from a file (its first line) or else an environment variable; never
+/// from the command line, which any process on the machine can read.
+fn read_secret(file: Option<&std::path::Path>, env: &str, what: &str) -> anyhow::Result<String> {
+    let secret = match file {
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the {what} from {}", path.display()))?
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_owned(),
+        None => std::env::var(env)
+            .map_err(|_| anyhow::anyhow!("no {what}: give a file holding it, or set {env}"))?,
+    };
+    if secret.len() < 16 {
+        bail!(
+            "the {what} is {} characters; use at least 16 (e.g. `openssl rand -hex 32`)",
+            secret.len()
+        );
+    }
+    Ok(secret)
+}
+
+fn read_pem(path: Option<&std::path::Path>) -> anyhow::Result<Option<Vec<u8>>> {
+    path.map(|p| std::fs::read(p).with_context(|| format!("cannot read {}", p.display())))
+        .transpose()
 }
 
 #[derive(Args)]
@@ -171,17 +240,19 @@ struct GameArgs {
     #[arg(long = "opt")]
     opts: Vec<String>,
     /// Fixed time per move in milliseconds.
-    #[arg(long, default_value_t = 5000, conflicts_with = "tc")]
+    #[arg(long, default_value_t = 5000, conflicts_with = "tc", value_parser = |s: &str| number_in(s, 1u64, referee::clock::MAX_MOVE_MS))]
     movetime: u64,
     /// Clock per seat instead, base+increment in seconds (e.g. 10+0.1).
     #[arg(long)]
     tc: Option<String>,
     /// Games played at the same time.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 1024))]
     concurrency: usize,
-    /// Seed of group 0; group g plays seed + g.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// The run's seed, to play it again: group g plays a seed derived from it
+    /// (recorded in each game). Without it, 64 random bits from the operating
+    /// system, printed at the start.
+    #[arg(long)]
+    seed: Option<u64>,
     /// Write each bot's stderr (capped) to files in this directory.
     #[arg(long)]
     log_dir: Option<PathBuf>,
@@ -229,13 +300,13 @@ struct TournamentArgs {
     #[arg(long = "bot", required = true)]
     bots: Vec<String>,
     /// Games to play in all, rounded up to whole mirrored groups.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = |s: &str| number_in(s, 1u64, 1_000_000_000))]
     games: u64,
     /// round-robin: every set of bots meets in turn; gauntlet: the first bot meets all others.
     #[arg(long, value_enum, default_value = "round-robin")]
     format: Format,
     /// Seats per game (default: the game's smallest number).
-    #[arg(long)]
+    #[arg(long, value_parser = |s: &str| number_in(s, 1usize, 64))]
     seats: Option<usize>,
     /// Store: a SQLite file (created if missing) or postgres://...; resumable.
     /// Without it the tournament lives in memory.
@@ -285,32 +356,32 @@ struct SprtArgs {
     #[arg(long = "vs")]
     vs: String,
     /// Elo of the null hypothesis.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = |s: &str| number_in(s, -1000.0, 1000.0))]
     elo0: f64,
     /// Elo of the alternative.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = |s: &str| number_in(s, -1000.0, 1000.0))]
     elo1: f64,
     /// False positive rate.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, value_parser = |s: &str| number_in(s, 0.0001, 0.5))]
     alpha: f64,
     /// False negative rate.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, value_parser = |s: &str| number_in(s, 0.0001, 0.5))]
     beta: f64,
     /// Stop undecided after this many games.
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = 100_000, value_parser = |s: &str| number_in(s, 2u64, 1_000_000_000))]
     max_games: u64,
 }
 
 #[derive(Args)]
 struct BenchFitArgs {
     /// Simulated games.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = |s: &str| number_in(s, 1u64, 100_000_000))]
     games: u64,
     /// Bots.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = |s: &str| number_in(s, 2usize, 100_000))]
     bots: usize,
     /// Seats per game.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = |s: &str| number_in(s, 2usize, 64))]
     seats: usize,
 }
 
@@ -449,11 +520,12 @@ fn tournament_cmd(a: TournamentArgs) -> anyhow::Result<()> {
         }
     };
     let summary = format!(
-        "this run: {} games in {:.1} s ({:.0} games/s, {:.0} decisions/s){}",
+        "this run: {} games in {:.1} s ({:.0} games/s, {:.0} decisions/s), seed {}{}",
         report.played,
         report.seconds,
         report.played as f64 / report.seconds.max(1e-9),
         report.decisions as f64 / report.seconds.max(1e-9),
+        report.seed,
         if report.resumed > 0 {
             format!("; {} were already recorded", report.resumed)
         } else {
@@ -557,6 +629,10 @@ fn ratings_cmd(a: RatingsArgs) -> anyhow::Result<()> {
 }
 
 fn sprt_cmd(a: SprtArgs) -> anyhow::Result<()> {
+    let seed = referee::seed::seed_or_random(a.game.seed);
+    if a.game.seed.is_none() {
+        eprintln!("sprt seed {seed} (random; --seed {seed} plays these pairs again)");
+    }
     let bots = name_bots(&[a.bot.clone(), a.vs.clone()])?;
     let cfg = ladder::sprt::SprtConfig {
         game: a.game.game.clone(),
@@ -565,7 +641,7 @@ fn sprt_cmd(a: SprtArgs) -> anyhow::Result<()> {
         test: ladder::stats::Sprt::new(a.elo0, a.elo1, a.alpha, a.beta),
         max_games: a.max_games,
         concurrency: a.game.concurrency,
-        seed: a.game.seed,
+        seed,
         limits: referee::Limits {
             sandbox: a.game.sandbox(None)?,
             ..tournament::limits_from(&a.game.time()).map_err(anyhow::Error::msg)?
@@ -604,12 +680,18 @@ async fn shutdown_signal() {
 }
 
 fn serve_cmd(a: ServeArgs) -> anyhow::Result<()> {
-    if a.admin_token.len() < 8 || a.worker_token.len() < 8 {
-        bail!("tokens must be at least 8 characters");
-    }
-    if a.admin_token == a.worker_token {
-        bail!("the admin and worker tokens must differ");
-    }
+    let admin_token = read_secret(
+        a.admin_token_file.as_deref(),
+        "ASTRAGAL_ADMIN_TOKEN",
+        "admin token",
+    )?;
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(cert), Some(key)) => Some(tonic::transport::Identity::from_pem(
+            std::fs::read(cert).with_context(|| format!("cannot read {}", cert.display()))?,
+            std::fs::read(key).with_context(|| format!("cannot read {}", key.display()))?,
+        )),
+        _ => None,
+    };
     let rt = runtime()?;
     rt.block_on(async {
         let store = Store::open(&a.db)
@@ -630,9 +712,9 @@ fn serve_cmd(a: ServeArgs) -> anyhow::Result<()> {
             None => None,
         };
         let cfg = ladder::service::ServiceConfig {
-            admin_token: a.admin_token.clone(),
-            worker_token: a.worker_token.clone(),
-            lease: std::time::Duration::from_secs_f64(a.lease_seconds.max(0.1)),
+            admin_token,
+            lease: std::time::Duration::from_secs_f64(a.lease_seconds),
+            tls,
         };
         ladder::service::run(grpc, http, store, cfg, shutdown_signal()).await?;
         anyhow::Ok(())
@@ -654,8 +736,9 @@ fn worker_cmd(a: WorkerArgs) -> anyhow::Result<()> {
     sandbox.hide(a.log_dir.iter().cloned());
     let rt = runtime()?;
     let cfg = ladder::worker::WorkerConfig {
+        token: read_secret(a.token_file.as_deref(), "ASTRAGAL_WORKER_TOKEN", "worker token")?,
+        ca_pem: read_pem(a.ca_cert.as_deref())?,
         server: a.server,
-        token: a.token,
         name: a.name,
         concurrency: a.concurrency,
         max_groups: a.max_groups,
@@ -672,7 +755,9 @@ fn admin_cmd(a: AdminArgs) -> anyhow::Result<()> {
     use proto::ladder::*;
     let rt = runtime()?;
     rt.block_on(async {
-        let mut c = ladder::worker::connect(&a.server, &a.token).await?;
+        let token = read_secret(a.token_file.as_deref(), "ASTRAGAL_ADMIN_TOKEN", "admin token")?;
+        let ca = read_pem(a.ca_cert.as_deref())?;
+        let mut c = ladder::worker::connect(&a.server, &token, ca.as_deref()).await?;
         let describe = |i: CompetitionInfo| {
             format!(
                 "{}: {} {} · {} seats · {} · {} games{} · bots: {}",
@@ -776,6 +861,68 @@ fn admin_cmd(a: AdminArgs) -> anyhow::Result<()> {
                     );
                 }
                 println!("{} games; {}", s.games, s.anchor);
+            }
+            AdminAction::AddWorker { name } => {
+                let w = c.add_worker(AddWorkerRequest { name }).await?.into_inner();
+                eprintln!(
+                    "worker {}: its token is below, shown once. Save it to a file only the worker reads \
+                     and run `ladder worker --token-file FILE`.",
+                    w.name
+                );
+                println!("{}", w.token);
+            }
+            AdminAction::RevokeWorker { name } => {
+                let w = c.revoke_worker(WorkerRequest { name }).await?.into_inner();
+                println!(
+                    "worker {} revoked ({} groups, {} games reported stay)",
+                    w.name, w.groups, w.games
+                );
+            }
+            AdminAction::Workers => {
+                let list = c.list_workers(ListWorkersRequest {}).await?.into_inner();
+                println!(
+                    "{:<20} {:>8} {:>7} {:>8}  faulted games (rate, others' rate, z)",
+                    "worker", "status", "groups", "games"
+                );
+                for w in list.workers {
+                    let faults: Vec<String> = w
+                        .faults
+                        .iter()
+                        .filter(|f| f.games > 0)
+                        .map(|f| {
+                            format!(
+                                "{} {} ({:.1}%, {:.1}%, {:+.1})",
+                                f.kind,
+                                f.games,
+                                100.0 * f.rate,
+                                100.0 * f.others_rate,
+                                f.z
+                            )
+                        })
+                        .collect();
+                    println!(
+                        "{:<20} {:>8} {:>7} {:>8}  {}",
+                        w.name,
+                        if w.revoked { "revoked" } else { "active" },
+                        w.groups,
+                        w.games,
+                        if faults.is_empty() {
+                            "-".into()
+                        } else {
+                            faults.join("; ")
+                        }
+                    );
+                    if !w.flag.is_empty() {
+                        println!("{:<20} FLAGGED: {}", "", w.flag);
+                    }
+                }
+            }
+            AdminAction::VoidWorker { name } => {
+                let v = c.void_worker(WorkerRequest { name }).await?.into_inner();
+                println!(
+                    "worker {} revoked; {} games of {} groups removed, to be played again",
+                    v.name, v.games, v.groups
+                );
             }
         }
         anyhow::Ok(())

@@ -9,6 +9,7 @@ use crate::cache::StandingsCache;
 use crate::schedule::{self, Candidate};
 use crate::store::{
     BotRow, CompetitionRow, CompetitionStatus, Completion, GroupStatus, NewCompetition, Store, StoreError,
+    WorkerRow,
 };
 use crate::tournament::{limits_from, new_game};
 use proto::ladder::ladder_server::{Ladder, LadderServer};
@@ -22,24 +23,38 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use tonic::{Request, Response, Status};
 
-/// Who a token belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Role {
-    /// May lease and report, and read.
-    Worker,
-    /// May do everything.
-    Admin,
-}
+/// Largest message the service takes: a group's report. What a record can hold is
+/// capped by the referee (`docs/security.md` has the sum: a group of the longest
+/// games with every bot flooding `info` stays under a tenth of this), so the limit
+/// is never what stops an honest worker; reports also travel gzip-compressed.
+pub const MAX_REPORT_BYTES: usize = 16 << 20;
 
 /// Service settings.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServiceConfig {
     /// Token for admin calls.
     pub admin_token: String,
-    /// Token for worker calls.
-    pub worker_token: String,
     /// How long a worker holds a lease.
     pub lease: Duration,
+    /// The server's certificate and key for TLS; plain HTTP/2 without.
+    pub tls: Option<tonic::transport::Identity>,
+}
+
+impl std::fmt::Debug for ServiceConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token or the key.
+        f.debug_struct("ServiceConfig")
+            .field("lease", &self.lease)
+            .field("tls", &self.tls.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Who is calling: the admin, or a worker known by its own token.
+#[derive(Debug, Clone)]
+enum Caller {
+    Admin,
+    Worker(WorkerRow),
 }
 
 /// The gRPC service.
@@ -61,28 +76,36 @@ fn status_of(e: StoreError) -> Status {
     }
 }
 
-fn check_role<T>(req: &Request<T>, cfg: &ServiceConfig, need: Role) -> Result<Role, Status> {
+/// The SHA-256 of a token, in hex: what the store keeps of a worker's token.
+pub fn token_hash(token: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A new worker token: 256 bits from the operating system's random source, in hex.
+///
+/// # Errors
+/// The operating system has no random source to give.
+pub fn new_token() -> Result<String, Status> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| Status::internal(format!("no random source: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn bearer<T>(req: &Request<T>) -> Result<&str, Status> {
     let Some(value) = req.metadata().get("authorization") else {
         return Err(Status::unauthenticated(
             "missing authorization metadata: send `authorization: Bearer <token>`",
         ));
     };
-    let token = value
+    value
         .to_str()
         .ok()
         .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(|| Status::unauthenticated("authorization is not `Bearer <token>`"))?;
-    let role = if constant_time_eq(token, &cfg.admin_token) {
-        Role::Admin
-    } else if constant_time_eq(token, &cfg.worker_token) {
-        Role::Worker
-    } else {
-        return Err(Status::unauthenticated("unknown token"));
-    };
-    if role < need {
-        return Err(Status::permission_denied("this call needs the admin token"));
-    }
-    Ok(role)
+        .ok_or_else(|| Status::unauthenticated("authorization is not `Bearer <token>`"))
 }
 
 fn constant_time_eq(a: &str, b: &str) -> bool {
@@ -106,6 +129,71 @@ fn valid_name(what: &str, name: &str) -> Result<(), Status> {
 }
 
 impl LadderService {
+    /// Who sent `req`: the admin token, or a worker's token that is not revoked.
+    async fn caller<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
+        let token = bearer(req)?;
+        if constant_time_eq(token, &self.cfg.admin_token) {
+            return Ok(Caller::Admin);
+        }
+        // Looked up by its hash: the store never holds a token, and a lookup by
+        // hash gives away nothing of a token's text through timing.
+        match self
+            .store
+            .worker_by_token_hash(&token_hash(token))
+            .await
+            .map_err(status_of)?
+        {
+            Some(w) => Ok(Caller::Worker(w)),
+            None => Err(Status::unauthenticated("unknown or revoked token")),
+        }
+    }
+
+    async fn need_admin<T>(&self, req: &Request<T>) -> Result<(), Status> {
+        match self.caller(req).await? {
+            Caller::Admin => Ok(()),
+            Caller::Worker(_) => Err(Status::permission_denied("this call needs the admin token")),
+        }
+    }
+
+    async fn need_worker<T>(&self, req: &Request<T>) -> Result<WorkerRow, Status> {
+        match self.caller(req).await? {
+            Caller::Worker(w) => Ok(w),
+            Caller::Admin => Err(Status::permission_denied(
+                "leases and reports need a worker's own token (ladder admin add-worker), so every group is someone's",
+            )),
+        }
+    }
+
+    /// Every worker with its audit (`crate::audit`).
+    async fn worker_infos(&self) -> Result<Vec<WorkerInfo>, Status> {
+        let workers = self.store.workers().await.map_err(status_of)?;
+        let games = self.store.reported_games().await.map_err(status_of)?;
+        let ids: Vec<i64> = workers.iter().map(|w| w.id).collect();
+        let audits = crate::audit::audit(&ids, &games);
+        Ok(workers
+            .into_iter()
+            .zip(audits)
+            .map(|(w, a)| WorkerInfo {
+                name: w.name,
+                revoked: w.revoked,
+                groups: a.groups,
+                games: a.games,
+                faults: a
+                    .kinds
+                    .into_iter()
+                    .map(|k| FaultCount {
+                        kind: k.kind,
+                        games: k.games,
+                        rate: k.rate,
+                        others_rate: k.others_rate,
+                        z: k.z,
+                    })
+                    .collect(),
+                flag: a.flag,
+            })
+            .collect())
+    }
+
     /// A service over a store, with the standings cache it shares with the page.
     pub fn new(store: Store, cfg: ServiceConfig, standings: Arc<StandingsCache>) -> LadderService {
         LadderService {
@@ -314,8 +402,53 @@ impl LadderService {
 
 #[tonic::async_trait]
 impl Ladder for LadderService {
+    async fn add_worker(&self, req: Request<AddWorkerRequest>) -> Result<Response<AddWorkerReply>, Status> {
+        self.need_admin(&req).await?;
+        let name = req.into_inner().name;
+        valid_name("worker name", &name)?;
+        let token = new_token()?;
+        self.store
+            .add_worker(&name, &token_hash(&token))
+            .await
+            .map_err(status_of)?;
+        tracing::info!(worker = %name, "worker added");
+        Ok(Response::new(AddWorkerReply { name, token }))
+    }
+
+    async fn revoke_worker(&self, req: Request<WorkerRequest>) -> Result<Response<WorkerInfo>, Status> {
+        self.need_admin(&req).await?;
+        let name = req.into_inner().name;
+        let w = self.store.revoke_worker(&name).await.map_err(status_of)?;
+        tracing::info!(worker = %name, "worker revoked");
+        let info = self.worker_infos().await?.into_iter().find(|i| i.name == w.name);
+        Ok(Response::new(info.unwrap_or(WorkerInfo {
+            name: w.name,
+            revoked: true,
+            ..WorkerInfo::default()
+        })))
+    }
+
+    async fn list_workers(
+        &self,
+        req: Request<ListWorkersRequest>,
+    ) -> Result<Response<ListWorkersReply>, Status> {
+        self.need_admin(&req).await?;
+        Ok(Response::new(ListWorkersReply {
+            workers: self.worker_infos().await?,
+        }))
+    }
+
+    async fn void_worker(&self, req: Request<WorkerRequest>) -> Result<Response<VoidWorkerReply>, Status> {
+        self.need_admin(&req).await?;
+        let name = req.into_inner().name;
+        let (groups, games) = self.store.void_worker(&name).await.map_err(status_of)?;
+        self.standings.forget_all();
+        tracing::warn!(worker = %name, groups, games, "worker voided: its groups are played again");
+        Ok(Response::new(VoidWorkerReply { name, groups, games }))
+    }
+
     async fn register_bot(&self, req: Request<RegisterBotRequest>) -> Result<Response<BotInfo>, Status> {
-        check_role(&req, &self.cfg, Role::Admin)?;
+        self.need_admin(&req).await?;
         let r = req.into_inner();
         valid_name("bot name", &r.name)?;
         engine::game_info(&r.game).map_err(|e| Status::invalid_argument(e.to_string()))?;
@@ -358,7 +491,7 @@ impl Ladder for LadderService {
         &self,
         req: Request<OpenCompetitionRequest>,
     ) -> Result<Response<CompetitionInfo>, Status> {
-        check_role(&req, &self.cfg, Role::Admin)?;
+        self.need_admin(&req).await?;
         let r = req.into_inner();
         valid_name("competition name", &r.name)?;
         let info = engine::game_info(&r.game).map_err(|e| Status::invalid_argument(e.to_string()))?;
@@ -384,7 +517,9 @@ impl Ladder for LadderService {
                 options: game.options().to_vec(),
                 seats: seats as i64,
                 format: "ladder".into(),
-                seed: r.seed as i64,
+                // Unless the admin gave one: 64 bits no one knows, from which every
+                // group's seed derives (`engine::group_seed`).
+                seed: r.seed.unwrap_or_else(referee::seed::os_seed) as i64,
                 max_games: r.max_games as i64,
                 time,
                 config: String::new(),
@@ -404,7 +539,7 @@ impl Ladder for LadderService {
         &self,
         req: Request<CloseCompetitionRequest>,
     ) -> Result<Response<CompetitionInfo>, Status> {
-        check_role(&req, &self.cfg, Role::Admin)?;
+        self.need_admin(&req).await?;
         let name = req.into_inner().name;
         self.store.set_status(&name, false).await.map_err(status_of)?;
         let c = self.competition_named(&name).await?;
@@ -415,7 +550,7 @@ impl Ladder for LadderService {
         &self,
         req: Request<ListCompetitionsRequest>,
     ) -> Result<Response<ListCompetitionsReply>, Status> {
-        check_role(&req, &self.cfg, Role::Worker)?;
+        self.caller(&req).await?;
         let mut competitions = Vec::new();
         for c in self.store.competitions().await.map_err(status_of)? {
             competitions.push(self.competition_info(&c).await?);
@@ -424,7 +559,7 @@ impl Ladder for LadderService {
     }
 
     async fn standings(&self, req: Request<StandingsRequest>) -> Result<Response<StandingsReply>, Status> {
-        check_role(&req, &self.cfg, Role::Worker)?;
+        self.caller(&req).await?;
         let c = self.competition_named(&req.into_inner().competition).await?;
         let st = self
             .standings
@@ -458,7 +593,7 @@ impl Ladder for LadderService {
         &self,
         req: Request<GameRecordsRequest>,
     ) -> Result<Response<GameRecordsReply>, Status> {
-        check_role(&req, &self.cfg, Role::Worker)?;
+        self.caller(&req).await?;
         let r = req.into_inner();
         let c = self.competition_named(&r.competition).await?;
         let limit = if r.limit == 0 { 1000 } else { r.limit.min(1000) };
@@ -474,9 +609,8 @@ impl Ladder for LadderService {
     }
 
     async fn lease(&self, req: Request<LeaseRequest>) -> Result<Response<LeaseReply>, Status> {
-        check_role(&req, &self.cfg, Role::Worker)?;
-        let worker = req.into_inner().worker;
-        let token = format!("{:016x}{:016x}", rand_u64(), rand_u64());
+        let worker = self.need_worker(&req).await?.name;
+        let token = new_token()?;
         for attempt in 0..3 {
             let now = crate::store::now_ms();
             let lease_ms = self.cfg.lease.as_millis() as i64;
@@ -534,7 +668,7 @@ impl Ladder for LadderService {
     }
 
     async fn report(&self, req: Request<ReportRequest>) -> Result<Response<ReportReply>, Status> {
-        check_role(&req, &self.cfg, Role::Worker)?;
+        let worker = self.need_worker(&req).await?;
         let mut r = req.into_inner();
         let group = self
             .store
@@ -553,13 +687,16 @@ impl Ladder for LadderService {
             })?;
         match self
             .store
-            .complete_lease(group.id, &r.lease, &games)
+            .complete_lease(group.id, &r.lease, Some(worker.id), &games)
             .await
             .map_err(status_of)?
         {
-            Completion::Recorded => Ok(Response::new(ReportReply {
-                outcome: "recorded".into(),
-            })),
+            Completion::Recorded => {
+                tracing::info!(worker = %worker.name, group = group.id, "group recorded");
+                Ok(Response::new(ReportReply {
+                    outcome: "recorded".into(),
+                }))
+            }
             Completion::AlreadyDone => Ok(Response::new(ReportReply {
                 outcome: "already_recorded".into(),
             })),
@@ -569,19 +706,6 @@ impl Ladder for LadderService {
             ))),
         }
     }
-}
-
-/// Unpredictable enough for lease tokens (which only stop stale reports; the
-/// worker token is the secret).
-fn rand_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.finish()
 }
 
 /// Why the service stopped other than by its shutdown.
@@ -624,8 +748,15 @@ pub async fn run(
         })
     });
     let incoming = tonic::transport::server::TcpIncoming::from(grpc).with_nodelay(Some(true));
-    let svc = LadderServer::new(LadderService::new(store, cfg, standings));
-    let result = tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(identity) = cfg.tls.clone() {
+        builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
+    }
+    let svc = LadderServer::new(LadderService::new(store, cfg, standings))
+        .max_decoding_message_size(MAX_REPORT_BYTES)
+        .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
+        .send_compressed(tonic::codec::CompressionEncoding::Gzip);
+    let result = builder
         .add_service(svc)
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await;

@@ -210,6 +210,19 @@ pub struct NewGame {
     pub termination: String,
     /// The referee's JSON record.
     pub record: String,
+    /// The kinds of its faults, comma-separated (empty: none).
+    pub fault_kinds: String,
+}
+
+/// A worker known to the service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerRow {
+    /// Key.
+    pub id: i64,
+    /// Unique name.
+    pub name: String,
+    /// Whether its token was revoked.
+    pub revoked: bool,
 }
 
 /// A stored game's result, compact.
@@ -710,8 +723,8 @@ impl Store {
         let mut inserted = 0;
         for g in games {
             let r = sqlx::query(
-                "INSERT INTO games (competition_id, group_id, rotation, bots, ranks, termination, record, recorded_ms)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (group_id, rotation) DO NOTHING",
+                "INSERT INTO games (competition_id, group_id, rotation, bots, ranks, termination, record, recorded_ms, fault_kinds)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (group_id, rotation) DO NOTHING",
             )
             .bind(g.competition_id)
             .bind(g.group_id)
@@ -721,6 +734,7 @@ impl Store {
             .bind(&g.termination)
             .bind(&g.record)
             .bind(now)
+            .bind(&g.fault_kinds)
             .execute(&mut **tx)
             .await?;
             inserted += r.rows_affected();
@@ -757,7 +771,13 @@ impl Store {
     ///
     /// # Errors
     /// The database; nothing is stored then.
-    pub async fn complete_lease(&self, group_id: i64, token: &str, games: &[NewGame]) -> Result<Completion> {
+    pub async fn complete_lease(
+        &self,
+        group_id: i64,
+        token: &str,
+        worker_id: Option<i64>,
+        games: &[NewGame],
+    ) -> Result<Completion> {
         let mut tx = self.write_tx().await?;
         let lock = match self.dialect {
             Dialect::Postgres => " FOR UPDATE",
@@ -778,12 +798,154 @@ impl Store {
             return Ok(Completion::LeaseLost);
         }
         Self::insert_games(&mut tx, games, now_ms()).await?;
-        sqlx::query("UPDATE match_groups SET status = 'done' WHERE id = $1")
+        sqlx::query("UPDATE match_groups SET status = 'done', reported_by = $2 WHERE id = $1")
             .bind(group_id)
+            .bind(worker_id)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
         Ok(Completion::Recorded)
+    }
+
+    // ---- workers
+
+    fn worker_row(r: &AnyRow) -> Result<WorkerRow> {
+        Ok(WorkerRow {
+            id: r.try_get("id")?,
+            name: r.try_get("name")?,
+            revoked: r.try_get::<Option<i64>, _>("revoked_ms")?.is_some(),
+        })
+    }
+
+    /// Adds a worker known by the SHA-256 of its token.
+    ///
+    /// # Errors
+    /// The name is taken, or the database.
+    pub async fn add_worker(&self, name: &str, token_hash: &str) -> Result<WorkerRow> {
+        let inserted = sqlx::query(
+            "INSERT INTO workers (name, token_hash, created_ms) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(token_hash)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!(
+                "a worker named {name:?} exists (revoke it and add another name)"
+            )));
+        }
+        self.worker(name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("worker {name:?} vanished")))
+    }
+
+    /// A worker by name.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn worker(&self, name: &str) -> Result<Option<WorkerRow>> {
+        let row = sqlx::query("SELECT id, name, revoked_ms FROM workers WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(Self::worker_row).transpose()
+    }
+
+    /// The worker whose token has this SHA-256, if it is not revoked.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn worker_by_token_hash(&self, token_hash: &str) -> Result<Option<WorkerRow>> {
+        let row = sqlx::query(
+            "SELECT id, name, revoked_ms FROM workers WHERE token_hash = $1 AND revoked_ms IS NULL",
+        )
+        .bind(token_hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(Self::worker_row).transpose()
+    }
+
+    /// Every worker, by name.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn workers(&self) -> Result<Vec<WorkerRow>> {
+        let rows = sqlx::query("SELECT id, name, revoked_ms FROM workers ORDER BY name")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(Self::worker_row).collect()
+    }
+
+    /// Revokes a worker's token: its calls are refused from now on.
+    ///
+    /// # Errors
+    /// No such worker, or the database.
+    pub async fn revoke_worker(&self, name: &str) -> Result<WorkerRow> {
+        let done = sqlx::query("UPDATE workers SET revoked_ms = $2 WHERE name = $1 AND revoked_ms IS NULL")
+            .bind(name)
+            .bind(now_ms())
+            .execute(&self.pool)
+            .await?;
+        match self.worker(name).await? {
+            Some(w) => Ok(w),
+            None if done.rows_affected() == 0 => Err(StoreError::NotFound(format!("no worker {name:?}"))),
+            None => Err(StoreError::NotFound(format!("worker {name:?} vanished"))),
+        }
+    }
+
+    /// What each worker reported: `(worker id, group id, fault kinds)` per stored
+    /// game of a group a worker reported.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn reported_games(&self) -> Result<Vec<(i64, i64, String)>> {
+        let rows = sqlx::query(
+            "SELECT m.reported_by, g.group_id, g.fault_kinds FROM games g
+             JOIN match_groups m ON m.id = g.group_id WHERE m.reported_by IS NOT NULL",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .collect()
+    }
+
+    /// Revokes a worker and removes every game of the groups it reported, which are
+    /// scheduled again (other workers play them). Returns `(groups, games)` voided.
+    ///
+    /// # Errors
+    /// No such worker, or the database (then nothing changes).
+    pub async fn void_worker(&self, name: &str) -> Result<(u64, u64)> {
+        let mut tx = self.write_tx().await?;
+        let row = sqlx::query("SELECT id FROM workers WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("no worker {name:?}")))?;
+        let id: i64 = row.try_get(0)?;
+        sqlx::query("UPDATE workers SET revoked_ms = $2 WHERE id = $1 AND revoked_ms IS NULL")
+            .bind(id)
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await?;
+        let games = sqlx::query(
+            "DELETE FROM games WHERE group_id IN (SELECT id FROM match_groups WHERE reported_by = $1)",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        let groups = sqlx::query(
+            "UPDATE match_groups SET status = 'scheduled', lease_token = NULL, lease_worker = NULL,
+             lease_expires_ms = NULL, reported_by = NULL WHERE reported_by = $1",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        tx.commit().await?;
+        Ok((groups, games))
     }
 
     // ---- games

@@ -14,7 +14,6 @@ use referee::spec::BotSpec;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// How groups are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -45,7 +44,7 @@ pub fn limits_from(time: &str) -> Result<Limits, String> {
         let ms: u64 = ms
             .parse()
             .map_err(|_| format!("time {time:?}: movetime takes milliseconds"))?;
-        TimeControl::MoveTime(Duration::from_millis(ms))
+        TimeControl::move_time(ms)?
     } else if let Some(tc) = time.strip_prefix("tc=") {
         TimeControl::parse_clock(tc)?
     } else {
@@ -77,7 +76,9 @@ pub struct TournamentConfig {
     /// Games played at once.
     pub concurrency: usize,
     /// Seed of group 0.
-    pub seed: u64,
+    /// The run's seed (`None`: the stored tournament's when resuming, else 64 bits
+    /// from the operating system); group g plays `engine::group_seed(seed, g)`.
+    pub seed: Option<u64>,
     /// Time control, as [`limits_from`] reads it.
     pub time: String,
     /// Bots' stderr logs here.
@@ -104,6 +105,8 @@ pub struct TournamentReport {
     pub seconds: f64,
     /// Standings over every recorded game.
     pub standings: Standings,
+    /// The seed it played from (give it as `--seed` to play it again).
+    pub seed: u64,
 }
 
 /// A tournament that cannot start or go on.
@@ -169,14 +172,14 @@ pub fn seating(sets: &[Vec<usize>], g: usize) -> Vec<usize> {
 
 /// Settings that must match to resume: everything but the number of games (a run
 /// with more games extends the tournament).
-fn fingerprint(cfg: &TournamentConfig, options: &[String], seats: usize) -> String {
+fn fingerprint(cfg: &TournamentConfig, seed: u64, options: &[String], seats: usize) -> String {
     serde_json::json!({
         "game": cfg.game,
         "options": options,
         "seats": seats,
         "format": cfg.format,
         "bots": cfg.bots.iter().map(|(n, s)| [n.clone(), s.to_string()]).collect::<Vec<_>>(),
-        "seed": cfg.seed,
+        "seed": seed,
         "time": cfg.time,
     })
     .to_string()
@@ -237,8 +240,13 @@ pub fn run(
             )));
         }
     }
-    let config = fingerprint(cfg, &options, seats);
-    let comp: CompetitionRow = match rt.block_on(store.competition(&cfg.name))? {
+    let stored = rt.block_on(store.competition(&cfg.name))?;
+    let seed = cfg
+        .seed
+        .or(stored.as_ref().map(|c| c.seed as u64))
+        .unwrap_or_else(referee::seed::os_seed);
+    let config = fingerprint(cfg, seed, &options, seats);
+    let comp: CompetitionRow = match stored {
         Some(c) => {
             if c.config != config {
                 return Err(TournamentError::Mismatch {
@@ -254,7 +262,7 @@ pub fn run(
             options: options.clone(),
             seats: seats as i64,
             format: cfg.format.as_str().into(),
-            seed: cfg.seed as i64,
+            seed: seed as i64,
             max_games: cfg.games as i64,
             time: cfg.time.clone(),
             config,
@@ -393,6 +401,7 @@ pub fn run(
         decisions,
         seconds,
         standings,
+        seed,
     })
 }
 
@@ -412,6 +421,12 @@ pub fn new_game(
         ranks: rec.outcome.ranks.iter().map(|&r| u32::from(r)).collect(),
         termination: rec.termination.to_string(),
         record: serde_json::to_string(rec).unwrap_or_default(),
+        fault_kinds: rec
+            .faults
+            .iter()
+            .map(|f| f.kind.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
     }
 }
 

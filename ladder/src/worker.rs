@@ -52,17 +52,30 @@ pub enum WorkerError {
     Task(String),
 }
 
-/// Connects to a ladder server with a token.
+/// Connects to a ladder server with a token: `https://` with TLS, the server's
+/// certificate checked against `ca_pem` when given (a host's own authority) or the
+/// usual public roots; reports go gzip-compressed.
 ///
 /// # Errors
-/// A malformed URL or token, or a server that cannot be reached.
-pub async fn connect(server: &str, token: &str) -> Result<Client, WorkerError> {
-    let channel = tonic::transport::Endpoint::from_shared(server.to_owned())
-        .map_err(|e| WorkerError::Server(server.to_owned(), e.to_string()))?
-        .connect_timeout(Duration::from_secs(5))
-        .connect()
-        .await
-        .map_err(|e| WorkerError::Server(server.to_owned(), e.to_string()))?;
+/// A malformed URL, token or certificate, or a server that cannot be reached.
+pub async fn connect(server: &str, token: &str, ca_pem: Option<&[u8]>) -> Result<Client, WorkerError> {
+    let unreachable = |e: &dyn std::fmt::Display| WorkerError::Server(server.to_owned(), e.to_string());
+    let mut endpoint = tonic::transport::Endpoint::from_shared(server.to_owned())
+        .map_err(|e| unreachable(&e))?
+        .connect_timeout(Duration::from_secs(5));
+    if server.starts_with("https://") {
+        let mut tls = tonic::transport::ClientTlsConfig::new().with_webpki_roots();
+        if let Some(pem) = ca_pem {
+            tls = tls.ca_certificate(tonic::transport::Certificate::from_pem(pem));
+        }
+        endpoint = endpoint.tls_config(tls).map_err(|e| unreachable(&e))?;
+    } else if ca_pem.is_some() {
+        return Err(WorkerError::Server(
+            server.to_owned(),
+            "a CA certificate was given for a plain http:// server: use https://".into(),
+        ));
+    }
+    let channel = endpoint.connect().await.map_err(|e| unreachable(&e))?;
     let value: MetadataValue<_> = format!("Bearer {token}")
         .parse()
         .map_err(|_| WorkerError::Token("it has characters a header cannot carry".into()))?;
@@ -70,7 +83,10 @@ pub async fn connect(server: &str, token: &str) -> Result<Client, WorkerError> {
         req.metadata_mut().insert("authorization", value.clone());
         Ok(req)
     });
-    Ok(LadderClient::with_interceptor(channel, auth).max_decoding_message_size(64 << 20))
+    Ok(LadderClient::with_interceptor(channel, auth)
+        .max_decoding_message_size(64 << 20)
+        .send_compressed(tonic::codec::CompressionEncoding::Gzip)
+        .accept_compressed(tonic::codec::CompressionEncoding::Gzip))
 }
 
 /// Codes by which the server judged a report, as opposed to failing to take it.
@@ -87,9 +103,12 @@ fn is_verdict(code: tonic::Code) -> bool {
 pub struct WorkerConfig {
     /// Server URL (`http://host:port`).
     pub server: String,
-    /// Worker token.
+    /// This worker's own token (from `ladder admin add-worker`).
     pub token: String,
-    /// Name in the server's logs.
+    /// The authority that signed an `https://` server's certificate (PEM), when
+    /// not a public one.
+    pub ca_pem: Option<Vec<u8>>,
+    /// Name in this worker's own log lines (the server knows it by its token).
     pub name: String,
     /// Groups played at once.
     pub concurrency: usize,
@@ -260,7 +279,7 @@ async fn work_loop(
         let lease = loop {
             let c = match client.as_mut() {
                 Some(c) => c,
-                None => match connect(&cfg.server, &cfg.token).await {
+                None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
                     Ok(c) => client.insert(c),
                     Err(e) => {
                         tracing::warn!("cannot reach {}: {e}; retrying", cfg.server);
@@ -308,7 +327,7 @@ async fn work_loop(
         loop {
             let c = match client.as_mut() {
                 Some(c) => c,
-                None => match connect(&cfg.server, &cfg.token).await {
+                None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
                     Ok(c) => client.insert(c),
                     Err(_) if tokio::time::Instant::now() < give_up => {
                         tokio::time::sleep(Duration::from_millis(300)).await;

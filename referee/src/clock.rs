@@ -17,28 +17,58 @@ pub enum TimeControl {
     },
 }
 
+/// Longest time per move: an hour (a deadline must stay a time the clock can
+/// hold, and no game here needs more).
+pub const MAX_MOVE_MS: u64 = 3_600_000;
+/// Longest clock: a day.
+pub const MAX_CLOCK_SECONDS: f64 = 86_400.0;
+/// Largest increment: an hour.
+pub const MAX_INCREMENT_SECONDS: f64 = 3_600.0;
+
 impl TimeControl {
-    /// Reads `base+inc` in seconds (`10+0.1`, `60`).
+    /// A fixed time per move, from 1 ms to [`MAX_MOVE_MS`].
     ///
     /// # Errors
-    /// A message saying the expected form.
+    /// A time outside that range, named.
+    pub fn move_time(ms: u64) -> Result<TimeControl, String> {
+        if !(1..=MAX_MOVE_MS).contains(&ms) {
+            return Err(format!(
+                "a time per move of {ms} ms is outside 1..={MAX_MOVE_MS} ms (an hour)"
+            ));
+        }
+        Ok(TimeControl::MoveTime(Duration::from_millis(ms)))
+    }
+
+    /// Reads `base+inc` in seconds (`10+0.1`, `60`): a base above 0 and up to a day,
+    /// an increment up to an hour.
+    ///
+    /// # Errors
+    /// A message saying the expected form or the range.
     pub fn parse_clock(text: &str) -> Result<TimeControl, String> {
-        let secs = |s: &str| {
-            s.trim()
+        let secs = |s: &str, max: f64, what: &str| {
+            let v = s
+                .trim()
                 .parse::<f64>()
                 .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .map(Duration::from_secs_f64)
-                .ok_or_else(|| format!("time control {text:?} is not base+increment in seconds, e.g. 10+0.1"))
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| {
+                    format!("time control {text:?} is not base+increment in seconds, e.g. 10+0.1")
+                })?;
+            if !(0.0..=max).contains(&v) {
+                return Err(format!(
+                    "time control {text:?}: the {what} {v} s is outside 0..={max} s"
+                ));
+            }
+            Ok(Duration::from_secs_f64(v))
         };
         let (base, inc) = text.split_once('+').unwrap_or((text, "0"));
-        let base = secs(base)?;
-        if base.is_zero() {
+        let base = secs(base, MAX_CLOCK_SECONDS, "base")?;
+        if base < Duration::from_millis(1) {
             return Err(format!("time control {text:?} gives no time"));
         }
         Ok(TimeControl::Clock {
             base,
-            inc: secs(inc)?,
+            inc: secs(inc, MAX_INCREMENT_SECONDS, "increment")?,
         })
     }
 }
@@ -162,5 +192,27 @@ mod tests {
                 inc: Duration::ZERO
             }
         );
+    }
+}
+
+/// Reads a command-line number and checks it lies in `lo..=hi`, for clap's
+/// `value_parser`: every number a host types is range-checked with a message that
+/// names the range, never taken as given to overflow or panic later.
+///
+/// # Errors
+/// Not a number, or out of range.
+pub fn number_in<T>(text: &str, lo: T, hi: T) -> Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
+{
+    let v: T = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number"))?;
+    // NaN fails both comparisons, so it is refused too.
+    if v >= lo && v <= hi {
+        Ok(v)
+    } else {
+        Err(format!("{text} is outside {lo}..={hi}"))
     }
 }

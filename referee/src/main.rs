@@ -4,7 +4,7 @@ mod bench;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
-use referee::clock::{Limits, TimeControl};
+use referee::clock::{Limits, MAX_MOVE_MS, TimeControl, number_in};
 use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
 use referee::matchplay::{MatchConfig, run_match};
 use referee::sandbox::{self, SandboxArgs};
@@ -66,10 +66,10 @@ struct CheckArgs {
     #[arg(long = "bot-opt")]
     bot_opts: Vec<String>,
     /// Games to play (at least one per seat).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = |s: &str| number_in(s, 1u64, 100_000))]
     games: u64,
     /// Milliseconds per move.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = |s: &str| number_in(s, 1u64, MAX_MOVE_MS))]
     movetime: u64,
     /// An environment variable for the bot's process, KEY=VALUE (repeatable).
     #[arg(long = "bot-env", value_name = "KEY=VALUE")]
@@ -87,19 +87,19 @@ struct BenchArgs {
     #[arg(long = "opt")]
     opts: Vec<String>,
     /// Decisions to make through the protocol.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = |s: &str| number_in(s, 1u64, 1_000_000_000))]
     decisions: u64,
     /// Games for the concurrency comparison.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = |s: &str| number_in(s, 1u64, 100_000_000))]
     games: u64,
     /// The bot program (default: astragal-bot --bot first, next to this referee).
     #[arg(long)]
     bot: Option<String>,
     /// Seats (the game's default when absent).
-    #[arg(long)]
+    #[arg(long, value_parser = |s: &str| number_in(s, 1usize, 64))]
     seats: Option<usize>,
     /// Rounds of protocol-then-raw measurement; medians are reported.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = |s: &str| number_in(s, 1usize, 1000))]
     rounds: usize,
     #[command(flatten)]
     sandbox: SandboxArgs,
@@ -125,13 +125,13 @@ struct GameArgs {
     #[arg(long, conflicts_with = "movetime")]
     tc: Option<String>,
     /// Fixed time per move in milliseconds (default 5000 when no --tc).
-    #[arg(long)]
+    #[arg(long, value_parser = |s: &str| number_in(s, 1u64, MAX_MOVE_MS))]
     movetime: Option<u64>,
     /// Extra milliseconds allowed on every deadline, for pipes and scheduling.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = |s: &str| number_in(s, 0u64, 60_000))]
     timemargin: u64,
     /// Milliseconds a bot has to start and finish the handshake.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = |s: &str| number_in(s, 1u64, 600_000))]
     handshake_timeout: u64,
     /// Append each game's record to this JSON Lines file.
     #[arg(long)]
@@ -169,10 +169,10 @@ struct MatchArgs {
     #[command(flatten)]
     game: GameArgs,
     /// Games to play, rounded up to whole mirrored groups (one game per seat rotation).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = |s: &str| number_in(s, 1u64, 1_000_000_000))]
     games: u64,
     /// Games played at the same time.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 1024))]
     concurrency: usize,
     /// The match's seed, to play a match again: group g plays a seed derived from
     /// it (recorded in each game). Without it the seed is 64 random bits from the
@@ -207,7 +207,7 @@ impl GameArgs {
     fn limits(&self) -> anyhow::Result<Limits> {
         let tc = match (&self.tc, self.movetime) {
             (Some(tc), _) => TimeControl::parse_clock(tc).map_err(anyhow::Error::msg)?,
-            (None, Some(ms)) => TimeControl::MoveTime(Duration::from_millis(ms)),
+            (None, Some(ms)) => TimeControl::move_time(ms).map_err(anyhow::Error::msg)?,
             (None, None) => TimeControl::default(),
         };
         let mut sandbox = checked_sandbox(&self.sandbox)?;

@@ -425,3 +425,90 @@ impl Drop for TestStore {
         }
     }
 }
+
+/// Records a dishonest worker could send for a genuine two-seat `record`, each made
+/// consistent in everything else (final position, outcome and termination
+/// recomputed), so that only the check of its faults can refuse it: a timeout
+/// added to the winner of a finished game, a fault by a seat that was not to act,
+/// one seat faulting twice, a game cut short with no fault (every seat tied
+/// first), and a fault by a seat that does not exist.
+pub fn forged_faults(record: &referee::GameRecord) -> Vec<(&'static str, referee::GameRecord)> {
+    use referee::record::{FaultRecord, final_outcome};
+    use referee::{FaultKind, Termination};
+    let replayed = |moves: &[referee::record::MoveRecord]| {
+        let setup = referee::GameSetup {
+            game: record.game.clone(),
+            options: record.options.clone(),
+            seed: record.seed,
+            position: record.start_position.clone(),
+            pairing: record.pairing,
+        };
+        let mut game = referee::game::create_game(&setup, record.seats.len()).unwrap();
+        let mut to_act = Vec::new();
+        for m in moves {
+            to_act.push(game.to_act());
+            game.play(m.seat, &m.mv).unwrap();
+        }
+        (game, to_act)
+    };
+    let fault = |seat, at_move| FaultRecord {
+        seat,
+        kind: FaultKind::Timeout,
+        detail: "no move within 1000 ms".into(),
+        at_move,
+        setup: false,
+    };
+    // Everything else consistent with the faults and the moves kept.
+    let finish = |mut r: referee::GameRecord| {
+        let (game, _) = replayed(&r.moves);
+        r.final_position = game.position();
+        let (outcome, termination) = final_outcome(r.seats.len(), game.outcome().as_ref(), &r.faults);
+        (r.outcome, r.termination) = (outcome, termination);
+        r
+    };
+    assert!(
+        record.faults.is_empty() && record.moves.len() > 4,
+        "a clean game to forge"
+    );
+    let mut out = Vec::new();
+
+    let winner = record.outcome.ranks.iter().position(|&r| r == 1).unwrap();
+    let mut r = record.clone();
+    r.faults = vec![fault(winner, r.moves.len())];
+    out.push(("a timeout added to the winner of a finished game", finish(r)));
+
+    // Cut after a move where one seat alone was to act, and charge the other.
+    let (_, to_act) = replayed(&record.moves);
+    let k = (1..record.moves.len())
+        .find(|&k| to_act[k].len() == 1)
+        .expect("a move with one seat to act");
+    let idle = (0..2).find(|&s| !to_act[k].contains(s)).unwrap();
+    let mut r = record.clone();
+    r.moves.truncate(k);
+    r.faults = vec![fault(idle, k)];
+    out.push(("a fault by a seat that was not to act", finish(r)));
+
+    let actor = to_act[k].iter().next().unwrap();
+    let mut r = record.clone();
+    r.moves.truncate(k);
+    r.faults = vec![fault(actor, k), fault(actor, k)];
+    out.push(("the same seat faulting twice", finish(r)));
+
+    let mut r = record.clone();
+    r.moves.truncate(k);
+    let r = finish(r);
+    let mut cut = r.clone();
+    cut.outcome.ranks = vec![1; cut.seats.len()];
+    cut.termination = Termination::Normal;
+    out.push(("a game cut short with no fault, every seat tied first", cut));
+
+    let mut r = record.clone();
+    r.moves.truncate(k);
+    r.faults = vec![fault(7, k)];
+    // final_outcome cannot rank a seat that does not exist: keep the outcome as is.
+    let (game, _) = replayed(&r.moves);
+    r.final_position = game.position();
+    r.termination = Termination::Forfeit;
+    out.push(("a fault by seat 7 of 2", r));
+    out
+}

@@ -56,12 +56,12 @@ const TOURNAMENT: &[&str] = &[
 fn a_killed_tournament_resumes_with_no_game_lost_or_counted_twice() {
     let rt = runtime();
     // The tournament uninterrupted, for comparison.
-    let whole = ladder(TOURNAMENT);
+    let whole = ladder(&[TOURNAMENT, &["--seed", "1"]].concat());
     assert!(whole.status.success(), "{}", text(&whole));
     for store in rt.block_on(test_stores("resume")) {
         // Killed (SIGKILL) as soon as its first games are recorded.
         let mut child = Command::new(binary("ladder"))
-            .args([TOURNAMENT, &["--db", &store.url]].concat())
+            .args([TOURNAMENT, &["--db", &store.url, "--seed", "1"]].concat())
             .current_dir(workspace_root())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -73,6 +73,7 @@ fn a_killed_tournament_resumes_with_no_game_lost_or_counted_twice() {
         child.kill().unwrap();
         child.wait().unwrap();
 
+        // Resumed without --seed: the stored tournament's seed.
         let resumed = ladder(&[TOURNAMENT, &["--db", &store.url]].concat());
         assert!(resumed.status.success(), "{}", text(&resumed));
         let msg = text(&resumed);
@@ -158,6 +159,26 @@ impl Drop for Reaped {
     }
 }
 
+/// The admin token every test server takes (from its environment).
+const ADMIN_TOKEN: &str = "admin-secret-0123456789";
+
+/// `ladder admin ARGS` against `url`, the token from the environment; its output.
+fn admin_at(url: &str, args: &[&str]) -> String {
+    let o = Command::new(binary("ladder"))
+        .args([&["admin", "--server", url], args].concat())
+        .env("ASTRAGAL_ADMIN_TOKEN", ADMIN_TOKEN)
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A new worker's token, as `ladder admin add-worker` prints it.
+fn add_worker(url: &str, name: &str) -> String {
+    admin_at(url, &["add-worker", name]).trim().to_owned()
+}
+
 fn serve(db: &str, port: u16) -> Reaped {
     let child = Command::new(binary("ladder"))
         .args([
@@ -169,8 +190,7 @@ fn serve(db: &str, port: u16) -> Reaped {
             "--lease-seconds",
             "2",
         ])
-        .env("ASTRAGAL_ADMIN_TOKEN", "admin-secret")
-        .env("ASTRAGAL_WORKER_TOKEN", "worker-secret")
+        .env("ASTRAGAL_ADMIN_TOKEN", ADMIN_TOKEN)
         .current_dir(workspace_root())
         .stderr(Stdio::null())
         .spawn()
@@ -194,11 +214,8 @@ fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
         let port = free_port();
         let url = format!("http://127.0.0.1:{port}");
         let server = serve(&store.url, port);
-        let admin = |args: &[&str]| {
-            let o = ladder(&[&["admin", "--server", &url, "--token", "admin-secret"], args].concat());
-            assert!(o.status.success(), "{}", text(&o));
-            text(&o)
-        };
+        let admin = |args: &[&str]| admin_at(&url, args);
+        let token = add_worker(&url, "w1");
         admin(&["register-bot", "rnd", "ur", "builtin:random"]);
         admin(&["register-bot", "rnd3", "ur", "builtin:random?seed=3"]);
         admin(&["register-bot", "first", "ur", "builtin:first"]);
@@ -218,8 +235,6 @@ fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
                     "worker",
                     "--server",
                     &url,
-                    "--token",
-                    "worker-secret",
                     "--concurrency",
                     "2",
                     "--exit-when-idle",
@@ -228,6 +243,7 @@ fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
                     "none",
                     "--allow-unsandboxed",
                 ])
+                .env("ASTRAGAL_WORKER_TOKEN", &token)
                 .current_dir(workspace_root())
                 .stderr(Stdio::null())
                 .spawn()
@@ -356,23 +372,33 @@ fn help_and_errors_teach() {
         "builtin:first",
     ]);
     assert!(text(&o).contains("cannot seat `human`"), "{}", text(&o));
+    let short = std::env::temp_dir().join(format!("astragal-short-token-{}", std::process::id()));
+    std::fs::write(&short, "short\n").unwrap();
     let o = ladder(&[
         "serve",
         "--db",
         "x.db",
-        "--admin-token",
-        "short",
-        "--worker-token",
-        "alsoshort",
+        "--admin-token-file",
+        short.to_str().unwrap(),
     ]);
-    assert!(text(&o).contains("at least 8 characters"), "{}", text(&o));
+    assert!(text(&o).contains("use at least 16"), "{}", text(&o));
+    let _ = std::fs::remove_file(&short);
+    // A token is never taken from the command line.
+    let o = ladder(&["worker", "--token", "a-token-on-the-command-line"]);
+    assert!(
+        !o.status.success() && text(&o).contains("--token"),
+        "{}",
+        text(&o)
+    );
+    let o = ladder(&["worker", "--sandbox", "none", "--allow-unsandboxed"]);
+    assert!(text(&o).contains("ASTRAGAL_WORKER_TOKEN"), "{}", text(&o));
     let o = ladder(&["ratings", "--db", "mysql://x"]);
     assert!(text(&o).contains("neither sqlite:FILE"), "{}", text(&o));
 }
 
 #[test]
 fn a_worker_refuses_to_run_bots_unsandboxed_unless_told_so_explicitly() {
-    let o = ladder(&["worker", "--token", "t", "--sandbox", "none"]);
+    let o = ladder(&["worker", "--sandbox", "none"]);
     assert!(!o.status.success());
     assert!(text(&o).contains("--allow-unsandboxed"), "{}", text(&o));
 }
@@ -391,13 +417,10 @@ fn a_worker_isolates_registered_bots_and_gives_them_only_their_registered_enviro
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}");
     let _server = serve(db.to_str().unwrap(), port);
-    let admin = |args: &[&str]| {
-        let o = ladder(&[&["admin", "--server", &url, "--token", "admin-secret"], args].concat());
-        assert!(o.status.success(), "{}", text(&o));
-        text(&o)
-    };
+    let admin = |args: &[&str]| admin_at(&url, args);
+    let token = add_worker(&url, "w1");
     let attacker = format!(
-        "{} --attack env --secret worker-secret",
+        "{} --attack env --secret {token}",
         env!("CARGO_BIN_EXE_attack_bot")
     );
     let said = admin(&[
@@ -424,7 +447,7 @@ fn a_worker_isolates_registered_bots_and_gives_them_only_their_registered_enviro
     let out = Command::new(binary("ladder"))
         .args(["worker", "--server", &url, "--exit-when-idle", "--log-dir"])
         .arg(&logs)
-        .env("ASTRAGAL_WORKER_TOKEN", "worker-secret")
+        .env("ASTRAGAL_WORKER_TOKEN", &token)
         .current_dir(workspace_root())
         .output()
         .unwrap();

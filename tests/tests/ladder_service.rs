@@ -11,6 +11,7 @@ use std::time::Duration;
 use tonic::Code;
 
 const ADMIN: &str = "admin-token-1";
+/// The token of worker `w1`, which every test's store knows.
 const WORKER: &str = "worker-token-1";
 
 struct Server {
@@ -20,14 +21,28 @@ struct Server {
 }
 
 async fn start(db: &str, lease: Duration) -> Server {
+    start_with(db, lease, None).await
+}
+
+/// A server on `localhost` (the name its certificate gives) over TLS.
+async fn start_with(db: &str, lease: Duration, tls: Option<tonic::transport::Identity>) -> Server {
+    let scheme = if tls.is_some() {
+        "https://localhost"
+    } else {
+        "http://127.0.0.1"
+    };
     let store = Store::open(db).await.expect("store opens");
+    store
+        .add_worker("w1", &service::token_hash(WORKER))
+        .await
+        .expect("a new store takes a worker");
     let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", grpc.local_addr().unwrap());
+    let url = format!("{scheme}:{}", grpc.local_addr().unwrap().port());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let cfg = ServiceConfig {
         admin_token: ADMIN.into(),
-        worker_token: WORKER.into(),
         lease,
+        tls,
     };
     let task = tokio::spawn(async move {
         service::run(grpc, None, store, cfg, async move {
@@ -66,7 +81,7 @@ async fn setup(c: &mut Client, name: &str, max_games: u64, bots: &[(&str, &str)]
         game: "ur".into(),
         options: vec!["rules=finkel".into()],
         seats: 0,
-        seed: 5,
+        seed: Some(5),
         max_games,
         movetime_ms: 2000,
         tc: String::new(),
@@ -80,6 +95,7 @@ fn until_idle(url: &str, name: &str, concurrency: usize) -> WorkerConfig {
     WorkerConfig {
         server: url.to_owned(),
         token: WORKER.into(),
+        ca_pem: None,
         name: name.into(),
         concurrency,
         max_groups: None,
@@ -131,10 +147,10 @@ async fn tokens_are_required_and_bad_input_is_named() {
             .await
             .unwrap_err();
         assert_eq!(e.code(), Code::Unauthenticated, "{}: {e}", store.kind);
-        let mut wrong = worker::connect(&server.url, "nope-nope").await.unwrap();
+        let mut wrong = worker::connect(&server.url, "nope-nope", None).await.unwrap();
         let e = wrong.lease(LeaseRequest::default()).await.unwrap_err();
         assert_eq!(e.code(), Code::Unauthenticated);
-        let mut w = worker::connect(&server.url, WORKER).await.unwrap();
+        let mut w = worker::connect(&server.url, WORKER, None).await.unwrap();
         let e = w
             .register_bot(RegisterBotRequest {
                 name: "x".into(),
@@ -147,7 +163,7 @@ async fn tokens_are_required_and_bad_input_is_named() {
         assert_eq!(e.code(), Code::PermissionDenied);
         assert!(w.list_competitions(ListCompetitionsRequest {}).await.is_ok());
 
-        let mut a = worker::connect(&server.url, ADMIN).await.unwrap();
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
         let bad = |name: &str, game: &str, spec: &str| RegisterBotRequest {
             name: name.into(),
             game: game.into(),
@@ -203,7 +219,7 @@ async fn tokens_are_required_and_bad_input_is_named() {
 async fn a_worker_plays_a_competition_and_ratings_come_back_from_the_records() {
     for store in test_stores("run").await {
         let server = start(&store.url, Duration::from_secs(60)).await;
-        let mut a = worker::connect(&server.url, ADMIN).await.unwrap();
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
         setup(&mut a, "finkel", 60, BOTS).await;
         let reported = worker::run(until_idle(&server.url, "test", 2), std::future::pending())
             .await
@@ -252,9 +268,9 @@ async fn a_worker_plays_a_competition_and_ratings_come_back_from_the_records() {
 async fn forged_records_are_refused_and_reports_count_once() {
     for store in test_stores("forged").await {
         let server = start(&store.url, Duration::from_secs(60)).await;
-        let mut a = worker::connect(&server.url, ADMIN).await.unwrap();
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
         setup(&mut a, "finkel", 2, &BOTS[..2]).await;
-        let mut w = worker::connect(&server.url, WORKER).await.unwrap();
+        let mut w = worker::connect(&server.url, WORKER, None).await.unwrap();
         let lease = w
             .lease(LeaseRequest { worker: "w".into() })
             .await
@@ -342,10 +358,10 @@ async fn forged_records_are_refused_and_reports_count_once() {
 async fn an_expired_lease_goes_to_another_worker() {
     for store in test_stores("lease").await {
         let server = start(&store.url, Duration::from_millis(800)).await;
-        let mut a = worker::connect(&server.url, ADMIN).await.unwrap();
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
         setup(&mut a, "finkel", 4, &BOTS[..2]).await;
         // A worker leases a group and dies without reporting.
-        let mut dead = worker::connect(&server.url, WORKER).await.unwrap();
+        let mut dead = worker::connect(&server.url, WORKER, None).await.unwrap();
         let lost = dead
             .lease(LeaseRequest {
                 worker: "dead".into(),
@@ -397,7 +413,7 @@ async fn an_expired_lease_goes_to_another_worker() {
 async fn a_three_seat_competition_seats_every_bot_after_every_other_equally_often() {
     for store in test_stores("follow").await {
         let server = start(&store.url, Duration::from_secs(60)).await;
-        let mut a = worker::connect(&server.url, ADMIN).await.unwrap();
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
         let bots = ["r1", "r2", "r3", "r4"];
         for (k, name) in bots.iter().enumerate() {
             a.register_bot(RegisterBotRequest {
@@ -414,7 +430,7 @@ async fn a_three_seat_competition_seats_every_bot_after_every_other_equally_ofte
             game: "utara".into(),
             options: vec![],
             seats: 3,
-            seed: 11,
+            seed: Some(11),
             max_games: 3 * 24,
             movetime_ms: 2000,
             tc: String::new(),
@@ -453,4 +469,270 @@ async fn a_three_seat_competition_seats_every_bot_after_every_other_equally_ofte
         }
         server.stop().await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_faults_are_refused_by_the_server_and_nothing_is_stored() {
+    for store in test_stores("forgedfaults").await {
+        let server = start(&store.url, Duration::from_secs(60)).await;
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+        setup(&mut a, "finkel", 2, &BOTS[..2]).await;
+        let mut w = worker::connect(&server.url, WORKER, None).await.unwrap();
+        let lease = w.lease(LeaseRequest::default()).await.unwrap().into_inner();
+        let genuine = tokio::task::spawn_blocking({
+            let lease = lease.clone();
+            move || worker::play_lease(&lease, None, &Default::default(), &mut Vec::new()).unwrap()
+        })
+        .await
+        .unwrap();
+        let first: referee::GameRecord = serde_json::from_str(&genuine[0]).unwrap();
+        for (what, forged) in astragal_tests::forged_faults(&first) {
+            let records = vec![serde_json::to_string(&forged).unwrap(), genuine[1].clone()];
+            let e = w
+                .report(ReportRequest {
+                    lease: lease.lease.clone(),
+                    group_id: lease.group_id,
+                    records,
+                })
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), Code::InvalidArgument, "{}: {what}: {e}", store.kind);
+            assert!(
+                e.message().contains("does not reproduce"),
+                "{what}: {}",
+                e.message()
+            );
+        }
+        let st = a
+            .standings(StandingsRequest {
+                competition: "finkel".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(st.games, 0, "{}: nothing forged was stored", store.kind);
+        server.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_have_their_own_tokens_and_a_voided_workers_groups_are_played_again() {
+    for store in test_stores("workers").await {
+        let server = start(&store.url, Duration::from_secs(60)).await;
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+        setup(&mut a, "finkel", 12, BOTS).await;
+        // The admin token does not lease: every group must be some worker's.
+        let e = a.lease(LeaseRequest::default()).await.unwrap_err();
+        assert_eq!(e.code(), Code::PermissionDenied, "{}", store.kind);
+        let w2 = a
+            .add_worker(AddWorkerRequest { name: "w2".into() })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(w2.token.len(), 64);
+        let e = a
+            .add_worker(AddWorkerRequest { name: "w2".into() })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::AlreadyExists);
+        // w2 plays half the competition.
+        let half = WorkerConfig {
+            token: w2.token.clone(),
+            max_groups: Some(3),
+            ..until_idle(&server.url, "w2", 1)
+        };
+        assert_eq!(worker::run(half, std::future::pending()).await.unwrap(), 3);
+        assert_eq!(
+            worker::run(until_idle(&server.url, "w1", 1), std::future::pending())
+                .await
+                .unwrap(),
+            3
+        );
+        let list = a.list_workers(ListWorkersRequest {}).await.unwrap().into_inner();
+        let by = |n: &str| list.workers.iter().find(|w| w.name == n).unwrap().clone();
+        assert_eq!((by("w1").groups, by("w1").games), (3, 6), "{}", store.kind);
+        assert_eq!((by("w2").groups, by("w2").games), (3, 6));
+        assert!(by("w1").flag.is_empty() && by("w2").flag.is_empty());
+
+        // Revoked: its token is refused from then on.
+        let mut as_w2 = worker::connect(&server.url, &w2.token, None).await.unwrap();
+        assert!(as_w2.lease(LeaseRequest::default()).await.is_ok());
+        a.revoke_worker(WorkerRequest { name: "w2".into() })
+            .await
+            .unwrap();
+        let e = as_w2.lease(LeaseRequest::default()).await.unwrap_err();
+        assert_eq!(e.code(), Code::Unauthenticated, "{e}");
+
+        // Voided: its games are gone and its groups are played again, by w1.
+        let v = a
+            .void_worker(WorkerRequest { name: "w2".into() })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!((v.groups, v.games), (3, 6), "{}", store.kind);
+        assert_eq!(games_of(&mut a, "finkel").await, 6);
+        assert_eq!(
+            worker::run(until_idle(&server.url, "w1", 1), std::future::pending())
+                .await
+                .unwrap(),
+            3
+        );
+        assert_eq!(games_of(&mut a, "finkel").await, 12);
+        let list = a.list_workers(ListWorkersRequest {}).await.unwrap().into_inner();
+        let w1 = list.workers.iter().find(|w| w.name == "w1").unwrap();
+        assert_eq!((w1.groups, w1.games), (6, 12));
+        server.stop().await;
+    }
+}
+
+async fn games_of(a: &mut Client, competition: &str) -> u64 {
+    a.standings(StandingsRequest {
+        competition: competition.into(),
+    })
+    .await
+    .unwrap()
+    .into_inner()
+    .games
+}
+
+/// A gRPC bot that answers every request with the same enormous move.
+struct HugeMove;
+
+impl bots::Bot for HugeMove {
+    fn name(&self) -> String {
+        "huge".into()
+    }
+    fn choose(&mut self, _view: &bots::View<'_>) -> String {
+        "x".repeat(3 << 20)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_info_flood_and_a_3_mb_grpc_move_are_recorded_and_charged_never_stalling_the_group() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let huge_url = format!("grpc://{}", listener.local_addr().unwrap());
+    let make: bots::grpc::BotFactory = std::sync::Arc::new(|| Box::new(HugeMove) as Box<dyn bots::Bot>);
+    tokio::spawn(bots::grpc::serve_on(listener, make, std::future::pending()));
+    let flood = format!(
+        "{} --mode info-flood --after 0",
+        astragal_tests::binary("hostile_bot").display()
+    );
+    for store in test_stores("flood").await {
+        let server = start(&store.url, Duration::from_secs(60)).await;
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+        // Ur's tablet rules: long games, so an uncapped flood would pass 4 MiB.
+        let bots = [
+            ("flood", flood.as_str()),
+            ("huge", huge_url.as_str()),
+            ("first", "builtin:first"),
+        ];
+        for (n, spec) in bots {
+            a.register_bot(RegisterBotRequest {
+                name: n.into(),
+                game: "ur".into(),
+                spec: spec.into(),
+                env: vec![],
+            })
+            .await
+            .unwrap();
+        }
+        a.open_competition(OpenCompetitionRequest {
+            name: "flood".into(),
+            game: "ur".into(),
+            max_games: 6,
+            movetime_ms: 5000,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let played = worker::run(until_idle(&server.url, "w1", 1), std::future::pending())
+            .await
+            .unwrap();
+        assert_eq!(played, 3, "{}: every group recorded", store.kind);
+        let records = all_records(&mut a, "flood").await;
+        assert_eq!(records.len(), 6);
+        let mut flooded = 0;
+        for rec in &records {
+            let text = serde_json::to_string(rec).unwrap();
+            assert!(text.len() < 256 << 10, "a record of {} bytes", text.len());
+            for (seat, s) in rec.seats.iter().enumerate() {
+                let entrant = s.entrant.as_deref().unwrap();
+                let info: usize = rec
+                    .moves
+                    .iter()
+                    .filter(|m| m.seat == seat)
+                    .flat_map(|m| &m.info)
+                    .map(|l| serde_json::to_string(l).unwrap().len() + 1)
+                    .sum();
+                assert!(
+                    info <= referee::game::INFO_BYTES_PER_GAME,
+                    "{entrant}: {info} bytes of info"
+                );
+                if entrant == "flood" && info > 0 {
+                    flooded += 1;
+                }
+                if entrant == "huge" {
+                    // Charged, with a short detail: never the move itself.
+                    let f = rec.faults.iter().find(|f| f.seat == seat).unwrap_or_else(|| {
+                        panic!(
+                            "the huge move is a fault: {}",
+                            serde_json::to_string(rec).unwrap()
+                        )
+                    });
+                    assert_eq!(f.kind, referee::FaultKind::Malformed, "{}", f.detail);
+                    assert!(
+                        f.detail.len() <= referee::record::FAULT_DETAIL_KEPT,
+                        "{}",
+                        f.detail.len()
+                    );
+                }
+            }
+        }
+        assert!(flooded >= 1, "the flooding bot's info was kept, capped");
+        let played = |name: &str| {
+            records
+                .iter()
+                .any(|r| r.seats.iter().any(|s| s.entrant.as_deref() == Some(name)))
+        };
+        assert!(
+            played("huge") && played("flood"),
+            "both hostile bots were scheduled"
+        );
+        server.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_serves_tls_and_workers_verify_it() {
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let (cert_pem, key_pem) = (cert.cert.pem(), cert.signing_key.serialize_pem());
+    let identity = tonic::transport::Identity::from_pem(&cert_pem, &key_pem);
+    let store = &test_stores("tls").await[0];
+    let server = start_with(&store.url, Duration::from_secs(60), Some(identity)).await;
+    assert!(server.url.starts_with("https://"));
+    let mut a = worker::connect(&server.url, ADMIN, Some(cert_pem.as_bytes()))
+        .await
+        .unwrap();
+    setup(&mut a, "finkel", 4, &BOTS[..2]).await;
+    let tls_worker = WorkerConfig {
+        ca_pem: Some(cert_pem.clone().into_bytes()),
+        ..until_idle(&server.url, "w1", 1)
+    };
+    assert_eq!(worker::run(tls_worker, std::future::pending()).await.unwrap(), 2);
+    assert_eq!(games_of(&mut a, "finkel").await, 4);
+    // A worker that does not trust the certificate does not talk to the server.
+    let untrusting = worker::connect(&server.url, WORKER, None).await;
+    let refused = match untrusting {
+        Err(_) => true,
+        Ok(mut c) => c.list_competitions(ListCompetitionsRequest {}).await.is_err(),
+    };
+    assert!(refused, "a certificate no authority signed was accepted");
+    // Nor does one that speaks plain HTTP/2 to it.
+    let plain = server.url.replace("https://", "http://");
+    let refused = match worker::connect(&plain, WORKER, None).await {
+        Err(_) => true,
+        Ok(mut c) => c.list_competitions(ListCompetitionsRequest {}).await.is_err(),
+    };
+    assert!(refused, "plain HTTP/2 reached a TLS server");
+    server.stop().await;
 }

@@ -19,6 +19,7 @@ mod command;
 pub use cgroup::{BotCgroup, CgroupSupport};
 pub use command::{BOT_PATH, Prepared, ScratchDir, prepare};
 
+use crate::clock::number_in;
 use std::fmt;
 use std::str::FromStr;
 
@@ -158,20 +159,20 @@ pub struct SandboxArgs {
     pub sandbox: Option<Level>,
     /// Memory of a bot's whole process tree, in MiB; going past it is a `memory` fault
     /// (needs cgroups; elsewhere it limits each process's data segment).
-    #[arg(long, value_name = "MIB", default_value_t = Sandbox::default().memory / MIB)]
+    #[arg(long, value_name = "MIB", default_value_t = Sandbox::default().memory / MIB, value_parser = |s: &str| number_in(s, 16u64, 1 << 20))]
     pub bot_memory: u64,
     /// Processes and threads of a bot's whole tree (needs cgroups).
-    #[arg(long, value_name = "N", default_value_t = Sandbox::default().processes)]
+    #[arg(long, value_name = "N", default_value_t = Sandbox::default().processes, value_parser = |s: &str| number_in(s, 1u64, 100_000))]
     pub bot_processes: u64,
     /// Largest file a bot may write, in MiB (also the size of its scratch directory
     /// when isolated).
-    #[arg(long, value_name = "MIB", default_value_t = Sandbox::default().file_size / MIB)]
+    #[arg(long, value_name = "MIB", default_value_t = Sandbox::default().file_size / MIB, value_parser = |s: &str| number_in(s, 0u64, 1 << 20))]
     pub bot_file_size: u64,
     /// Open files per bot process.
-    #[arg(long, value_name = "N", default_value_t = Sandbox::default().open_files)]
+    #[arg(long, value_name = "N", default_value_t = Sandbox::default().open_files, value_parser = |s: &str| number_in(s, 8u64, 1 << 20))]
     pub bot_open_files: u64,
     /// CPU seconds per bot process, a backstop to the clock.
-    #[arg(long, value_name = "SECONDS", default_value_t = Sandbox::default().cpu_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = Sandbox::default().cpu_seconds, value_parser = |s: &str| number_in(s, 1u64, 86_400))]
     pub bot_cpu: u64,
     /// A directory isolated bots may read (repeatable), e.g. an interpreter installed
     /// outside /usr. The directories of the files a bot's command names are shown

@@ -114,6 +114,20 @@ fn main() {
                                 }
                             }
                         }
+                        "info-flood" => {
+                            // The most `info` a reply may carry, all control
+                            // characters (six bytes each in a JSON record).
+                            let junk: String = (0..200)
+                                .map(|i| match 1 + (i % 30) as u8 {
+                                    b'\n' | b'\r' => '\u{1b}',
+                                    c => char::from(c),
+                                })
+                                .collect();
+                            for _ in 0..64 {
+                                let _ = writeln!(out, "info {junk}");
+                            }
+                            let _ = writeln!(out, "move id={id} move={first}");
+                        }
                         "illegal" => {
                             let _ = writeln!(out, "move id={id} move=swallow:14");
                         }

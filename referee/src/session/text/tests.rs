@@ -175,7 +175,7 @@ fn late_and_early_replies_are_discarded_and_counted() {
     peer.lines_so_far();
 
     // A pre-sent move and no answer after the request: a timeout, not a move.
-    let ask2 = super::Ask {
+    let ask2 = Ask {
         deadline: Instant::now() + Duration::from_millis(100),
         ..ask
     };
@@ -187,7 +187,7 @@ fn late_and_early_replies_are_discarded_and_counted() {
 
 #[test]
 fn ids_are_read_only_in_canonical_decimal() {
-    let (mut session, mut peer) = open();
+    let (mut session, peer) = open();
     let game = ur();
     let options = game.options().to_vec();
     let ask = ask(game.as_ref(), &options, Duration::from_secs(2));
