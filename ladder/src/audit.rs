@@ -44,11 +44,13 @@ pub struct WorkerAudit {
     pub flag: String,
 }
 
+/// What one worker reported: its groups, its games, and its games per fault kind.
+type Reported = (std::collections::BTreeSet<i64>, u64, BTreeMap<String, u64>);
+
 /// Audits every worker in `workers` from `(worker, group, fault kinds)` per
 /// stored game.
 pub fn audit(workers: &[i64], games: &[(i64, i64, String)]) -> Vec<WorkerAudit> {
-    let mut per_worker: BTreeMap<i64, (std::collections::BTreeSet<i64>, u64, BTreeMap<String, u64>)> =
-        workers.iter().map(|&w| (w, Default::default())).collect();
+    let mut per_worker: BTreeMap<i64, Reported> = workers.iter().map(|&w| (w, Default::default())).collect();
     let mut all_kinds: BTreeMap<String, u64> = BTreeMap::new();
     for (w, group, kinds) in games {
         let entry = per_worker.entry(*w).or_default();
