@@ -105,6 +105,19 @@ fn until_idle(url: &str, name: &str, concurrency: usize) -> WorkerConfig {
     }
 }
 
+/// Leases a group and plays it honestly: the lease and its records, not reported.
+async fn lease_and_play(w: &mut Client) -> (LeaseReply, Vec<String>) {
+    let lease = w.lease(LeaseRequest::default()).await.unwrap().into_inner();
+    assert!(lease.has_work);
+    let records = tokio::task::spawn_blocking({
+        let lease = lease.clone();
+        move || worker::play_lease(&lease, None, &Default::default(), &mut Vec::new()).unwrap()
+    })
+    .await
+    .unwrap();
+    (lease, records)
+}
+
 /// Every record of a competition, page by page.
 async fn all_records(c: &mut Client, competition: &str) -> Vec<referee::GameRecord> {
     let mut records = Vec::new();
@@ -271,18 +284,7 @@ async fn forged_records_are_refused_and_reports_count_once() {
         let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
         setup(&mut a, "finkel", 2, &BOTS[..2]).await;
         let mut w = worker::connect(&server.url, WORKER, None).await.unwrap();
-        let lease = w
-            .lease(LeaseRequest { worker: "w".into() })
-            .await
-            .unwrap()
-            .into_inner();
-        assert!(lease.has_work);
-        let genuine = tokio::task::spawn_blocking({
-            let lease = lease.clone();
-            move || worker::play_lease(&lease, None, &Default::default(), &mut Vec::new()).unwrap()
-        })
-        .await
-        .unwrap();
+        let (lease, genuine) = lease_and_play(&mut w).await;
         let report = |records: Vec<String>| ReportRequest {
             lease: lease.lease.clone(),
             group_id: lease.group_id,
@@ -478,13 +480,7 @@ async fn forged_faults_are_refused_by_the_server_and_nothing_is_stored() {
         let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
         setup(&mut a, "finkel", 2, &BOTS[..2]).await;
         let mut w = worker::connect(&server.url, WORKER, None).await.unwrap();
-        let lease = w.lease(LeaseRequest::default()).await.unwrap().into_inner();
-        let genuine = tokio::task::spawn_blocking({
-            let lease = lease.clone();
-            move || worker::play_lease(&lease, None, &Default::default(), &mut Vec::new()).unwrap()
-        })
-        .await
-        .unwrap();
+        let (lease, genuine) = lease_and_play(&mut w).await;
         let first: referee::GameRecord = serde_json::from_str(&genuine[0]).unwrap();
         for (what, forged) in astragal_tests::forged_faults(&first) {
             let records = vec![serde_json::to_string(&forged).unwrap(), genuine[1].clone()];
