@@ -13,6 +13,7 @@ pub mod rating;
 pub mod schedule;
 pub mod service;
 pub mod sprt;
+pub mod sprt_estimate;
 pub mod standings;
 pub mod stats;
 pub mod store;

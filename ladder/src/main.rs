@@ -42,6 +42,8 @@ enum Command {
     Sprt(SprtArgs),
     /// Measure the rating fit on simulated results.
     BenchFit(BenchFitArgs),
+    /// Measure the SPRT's error rates on simulated pairs (α at elo0, β at elo1).
+    BenchSprt(BenchSprtArgs),
     /// Run the ladder service: gRPC API (admin, reads, worker leases) and a web page.
     Serve(ServeArgs),
     /// Lease groups from a ladder server, play them, report the records.
@@ -355,12 +357,17 @@ struct SprtArgs {
     /// Its opponent, NAME=SPEC or SPEC.
     #[arg(long = "vs")]
     vs: String,
-    /// Elo of the null hypothesis.
+    /// Elo of the null hypothesis (in the --model's scale).
     #[arg(long, default_value_t = 0.0, value_parser = |s: &str| number_in(s, -1000.0, 1000.0))]
     elo0: f64,
-    /// Elo of the alternative.
+    /// Elo of the alternative (in the --model's scale).
     #[arg(long, default_value_t = 10.0, value_parser = |s: &str| number_in(s, -1000.0, 1000.0))]
     elo1: f64,
+    /// The scale of elo0 and elo1: normalized Elo (the score's distance from 50% in
+    /// units of its own spread, so the same bounds suit drawish and decisive games;
+    /// limited to ±150) or logistic Elo (the familiar scale of the ratings).
+    #[arg(long, value_enum, default_value_t = ladder::stats::EloModel::Normalized)]
+    model: ladder::stats::EloModel,
     /// False positive rate.
     #[arg(long, default_value_t = 0.05, value_parser = |s: &str| number_in(s, 0.0001, 0.5))]
     alpha: f64,
@@ -370,6 +377,19 @@ struct SprtArgs {
     /// Stop undecided after this many games.
     #[arg(long, default_value_t = 100_000, value_parser = |s: &str| number_in(s, 2u64, 1_000_000_000))]
     max_games: u64,
+}
+
+#[derive(Args)]
+struct BenchSprtArgs {
+    /// Simulated tests per hypothesis, gap and kind of pairs.
+    #[arg(long, default_value_t = 2000, value_parser = |s: &str| number_in(s, 10u64, 10_000_000))]
+    runs: u64,
+    /// Gaps elo1 - elo0 to test (logistic Elo, elo0 = 0), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "5,10,50,100")]
+    gaps: Vec<f64>,
+    /// Seed of the simulation.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[derive(Args)]
@@ -461,6 +481,7 @@ fn main() -> anyhow::Result<()> {
         Command::Tournament(a) => tournament_cmd(a),
         Command::Ratings(a) => ratings_cmd(a),
         Command::Sprt(a) => sprt_cmd(a),
+        Command::BenchSprt(a) => bench_sprt(a),
         Command::BenchFit(a) => bench_fit(a),
         Command::Serve(a) => serve_cmd(a),
         Command::Worker(a) => worker_cmd(a),
@@ -634,11 +655,14 @@ fn sprt_cmd(a: SprtArgs) -> anyhow::Result<()> {
         eprintln!("sprt seed {seed} (random; --seed {seed} plays these pairs again)");
     }
     let bots = name_bots(&[a.bot.clone(), a.vs.clone()])?;
+    let test =
+        ladder::stats::Sprt::new(a.model, a.elo0, a.elo1, a.alpha, a.beta).map_err(anyhow::Error::msg)?;
+    let stop = interrupt_flag();
     let cfg = ladder::sprt::SprtConfig {
         game: a.game.game.clone(),
         options: a.game.opts.clone(),
         bots,
-        test: ladder::stats::Sprt::new(a.elo0, a.elo1, a.alpha, a.beta),
+        test,
         max_games: a.max_games,
         concurrency: a.game.concurrency,
         seed,
@@ -648,9 +672,92 @@ fn sprt_cmd(a: SprtArgs) -> anyhow::Result<()> {
         },
         log_dir: a.game.log_dir.clone(),
         fresh_bots: a.game.fresh_bots,
+        stop: Some(stop),
     };
-    let report = ladder::sprt::run(&cfg, progress_printer("games"))?;
+    let report = ladder::sprt::run(&cfg, sprt_progress())?;
     print!("{}", report.text(&cfg));
+    if report.interrupted {
+        // The conventional status of a run stopped by SIGINT.
+        std::process::exit(130);
+    }
+    Ok(())
+}
+
+/// A flag that Ctrl-C (SIGINT) sets, watched by a thread of its own, so that a
+/// long run can stop after its games in flight and print what it has.
+fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let set = flag.clone();
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            return;
+        };
+        if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
+            eprintln!("\ninterrupted: finishing the games in flight (Ctrl-C again to abandon them)");
+            set.store(true, std::sync::atomic::Ordering::Relaxed);
+            // A second Ctrl-C: the default action, at once.
+            if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    flag
+}
+
+/// The running state of an SPRT: on a terminal one line rewritten at most 10 times a
+/// second, else a line every 5 seconds.
+fn sprt_progress() -> impl FnMut(&ladder::stats::SequentialTest, u64, u64) {
+    let tty = std::io::stderr().is_terminal();
+    let mut last: Option<std::time::Instant> = None;
+    move |test, done, total| {
+        let every = std::time::Duration::from_millis(if tty { 100 } else { 5000 });
+        let finished = test.decision != ladder::stats::SprtDecision::Continue || done >= total;
+        if last.is_some_and(|t| t.elapsed() < every) && !finished {
+            return;
+        }
+        last = Some(std::time::Instant::now());
+        let line = ladder::sprt::progress_line(test, done, total);
+        if tty {
+            eprint!("\r\x1b[2K{line}");
+            if finished {
+                eprintln!();
+            }
+        } else {
+            eprintln!("{line}");
+        }
+    }
+}
+
+fn bench_sprt(a: BenchSprtArgs) -> anyhow::Result<()> {
+    println!(
+        "{:>5} {:<12} {:>8} {:>8} {:>12} {:>12}",
+        "gap", "pairs", "alpha", "beta", "pairs@elo0", "pairs@elo1"
+    );
+    let start = std::time::Instant::now();
+    for &gap in &a.gaps {
+        let test = ladder::stats::Sprt::new(ladder::stats::EloModel::Logistic, 0.0, gap, 0.05, 0.05)
+            .map_err(anyhow::Error::msg)?;
+        for draw_heavy in [false, true] {
+            let at0 = ladder::stats::simulate(test, 0.0, draw_heavy, a.runs, a.seed);
+            let at1 = ladder::stats::simulate(test, gap, draw_heavy, a.runs, a.seed.wrapping_add(1));
+            let rate = |k: u64| 100.0 * k as f64 / a.runs as f64;
+            println!(
+                "{gap:>5} {:<12} {:>7.2}% {:>7.2}% {:>12.0} {:>12.0}",
+                if draw_heavy { "draw-heavy" } else { "independent" },
+                rate(at0.h1),
+                rate(at1.h0),
+                at0.mean_pairs,
+                at1.mean_pairs
+            );
+        }
+    }
+    let se = 100.0 * (0.05f64 * 0.95 / a.runs as f64).sqrt();
+    println!(
+        "{} runs a cell (a true 5% reads within ±{:.2} points 95% of the time); α and β nominal 5%; {:.1} s",
+        a.runs,
+        1.96 * se,
+        start.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! `ladder sprt`: mirrored pairs between two bots until the GSPRT decides.
 
-use crate::stats::{Pentanomial, Sprt, SprtDecision};
+use crate::sprt_estimate::{StoppedEstimate, stopped_estimate};
+use crate::stats::{EloModel, Pentanomial, SequentialTest, Sprt, SprtDecision};
 use referee::clock::Limits;
 use referee::game::{GameSetup, LogPlace, SeatSetup};
 use referee::record::Pairing;
@@ -10,6 +11,8 @@ use referee::spec::BotSpec;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A test to run.
 #[derive(Debug, Clone)]
@@ -35,49 +38,109 @@ pub struct SprtConfig {
     /// Start every bot process anew for each game (else each thread keeps the
     /// processes that end a game cleanly, see [`referee::BotPool`]).
     pub fresh_bots: bool,
+    /// Set (by a Ctrl-C handler, say) to stop after the games in flight.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// How a test ended.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct SprtReport {
-    /// The decision (`Continue` = stopped at the game limit).
+    /// The decision (`Continue` = stopped at the game limit or interrupted).
     pub decision: SprtDecision,
+    /// Stopped by [`SprtConfig::stop`] before a decision or the game limit.
+    pub interrupted: bool,
     /// Final log-likelihood ratio.
     pub llr: f64,
+    /// The bounds in force at the end (Wald's, moved inwards by the overshoot).
+    pub bounds: (f64, f64),
     /// The pairs, from the tested bot's side.
     pub pentanomial: Pentanomial,
+    /// The stopping-aware Elo estimate (in the test's model), once a pair is in.
+    pub estimate: Option<StoppedEstimate>,
     /// Games that ended by a fault.
     pub forfeits: u64,
     /// Wall time.
     pub seconds: f64,
 }
 
+/// One line of the running state: LLR and bounds, pairs, Elo.
+pub fn progress_line(test: &SequentialTest, games: u64, max_games: u64) -> String {
+    let c = test.pentanomial.counts;
+    let (lower, upper) = test.bounds();
+    let elo = pairs_elo_text(&test.pentanomial, test.test.model);
+    format!(
+        "{games}/{max_games} games  LLR {:+.2} [{lower:.2}, {upper:.2}]  pairs {}-{}-{}-{}-{}  {elo}",
+        test.llr, c[0], c[1], c[2], c[3], c[4]
+    )
+}
+
+/// Elo from the pairs alone, in words: the estimate with its interval and LOS, or for
+/// a sweep the exact bound.
+pub fn pairs_elo_text(p: &Pentanomial, model: EloModel) -> String {
+    let e = p.elo();
+    let los = 100.0 * e.los;
+    match (p.sweep().zip(p.sweep_bound()), model) {
+        (Some((true, b)), _) => format!("a sweep: Elo ≥ {b:+.1} (97.5%), LOS {los:.1}%"),
+        (Some((false, b)), _) => format!("swept: Elo ≤ {b:+.1} (97.5%), LOS {los:.1}%"),
+        (None, EloModel::Logistic) => format!("Elo {:+.1} ± {:.1} (95%), LOS {los:.1}%", e.elo, e.ci95),
+        (None, EloModel::Normalized) => format!(
+            "nElo {:+.1}, Elo {:+.1} ± {:.1} (95%), LOS {los:.1}%",
+            p.normalized_elo(),
+            e.elo,
+            e.ci95
+        ),
+    }
+}
+
 impl SprtReport {
     /// The report as text.
     pub fn text(&self, cfg: &SprtConfig) -> String {
-        let e = self.pentanomial.elo();
         let c = self.pentanomial.counts;
+        let unit = match cfg.test.model {
+            EloModel::Logistic => "Elo",
+            EloModel::Normalized => "nElo",
+        };
         let verdict = match self.decision {
             SprtDecision::H1 => format!(
-                "H1 accepted: {} is stronger than {} by about {} Elo",
+                "H1 accepted: {} is stronger than {} by about {} {unit} or more",
                 cfg.bots[0].0, cfg.bots[1].0, cfg.test.elo1
             ),
             SprtDecision::H0 => format!(
-                "H0 accepted: {} is not {} Elo stronger than {}",
+                "H0 accepted: {} is not {} {unit} stronger than {}",
                 cfg.bots[0].0, cfg.test.elo1, cfg.bots[1].0
+            ),
+            SprtDecision::Continue if self.interrupted => format!(
+                "interrupted, undecided after {} games",
+                2 * self.pentanomial.pairs()
             ),
             SprtDecision::Continue => format!(
                 "undecided after {} games (--max-games)",
                 2 * self.pentanomial.pairs()
             ),
         };
+        let plain = pairs_elo_text(&self.pentanomial, cfg.test.model);
+        let estimate = match (self.estimate, self.decision, self.pentanomial.sweep()) {
+            (Some(e), SprtDecision::H0 | SprtDecision::H1, None) => format!(
+                "{unit} {:+.1} [{:+.1}, {:+.1}] (95%, stopping-aware), LOS {:.1}%\nfrom the pairs alone: {plain}",
+                e.elo,
+                e.lower,
+                e.upper,
+                100.0 * e.los
+            ),
+            // A sweep has no finite estimate; a test stopped by its game limit or by
+            // hand did not stop on its LLR, so the plain estimate is the unbiased one.
+            _ => plain,
+        };
         format!(
-            "{verdict}\nLLR {:.2} (bounds {:.2}, {:.2}; elo0 {}, elo1 {})\n{} pairs, pentanomial 0-½-1-1½-2: {}-{}-{}-{}-{}; forfeits {}\nElo {:+.1} ± {:.1} (95%), LOS {:.1}%, {:.1} s\n",
+            "{verdict}\nLLR {:.2} (bounds {:.2}, {:.2}; Wald's {:.2}, {:.2}; {unit} {} against {}, {} model)\n{} pairs, pentanomial 0-½-1-1½-2: {}-{}-{}-{}-{}; forfeits {}\n{estimate}; {:.1} s\n",
             self.llr,
+            self.bounds.0,
+            self.bounds.1,
             cfg.test.lower,
             cfg.test.upper,
             cfg.test.elo0,
             cfg.test.elo1,
+            cfg.test.model,
             self.pentanomial.pairs(),
             c[0],
             c[1],
@@ -85,9 +148,6 @@ impl SprtReport {
             c[3],
             c[4],
             self.forfeits,
-            e.elo,
-            e.ci95,
-            100.0 * e.los,
             self.seconds
         )
     }
@@ -98,17 +158,19 @@ impl SprtReport {
 ///
 /// # Errors
 /// A game that is not for two seats, or a setup the game refuses.
-pub fn run(cfg: &SprtConfig, mut progress: impl FnMut(u64, u64)) -> Result<SprtReport, SprtError> {
+pub fn run(
+    cfg: &SprtConfig,
+    mut progress: impl FnMut(&SequentialTest, u64, u64),
+) -> Result<SprtReport, SprtError> {
     if cfg.bots.len() != 2 {
         return Err(SprtError::Bots(cfg.bots.len()));
     }
     engine::new_game(&cfg.game, &cfg.options, Some(2), 0).map_err(SprtError::Game)?;
     let max_pairs = cfg.max_games.div_ceil(2).max(1);
     let start = std::time::Instant::now();
-    let mut penta = Pentanomial::default();
+    let mut test = SequentialTest::new(cfg.test);
     let mut forfeits = 0;
-    let mut decision = SprtDecision::Continue;
-    let mut llr = 0.0;
+    let mut interrupted = false;
     let mut failure = None;
     // Pairs with one game in: the tested bot's half-points and forfeits so far.
     let mut halves: HashMap<u64, (usize, u64)> = HashMap::new();
@@ -142,6 +204,10 @@ pub fn run(cfg: &SprtConfig, mut progress: impl FnMut(u64, u64)) -> Result<SprtR
         batch: 1,
     };
     run_games(options, &cfg.limits, job, |batch| {
+        if cfg.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
+            interrupted = true;
+            return ControlFlow::Break(());
+        }
         for Finished { tag, result } in batch {
             let rec = match result {
                 Ok(rec) => rec,
@@ -165,10 +231,9 @@ pub fn run(cfg: &SprtConfig, mut progress: impl FnMut(u64, u64)) -> Result<SprtR
                 halves.insert(tag.group, (half, forfeit));
                 continue;
             };
-            penta.add(half + other_half);
             forfeits += forfeit + other_forfeit;
-            progress(2 * penta.pairs(), 2 * max_pairs);
-            (decision, llr) = cfg.test.decide(&penta);
+            let decision = test.add(half + other_half);
+            progress(&test, 2 * test.pentanomial.pairs(), 2 * max_pairs);
             if decision != SprtDecision::Continue {
                 return ControlFlow::Break(());
             }
@@ -179,9 +244,12 @@ pub fn run(cfg: &SprtConfig, mut progress: impl FnMut(u64, u64)) -> Result<SprtR
         return Err(e);
     }
     Ok(SprtReport {
-        decision,
-        llr,
-        pentanomial: penta,
+        decision: test.decision,
+        interrupted,
+        llr: test.llr,
+        bounds: test.bounds(),
+        pentanomial: test.pentanomial,
+        estimate: stopped_estimate(&cfg.test, &test.pentanomial),
         forfeits,
         seconds: start.elapsed().as_secs_f64(),
     })

@@ -309,10 +309,12 @@ impl Standings {
                     format!("{} vs {}", p.a, p.b),
                     p.pentanomial.pairs(),
                     format!("{}-{}-{}-{}-{}", c[0], c[1], c[2], c[3], c[4]),
-                    match p.pentanomial.sweep_bound() {
-                        // A clean sweep has no finite estimate: quote its bound.
-                        Some(b) if b > 0.0 => format!("swept: ≥ {b:+.0}"),
-                        Some(b) => format!("swept: ≤ {b:+.0}"),
+                    match p.pentanomial.sweep().zip(p.pentanomial.sweep_bound()) {
+                        // A clean sweep has no finite estimate: quote its bound, on
+                        // the side of whoever swept (a short sweep's bound can be
+                        // below zero: "≥ -15" after 5-0).
+                        Some((true, b)) => format!("swept: ≥ {b:+.0}"),
+                        Some((false, b)) => format!("swept: ≤ {b:+.0}"),
                         None => format!("{:+.0} ± {:.0}", p.pairs_elo.elo, p.pairs_elo.ci95),
                     },
                     format!("{:+.0} ± {:.0}", p.fit_elo, 1.959964 * p.fit_se),

@@ -6,8 +6,27 @@
 //! independent while the two games within one are not (they share the dice), so the
 //! variance is taken over pairs — that is why it is smaller, and honest, compared to
 //! counting the games as independent.
+//!
+//! # The sequential test
+//! The log-likelihood ratio is the exact generalized one (GSPRT): under each
+//! hypothesis the pentanomial distribution is the maximum-likelihood one among all
+//! distributions whose expected score (logistic Elo) or whose t-value (normalized
+//! Elo) is the hypothesis', and the LLR is the log ratio of the two likelihoods. This
+//! is how fishtest decides (M. Van den Bergh's derivation: under a constraint on the
+//! mean, the maximizing distribution is `p̂ᵢ / (1 + x (aᵢ - s))` for the root `x` of a
+//! secular equation). Empty cells get a small weight (10⁻³ of a pair) so that a sweep
+//! still has a finite, deciding LLR. The bounds are Wald's, moved inwards by the
+//! overshoot measured so far on this run (Siegmund's correction, as fishtest does), so
+//! that the error rates are near their nominal values even when one pair moves the
+//! LLR a lot.
 
 pub use crate::elo::{elo_of_score, expected_score, normal_cdf};
+
+/// Weight given to an empty pentanomial cell before the LLR is computed.
+const EMPTY_CELL: f64 = 1e-3;
+
+/// Normalized Elo per unit of t-value per game: `800 / ln 10`.
+pub const NELO_PER_T: f64 = 800.0 / std::f64::consts::LN_10;
 
 /// Mirrored-pair outcomes for one side: `counts[k]` pairs scored `k/2` points.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -27,6 +46,17 @@ pub struct EloEstimate {
     pub los: f64,
 }
 
+/// A pair's score per game: 0, ¼, ½, ¾, 1.
+const PAIR_SCORE: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
+
+/// Mean and variance of a distribution on [`PAIR_SCORE`].
+fn moments_of(p: &[f64; 5]) -> (f64, f64) {
+    let total: f64 = p.iter().sum();
+    let mean = (0..5).map(|k| p[k] * PAIR_SCORE[k]).sum::<f64>() / total;
+    let var = (0..5).map(|k| p[k] * (PAIR_SCORE[k] - mean).powi(2)).sum::<f64>() / total;
+    (mean, var)
+}
+
 impl Pentanomial {
     /// Adds a pair scored `half_points` (0..=4) half-points.
     ///
@@ -41,21 +71,19 @@ impl Pentanomial {
         self.counts.iter().sum()
     }
 
+    /// The same pairs from the other side.
+    pub fn reversed(&self) -> Pentanomial {
+        let mut counts = self.counts;
+        counts.reverse();
+        Pentanomial { counts }
+    }
+
     /// Mean score per game and the variance of one pair's mean score.
     fn moments(&self) -> (f64, f64) {
-        let n = self.pairs() as f64;
-        if n == 0.0 {
+        if self.pairs() == 0 {
             return (0.5, 0.0);
         }
-        let mean = (0..5)
-            .map(|k| self.counts[k] as f64 * k as f64 / 4.0)
-            .sum::<f64>()
-            / n;
-        let var = (0..5)
-            .map(|k| self.counts[k] as f64 * (k as f64 / 4.0 - mean).powi(2))
-            .sum::<f64>()
-            / n;
-        (mean, var)
+        moments_of(&self.counts.map(|c| c as f64))
     }
 
     /// Mean share of the points.
@@ -63,7 +91,28 @@ impl Pentanomial {
         self.moments().0
     }
 
+    /// The counts with empty cells given [`EMPTY_CELL`], and their sum.
+    fn regularized(&self) -> ([f64; 5], f64) {
+        let c = self.counts.map(|c| if c == 0 { EMPTY_CELL } else { c as f64 });
+        (c, c.iter().sum())
+    }
+
+    /// The observed distribution of pairs (regularized) and the number of pairs it
+    /// stands for.
+    fn distribution(&self) -> ([f64; 5], f64) {
+        let (c, n) = self.regularized();
+        (c.map(|x| x / n), n)
+    }
+
+    /// The per-game standard deviation that normalized Elo is measured in:
+    /// `sqrt(2 · var(pair score))`, from the regularized distribution.
+    pub fn sigma_per_game(&self) -> f64 {
+        let (p, _) = self.distribution();
+        (2.0 * moments_of(&p).1).sqrt()
+    }
+
     /// Elo difference with its 95% interval (from the pairs' variance) and LOS.
+    /// Naive at a sweep (no variance): use [`Pentanomial::sweep_bound`] there.
     pub fn elo(&self) -> EloEstimate {
         let (mean, var) = self.moments();
         let n = self.pairs().max(1) as f64;
@@ -75,44 +124,192 @@ impl Pentanomial {
             ci95: (hi - lo) / 2.0,
             los: if se > 0.0 {
                 normal_cdf((mean - 0.5) / se)
-            } else if mean > 0.5 {
-                1.0
-            } else if mean < 0.5 {
-                0.0
             } else {
-                0.5
+                self.sweep_los()
             },
         }
     }
 
-    /// For a clean sweep (every pair won, or every pair lost), the Elo the sweeping
-    /// side is at least, at 97.5% confidence (exact binomial: a side that wins a
-    /// pair with probability p sweeps n pairs with probability pⁿ, so p ≥ 0.025^(1/n)).
-    /// Sweeps have no finite estimate, so this is what to quote for them.
-    pub fn sweep_bound(&self) -> Option<f64> {
+    /// Normalized Elo of the pairs: `(score - ½) / σ_game · 800 / ln 10`.
+    pub fn normalized_elo(&self) -> f64 {
+        (self.score() - 0.5) / self.sigma_per_game() * NELO_PER_T
+    }
+
+    /// LOS when every pair scored the same: with a uniform prior on the share of
+    /// pairs won, winning all `n` pairs leaves `1 - 2^-(n+1)` probability above ½.
+    fn sweep_los(&self) -> f64 {
+        let n = self.pairs();
+        let (mean, _) = self.moments();
+        let tail = 0.5f64.powf(n as f64 + 1.0);
+        if mean > 0.5 {
+            1.0 - tail
+        } else if mean < 0.5 {
+            tail
+        } else {
+            0.5
+        }
+    }
+
+    /// Who swept, if anyone: every pair won by this side (`Some(true)`), every
+    /// pair lost (`Some(false)`).
+    pub fn sweep(&self) -> Option<bool> {
         let n = self.pairs();
         if n == 0 {
-            return None;
-        }
-        let p_low = 0.025f64.powf(1.0 / n as f64);
-        if self.counts[4] == n {
-            Some(elo_of_score(p_low))
+            None
+        } else if self.counts[4] == n {
+            Some(true)
         } else if self.counts[0] == n {
-            Some(-elo_of_score(p_low))
+            Some(false)
         } else {
             None
         }
     }
 
-    /// Log-likelihood ratio of H1 (`elo1`) against H0 (`elo0`), logistic Elo, from
-    /// the pentanomial mean and variance (fishtest's approximation of the GSPRT).
-    pub fn llr(&self, elo0: f64, elo1: f64) -> f64 {
-        let (mean, var) = self.moments();
-        if var <= 0.0 {
-            return 0.0;
+    /// For a clean sweep, the Elo the sweeping side is at least better by (positive
+    /// when this side swept, negative — an upper bound — when it was swept), at
+    /// 97.5% confidence (exact binomial: a side that wins a pair with probability p
+    /// sweeps n pairs with probability pⁿ, so p ≥ 0.025^(1/n)). Sweeps have no finite
+    /// estimate, so this is what to quote for them.
+    pub fn sweep_bound(&self) -> Option<f64> {
+        let won = self.sweep()?;
+        let p_low = 0.025f64.powf(1.0 / self.pairs() as f64);
+        Some(if won {
+            elo_of_score(p_low)
+        } else {
+            -elo_of_score(p_low)
+        })
+    }
+
+    /// The exact generalized log-likelihood ratio of H1 against H0.
+    ///
+    /// # Errors
+    /// Hypotheses that no distribution of pair scores can meet (a normalized Elo so
+    /// large that its t-value has no solution).
+    pub fn llr(&self, model: EloModel, elo0: f64, elo1: f64) -> Result<f64, StatsError> {
+        let (p, n) = self.distribution();
+        let (q0, q1) = match model {
+            EloModel::Logistic => (
+                mle_with_mean(&p, expected_score(elo0))?,
+                mle_with_mean(&p, expected_score(elo1))?,
+            ),
+            EloModel::Normalized => {
+                // Per pair, the t-value is √2 times the per-game one.
+                let t = |nelo: f64| nelo / NELO_PER_T * std::f64::consts::SQRT_2;
+                (mle_with_t_value(&p, t(elo0))?, mle_with_t_value(&p, t(elo1))?)
+            }
+        };
+        Ok(n * (0..5).map(|k| p[k] * (q1[k] / q0[k]).ln()).sum::<f64>())
+    }
+}
+
+/// Why a statistic could not be computed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StatsError {
+    /// A constraint no distribution of pair scores meets.
+    #[error("no distribution of pair scores has {0}")]
+    Unreachable(String),
+}
+
+/// The root of `Σ pᵢ aᵢ / (1 + x aᵢ) = 0`, where the `aᵢ` straddle zero. The sum falls
+/// strictly from `+∞` to `-∞` on the interval where every `1 + x aᵢ > 0`, so the root is
+/// unique: Newton's method, kept inside a shrinking bracket.
+fn secular_root(a: &[f64; 5], p: &[f64; 5]) -> Option<f64> {
+    let (lo_a, hi_a) = a
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+    if lo_a >= 0.0 || hi_a <= 0.0 {
+        return None;
+    }
+    let (mut lo, mut hi) = (-1.0 / hi_a, -1.0 / lo_a);
+    let mut x = 0.0;
+    for _ in 0..200 {
+        let (mut f, mut df) = (0.0, 0.0);
+        for k in 0..5 {
+            let d = 1.0 + x * a[k];
+            f += p[k] * a[k] / d;
+            df -= p[k] * a[k] * a[k] / (d * d);
         }
-        let (s0, s1) = (expected_score(elo0), expected_score(elo1));
-        self.pairs() as f64 * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
+        if f > 0.0 {
+            lo = x;
+        } else {
+            hi = x;
+        }
+        if f.abs() < 1e-15 {
+            break;
+        }
+        let newton = x - f / df;
+        let next = if newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+        if (next - x).abs() <= 1e-15 * (1.0 + x.abs()) {
+            x = next;
+            break;
+        }
+        x = next;
+    }
+    Some(x)
+}
+
+/// The most likely distribution of pair scores with expected score `s`, given the
+/// observed distribution `p`.
+fn mle_with_mean(p: &[f64; 5], s: f64) -> Result<[f64; 5], StatsError> {
+    let a = PAIR_SCORE.map(|v| v - s);
+    let x = secular_root(&a, p).ok_or_else(|| StatsError::Unreachable(format!("expected score {s}")))?;
+    Ok(std::array::from_fn(|k| p[k] / (1.0 + x * a[k])))
+}
+
+/// The most likely distribution of pair scores whose t-value `(mean - ½) / sd` is `t`,
+/// given the observed distribution `p`: a fixed point, each step the mean-constrained
+/// solution for the mean and sd of the step before.
+fn mle_with_t_value(p: &[f64; 5], t: f64) -> Result<[f64; 5], StatsError> {
+    let unreachable = || StatsError::Unreachable(format!("t-value {t}"));
+    let mut q = [0.2; 5];
+    for _ in 0..100 {
+        let (mu, var) = moments_of(&q);
+        let sigma = var.sqrt();
+        let a: [f64; 5] = std::array::from_fn(|k| {
+            let z = (mu - PAIR_SCORE[k]) / sigma;
+            PAIR_SCORE[k] - 0.5 - t * sigma * (1.0 + z * z) / 2.0
+        });
+        let x = secular_root(&a, p).ok_or_else(unreachable)?;
+        let next: [f64; 5] = std::array::from_fn(|k| p[k] / (1.0 + x * a[k]));
+        let change = (0..5).map(|k| (next[k] - q[k]).abs()).fold(0.0, f64::max);
+        q = next;
+        if change < 1e-13 {
+            let (mu, var) = moments_of(&q);
+            return if ((mu - 0.5) / var.sqrt() - t).abs() < 1e-6 {
+                Ok(q)
+            } else {
+                Err(unreachable())
+            };
+        }
+    }
+    Err(unreachable())
+}
+
+/// The scale the hypotheses are in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum EloModel {
+    /// Logistic Elo: the expected score is `1 / (1 + 10^(-elo/400))`, whatever the
+    /// draws.
+    Logistic,
+    /// Normalized Elo: the score's distance from ½ in units of its own standard
+    /// deviation per game (times `800 / ln 10`, so that it matches logistic Elo when
+    /// there are no draws and the bots are close). Independent of how drawish a game
+    /// is, so one pair of bounds fits every game; fishtest's default.
+    #[default]
+    Normalized,
+}
+
+impl std::fmt::Display for EloModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EloModel::Logistic => "logistic",
+            EloModel::Normalized => "normalized",
+        })
     }
 }
 
@@ -129,55 +326,276 @@ pub enum SprtDecision {
 }
 
 /// A GSPRT between `elo0` and `elo1` with error rates `alpha` and `beta`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Sprt {
     /// Elo under H0.
     pub elo0: f64,
     /// Elo under H1.
     pub elo1: f64,
+    /// The scale of `elo0` and `elo1`.
+    pub model: EloModel,
+    /// False positive rate.
+    pub alpha: f64,
+    /// False negative rate.
+    pub beta: f64,
     /// Lower bound: accept H0 at or below `ln(beta / (1 - alpha))`.
     pub lower: f64,
     /// Upper bound: accept H1 at or above `ln((1 - beta) / alpha)`.
     pub upper: f64,
 }
 
+/// Largest normalized Elo a hypothesis may name: beyond it the t-value constraint has
+/// no solution for some observed distributions.
+pub const MAX_NORMALIZED_ELO: f64 = 150.0;
+
 impl Sprt {
-    /// A test with fishtest's bounds.
-    pub fn new(elo0: f64, elo1: f64, alpha: f64, beta: f64) -> Sprt {
-        Sprt {
+    /// A test with Wald's bounds.
+    ///
+    /// # Errors
+    /// `elo0 >= elo1`, error rates outside (0, ½], or a normalized hypothesis beyond
+    /// ±[`MAX_NORMALIZED_ELO`].
+    pub fn new(model: EloModel, elo0: f64, elo1: f64, alpha: f64, beta: f64) -> Result<Sprt, String> {
+        if elo0.partial_cmp(&elo1) != Some(std::cmp::Ordering::Less) {
+            return Err(format!("elo0 ({elo0}) must be below elo1 ({elo1})"));
+        }
+        for (name, rate) in [("alpha", alpha), ("beta", beta)] {
+            if !(rate > 0.0 && rate <= 0.5) {
+                return Err(format!("{name} must be in (0, 0.5], not {rate}"));
+            }
+        }
+        if model == EloModel::Normalized && elo0.abs().max(elo1.abs()) > MAX_NORMALIZED_ELO {
+            return Err(format!(
+                "normalized Elo hypotheses must be within ±{MAX_NORMALIZED_ELO} (use --model logistic for larger gaps)"
+            ));
+        }
+        Ok(Sprt {
             elo0,
             elo1,
+            model,
+            alpha,
+            beta,
             lower: (beta / (1.0 - alpha)).ln(),
             upper: ((1.0 - beta) / alpha).ln(),
+        })
+    }
+
+    /// The LLR of the pairs so far.
+    pub fn llr(&self, p: &Pentanomial) -> f64 {
+        // `new` keeps the hypotheses where the constraint always has a solution; were
+        // one ever missed, an undecided 0 is the safe answer.
+        p.llr(self.model, self.elo0, self.elo1).unwrap_or(0.0)
+    }
+}
+
+/// The running record of how far the LLR jumped past its lowest and highest values
+/// so far: Siegmund's estimate of the expected overshoot at each bound is
+/// `E[jump²] / (2 E[jump])` over those record-breaking jumps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct Overshoot {
+    low: f64,
+    low_sum: f64,
+    low_squares: f64,
+    high: f64,
+    high_sum: f64,
+    high_squares: f64,
+}
+
+impl Overshoot {
+    fn record(&mut self, llr: f64) {
+        if llr < self.low {
+            let d = llr - self.low;
+            self.low_sum += d;
+            self.low_squares += d * d;
+            self.low = llr;
+        }
+        if llr > self.high {
+            let d = llr - self.high;
+            self.high_sum += d;
+            self.high_squares += d * d;
+            self.high = llr;
         }
     }
 
-    /// The decision on the pairs so far, with the log-likelihood ratio.
-    pub fn decide(&self, p: &Pentanomial) -> (SprtDecision, f64) {
-        let llr = p.llr(self.elo0, self.elo1);
-        let d = if llr >= self.upper {
+    /// Expected overshoot below the lower and above the upper bound.
+    pub fn estimates(&self) -> (f64, f64) {
+        let lo = if self.low_sum != 0.0 {
+            -self.low_squares / self.low_sum / 2.0
+        } else {
+            0.0
+        };
+        let hi = if self.high_sum != 0.0 {
+            self.high_squares / self.high_sum / 2.0
+        } else {
+            0.0
+        };
+        (lo, hi)
+    }
+}
+
+/// A running test: pairs arrive one at a time, and each may decide it.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct SequentialTest {
+    /// The test.
+    pub test: Sprt,
+    /// Pairs so far.
+    pub pentanomial: Pentanomial,
+    /// LLR after the last pair.
+    pub llr: f64,
+    /// What the test says.
+    pub decision: SprtDecision,
+    overshoot: Overshoot,
+}
+
+impl SequentialTest {
+    /// A test with no pairs yet.
+    pub fn new(test: Sprt) -> SequentialTest {
+        SequentialTest {
+            test,
+            pentanomial: Pentanomial::default(),
+            llr: 0.0,
+            decision: SprtDecision::Continue,
+            overshoot: Overshoot::default(),
+        }
+    }
+
+    /// Adds one pair (`half_points` 0..=4 for the tested side) and decides.
+    pub fn add(&mut self, half_points: usize) -> SprtDecision {
+        self.pentanomial.add(half_points);
+        self.llr = self.test.llr(&self.pentanomial);
+        self.overshoot.record(self.llr);
+        self.decision = self.decide();
+        self.decision
+    }
+
+    /// The bounds in force now: Wald's, moved inwards by the overshoot expected at
+    /// each.
+    pub fn bounds(&self) -> (f64, f64) {
+        let (lo, hi) = self.overshoot.estimates();
+        (self.test.lower + lo, self.test.upper - hi)
+    }
+
+    fn decide(&self) -> SprtDecision {
+        let (lower, upper) = self.bounds();
+        if self.llr > upper {
             SprtDecision::H1
-        } else if llr <= self.lower {
+        } else if self.llr < lower {
             SprtDecision::H0
         } else {
             SprtDecision::Continue
-        };
-        (d, llr)
+        }
     }
+}
+
+/// Distribution of pair scores (0, ½, 1, 1½, 2 points) with expected score `s` per
+/// game: two independent games with 20% draws, or (`draw_heavy`) 70% even pairs (1
+/// point) and the rest such independent pairs with the score that makes up `s`.
+pub fn pair_distribution(s: f64, draw_heavy: bool) -> [f64; 5] {
+    let independent = |s: f64| {
+        let d = 0.2f64.min(2.0 * s.min(1.0 - s));
+        let (w, l) = (s - d / 2.0, 1.0 - s - d / 2.0);
+        let game = [l, d, w];
+        let mut pair = [0.0; 5];
+        for (i, a) in game.iter().enumerate() {
+            for (j, b) in game.iter().enumerate() {
+                pair[i + j] += a * b;
+            }
+        }
+        pair
+    };
+    if !draw_heavy {
+        return independent(s);
+    }
+    // (Fewer even pairs far from ½, where 70% would leave no room for the score.)
+    let q = 0.7f64.min(1.8 * s.min(1.0 - s));
+    let mut pair = independent((s - 0.5 * q) / (1.0 - q));
+    pair.iter_mut().for_each(|p| *p *= 1.0 - q);
+    pair[2] += q;
+    pair
+}
+
+/// What simulated tests decided.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SimulatedRuns {
+    /// Tests that accepted H0.
+    pub h0: u64,
+    /// Tests that accepted H1.
+    pub h1: u64,
+    /// Average pairs a test played.
+    pub mean_pairs: f64,
+}
+
+/// Runs `runs` simulated tests whose pairs come from [`pair_distribution`] at logistic
+/// Elo `elo`, spread over the machine's cores; the same seed gives the same counts.
+pub fn simulate(test: Sprt, elo: f64, draw_heavy: bool, runs: u64, seed: u64) -> SimulatedRuns {
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::{Rng, SeedableRng};
+    let dist = pair_distribution(expected_score(elo), draw_heavy);
+    let mut cumulative = [0.0; 5];
+    let mut acc = 0.0;
+    for k in 0..5 {
+        acc += dist[k];
+        cumulative[k] = acc;
+    }
+    let one = |run: u64| -> (SprtDecision, u64) {
+        // Each run its own stream: the split over threads does not change the result.
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(run);
+        let mut t = SequentialTest::new(test);
+        loop {
+            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * acc;
+            let k = cumulative.iter().position(|&c| u < c).unwrap_or(4);
+            let d = t.add(k);
+            if d != SprtDecision::Continue {
+                return (d, t.pentanomial.pairs());
+            }
+        }
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let parts: Vec<SimulatedRuns> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                scope.spawn(move || {
+                    let mut r = SimulatedRuns::default();
+                    for run in (k..runs).step_by(threads as usize) {
+                        let (d, pairs) = one(run);
+                        match d {
+                            SprtDecision::H0 => r.h0 += 1,
+                            SprtDecision::H1 => r.h1 += 1,
+                            SprtDecision::Continue => {}
+                        }
+                        r.mean_pairs += pairs as f64;
+                    }
+                    r
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("simulation thread panicked"))
+            .collect()
+    });
+    let mut total = SimulatedRuns::default();
+    for p in parts {
+        total.h0 += p.h0;
+        total.h1 += p.h1;
+        total.mean_pairs += p.mean_pairs;
+    }
+    total.mean_pairs /= runs.max(1) as f64;
+    total
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand_chacha::ChaCha8Rng;
-    use rand_core::{Rng, SeedableRng};
 
     #[test]
     fn normal_cdf_matches_tables() {
-        assert!((normal_cdf(0.0) - 0.5).abs() < 1e-7);
+        assert!((normal_cdf(0.0) - 0.5).abs() < 1e-12);
         assert!((normal_cdf(1.959964) - 0.975).abs() < 1e-6);
-        assert!((normal_cdf(-1.0) - 0.158655).abs() < 1e-6);
-        assert!((normal_cdf(3.0) - 0.998650).abs() < 1e-6);
+        assert!((normal_cdf(-1.0) - 0.158_655_253_931_457).abs() < 1e-12);
+        assert!((normal_cdf(3.0) - 0.998_650_101_968_37).abs() < 1e-12);
+        // The far tail keeps its relative precision.
+        assert!((normal_cdf(-10.0) / 7.619_853_024_160_527e-24 - 1.0).abs() < 1e-9);
     }
 
     #[test]
@@ -189,35 +607,31 @@ mod tests {
         assert_eq!(p.pairs(), 10);
         let e = p.elo();
         assert!(e.elo.abs() < 1e-9 && (e.los - 0.5).abs() < 1e-6, "{e:?}");
-        // variance: (2*0.0625*... ) = (1*.25 + 2*.0625 + 0 + 2*.0625 + 1*.25)/10 = 0.075
+        // variance: (1*.25 + 2*.0625 + 0 + 2*.0625 + 1*.25)/10 = 0.075
         let se = (0.075f64 / 10.0).sqrt();
         let want = (elo_of_score(0.5 + 1.959964 * se) - elo_of_score(0.5 - 1.959964 * se)) / 2.0;
         assert!((e.ci95 - want).abs() < 1e-9 && e.ci95 > 100.0);
-        // 3 of 4 points per pair every time: 75%, +190.85 Elo, no variance.
+        // 3 of 4 points per pair every time: 75%, +190.85 Elo.
         let sure = Pentanomial {
             counts: [0, 0, 0, 5, 0],
         };
         assert!((sure.elo().elo - 190.85).abs() < 0.01);
-        assert_eq!(sure.elo().los, 1.0);
+        assert_eq!(p.reversed().counts, [1, 2, 4, 2, 1]);
+        assert_eq!(sure.reversed().counts, [0, 5, 0, 0, 0]);
     }
 
     #[test]
     fn a_sweep_has_a_bound_not_an_estimate() {
         // 50 pairs all won: p >= 0.025^(1/50) = 0.92888, i.e. at least +446 Elo.
-        let b = Pentanomial {
+        let won = Pentanomial {
             counts: [0, 0, 0, 0, 50],
-        }
-        .sweep_bound()
-        .unwrap();
+        };
+        let b = won.sweep_bound().unwrap();
         assert!((b - 446.4).abs() < 0.1, "{b}");
-        assert!(
-            Pentanomial {
-                counts: [50, 0, 0, 0, 0]
-            }
-            .sweep_bound()
-            .unwrap()
-                < -440.0
-        );
+        assert_eq!(won.sweep(), Some(true));
+        let lost = won.reversed();
+        assert_eq!(lost.sweep(), Some(false));
+        assert!((lost.sweep_bound().unwrap() + b).abs() < 1e-9);
         assert_eq!(
             Pentanomial {
                 counts: [0, 0, 0, 1, 49]
@@ -225,47 +639,324 @@ mod tests {
             .sweep_bound(),
             None
         );
+        // The LOS of a sweep comes from the count, not from a zero variance.
+        let hundred = Pentanomial {
+            counts: [0, 0, 0, 0, 100],
+        };
+        assert!(hundred.elo().los > 0.999);
+        assert!(hundred.reversed().elo().los < 0.001);
+        assert!(
+            (Pentanomial {
+                counts: [0, 0, 0, 0, 1]
+            }
+            .elo()
+            .los - 0.75)
+                .abs()
+                < 1e-12
+        );
     }
 
     #[test]
-    fn sprt_bounds_are_fishtests() {
-        let s = Sprt::new(0.0, 10.0, 0.05, 0.05);
+    fn sprt_bounds_are_walds() {
+        let s = Sprt::new(EloModel::Logistic, 0.0, 10.0, 0.05, 0.05).unwrap();
         assert!((s.upper - 2.944439).abs() < 1e-6);
         assert!((s.lower + 2.944439).abs() < 1e-6);
+        assert!(Sprt::new(EloModel::Logistic, 5.0, 5.0, 0.05, 0.05).is_err());
+        assert!(Sprt::new(EloModel::Logistic, 0.0, 5.0, 0.0, 0.05).is_err());
+        assert!(Sprt::new(EloModel::Normalized, 0.0, 400.0, 0.05, 0.05).is_err());
     }
 
-    /// Plays simulated mirrored pairs where A's true edge is `elo` and returns the
-    /// decision.
-    fn run_sprt(elo: f64, seed: u64) -> SprtDecision {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let s = Sprt::new(0.0, 20.0, 0.05, 0.05);
-        let p_win = expected_score(elo);
-        let mut p = Pentanomial::default();
-        for _ in 0..200_000 {
-            let mut points = 0;
-            for _ in 0..2 {
-                let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-                points += if u < p_win { 2 } else { 0 };
-            }
-            p.add(points);
-            let (d, _) = s.decide(&p);
-            if d != SprtDecision::Continue {
-                return d;
-            }
+    /// Reference LLRs computed independently: fishtest's `LLRcalc.LLR_logistic` and
+    /// `LLR_normalized` (server/fishtest/stats, Python with SciPy's brentq), on the
+    /// same count vectors and bounds.
+    #[test]
+    fn the_llr_matches_fishtests_on_a_table_of_counts() {
+        let table: &[([u64; 5], EloModel, f64, f64, f64)] = &[
+            (
+                [0, 0, 0, 0, 200],
+                EloModel::Logistic,
+                0.0,
+                10.0,
+                5.673687916750321,
+            ),
+            (
+                [0, 0, 0, 0, 200],
+                EloModel::Logistic,
+                -3.0,
+                1.0,
+                2.3092355320301596,
+            ),
+            (
+                [0, 0, 0, 0, 200],
+                EloModel::Logistic,
+                0.0,
+                100.0,
+                49.392739176692615,
+            ),
+            (
+                [0, 0, 0, 0, 200],
+                EloModel::Normalized,
+                0.0,
+                10.0,
+                7.973091887068427,
+            ),
+            (
+                [0, 0, 0, 0, 200],
+                EloModel::Normalized,
+                0.0,
+                2.0,
+                1.6215323636106889,
+            ),
+            (
+                [0, 0, 0, 1, 199],
+                EloModel::Logistic,
+                0.0,
+                10.0,
+                5.6736594497602075,
+            ),
+            (
+                [0, 0, 0, 1, 199],
+                EloModel::Logistic,
+                0.0,
+                100.0,
+                49.39249091615582,
+            ),
+            (
+                [0, 0, 0, 1, 199],
+                EloModel::Normalized,
+                0.0,
+                10.0,
+                7.962939194691246,
+            ),
+            (
+                [0, 0, 0, 0, 10],
+                EloModel::Logistic,
+                0.0,
+                100.0,
+                2.4700282126841584,
+            ),
+            (
+                [0, 0, 0, 0, 10],
+                EloModel::Normalized,
+                -3.0,
+                1.0,
+                0.16348522823078457,
+            ),
+            (
+                [10, 0, 0, 0, 0],
+                EloModel::Logistic,
+                0.0,
+                10.0,
+                -0.29202386975149536,
+            ),
+            (
+                [10, 0, 0, 0, 0],
+                EloModel::Normalized,
+                0.0,
+                10.0,
+                -0.41523135930681965,
+            ),
+            (
+                [1, 2, 4, 2, 1],
+                EloModel::Logistic,
+                0.0,
+                100.0,
+                -1.2481371921274782,
+            ),
+            (
+                [1, 2, 4, 2, 1],
+                EloModel::Normalized,
+                -3.0,
+                1.0,
+                0.0006627235374732053,
+            ),
+            (
+                [10789, 19328, 33806, 19402, 10543],
+                EloModel::Logistic,
+                0.0,
+                10.0,
+                -135.7607137924273,
+            ),
+            (
+                [10789, 19328, 33806, 19402, 10543],
+                EloModel::Logistic,
+                -3.0,
+                1.0,
+                2.1310678117940807,
+            ),
+            (
+                [10789, 19328, 33806, 19402, 10543],
+                EloModel::Normalized,
+                0.0,
+                10.0,
+                -92.53417765351344,
+            ),
+            (
+                [10789, 19328, 33806, 19402, 10543],
+                EloModel::Normalized,
+                -3.0,
+                1.0,
+                0.30086978548354076,
+            ),
+            (
+                [0, 0, 200, 0, 0],
+                EloModel::Logistic,
+                0.0,
+                10.0,
+                -5.830128717698321,
+            ),
+            (
+                [0, 0, 200, 0, 0],
+                EloModel::Normalized,
+                0.0,
+                10.0,
+                -0.32511373249396675,
+            ),
+            (
+                [3, 20, 50, 25, 2],
+                EloModel::Logistic,
+                0.0,
+                100.0,
+                -18.809927725876808,
+            ),
+            (
+                [3, 20, 50, 25, 2],
+                EloModel::Normalized,
+                0.0,
+                2.0,
+                0.02688864929917468,
+            ),
+            (
+                [0, 5, 0, 0, 0],
+                EloModel::Logistic,
+                -3.0,
+                1.0,
+                -0.05741019348032273,
+            ),
+            (
+                [0, 5, 0, 0, 0],
+                EloModel::Normalized,
+                0.0,
+                10.0,
+                -0.14804794846291147,
+            ),
+            (
+                [100, 200, 300, 250, 150],
+                EloModel::Logistic,
+                0.0,
+                10.0,
+                4.8228615632662875,
+            ),
+            (
+                [100, 200, 300, 250, 150],
+                EloModel::Normalized,
+                0.0,
+                2.0,
+                0.9807162033516835,
+            ),
+            (
+                [0, 0, 1, 0, 0],
+                EloModel::Logistic,
+                0.0,
+                10.0,
+                -0.025331399648356092,
+            ),
+            (
+                [0, 0, 1, 0, 0],
+                EloModel::Normalized,
+                -3.0,
+                1.0,
+                6.747099006238286e-05,
+            ),
+            (
+                [2, 0, 0, 0, 3],
+                EloModel::Logistic,
+                0.0,
+                100.0,
+                0.0834351142103441,
+            ),
+            (
+                [2, 0, 0, 0, 3],
+                EloModel::Normalized,
+                0.0,
+                10.0,
+                0.03656219448607272,
+            ),
+        ];
+        for &(counts, model, elo0, elo1, want) in table {
+            let got = Pentanomial { counts }.llr(model, elo0, elo1).unwrap();
+            let tolerance = 1e-6 * want.abs().max(1.0);
+            assert!(
+                (got - want).abs() < tolerance,
+                "{counts:?} {model} [{elo0}, {elo1}]: {got} against {want}"
+            );
         }
-        SprtDecision::Continue
     }
 
     #[test]
-    fn sprt_accepts_the_true_hypothesis_nearly_always() {
-        // alpha = beta = 5%: over 40 runs each, expect ~2 wrong answers; allow 6.
-        let wrong_h1 = (0..40).filter(|&s| run_sprt(0.0, s) == SprtDecision::H1).count();
-        let wrong_h0 = (0..40)
-            .filter(|&s| run_sprt(20.0, 100 + s) == SprtDecision::H0)
-            .count();
-        assert!(wrong_h1 <= 6, "accepted H1 at elo 0 in {wrong_h1}/40");
-        assert!(wrong_h0 <= 6, "accepted H0 at elo 20 in {wrong_h0}/40");
-        // And a large edge is decided for H1 every time.
-        assert!((0..10).all(|s| run_sprt(100.0, 500 + s) == SprtDecision::H1));
+    fn a_sweep_decides_where_the_approximation_never_would() {
+        // Every pair the same: zero variance, yet the exact LLR grows with every pair.
+        let mut test = SequentialTest::new(Sprt::new(EloModel::Logistic, 0.0, 10.0, 0.05, 0.05).unwrap());
+        let mut pairs = 0;
+        while test.decision == SprtDecision::Continue && pairs < 400 {
+            test.add(4);
+            pairs += 1;
+        }
+        assert_eq!(
+            test.decision,
+            SprtDecision::H1,
+            "undecided after {pairs} sweeping pairs"
+        );
+        // And a run of even pairs (each 1 point of 2) is evidence for H0 at [0, 10].
+        let mut even = SequentialTest::new(Sprt::new(EloModel::Logistic, 0.0, 10.0, 0.05, 0.05).unwrap());
+        for _ in 0..400 {
+            if even.add(2) != SprtDecision::Continue {
+                break;
+            }
+        }
+        assert_eq!(even.decision, SprtDecision::H0);
+        // One off-pattern pair in a sweep does not blow the LLR up.
+        let mut near = Pentanomial {
+            counts: [0, 0, 0, 0, 99],
+        };
+        near.add(3);
+        let llr = near.llr(EloModel::Logistic, 0.0, 10.0).unwrap();
+        assert!(llr > 2.0 && llr < 3.5, "{llr}");
+    }
+
+    #[test]
+    fn the_overshoot_moves_the_bounds_inwards() {
+        let mut test = SequentialTest::new(Sprt::new(EloModel::Logistic, 0.0, 100.0, 0.05, 0.05).unwrap());
+        for h in [4, 0, 4, 4, 0, 2] {
+            test.add(h);
+        }
+        let (lo, hi) = test.bounds();
+        assert!(lo > test.test.lower && lo < 0.0, "{lo}");
+        assert!(hi < test.test.upper && hi > 0.0, "{hi}");
+    }
+
+    #[test]
+    fn simulated_error_rates_are_near_their_nominal_five_percent() {
+        // 400 runs a side at a wide gap (short tests): a 5% rate gives 20 ± 4.4;
+        // 8 to 36 (2% to 9%) is more than three standard deviations each way.
+        for draw_heavy in [false, true] {
+            let test = Sprt::new(EloModel::Logistic, 0.0, 50.0, 0.05, 0.05).unwrap();
+            let false_h1 = simulate(test, 0.0, draw_heavy, 400, 11).h1;
+            let false_h0 = simulate(test, 50.0, draw_heavy, 400, 12).h0;
+            for (what, n) in [("alpha", false_h1), ("beta", false_h0)] {
+                assert!((8..=36).contains(&n), "{what} {n}/400 (draw-heavy {draw_heavy})");
+            }
+        }
+    }
+
+    #[test]
+    fn the_pair_distributions_have_the_score_they_claim() {
+        for s in [0.3, 0.5, 0.57, 0.64] {
+            for heavy in [false, true] {
+                let p = pair_distribution(s, heavy);
+                assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+                assert!((moments_of(&p).0 - s).abs() < 1e-12, "{s} {heavy}");
+            }
+        }
     }
 }

@@ -303,6 +303,8 @@ fn sprt_decides_for_the_stronger_bot_and_against_the_weaker() {
         "0",
         "--elo1",
         "40",
+        "--model",
+        "logistic",
         "--concurrency",
         "2",
         "--max-games",
@@ -341,6 +343,96 @@ fn sprt_decides_for_the_stronger_bot_and_against_the_weaker() {
         "players=4",
     ]);
     assert!(!o.status.success());
+}
+
+#[test]
+fn an_sprt_sweep_decides_and_says_it_is_a_sweep() {
+    // Greedy beats random at Uptick in every pair: no variance, yet the exact LLR
+    // decides (the closed-form approximation stayed at 0 for ever).
+    let o = ladder(&[
+        "sprt",
+        "--game",
+        "uptick",
+        "--bot",
+        "builtin:greedy",
+        "--vs",
+        "builtin:random",
+        "--elo0",
+        "0",
+        "--elo1",
+        "100",
+        "--model",
+        "logistic",
+        "--max-games",
+        "100",
+        "--seed",
+        "3",
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("H1 accepted: greedy is stronger than random"),
+        "{out}"
+    );
+    assert!(out.contains("a sweep: Elo ≥ +"), "{out}");
+    // The running state was shown: LLR, bounds and the pairs.
+    assert!(out.contains("LLR +") && out.contains("pairs 0-0-0-0-"), "{out}");
+}
+
+#[test]
+fn ctrl_c_stops_an_sprt_and_prints_where_it_stood() {
+    let slow = format!("{} --mode ponder", binary("hostile_bot").display());
+    let mut child = Command::new(binary("ladder"))
+        .args([
+            "sprt",
+            "--game",
+            "ur",
+            "--bot",
+            &format!("slow={slow}"),
+            "--vs",
+            "builtin:random",
+            "--elo0",
+            "0",
+            "--elo1",
+            "5",
+            "--seed",
+            "1",
+        ])
+        .current_dir(workspace_root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first progress line comes after the first pair.
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("LLR") {
+        line.clear();
+        assert!(
+            err.read_line(&mut line).unwrap() > 0,
+            "ladder ended before a pair"
+        );
+    }
+    let pid = i32::try_from(child.id()).unwrap();
+    let sent = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let started = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?} to stop",
+        started.elapsed()
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(130), "{out}");
+    assert!(out.contains("interrupted, undecided after"), "{out}");
+    assert!(
+        out.contains("pentanomial 0-½-1-1½-2:") && out.contains("LLR "),
+        "{out}"
+    );
 }
 
 #[test]

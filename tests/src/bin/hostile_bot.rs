@@ -89,6 +89,11 @@ fn main() {
                 if gos > after {
                     match mode.as_str() {
                         "sleep" => std::thread::sleep(Duration::from_secs(3600)),
+                        "ponder" => {
+                            // Honest, but slow: 20 ms a move.
+                            std::thread::sleep(Duration::from_millis(20));
+                            let _ = writeln!(out, "move id={id} move={first}");
+                        }
                         "crash" => std::process::exit(3),
                         "garbage" => {
                             let _ = writeln!(out, "hello referee, here is my move: {first}");
