@@ -11,6 +11,7 @@ pub mod cache;
 pub mod elo;
 pub mod rating;
 pub mod schedule;
+pub mod separation;
 pub mod service;
 pub mod sprt;
 pub mod sprt_estimate;

@@ -94,6 +94,11 @@ pub struct Results {
     /// Games per player.
     games: Vec<u64>,
     total: u64,
+    /// Each group's rankings (mirrored games share their dice, so a group is the
+    /// unit that is independent), for the clustered covariance.
+    groups: HashMap<i64, Vec<(u128, f64)>>,
+    /// Games added with their group.
+    grouped: u64,
 }
 
 fn pack(order: &[u32]) -> u128 {
@@ -124,6 +129,8 @@ impl Results {
             orders: KeyMap::default(),
             games: vec![0; players],
             total: 0,
+            groups: HashMap::new(),
+            grouped: 0,
         }
     }
 
@@ -153,6 +160,27 @@ impl Results {
     /// # Errors
     /// Seat count out of range, mismatched lengths, an unknown or repeated player.
     pub fn add(&mut self, players: &[u32], ranks: &[u32]) -> Result<(), ResultError> {
+        self.add_to(None, players, ranks)
+    }
+
+    /// Adds one game of a group of games that are not independent (a mirrored group
+    /// shares its dice). When every game came with its group, the intervals are
+    /// clustered by group (see [`Results::fit`]).
+    ///
+    /// # Errors
+    /// As [`Results::add`].
+    pub fn add_in_group(&mut self, group: i64, players: &[u32], ranks: &[u32]) -> Result<(), ResultError> {
+        self.add_to(Some(group), players, ranks)
+    }
+
+    fn put(&mut self, group: Option<i64>, key: u128, weight: f64) {
+        *self.orders.entry(key).or_default() += weight;
+        if let Some(g) = group {
+            self.groups.entry(g).or_default().push((key, weight));
+        }
+    }
+
+    fn add_to(&mut self, group: Option<i64>, players: &[u32], ranks: &[u32]) -> Result<(), ResultError> {
         let m = players.len();
         if ranks.len() != m {
             return Err(ResultError::Mismatch {
@@ -178,15 +206,16 @@ impl Results {
             self.games[p as usize] += 1;
         }
         self.total += 1;
+        self.grouped += u64::from(group.is_some());
         // The common case without allocation: two players.
         if m == 2 {
             let (a, b) = (players[0], players[1]);
             match ranks[0].cmp(&ranks[1]) {
-                std::cmp::Ordering::Less => *self.orders.entry(pack(&[a, b])).or_default() += 1.0,
-                std::cmp::Ordering::Greater => *self.orders.entry(pack(&[b, a])).or_default() += 1.0,
+                std::cmp::Ordering::Less => self.put(group, pack(&[a, b]), 1.0),
+                std::cmp::Ordering::Greater => self.put(group, pack(&[b, a]), 1.0),
                 std::cmp::Ordering::Equal => {
-                    *self.orders.entry(pack(&[a, b])).or_default() += 0.5;
-                    *self.orders.entry(pack(&[b, a])).or_default() += 0.5;
+                    self.put(group, pack(&[a, b]), 0.5);
+                    self.put(group, pack(&[b, a]), 0.5);
                 }
             }
             return Ok(());
@@ -202,7 +231,7 @@ impl Results {
             for s in 0..m {
                 order[s] = by_rank[s].1;
             }
-            *self.orders.entry(pack(&order[..m])).or_default() += 1.0;
+            self.put(group, pack(&order[..m]), 1.0);
             return Ok(());
         }
         let mut seats: Vec<usize> = (0..m).collect();
@@ -232,7 +261,7 @@ impl Results {
             i = j;
         }
         for o in &orders {
-            *self.orders.entry(pack(o)).or_default() += weight;
+            self.put(group, pack(o), weight);
         }
         Ok(())
     }
@@ -305,26 +334,32 @@ impl Results {
         self.evaluate(&orders, theta, None)
     }
 
-    /// Fits the ratings.
-    pub fn fit(&self, anchor: Anchor) -> Ratings {
+    /// Newton's method from `theta` under `constraint`; the maximum and its
+    /// log-likelihood (prior included), with the iterations used.
+    fn maximize(
+        &self,
+        orders: &[(u128, f64)],
+        mut theta: Vec<f64>,
+        constraint: Constraint<'_>,
+    ) -> (Vec<f64>, f64, usize) {
         let n = self.players;
-        // A flat list iterates faster than the map, many times over.
-        let orders: Vec<(u128, f64)> = self.orders.iter().map(|(&k, &w)| (k, w)).collect();
-        let mut theta = vec![0.0; n];
+        constraint.impose(&mut theta);
         let mut iterations = 0;
         let (mut grad, mut info) = (vec![0.0; n], vec![0.0; n * n]);
-        let mut ll = self.evaluate(&orders, &theta, None);
+        let mut ll = self.evaluate(orders, &theta, None);
         for _ in 0..200 {
             iterations += 1;
-            self.evaluate(&orders, &theta, Some((&mut grad, &mut info)));
+            self.evaluate(orders, &theta, Some((&mut grad, &mut info)));
+            constraint.reduce(&mut grad, &mut info, n);
             let Some(chol) = cholesky(&info, n) else { break };
-            let step = chol_solve(&chol, n, &grad);
+            let mut step = chol_solve(&chol, n, &grad);
+            constraint.expand(&mut step);
             // Newton on a concave function; halve the step if it overshoots.
             let mut t = 1.0;
             let mut next: Vec<f64>;
             loop {
                 next = theta.iter().zip(&step).map(|(a, s)| a + t * s).collect();
-                let l = self.evaluate(&orders, &next, None);
+                let l = self.evaluate(orders, &next, None);
                 if l >= ll - 1e-12 || t < 1e-6 {
                     ll = l;
                     break;
@@ -336,46 +371,352 @@ impl Results {
                 break;
             }
         }
+        (theta, ll, iterations)
+    }
+
+    /// Fits the ratings.
+    ///
+    /// Players the data separate from the rest — one that never lost to anyone
+    /// outside a set above the others, or never won — have no finite maximum: their
+    /// rating gets a one-sided 97.5% bound from the profile likelihood instead (see
+    /// [`Ratings::separated`]), and the mean anchor is taken over the others.
+    ///
+    /// When every game came with its group ([`Results::add_in_group`]), the
+    /// covariance is the sandwich clustered by group: the games of a mirrored group
+    /// share their dice and are not independent.
+    pub fn fit(&self, anchor: Anchor) -> Ratings {
+        let n = self.players;
+        // A flat list iterates faster than the map, many times over.
+        let orders: Vec<(u128, f64)> = self.orders.iter().map(|(&k, &w)| (k, w)).collect();
+        let (theta, _, iterations) = self.maximize(&orders, vec![0.0; n], Constraint::None);
+        let (mut grad, mut info) = (vec![0.0; n], vec![0.0; n * n]);
         self.evaluate(&orders, &theta, Some((&mut grad, &mut info)));
-        let cov_nat = cholesky(&info, n)
-            .map(|c| chol_inverse(&c, n))
-            .unwrap_or_else(|| vec![f64::INFINITY; n * n]);
-        // Anchoring is linear: theta' = T theta + c, so cov' = T C T^T.
-        let mut t = vec![0.0; n * n];
-        let shift = match anchor {
-            Anchor::Mean(v) => {
-                // The average of the players who have played: one with no games has
-                // only the prior, and would spread its huge variance to everyone.
-                let counted: Vec<usize> = (0..n).filter(|&i| self.games[i] > 0).collect();
-                let k = counted.len().max(1) as f64;
-                for i in 0..n {
-                    t[i * n + i] = 1.0;
-                    for &j in &counted {
-                        t[i * n + j] -= 1.0 / k;
-                    }
-                }
-                v - ELO_PER_NAT * counted.iter().map(|&i| theta[i]).sum::<f64>() / k
+        let separated = crate::separation::classify(n, orders.iter().map(|o| o.0), &self.games);
+        let cov_nat = match cholesky(&info, n).map(|c| chol_inverse(&c, n)) {
+            Some(inverse) if self.grouped == self.total && self.groups.len() > 1 => {
+                self.clustered(&inverse, &theta)
             }
-            Anchor::Player(a, v) => {
-                for i in 0..n {
-                    t[i * n + i] += 1.0;
-                    t[i * n + a] -= 1.0;
-                }
-                v - ELO_PER_NAT * theta[a]
-            }
+            Some(inverse) => inverse,
+            None => vec![f64::INFINITY; n * n],
         };
-        let elo = theta.iter().map(|x| x * ELO_PER_NAT + shift).collect();
+        // The players the scale is pinned to: those with games and a finite rating.
+        let counted: Vec<usize> = (0..n)
+            .filter(|&i| self.games[i] > 0 && separated[i].is_none())
+            .collect();
+        let anchor = Pin::new(anchor, counted);
+        // Anchoring is linear: theta' = T theta + c, so cov' = T C T^T.
+        let t = anchor.matrix(n);
+        let mut elo: Vec<f64> = theta.iter().map(|x| anchor.elo(x, &theta)).collect();
         let tc = mat_mul(&t, &cov_nat, n);
         let mut cov = mat_mul_transpose(&tc, &t, n);
         for c in &mut cov {
             *c *= ELO_PER_NAT * ELO_PER_NAT;
+        }
+        let mut separated_los = HashMap::new();
+        for i in (0..n).filter(|&i| separated[i].is_some()) {
+            if matches!(anchor.anchor, Anchor::Player(a, _) if a == i) {
+                // Pinned to a value by hand: its distance from itself is no bound.
+                continue;
+            }
+            let never_lost = separated[i] == Some(Separation::NeverLost);
+            let profile = Profile::new(self, &orders, &theta, i, never_lost, &anchor);
+            elo[i] = profile.bound(&anchor);
+            for j in (0..n).filter(|&j| j != i && self.games[j] > 0) {
+                separated_los.insert((i, j), profile.los_over(j));
+            }
         }
         Ratings {
             elo,
             cov,
             games: self.games.clone(),
             iterations,
+            separated,
+            separated_los,
         }
+    }
+
+    /// `H⁻¹ B H⁻¹ · G/(G-1)`, where `B` sums the outer products of each group's
+    /// gradient at the fit. Groups with the same rankings share one evaluation.
+    fn clustered(&self, inverse: &[f64], theta: &[f64]) -> Vec<f64> {
+        let n = self.players;
+        let mut kinds: HashMap<Vec<(u128, u64)>, f64> = HashMap::new();
+        for games in self.groups.values() {
+            let mut sig: Vec<(u128, u64)> = games.iter().map(|&(k, w)| (k, w.to_bits())).collect();
+            sig.sort_unstable();
+            *kinds.entry(sig).or_default() += 1.0;
+        }
+        let max = theta.iter().copied().fold(f64::MIN, f64::max);
+        let strength: Vec<f64> = theta.iter().map(|t| (t - max).exp()).collect();
+        let mut meat = vec![0.0; n * n];
+        let mut g: Vec<(u32, f64)> = Vec::new();
+        let mut order = [0u32; MAX_SEATS];
+        for (sig, count) in &kinds {
+            g.clear();
+            for &(key, w) in sig {
+                let w = f64::from_bits(w);
+                let m = unpack(key, &mut order);
+                for j in 0..m - 1 {
+                    let sum: f64 = order[j..m].iter().map(|&p| strength[p as usize]).sum();
+                    add_sparse(&mut g, order[j], w);
+                    for &p in &order[j..m] {
+                        add_sparse(&mut g, p, -w * strength[p as usize] / sum);
+                    }
+                }
+            }
+            for &(a, ga) in &g {
+                for &(b, gb) in &g {
+                    meat[a as usize * n + b as usize] += count * ga * gb;
+                }
+            }
+        }
+        let groups = self.groups.len() as f64;
+        let half = mat_mul(inverse, &meat, n);
+        let mut cov = mat_mul(&half, inverse, n);
+        cov.iter_mut().for_each(|c| *c *= groups / (groups - 1.0));
+        cov
+    }
+}
+
+fn add_sparse(g: &mut Vec<(u32, f64)>, p: u32, x: f64) {
+    match g.iter_mut().find(|e| e.0 == p) {
+        Some(e) => e.1 += x,
+        None => g.push((p, x)),
+    }
+}
+
+/// What a maximization holds in place.
+#[derive(Debug, Clone, Copy)]
+enum Constraint<'a> {
+    None,
+    /// `θ[player] = offset + Σ weight · θ[other]`.
+    Linked {
+        player: usize,
+        offset: f64,
+        to: &'a [(usize, f64)],
+    },
+}
+
+impl Constraint<'_> {
+    fn impose(self, theta: &mut [f64]) {
+        if let Constraint::Linked { player, offset, to } = self {
+            theta[player] = offset + to.iter().map(|&(c, a)| a * theta[c]).sum::<f64>();
+        }
+    }
+
+    /// The Newton system in the free coordinates: the held player's gradient and
+    /// information are carried to the players it is linked to (row i times each
+    /// weight added to their rows, then the same for the columns), and its own row
+    /// becomes the identity, its step recomputed by [`Constraint::expand`].
+    fn reduce(self, grad: &mut [f64], info: &mut [f64], n: usize) {
+        let Constraint::Linked { player: i, to, .. } = self else {
+            return;
+        };
+        for &(c, a) in to {
+            grad[c] += a * grad[i];
+            for k in 0..n {
+                info[c * n + k] += a * info[i * n + k];
+            }
+        }
+        for &(c, a) in to {
+            for k in 0..n {
+                info[k * n + c] += a * info[k * n + i];
+            }
+        }
+        grad[i] = 0.0;
+        for k in 0..n {
+            info[i * n + k] = 0.0;
+            info[k * n + i] = 0.0;
+        }
+        info[i * n + i] = 1.0;
+    }
+
+    fn expand(self, step: &mut [f64]) {
+        if let Constraint::Linked { player, to, .. } = self {
+            step[player] = to.iter().map(|&(c, a)| a * step[c]).sum();
+        }
+    }
+}
+
+/// Where the scale is pinned, over which players.
+struct Pin {
+    anchor: Anchor,
+    counted: Vec<usize>,
+}
+
+impl Pin {
+    fn new(anchor: Anchor, counted: Vec<usize>) -> Pin {
+        Pin { anchor, counted }
+    }
+
+    /// The anchor's position in natural units at `theta`.
+    fn origin(&self, theta: &[f64]) -> f64 {
+        match self.anchor {
+            Anchor::Mean(_) => {
+                self.counted.iter().map(|&i| theta[i]).sum::<f64>() / self.counted.len().max(1) as f64
+            }
+            Anchor::Player(a, _) => theta[a],
+        }
+    }
+
+    /// A rating `x` (natural units, in the fit `theta`) in Elo.
+    fn elo(&self, x: &f64, theta: &[f64]) -> f64 {
+        let value = match self.anchor {
+            Anchor::Mean(v) | Anchor::Player(_, v) => v,
+        };
+        value + ELO_PER_NAT * (x - self.origin(theta))
+    }
+
+    /// The anchor as weights over players: its position is `Σ weight · θ`.
+    fn weights(&self) -> Vec<(usize, f64)> {
+        match self.anchor {
+            Anchor::Mean(_) => {
+                let k = self.counted.len().max(1) as f64;
+                self.counted.iter().map(|&i| (i, 1.0 / k)).collect()
+            }
+            Anchor::Player(a, _) => vec![(a, 1.0)],
+        }
+    }
+
+    /// `T` of `theta' = T theta + c`.
+    fn matrix(&self, n: usize) -> Vec<f64> {
+        let mut t = vec![0.0; n * n];
+        match self.anchor {
+            Anchor::Mean(_) => {
+                // The average of the players with a finite rating: one with no games
+                // has only the prior, and would spread its huge variance to everyone.
+                let k = self.counted.len().max(1) as f64;
+                for i in 0..n {
+                    t[i * n + i] = 1.0;
+                    for &j in &self.counted {
+                        t[i * n + j] -= 1.0 / k;
+                    }
+                }
+            }
+            Anchor::Player(a, _) => {
+                for i in 0..n {
+                    t[i * n + i] += 1.0;
+                    t[i * n + a] -= 1.0;
+                }
+            }
+        }
+        t
+    }
+}
+
+/// Half the 95% quantile of χ² with one degree of freedom: a drop of this much in
+/// log-likelihood marks the end of a 95% interval (one-sided: 97.5%).
+const PROFILE_DROP: f64 = 1.920_729_4;
+
+/// The profile likelihood of one separated player: its rating's distance from the
+/// anchor held, every other rating at its best.
+struct Profile<'a> {
+    results: &'a Results,
+    orders: &'a [(u128, f64)],
+    player: usize,
+    /// +1 for a player that never lost, -1 for one that never won.
+    side: f64,
+    fit: Vec<f64>,
+    /// The anchor, as weights over the players.
+    origin: Vec<(usize, f64)>,
+    /// The supremum, approached as the distance goes to ±∞.
+    sup: f64,
+    /// Games per independent unit: a separated bot's results cannot show how much
+    /// the games of one group agree, so the likelihood counts each group once.
+    games_per_unit: f64,
+}
+
+impl<'a> Profile<'a> {
+    fn new(
+        results: &'a Results,
+        orders: &'a [(u128, f64)],
+        fit: &[f64],
+        player: usize,
+        never_lost: bool,
+        pin: &Pin,
+    ) -> Profile<'a> {
+        let side = if never_lost { 1.0 } else { -1.0 };
+        let mut p = Profile {
+            results,
+            orders,
+            player,
+            side,
+            fit: fit.to_vec(),
+            origin: pin.weights(),
+            sup: 0.0,
+            games_per_unit: if results.grouped == results.total && !results.groups.is_empty() {
+                (results.total as f64 / results.groups.len() as f64).max(1.0)
+            } else {
+                1.0
+            },
+        };
+        // Far enough that every game it played is decided with certainty to
+        // machine precision.
+        let (lo, hi) = fit
+            .iter()
+            .fold((0.0f64, 0.0f64), |(l, h), &t| (l.min(t), h.max(t)));
+        p.sup = p.drop_from_zero(side * (hi - lo + 40.0));
+        p
+    }
+
+    /// The log-likelihood (without this player's prior) at its best with the player
+    /// held `distance` natural units from the anchor.
+    fn drop_from_zero(&self, distance: f64) -> f64 {
+        let held = Constraint::Linked {
+            player: self.player,
+            offset: distance,
+            to: &self.origin,
+        };
+        self.log_likelihood(held)
+    }
+
+    /// The log-likelihood at its best under `held`, without the prior: the prior
+    /// still keeps the maximization finite, but only the likelihood is compared.
+    fn log_likelihood(&self, held: Constraint<'_>) -> f64 {
+        let (theta, ll, _) = self.results.maximize(self.orders, self.fit.clone(), held);
+        ll + 0.5 * prior_precision() * theta.iter().map(|t| t * t).sum::<f64>()
+    }
+
+    /// How far the likelihood per independent unit falls below its supremum.
+    fn drop_at(&self, distance: f64) -> f64 {
+        (self.sup - self.drop_from_zero(distance)) / self.games_per_unit
+    }
+
+    /// The rating (Elo, on the anchor's scale) beyond which the player lies with
+    /// 97.5% confidence: where the profile is [`PROFILE_DROP`] below its supremum.
+    fn bound(&self, pin: &Pin) -> f64 {
+        let (mut near, mut far) = (self.side * 60.0, 0.0);
+        for _ in 0..60 {
+            if self.drop_at(far) > PROFILE_DROP {
+                break;
+            }
+            far -= self.side * 2.0;
+        }
+        // Bisection to 0.005 natural units (under 1 Elo).
+        while (near - far).abs() > 0.005 {
+            let mid = 0.5 * (near + far);
+            if self.drop_at(mid) > PROFILE_DROP {
+                far = mid;
+            } else {
+                near = mid;
+            }
+        }
+        let value = match pin.anchor {
+            Anchor::Mean(v) | Anchor::Player(_, v) => v,
+        };
+        value + ELO_PER_NAT * 0.5 * (near + far)
+    }
+
+    /// LOS of this player over `other`, from the signed root of the likelihood
+    /// ratio of "equal" against the supremum.
+    fn los_over(&self, other: usize) -> f64 {
+        let tied = [(other, 1.0)];
+        let held = Constraint::Linked {
+            player: self.player,
+            offset: 0.0,
+            to: &tied,
+        };
+        let drop = ((self.sup - self.log_likelihood(held)) / self.games_per_unit).max(0.0);
+        crate::elo::normal_cdf(self.side * (2.0 * drop).sqrt())
     }
 }
 
@@ -564,40 +905,67 @@ fn mat_mul_transpose(a: &[f64], b: &[f64], n: usize) -> Vec<f64> {
 /// Fitted ratings, in Elo.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ratings {
-    /// Rating per player.
+    /// Rating per player; for a separated player, its one-sided 97.5% bound.
     pub elo: Vec<f64>,
-    /// Covariance of the ratings (Elo², row-major `n × n`).
+    /// Covariance of the ratings (Elo², row-major `n × n`); not meaningful for
+    /// separated players.
     pub cov: Vec<f64>,
     /// Games per player.
     pub games: Vec<u64>,
     /// Newton iterations used.
     pub iterations: usize,
+    /// Players whose rating has no finite maximum, and on which side.
+    pub separated: Vec<Option<Separation>>,
+    /// LOS of each separated player over each other player (likelihood ratio).
+    separated_los: HashMap<(usize, usize), f64>,
 }
 
+pub use crate::separation::Separation;
+
 impl Ratings {
-    /// Half-width of a player's 95% interval.
+    /// Half-width of a player's 95% interval; infinite for a separated player
+    /// (whose `elo` is a one-sided bound).
     pub fn interval95(&self, player: usize) -> f64 {
+        if self.separated[player].is_some() {
+            return f64::INFINITY;
+        }
         let n = self.elo.len();
         1.959964 * self.cov[player * n + player].max(0.0).sqrt()
     }
 
-    /// Rating difference `a - b` and its standard error.
+    /// Rating difference `a - b` and its standard error (infinite when either is
+    /// separated: the difference is then a bound).
     pub fn difference(&self, a: usize, b: usize) -> (f64, f64) {
         let n = self.elo.len();
+        if self.separated[a].is_some() || self.separated[b].is_some() {
+            return (self.elo[a] - self.elo[b], f64::INFINITY);
+        }
         let var = self.cov[a * n + a] + self.cov[b * n + b] - 2.0 * self.cov[a * n + b];
         (self.elo[a] - self.elo[b], var.max(0.0).sqrt())
     }
 
     /// Likelihood of superiority: the probability that `a` is stronger than `b`.
     pub fn los(&self, a: usize, b: usize) -> f64 {
+        if let Some(&l) = self.separated_los.get(&(a, b)) {
+            return l;
+        }
+        if let Some(&l) = self.separated_los.get(&(b, a)) {
+            return 1.0 - l;
+        }
         let (d, se) = self.difference(a, b);
         crate::elo::normal_cdf(d / se.max(1e-12))
     }
 
-    /// Players by rating, best first.
+    /// Players by rating, best first: those that never lost above everyone, those
+    /// that never won below.
     pub fn order(&self) -> Vec<usize> {
+        let tier = |i: usize| match self.separated[i] {
+            Some(Separation::NeverLost) => 0,
+            None => 1,
+            Some(Separation::NeverWon) => 2,
+        };
         let mut idx: Vec<usize> = (0..self.elo.len()).collect();
-        idx.sort_by(|&a, &b| self.elo[b].total_cmp(&self.elo[a]));
+        idx.sort_by(|&a, &b| tier(a).cmp(&tier(b)).then(self.elo[b].total_cmp(&self.elo[a])));
         idx
     }
 }
@@ -771,13 +1139,58 @@ mod tests {
     }
 
     #[test]
-    fn a_perfect_score_gives_a_finite_rating() {
+    fn a_perfect_score_gives_a_one_sided_bound_from_the_likelihood() {
         let mut r = Results::new(2);
         for _ in 0..20 {
             r.add(&[0, 1], &[1, 2]).unwrap();
         }
         let fit = r.fit(Anchor::Mean(0.0));
-        assert!(fit.elo[0].is_finite() && fit.elo[0] > 300.0, "{:?}", fit.elo);
+        // The core is the first player; the second never won. Its profile likelihood
+        // is 20 ln(1 - σ(d)) for a distance d: the drop of 1.92 from its supremum
+        // (0) is at σ(-d) = exp(-1.92/20), d = -2.2937 natural units = -398.5 Elo.
+        assert_eq!(fit.separated, vec![None, Some(Separation::NeverWon)]);
+        assert!(fit.elo[0].abs() < 1e-6, "{:?}", fit.elo);
+        assert!((fit.elo[1] + 398.5).abs() < 1.0, "{:?}", fit.elo);
+        assert_eq!(fit.interval95(1), f64::INFINITY);
+        assert!(fit.los(0, 1) > 0.999, "{}", fit.los(0, 1));
+        assert_eq!(fit.order(), vec![0, 1]);
+        // 100 games: LOS of the sweep beyond 99.9%, and the bound tighter.
+        for _ in 0..80 {
+            r.add(&[1, 0], &[2, 1]).unwrap();
+        }
+        let fit = r.fit(Anchor::Mean(0.0));
+        assert!(fit.los(0, 1) > 0.999 && fit.los(1, 0) < 0.001);
+        assert!(fit.elo[1] < -600.0, "{:?}", fit.elo);
+    }
+
+    #[test]
+    fn a_bot_that_never_lost_is_bounded_below_and_the_others_keep_their_fit() {
+        // Three bots that trade wins, and a fourth that beat each of them 10 times.
+        let mut r = Results::new(4);
+        for (a, b) in [(0, 1), (1, 2), (2, 0), (1, 0), (2, 1), (0, 2)] {
+            for _ in 0..10 {
+                r.add(&[a, b], &[1, 2]).unwrap();
+            }
+        }
+        for b in 0..3 {
+            for _ in 0..10 {
+                r.add(&[3, b], &[1, 2]).unwrap();
+            }
+        }
+        let fit = r.fit(Anchor::Mean(0.0));
+        assert_eq!(fit.separated[3], Some(Separation::NeverLost));
+        // The three are even, the mean is theirs: all at 0 with finite intervals.
+        for i in 0..3 {
+            assert!(
+                fit.elo[i].abs() < 1e-3 && fit.interval95(i).is_finite(),
+                "{:?}",
+                fit.elo
+            );
+        }
+        // 30 straight wins against even opponents: d with 30 ln σ(d) = -1.92, 2.715
+        // natural units = +471.5 Elo.
+        assert!((fit.elo[3] - 471.5).abs() < 2.0, "{:?}", fit.elo);
+        assert_eq!(fit.order()[0], 3);
     }
 
     /// Simulates games among players of known strength (Plackett–Luce draws) and
@@ -827,6 +1240,63 @@ mod tests {
             }
         }
         inside as f64 / total as f64
+    }
+
+    /// Mirrored pairs whose two games are correlated: with probability `shared`
+    /// the second game repeats the first's result (the dice favoured one bot
+    /// twice), else it is drawn anew. Returns how often the true difference fell in
+    /// the 95% interval, with the groups given to the fit and without.
+    fn paired_coverage(shared: f64, trials: usize, pairs: usize, seed: u64) -> (f64, f64) {
+        let truth = 100.0;
+        let p_win = expected_score(truth);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (mut clustered, mut naive) = (0, 0);
+        for _ in 0..trials {
+            let mut grouped = Results::new(2);
+            let mut loose = Results::new(2);
+            for g in 0..pairs {
+                let first = uniform(&mut rng) < p_win;
+                let second = if uniform(&mut rng) < shared {
+                    first
+                } else {
+                    uniform(&mut rng) < p_win
+                };
+                for (rotation, won) in [first, second].into_iter().enumerate() {
+                    let ranks = if won { [1, 2] } else { [2, 1] };
+                    // Seats swap in the second game; the ranks follow the bots.
+                    let (players, ranks) = if rotation == 0 {
+                        ([0, 1], ranks)
+                    } else {
+                        ([1, 0], [ranks[1], ranks[0]])
+                    };
+                    grouped.add_in_group(g as i64, &players, &ranks).unwrap();
+                    loose.add(&players, &ranks).unwrap();
+                }
+            }
+            for (fit, hits) in [
+                (grouped.fit(Anchor::Mean(0.0)), &mut clustered),
+                (loose.fit(Anchor::Mean(0.0)), &mut naive),
+            ] {
+                let (d, se) = fit.difference(0, 1);
+                if (d - truth).abs() <= 1.959964 * se {
+                    *hits += 1;
+                }
+            }
+        }
+        (clustered as f64 / trials as f64, naive as f64 / trials as f64)
+    }
+
+    #[test]
+    fn intervals_clustered_by_group_cover_correlated_pairs() {
+        // 400 trials: a binomial sd of 1.1% around 95%.
+        let (clustered, naive) = paired_coverage(0.6, 400, 100, 7);
+        assert!((0.915..=0.98).contains(&clustered), "clustered {clustered}");
+        // Counting the games as independent is too narrow here (about 88%).
+        assert!(naive < 0.91, "naive {naive}");
+        // Independent games: the clustered intervals lose nothing.
+        let (clustered, naive) = paired_coverage(0.0, 400, 100, 8);
+        assert!((0.92..=0.98).contains(&clustered), "clustered {clustered}");
+        assert!((0.92..=0.98).contains(&naive), "naive {naive}");
     }
 
     #[test]

@@ -244,11 +244,19 @@ impl LadderService {
         let by_bot: HashMap<i64, (f64, f64, u64)> = bots
             .iter()
             .map(|b| {
-                let (elo, sd, g) = by_name
-                    .get(b.name.as_str())
-                    .map_or((0.0, crate::rating::PRIOR_SD_ELO, 0), |r| {
-                        (r.elo, r.ci95 / 1.959964, r.games)
-                    });
+                let (elo, sd, g) =
+                    by_name
+                        .get(b.name.as_str())
+                        .map_or((0.0, crate::rating::PRIOR_SD_ELO, 0), |r| {
+                            // A separated bot (never lost, or never won) has a bound,
+                            // not an interval: uncertain, but less so than a newcomer.
+                            let sd = if r.ci95.is_finite() {
+                                r.ci95 / 1.959964
+                            } else {
+                                400.0
+                            };
+                            (r.elo, sd, r.games)
+                        });
                 (b.id, (elo, sd, g))
             })
             .collect();

@@ -1,6 +1,6 @@
 //! Standings: ratings, scores and mirrored-pair statistics from stored results.
 
-use crate::rating::{Anchor, Ratings, Results};
+use crate::rating::{Anchor, Ratings, Results, Separation};
 use crate::stats::{EloEstimate, Pentanomial};
 use crate::store::ResultRow;
 use serde::Serialize;
@@ -32,6 +32,20 @@ pub struct Standing {
     pub avg_rank: f64,
     /// Games this bot lost by a fault.
     pub forfeits: u64,
+    /// Set when the results separate the bot from the rest (it never lost, or
+    /// never won): `elo` is then a one-sided 97.5% bound and `ci95` is infinite
+    /// (`null` in JSON).
+    pub separated: Option<Separation>,
+}
+
+/// A rating and its interval as shown: `+120` and `45`, or for a separated bot its
+/// bound (`≥ +471`) and a dash.
+pub fn elo_cells(elo: f64, ci95: f64, separated: Option<Separation>) -> (String, String) {
+    match separated {
+        Some(Separation::NeverLost) => (format!("≥ {elo:+.0}"), "—".into()),
+        Some(Separation::NeverWon) => (format!("≤ {elo:+.0}"), "—".into()),
+        None => (format!("{elo:.0}"), format!("{ci95:.0}")),
+    }
 }
 
 /// Two bots' mirrored pairs (two-seat games).
@@ -47,8 +61,13 @@ pub struct PairStanding {
     pub pairs_elo: EloEstimate,
     /// `a - b` from the rating fit over all games, with its standard error.
     pub fit_elo: f64,
-    /// Standard error of `fit_elo`.
+    /// Standard error of `fit_elo`; infinite (`null`) when either bot is separated,
+    /// and `fit_elo` is then a bound (see `fit_bound`).
     pub fit_se: f64,
+    /// For a separated bot: whether `fit_elo` is a lower bound (`"at_least"`) or an
+    /// upper one (`"at_most"`), or no bound at all (`"none"`: both unbounded the same
+    /// way).
+    pub fit_bound: Option<&'static str>,
     /// Probability that `a` is stronger than `b`, from the fit.
     pub los: f64,
 }
@@ -95,6 +114,7 @@ pub fn compute(
             losses: 0,
             avg_rank: 0.0,
             forfeits: 0,
+            separated: None,
         })
         .collect();
     let mut points = vec![0.0; n];
@@ -111,7 +131,7 @@ pub fn compute(
             players.push(i as u32);
         }
         fit_input
-            .add(&players, &r.ranks)
+            .add_in_group(r.group_id, &players, &r.ranks)
             .map_err(|e| format!("game {}: {e}", r.id))?;
         let m = r.ranks.len();
         let firsts = r.ranks.iter().filter(|&&x| x == 1).count();
@@ -164,6 +184,7 @@ pub fn compute(
     for (i, row) in rows.iter_mut().enumerate() {
         row.elo = fit.elo[i];
         row.ci95 = fit.interval95(i);
+        row.separated = fit.separated[i];
         row.score = 100.0 * points[i] / row.games.max(1) as f64;
         row.avg_rank = rank_sum[i] as f64 / row.games.max(1) as f64;
     }
@@ -180,14 +201,25 @@ pub fn compute(
         .map(|(a, b)| {
             let p = pentas[&(a, b)];
             // Show the stronger side first.
-            let (a, b, p) = if fit.elo[a] >= fit.elo[b] {
+            let ranked = fit.order();
+            let place = |i: usize| ranked.iter().position(|&r| r == i);
+            let (a, b, p) = if place(a) <= place(b) {
                 (a, b, p)
             } else {
-                let mut c = p.counts;
-                c.reverse();
-                (b, a, Pentanomial { counts: c })
+                (b, a, p.reversed())
             };
             let (d, se) = fit.difference(a, b);
+            let side = |i: usize| match fit.separated[i] {
+                Some(Separation::NeverLost) => 1,
+                Some(Separation::NeverWon) => -1,
+                None => 0,
+            };
+            let fit_bound = match (fit.separated[a].or(fit.separated[b]), side(a) - side(b)) {
+                (None, _) => None,
+                (Some(_), s) if s > 0 => Some("at_least"),
+                (Some(_), s) if s < 0 => Some("at_most"),
+                (Some(_), _) => Some("none"),
+            };
             PairStanding {
                 a: bots[a].1.clone(),
                 b: bots[b].1.clone(),
@@ -195,6 +227,7 @@ pub fn compute(
                 pairs_elo: p.elo(),
                 fit_elo: d,
                 fit_se: se,
+                fit_bound,
                 los: fit.los(a, b),
             }
         })
@@ -284,17 +317,24 @@ impl Standings {
             } else {
                 format!("{:.2}", r.avg_rank)
             };
+            let (elo, ci) = elo_cells(r.elo, r.ci95, r.separated);
             let _ = writeln!(
                 s,
-                "{:>4}  {:<24} {:>7.0} {:>6.0} {:>7} {:>6.1}%  {}",
-                r.rank, r.name, r.elo, r.ci95, r.games, r.score, tail
+                "{:>4}  {:<24} {:>7} {:>6} {:>7} {:>6.1}%  {}",
+                r.rank, r.name, elo, ci, r.games, r.score, tail
             );
         }
         let _ = writeln!(
             s,
-            "{} games; Elo is maximum likelihood ({}), ±95% intervals",
+            "{} games; Elo is maximum likelihood ({}), ±95% intervals clustered by mirrored group",
             self.games, self.anchor
         );
+        if self.rows.iter().any(|r| r.separated.is_some()) {
+            let _ = writeln!(
+                s,
+                "≥ / ≤: never lost / never won against the rest, so no finite estimate: the 97.5% bound from the likelihood"
+            );
+        }
         if !self.pairs.is_empty() {
             let _ = writeln!(
                 s,
@@ -317,7 +357,12 @@ impl Standings {
                         Some((false, b)) => format!("swept: ≤ {b:+.0}"),
                         None => format!("{:+.0} ± {:.0}", p.pairs_elo.elo, p.pairs_elo.ci95),
                     },
-                    format!("{:+.0} ± {:.0}", p.fit_elo, 1.959964 * p.fit_se),
+                    match p.fit_bound {
+                        None => format!("{:+.0} ± {:.0}", p.fit_elo, 1.959964 * p.fit_se),
+                        Some("at_least") => format!("≥ {:+.0}", p.fit_elo),
+                        Some("at_most") => format!("≤ {:+.0}", p.fit_elo),
+                        Some(_) => "unbounded".to_owned(),
+                    },
                     100.0 * p.los
                 );
             }
@@ -364,6 +409,42 @@ mod tests {
         assert!(st.table().contains("0-0-1-1-1"));
         let err = compute(&bots[..1], &results, 2, None).unwrap_err();
         assert!(err.contains("bot id 20"), "{err}");
+    }
+
+    pub(super) fn sweep(groups: i64) -> Standings {
+        let bots = vec![(10, "a".to_owned()), (20, "b".to_owned())];
+        let results: Vec<ResultRow> = (0..groups)
+            .flat_map(|g| {
+                [
+                    result(2 * g, g, [10, 20], [1, 2]),
+                    result(2 * g + 1, g, [20, 10], [2, 1]),
+                ]
+            })
+            .collect();
+        compute(&bots, &results, 2, None).unwrap()
+    }
+
+    #[test]
+    fn a_sweep_reads_as_bounds_on_the_side_of_whoever_swept() {
+        let st = sweep(100);
+        let table = st.table();
+        assert_eq!(st.rows[0].name, "a");
+        assert_eq!(st.rows[1].separated, Some(Separation::NeverWon));
+        assert!(st.rows[1].ci95.is_infinite());
+        let p = &st.pairs[0];
+        assert_eq!((p.a.as_str(), p.pentanomial.counts), ("a", [0, 0, 0, 0, 100]));
+        assert!(p.los > 0.999, "{}", p.los);
+        assert_eq!(p.fit_bound, Some("at_least"));
+        assert!(table.contains("swept: ≥ +"), "{table}");
+        assert!(table.contains(&format!("≥ {:+.0}", p.fit_elo)), "{table}");
+        assert!(table.contains("≤ -"), "{table}");
+        assert!(!table.contains(" ± 1"), "no prior-sized interval: {table}");
+        // Five straight pairs: the exact bound is below zero, still a lower bound.
+        let table = sweep(5).table();
+        assert!(table.contains("swept: ≥ -15"), "{table}");
+        let json = serde_json::to_value(sweep(5)).unwrap();
+        assert_eq!(json["rows"][1]["separated"], "never_won");
+        assert!(json["rows"][1]["ci95"].is_null());
     }
 
     #[test]

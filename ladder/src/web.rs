@@ -136,13 +136,19 @@ async fn page(State(site): State<Site>) -> Response {
         );
         h.push_str("<table><tr><th>rank</th><th>bot</th><th>Elo</th><th>±95%</th><th>games</th><th>score</th><th>W/D/L</th><th>avg. rank</th></tr>");
         for r in st["rows"].as_array().cloned().unwrap_or_default() {
+            let separated = serde_json::from_value(r["separated"].clone()).ok().flatten();
+            let (elo, ci) = crate::standings::elo_cells(
+                r["elo"].as_f64().unwrap_or(0.0),
+                r["ci95"].as_f64().unwrap_or(f64::INFINITY),
+                separated,
+            );
             let _ = write!(
                 h,
-                "<tr><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0}</td><td>{}</td><td>{:.1}%</td><td>{}/{}/{}</td><td>{:.2}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}/{}/{}</td><td>{:.2}</td></tr>",
                 r["rank"],
                 escape(r["name"].as_str().unwrap_or("")),
-                r["elo"].as_f64().unwrap_or(0.0),
-                r["ci95"].as_f64().unwrap_or(0.0),
+                escape(&elo),
+                escape(&ci),
                 r["games"],
                 r["score"].as_f64().unwrap_or(0.0),
                 r["wins"],
