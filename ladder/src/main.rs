@@ -38,7 +38,9 @@ enum Command {
     Tournament(TournamentArgs),
     /// Print standings of the competitions in a store, or of record files.
     Ratings(RatingsArgs),
-    /// Play mirrored pairs between two bots until the SPRT decides between elo0 and elo1.
+    /// Play mirrored pairs between two bots until the SPRT decides between elo0 and
+    /// elo1 (exact pentanomial GLLR, normalized or logistic Elo). Shows the LLR as it
+    /// runs; Ctrl-C stops after the games in flight and prints where it stood.
     Sprt(SprtArgs),
     /// Measure the rating fit on simulated results.
     BenchFit(BenchFitArgs),
