@@ -231,7 +231,7 @@ mod tests {
     use super::*;
 
     /// Reference values computed independently with fishtest's `stat_util.SPRT_elo`
-    /// (server/fishtest/stats, Python with SciPy), which reports logistic Elo.
+    /// (server/fishtest/stats at b8eecff220b5, Python with SciPy), which reports logistic Elo.
     /// Counts, model, elo0, elo1, and fishtest's Elo, interval ends and LOS.
     type Case = ([u64; 5], EloModel, f64, f64, [f64; 4]);
 

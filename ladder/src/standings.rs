@@ -196,12 +196,12 @@ pub fn compute(
     }
     let mut pair_keys: Vec<(usize, usize)> = pentas.keys().copied().collect();
     pair_keys.sort_unstable();
+    let ranked = fit.order();
     let pairs = pair_keys
         .into_iter()
         .map(|(a, b)| {
             let p = pentas[&(a, b)];
             // Show the stronger side first.
-            let ranked = fit.order();
             let place = |i: usize| ranked.iter().position(|&r| r == i);
             let (a, b, p) = if place(a) <= place(b) {
                 (a, b, p)
