@@ -445,6 +445,10 @@ impl Results {
             sig.sort_unstable();
             *kinds.entry(sig).or_default() += 1.0;
         }
+        // Summed in a fixed order: the same results give the same intervals to the
+        // last digit, whatever order a hash map would visit them in.
+        let mut kinds: Vec<(Vec<(u128, u64)>, f64)> = kinds.into_iter().collect();
+        kinds.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let max = theta.iter().copied().fold(f64::MIN, f64::max);
         let strength: Vec<f64> = theta.iter().map(|t| (t - max).exp()).collect();
         let mut meat = vec![0.0; n * n];
