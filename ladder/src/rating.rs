@@ -101,7 +101,7 @@ pub struct Results {
     grouped: u64,
 }
 
-fn pack(order: &[u32]) -> u128 {
+pub(crate) fn pack(order: &[u32]) -> u128 {
     let mut key = order.len() as u128;
     for (j, &p) in order.iter().enumerate() {
         key |= u128::from(p) << (4 + 16 * j);
@@ -109,7 +109,7 @@ fn pack(order: &[u32]) -> u128 {
     key
 }
 
-fn unpack(key: u128, out: &mut [u32; MAX_SEATS]) -> usize {
+pub(crate) fn unpack(key: u128, out: &mut [u32; MAX_SEATS]) -> usize {
     let m = (key & 0xf) as usize;
     for (j, slot) in out.iter_mut().enumerate().take(m) {
         *slot = ((key >> (4 + 16 * j)) & 0xffff) as u32;

@@ -27,10 +27,7 @@ pub fn classify(n: usize, orders: impl Iterator<Item = u128>, games: &[u64]) -> 
     let mut ahead: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut order = [0u32; crate::rating::MAX_SEATS];
     for key in orders {
-        let m = (key & 0xf) as usize;
-        for (j, slot) in order.iter_mut().enumerate().take(m) {
-            *slot = ((key >> (4 + 16 * j)) & 0xffff) as u32;
-        }
+        let m = crate::rating::unpack(key, &mut order);
         for a in 0..m {
             for b in a + 1..m {
                 ahead[order[a] as usize].push(order[b]);
@@ -145,13 +142,7 @@ fn components(ahead: &[Vec<u32>], behind: &[Vec<u32>]) -> Vec<usize> {
 mod tests {
     use super::*;
 
-    fn key(order: &[u32]) -> u128 {
-        let mut k = order.len() as u128;
-        for (j, &p) in order.iter().enumerate() {
-            k |= u128::from(p) << (4 + 16 * j);
-        }
-        k
-    }
+    use crate::rating::pack as key;
 
     #[test]
     fn a_player_that_never_lost_and_one_that_never_won_are_found() {

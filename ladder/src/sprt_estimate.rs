@@ -10,7 +10,7 @@
 //! the LOS is its value at Elo 0. The Brownian model is a good approximation while the
 //! Elo difference is small; far from the bounds it is only a guide.
 
-use crate::stats::{EloModel, NELO_PER_T, Pentanomial, Sprt, expected_score, normal_cdf};
+use crate::stats::{EloModel, NELO_PER_T, Pentanomial, Sprt, expected_score, moments_of, normal_cdf};
 
 /// The stopping-aware estimate, in the test's Elo model.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -64,16 +64,9 @@ struct LlrPath {
 
 impl LlrPath {
     fn new(test: &Sprt, pentanomial: &Pentanomial) -> LlrPath {
-        let (c, n) = {
-            let c = pentanomial.counts.map(|c| if c == 0 { 1e-3 } else { c as f64 });
-            (c, c.iter().sum::<f64>())
-        };
-        let mean = (0..5).map(|k| c[k] * k as f64 / 4.0).sum::<f64>() / n;
-        let variance = (0..5)
-            .map(|k| c[k] * (k as f64 / 4.0 - mean).powi(2))
-            .sum::<f64>()
-            / n;
-        let sigma_per_game = (2.0 * variance).sqrt();
+        let (distribution, n) = pentanomial.distribution();
+        let (mean, variance) = moments_of(&distribution);
+        let sigma_per_game = pentanomial.sigma_per_game();
         let score_of = |elo: f64| match test.model {
             EloModel::Logistic => expected_score(elo),
             EloModel::Normalized => elo / NELO_PER_T * sigma_per_game + 0.5,

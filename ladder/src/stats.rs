@@ -50,7 +50,7 @@ pub struct EloEstimate {
 const PAIR_SCORE: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 
 /// Mean and variance of a distribution on [`PAIR_SCORE`].
-fn moments_of(p: &[f64; 5]) -> (f64, f64) {
+pub(crate) fn moments_of(p: &[f64; 5]) -> (f64, f64) {
     let total: f64 = p.iter().sum();
     let mean = (0..5).map(|k| p[k] * PAIR_SCORE[k]).sum::<f64>() / total;
     let var = (0..5).map(|k| p[k] * (PAIR_SCORE[k] - mean).powi(2)).sum::<f64>() / total;
@@ -91,16 +91,11 @@ impl Pentanomial {
         self.moments().0
     }
 
-    /// The counts with empty cells given [`EMPTY_CELL`], and their sum.
-    fn regularized(&self) -> ([f64; 5], f64) {
+    /// The observed distribution of pairs, empty cells given [`EMPTY_CELL`], and the
+    /// number of pairs it stands for.
+    pub(crate) fn distribution(&self) -> ([f64; 5], f64) {
         let c = self.counts.map(|c| if c == 0 { EMPTY_CELL } else { c as f64 });
-        (c, c.iter().sum())
-    }
-
-    /// The observed distribution of pairs (regularized) and the number of pairs it
-    /// stands for.
-    fn distribution(&self) -> ([f64; 5], f64) {
-        let (c, n) = self.regularized();
+        let n: f64 = c.iter().sum();
         (c.map(|x| x / n), n)
     }
 
