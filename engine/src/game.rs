@@ -200,6 +200,13 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// A new game; all setup chance is drawn from `rng`.
     fn new(options: &Self::Options, seats: usize, rng: GameRng) -> Self;
 
+    /// The number of seats a position text describes, where the notation says it
+    /// (Utara's `totals`, Cuatto's `teamN` fields): read before the options, whose
+    /// defaults depend on it. `None` when the text does not say.
+    fn seats_in_position(_text: &str) -> Option<usize> {
+        None
+    }
+
     /// Reads a position written by [`Game::position`]. When the text has no `rng`
     /// field, `rng` is used for the chance to come.
     ///
@@ -247,11 +254,33 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
         }
     }
 
-    /// Reads a move in this game's notation.
+    /// Reads a move the way a person may type it: the game's notation, and where a
+    /// game allows it other spellings of the same move (Uptick's `c3xf6`, spaces
+    /// around the text). The human seat reads with this; everything else uses
+    /// [`Game::parse_move`].
     ///
     /// # Errors
     /// The text is not a move of this game.
-    fn parse_move(&self, text: &str) -> Result<Self::Move, ParseMoveError>;
+    fn read_move(&self, text: &str) -> Result<Self::Move, ParseMoveError>;
+
+    /// Reads a move in this game's notation: exactly the text [`Game::write_move`]
+    /// writes for it, so records, logs and comparisons never see two spellings of
+    /// one move (no signs, leading zeros, padding or aliases).
+    ///
+    /// # Errors
+    /// The text is not a move of this game, or not written as the game writes it.
+    fn parse_move(&self, text: &str) -> Result<Self::Move, ParseMoveError> {
+        let mv = self.read_move(text)?;
+        if !is_written_as::<Self>(&mv, text) {
+            let mut canonical = String::new();
+            Self::write_move(&mv, &mut canonical);
+            return Err(ParseMoveError::new(
+                text,
+                format_args!("not in canonical notation (write {canonical:?})"),
+            ));
+        }
+        Ok(mv)
+    }
 
     /// Everything `seat` may know, and nothing more.
     fn observation(&self, seat: Seat) -> Self::Observation;
@@ -305,6 +334,30 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
     fn render_for(&self, _seat: Seat) -> String {
         self.render()
     }
+}
+
+/// Whether `text` is exactly how the game writes `mv`, compared as it is written
+/// (no allocation: this runs for every move the referee receives).
+fn is_written_as<G: Game>(mv: &G::Move, text: &str) -> bool {
+    struct Matcher<'a> {
+        rest: &'a str,
+        same: bool,
+    }
+    impl std::fmt::Write for Matcher<'_> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            match self.rest.strip_prefix(s) {
+                Some(rest) if self.same => self.rest = rest,
+                _ => self.same = false,
+            }
+            Ok(())
+        }
+    }
+    let mut m = Matcher {
+        rest: text,
+        same: true,
+    };
+    let _ = std::fmt::write(&mut m, format_args!("{mv}"));
+    m.same && m.rest.is_empty()
 }
 
 /// A position without its `rng=` field.

@@ -32,6 +32,7 @@ pub mod json;
 pub mod notation;
 pub mod options;
 pub mod playout;
+pub mod position_check;
 pub mod registry;
 pub mod rng;
 pub mod seat;

@@ -82,7 +82,7 @@ impl<'a> Fields<'a> {
         T::Err: std::fmt::Display,
     {
         let raw = self.raw(key)?;
-        raw.parse().map_err(|e: T::Err| invalid(key, raw, e))
+        parse_item(key, raw, raw)
     }
 
     /// A comma-separated list, each item parsed with `FromStr`.
@@ -109,9 +109,50 @@ where
     if raw.is_empty() || raw == "-" {
         return Ok(Vec::new());
     }
-    raw.split(',')
-        .map(|item| item.parse().map_err(|e: T::Err| invalid(key, raw, e)))
-        .collect()
+    raw.split(',').map(|item| parse_item(key, raw, item)).collect()
+}
+
+/// One value of field `key` (whose whole text is `raw`), refused unless written as
+/// the game writes it: a number has no sign and no leading zeros, so one state has
+/// one position text.
+fn parse_item<T: FromStr>(key: &'static str, raw: &str, item: &str) -> Result<T, ParsePositionError>
+where
+    T::Err: std::fmt::Display,
+{
+    if let Some(why) = non_canonical_number(item) {
+        return Err(invalid(key, raw, format!("{item:?}: {why}")));
+    }
+    item.parse().map_err(|e: T::Err| invalid(key, raw, e))
+}
+
+/// Why `text` is not a number as the engine writes numbers, if it is not: a `+`
+/// sign, `-0`, or a leading zero (`007`).
+pub fn non_canonical_number(text: &str) -> Option<&'static str> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if text.starts_with('+') {
+        Some("a number is written without a + sign")
+    } else if digits.len() > 1 && digits.starts_with('0') && digits.as_bytes()[1].is_ascii_digit() {
+        Some("a number is written without leading zeros")
+    } else if text == "-0" {
+        Some("zero is written 0")
+    } else {
+        None
+    }
+}
+
+/// A natural number written as the engine writes it: ASCII digits, no sign, no
+/// leading zeros.
+///
+/// # Errors
+/// Anything else, or a value beyond `T`.
+pub fn parse_natural<T: FromStr>(text: &str) -> Result<T, &'static str> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("expected a number (digits only)");
+    }
+    if let Some(why) = non_canonical_number(text) {
+        return Err(why);
+    }
+    text.parse().map_err(|_| "number out of range")
 }
 
 /// Builds an [`ParsePositionError::Invalid`].

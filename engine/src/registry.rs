@@ -163,6 +163,12 @@ pub trait AnyGame: Debug + Send + Sync {
     /// [`MoveError::Parse`] when the text is not a move of this game,
     /// [`MoveError::Play`] when it cannot be played now. The state is unchanged.
     fn play(&mut self, seat: Seat, mv: &str) -> Result<bool, MoveError>;
+    /// A move as a person may type it (see [`Game::read_move`]), written in the
+    /// game's notation: what the human seat sends on.
+    ///
+    /// # Errors
+    /// The text is not a move of this game.
+    fn read_move(&self, text: &str) -> Result<String, ParseMoveError>;
     /// The observation of `seat` as JSON.
     fn observation(&self, seat: Seat) -> serde_json::Value;
     /// The observation of `seat` as compact JSON text, without building a
@@ -192,30 +198,6 @@ impl Clone for Box<dyn AnyGame> {
     fn clone(&self) -> Self {
         self.clone_box()
     }
-}
-
-/// Whether `text` is exactly how the game writes `mv`, compared as it is written
-/// (no allocation: this runs for every move the referee receives).
-fn is_written_as<G: Game>(mv: &G::Move, text: &str) -> bool {
-    struct Matcher<'a> {
-        rest: &'a str,
-        same: bool,
-    }
-    impl std::fmt::Write for Matcher<'_> {
-        fn write_str(&mut self, s: &str) -> std::fmt::Result {
-            match self.rest.strip_prefix(s) {
-                Some(rest) if self.same => self.rest = rest,
-                _ => self.same = false,
-            }
-            Ok(())
-        }
-    }
-    let mut m = Matcher {
-        rest: text,
-        same: true,
-    };
-    let _ = std::fmt::write(&mut m, format_args!("{mv}"));
-    m.same && m.rest.is_empty()
 }
 
 #[derive(Debug)]
@@ -290,20 +272,15 @@ impl<G: Game> AnyGame for Erased<G> {
             return Err(PlayError::NoSuchSeat(seat).into());
         }
         let mv = self.game.parse_move(text)?;
-        // The protocol takes a move only as the referee wrote it: one text per move,
-        // so records, logs and comparisons never see two spellings of one move.
-        if !is_written_as::<G>(&mv, text) {
-            let mut canonical = String::new();
-            G::write_move(&mv, &mut canonical);
-            return Err(ParseMoveError::new(
-                text,
-                format_args!("not in canonical notation (write {canonical:?})"),
-            )
-            .into());
-        }
         let public = self.game.is_move_public(seat, &mv);
         self.game.play(seat, &mv)?;
         Ok(public)
+    }
+    fn read_move(&self, text: &str) -> Result<String, ParseMoveError> {
+        let mv = self.game.read_move(text)?;
+        let mut out = String::new();
+        G::write_move(&mv, &mut out);
+        Ok(out)
     }
     fn write_observation_json(&self, seat: Seat, out: &mut String) {
         let start = out.len();
@@ -368,7 +345,19 @@ struct NewGame<'a, S> {
 impl<S: AsRef<str>> GameVisitor for NewGame<'_, S> {
     type Output = Result<Box<dyn AnyGame>, SetupError>;
     fn visit<G: Game>(self) -> Self::Output {
-        let (typed, values, seats) = resolve_setup::<G, S>(self.options, self.seats)?;
+        // A position says how many seats it has: the options' defaults follow it.
+        let in_position = self.position.and_then(G::seats_in_position);
+        if let (Some(given), Some(found)) = (self.seats, in_position)
+            && given != found
+        {
+            return Err(SetupError::Seats {
+                game: G::ID,
+                min: found,
+                max: found,
+                given,
+            });
+        }
+        let (typed, values, seats) = resolve_setup::<G, S>(self.options, self.seats.or(in_position))?;
         let rng = GameRng::from_seed(self.seed);
         let game = match self.position {
             None => G::new(&typed, seats, rng),

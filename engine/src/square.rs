@@ -68,7 +68,7 @@ impl Square {
     pub fn parse(text: &str, width: usize, height: usize) -> Option<Square> {
         let mut chars = text.chars();
         let file = chars.next().filter(char::is_ascii_lowercase)? as usize - usize::from(b'a');
-        let rank: usize = chars.as_str().parse().ok()?;
+        let rank: usize = crate::notation::parse_natural(chars.as_str()).ok()?;
         (file < width && (1..=height).contains(&rank)).then(|| Square {
             file: file as u8,
             rank: (rank - 1) as u8,

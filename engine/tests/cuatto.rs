@@ -87,14 +87,19 @@ fn forming_a_block_hits_every_other_team_there_at_once() {
 
 #[test]
 fn a_pin_holds_other_teams_checkers_but_not_pins() {
-    // Team 1's pin on 9 holds team 0's regular checker on 9, not team 0's pin there.
-    let g = pos(&full(), "2,3", &["b1s,b3,b4,b5,9,9p", "b1s,b3,b4,b5,b6,9p"]);
+    // Team 1's pin on 9 holds team 0's regular checker on 9; team 2's pin on 11
+    // does not hold team 0's pin there.
+    let g = pos(
+        &full(),
+        "2,3",
+        &["b1s,b3,b4,b5,9,11p", "b1s,b3,b4,b5,b6,9p", "b1s,b3,b4,b5,b6,11p"],
+    );
     let all = moves(&g);
     assert!(
         all.iter().all(|m| !m.ends_with(":9")),
         "the regular on 9 is pinned: {all:?}"
     );
-    assert!(all.contains(&"2:9p".to_owned()), "pins never pin pins: {all:?}");
+    assert!(all.contains(&"2:11p".to_owned()), "pins never pin pins: {all:?}");
     let e = play(&mut g.clone(), "2:9").unwrap_err();
     assert!(
         matches!(e, PlayError::Illegal { why, .. } if why.contains("pinned")),

@@ -6,9 +6,13 @@
 use engine::games::uptick::{Uptick, UptickOptions};
 use engine::{Game, GameRng, PlayError};
 
-fn pos(board: &str, to_move: u8, reserve: &str, captured: &str, last: &str) -> Uptick {
+/// A position with `to_move` to move after the other seat's move, 40 moves in.
+/// The counts must add up: each seat's dice on the board, in reserve and lost
+/// make 8, and a seat's captures hold 1 to 6 pips per die the other lost.
+fn pos(board: &str, to_move: u8, reserve: &str, captured: &str) -> Uptick {
+    let last = 1 - to_move;
     let text =
-        format!("board={board} to_move={to_move} reserve={reserve} captured={captured} last={last} turn=10");
+        format!("board={board} to_move={to_move} reserve={reserve} captured={captured} last={last} turn=40");
     Uptick::from_position(&UptickOptions::default(), &text, GameRng::from_seed(0))
         .unwrap_or_else(|e| panic!("{text}: {e}"))
 }
@@ -29,7 +33,7 @@ const TWO_ON_D4: &str = "8/8/8/8/3b4/8/8/8";
 
 #[test]
 fn a_placement_may_not_freeze_an_opposing_die() {
-    let g = pos(TWO_ON_D4, 0, "8,8", "0,0", "-");
+    let g = pos(TWO_ON_D4, 0, "8,7", "0,0");
     let all = moves(&g, 0);
     // Next to the 2: values 1 and 2 only. Far away: any value.
     assert!(all.contains(&"c3=2".to_owned()) && !all.contains(&"c3=3".to_owned()));
@@ -55,7 +59,7 @@ fn a_placement_may_not_freeze_an_opposing_die() {
 #[test]
 fn a_die_jumps_its_own_dice_but_not_opposing_ones() {
     // Seat 0: a 3 on a1 and a 1 on b2. Seat 1: a 1 on a2 (lower, so nobody freezes us).
-    let g = pos("8/8/8/8/8/8/aA6/C7", 0, "0,0", "0,0", "-");
+    let g = pos("8/8/8/8/8/8/aA6/C7", 0, "6,7", "0,0");
     let all = moves(&g, 0);
     // Diagonal a1-b2-c3-d4: over our own 1 to c3 and d4, but not onto it.
     assert!(
@@ -80,7 +84,7 @@ fn a_die_jumps_its_own_dice_but_not_opposing_ones() {
 #[test]
 fn frozen_dice_do_not_move_and_opposing_dice_block_the_line() {
     // Our 3 on a1 is frozen by seat 1's 4 on a2 (we still have a die to place).
-    let g = pos("8/8/8/8/8/8/d7/C7", 0, "1,0", "0,0", "-");
+    let g = pos("8/8/8/8/8/8/d7/C7", 0, "7,7", "0,0");
     assert!(!moves(&g, 0).iter().any(|m| m.starts_with("a1-")));
     let e = play(&mut g.clone(), 0, "a1-b1").unwrap_err();
     assert!(
@@ -88,7 +92,7 @@ fn frozen_dice_do_not_move_and_opposing_dice_block_the_line() {
         "{e}"
     );
     // Our 3 on a1, seat 1's 1 on c1: it may take c1 but not pass it to d1.
-    let g = pos("8/8/8/8/8/8/8/C1a5", 0, "0,0", "0,0", "-");
+    let g = pos("8/8/8/8/8/8/8/C1a5", 0, "7,7", "0,0");
     let all = moves(&g, 0);
     assert!(
         all.contains(&"a1-c1".to_owned()) && !all.contains(&"a1-d1".to_owned()),
@@ -99,8 +103,8 @@ fn frozen_dice_do_not_move_and_opposing_dice_block_the_line() {
 #[test]
 fn a_capture_keeps_the_captured_value_and_the_mover_upticks() {
     // Our 2 on a1 takes seat 1's... a 1 on a3 (not adjacent, so nobody is frozen).
-    let mut g = pos("8/8/8/8/8/a7/8/B7", 0, "0,1", "0,0", "-");
-    play(&mut g, 0, "a1xa3").unwrap();
+    let mut g = pos("8/8/8/8/8/a7/8/B7", 0, "7,7", "0,0");
+    play(&mut g, 0, "a1-a3").unwrap();
     assert_eq!(g.position().split(' ').next().unwrap(), "board=8/8/8/8/8/C7/8/8");
     let obs = serde_json::to_value(g.observation(1)).unwrap();
     assert_eq!(obs["captured"], serde_json::json!([1, 0]));
@@ -108,7 +112,7 @@ fn a_capture_keeps_the_captured_value_and_the_mover_upticks() {
 
 #[test]
 fn a_six_never_moves() {
-    let g = pos("8/8/8/8/8/8/8/F7", 0, "1,1", "0,0", "-");
+    let g = pos("8/8/8/8/8/8/8/F7", 0, "7,8", "0,0");
     assert!(!moves(&g, 0).iter().any(|m| m.starts_with("a1-")));
     let e = play(&mut g.clone(), 0, "a1-a2").unwrap_err();
     assert!(
@@ -116,7 +120,7 @@ fn a_six_never_moves() {
         "{e}"
     );
     // A five moves once and becomes a six.
-    let mut g = pos("8/8/8/8/8/8/8/E7", 0, "0,1", "0,0", "-");
+    let mut g = pos("8/8/8/8/8/8/8/E7", 0, "7,8", "0,0");
     play(&mut g, 0, "a1-a6").unwrap();
     assert!(g.position().starts_with("board=8/8/F7/"), "{}", g.position());
 }
@@ -124,24 +128,24 @@ fn a_six_never_moves() {
 #[test]
 fn a_seat_without_moves_passes_and_two_passes_end_the_game() {
     // Seat 0's only die is a 6; seat 1 has a die in reserve: seat 0 must pass.
-    let text = "board=8/8/8/8/8/8/8/F7 to_move=0 reserve=0,1 captured=0,0 last=1 turn=3";
+    let text = "board=8/8/8/8/8/8/8/F7 to_move=0 reserve=0,1 captured=7,7 last=1 turn=40";
     let e = Uptick::from_position(&UptickOptions::default(), text, GameRng::from_seed(0)).unwrap_err();
     assert!(e.to_string().contains("no legal move"), "{e}");
     // Seat 1 places its last die; seat 0 cannot move, seat 1 can move its new die.
-    let mut g = pos("8/8/8/8/8/8/8/F7", 1, "0,1", "0,0", "-");
+    let mut g = pos("8/8/8/8/8/8/8/F7", 1, "0,1", "7,7");
     play(&mut g, 1, "h8=5").unwrap();
     assert_eq!(g.to_act().first(), Some(1), "seat 0 passed");
     play(&mut g, 1, "h8-h7").unwrap();
     assert_eq!(g.to_act().first(), None, "both pass: over");
     let o = g.outcome().unwrap();
-    assert_eq!(o.scores, vec![0, 0]);
+    assert_eq!(o.scores, vec![7, 7]);
     assert_eq!(o.ranks, vec![2, 1], "equal scores: the last to move wins");
 }
 
 #[test]
 fn higher_capture_total_wins() {
-    // Seat 0 has captured 5, seat 1 has 3; nothing can move or be placed.
-    let text = "board=8/8/8/8/8/8/8/F6f to_move=0 reserve=0,0 captured=5,3 last=1 turn=30";
+    // Seat 0 has captured 12, seat 1 has 9; nothing can move or be placed.
+    let text = "board=8/8/8/8/8/8/8/F6f to_move=0 reserve=0,0 captured=12,9 last=1 turn=30";
     let g = Uptick::from_position(&UptickOptions::default(), text, GameRng::from_seed(0)).unwrap();
     let o = g.outcome().expect("nobody can move: over");
     assert_eq!(o.ranks, vec![1, 2]);
@@ -150,7 +154,7 @@ fn higher_capture_total_wins() {
 
 #[test]
 fn bad_moves_and_positions_name_the_problem() {
-    let g = pos(TWO_ON_D4, 0, "8,8", "0,0", "-");
+    let g = pos(TWO_ON_D4, 0, "8,7", "0,0");
     for bad in ["i1=3", "a1=7", "a0=1", "a1", "zz-a1"] {
         assert!(g.parse_move(bad).is_err(), "{bad}");
     }
@@ -161,7 +165,7 @@ fn bad_moves_and_positions_name_the_problem() {
     );
     for (board, needle) in [
         ("8/8/8", "8 ranks"),
-        ("9/8/8/8/8/8/8/8", "9 cells"),
+        ("9/8/8/8/8/8/8/8", "longer than 8 cells"),
         ("8/8/8/8/8/8/8/7x", "'x'"),
     ] {
         let text = format!("board={board} to_move=0 reserve=1,1 captured=0,0 last=- turn=0");

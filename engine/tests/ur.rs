@@ -94,14 +94,15 @@ fn landing_on_a_rosette_collects_from_the_pool() {
 
 #[test]
 fn an_empty_pool_pays_nothing_and_a_short_pool_pays_what_it_has() {
-    let mut g = pos("primary", 3, "0,0,0,0,1", "0,0,0,0,0", "15,15", 0);
+    // Counters only change hands: the 50 are with the players or in the pool.
+    let mut g = pos("primary", 3, "0,0,0,0,1", "0,0,0,0,0", "25,25", 0);
     play(&mut g, "eagle:4").unwrap();
-    assert_eq!(g.counters(), ([15, 15], 0));
-    let mut g = pos("primary", 3, "0,0,0,0,1", "0,0,0,0,0", "15,15", 2);
+    assert_eq!(g.counters(), ([25, 25], 0));
+    let mut g = pos("primary", 3, "0,0,0,0,1", "0,0,0,0,0", "23,25", 2);
     play(&mut g, "eagle:4").unwrap();
     assert_eq!(
         g.counters(),
-        ([17, 15], 0),
+        ([25, 25], 0),
         "the eagle wants 5 but the pool holds 2"
     );
 }

@@ -161,7 +161,11 @@ fn sun_styles_rising_setting_and_high() {
 
 #[test]
 fn a_block_ends_the_path_and_the_turn_and_never_moves() {
-    let mut g = sky(&full(), "4W0/5/#4/5/N04");
+    let blocks = UtaraOptions {
+        blocks: true,
+        ..full()
+    };
+    let mut g = sky(&blocks, "4W0/5/#4/5/N04");
     play(&mut g, 0, "a1").unwrap();
     assert_eq!(obs(&g)["collected"][0], "N");
     assert_eq!(sky_of(&g), "4W0/5/#4/5/5");
@@ -172,9 +176,10 @@ fn a_block_ends_the_path_and_the_turn_and_never_moves() {
 fn blocks_are_placed_in_turn_order_before_the_roll() {
     let o = UtaraOptions {
         blocks: true,
+        rounds: 2,
         ..full()
     };
-    let text = "round=1 starter=1 to_move=1 phase=block:0 turn=0 totals=0,0 collected=-,- sky=5/5/5/5/5";
+    let text = "round=2 starter=1 to_move=1 phase=block:0 turn=8 totals=7,3 collected=-,- sky=5/5/5/5/5";
     let mut g = Utara::from_position(&o, text, GameRng::from_seed(3)).unwrap();
     let mut moves = Vec::new();
     g.legal_moves(1, &mut moves);
@@ -296,7 +301,7 @@ fn bad_positions_and_moves_name_the_problem() {
     }
     for (sky_text, needle) in [
         ("5/5/5/5", "5 ranks"),
-        ("6/5/5/5/5", "6 cells"),
+        ("6/5/5/5/5", "longer than 5 cells"),
         ("X0/5/5/5/5", "not a face"),
         ("N4/5/5/5/5", "owner"),
         ("5/5/5/5/C04", "no directional die"),

@@ -414,8 +414,12 @@ fn ask_human(ask: &Ask<'_>) -> Result<String, Fault> {
         {
             return Ok(legal[n - 1].clone());
         }
-        if legal.iter().any(|m| m == t) {
-            return Ok(t.to_owned());
+        // People may type any spelling the game reads (`c3xf6`); the bot protocol
+        // and the record get the game's own.
+        if let Ok(mv) = ask.game.read_move(t)
+            && legal.contains(&mv)
+        {
+            return Ok(mv);
         }
         let _ = write!(err, "{t:?} is not one of the moves above.");
     }

@@ -576,6 +576,11 @@ impl Game for Cuatto {
         g
     }
 
+    fn seats_in_position(text: &str) -> Option<usize> {
+        let teams = text.split_whitespace().filter(|f| f.starts_with("team")).count();
+        (teams > 0).then_some(teams)
+    }
+
     fn from_position(
         options: &CuattoOptions,
         text: &str,
@@ -646,8 +651,34 @@ impl Game for Cuatto {
                     "position {k} holds more than 4 checkers"
                 )));
             }
+            // A team's second checker on a position hits every other team's
+            // checker there but strong ones: one team blocks a position at a time.
+            let blockers: Vec<usize> = (0..seats).filter(|&t| occ.counts[k][t] >= 2).collect();
+            if let [blocker] = blockers[..] {
+                let exposed = (0..seats).filter(|&t| t != blocker).find(|&t| {
+                    g.teams[t]
+                        .iter()
+                        .any(|c| c.t == g.offset() + k as u8 && kind_of(c.kind) != Kind::Strong)
+                });
+                if let Some(t) = exposed {
+                    return Err(ParsePositionError::Inconsistent(format!(
+                        "team {t} has a checker that is not strong on position {k}, where team {blocker} has two: it would have been hit"
+                    )));
+                }
+            } else if blockers.len() > 1 {
+                return Err(ParsePositionError::Inconsistent(format!(
+                    "teams {blockers:?} each have two or more checkers on position {k}, but the second team to arrive would have hit the first"
+                )));
+            }
         }
         let finished: Vec<u8> = f.list("finished")?;
+        if let Some(t) = (0..seats as u8).find(|t| finished.iter().filter(|&f| f == t).count() > 1) {
+            return Err(invalid(
+                "finished",
+                f.raw("finished")?,
+                format!("team {t} is listed twice"),
+            ));
+        }
         if finished.iter().any(|&t| usize::from(t) >= seats) {
             return Err(invalid("finished", f.raw("finished")?, "unknown team"));
         }
@@ -672,6 +703,14 @@ impl Game for Cuatto {
         if dice.len() > 4 || dice.iter().any(|d| !(1..=6).contains(d)) {
             return Err(invalid("dice", f.raw("dice")?, "up to four dice, 1-6"));
         }
+        let doubled = options.doubles && dice.len() > 2;
+        if dice.len() > 2 && !(doubled && dice.iter().all(|&d| d == dice[0])) {
+            return Err(invalid(
+                "dice",
+                f.raw("dice")?,
+                "a turn rolls two dice; only doubles=true gives a double's four (all alike)",
+            ));
+        }
         let mut sorted = dice.clone();
         sorted.sort_unstable();
         g.n_dice = sorted.len() as u8;
@@ -685,6 +724,12 @@ impl Game for Cuatto {
                 f.raw("turn")?,
                 format!("past max_turns={}", options.max_turns),
             ));
+        }
+        if g.over && g.n_dice > 0 {
+            return Err(invalid("dice", f.raw("dice")?, "the game is over: dice=-"));
+        }
+        if !g.over && g.turn == 0 {
+            return Err(invalid("turn", f.raw("turn")?, "turns count from 1"));
         }
         if g.over {
             g.n_dice = 0;
@@ -827,7 +872,7 @@ impl Game for Cuatto {
         mv.push_to(out);
     }
 
-    fn parse_move(&self, text: &str) -> Result<CuattoMove, ParseMoveError> {
+    fn read_move(&self, text: &str) -> Result<CuattoMove, ParseMoveError> {
         let t = text.trim();
         let bad = |why: &str| ParseMoveError::new(text, why);
         let (die, spot) = t

@@ -470,11 +470,21 @@ impl Game for Spartan {
         let pair = |key: &'static str| -> Result<[i64; 2], ParsePositionError> {
             let v: Vec<i64> = f.list(key)?;
             match v[..] {
-                [a, b] if a >= 0 && b >= 0 => Ok([a, b]),
-                _ => Err(invalid(key, f.raw(key)?, "two counts, none negative")),
+                [a, b] if (0..=i64::from(DICE)).contains(&a) && (0..=i64::from(DICE)).contains(&b) => {
+                    Ok([a, b])
+                }
+                _ => Err(invalid(key, f.raw(key)?, format!("two counts, each 0 to {DICE}"))),
             }
         };
+        // Nothing heals: HP only falls from the start.
         let hp = pair("hp")?;
+        if hp.iter().any(|&h| h > START_HP) {
+            return Err(invalid(
+                "hp",
+                f.raw("hp")?,
+                format!("armies start at {START_HP} HP and never gain any"),
+            ));
+        }
         let resting = pair("resting")?;
         let grave = pair("grave")?;
         let mut g = Spartan {
@@ -580,6 +590,56 @@ impl Game for Spartan {
                 winner,
                 rolls: n.parse().map_err(|_| bad())?,
             });
+        }
+        if !(1..=options.max_turns).contains(&g.turn) {
+            return Err(invalid(
+                "turn",
+                f.raw("turn")?,
+                format!("turns count from 1 to max_turns ({})", options.max_turns),
+            ));
+        }
+        match (g.sudden, g.reroll, g.hp) {
+            (Some(_), 1 | 2, _) => {
+                return Err(invalid(
+                    "sudden",
+                    sudden,
+                    "a sudden death ends the game: phase=over",
+                ));
+            }
+            (
+                Some(SuddenDeath {
+                    winner: Some(w),
+                    rolls,
+                }),
+                _,
+                hp,
+            ) if hp[usize::from(w)] != 1
+                || hp[1 - usize::from(w)] != 0
+                || !(1..=SUDDEN_DEATH_CAP).contains(&rolls) =>
+            {
+                return Err(invalid(
+                    "sudden",
+                    sudden,
+                    format!(
+                        "the winner of a sudden death has 1 HP, the loser 0, after 1 to {SUDDEN_DEATH_CAP} rolls"
+                    ),
+                ));
+            }
+            (Some(SuddenDeath { winner: None, rolls }), _, hp)
+                if hp != [0, 0] || rolls != SUDDEN_DEATH_CAP =>
+            {
+                return Err(invalid(
+                    "sudden",
+                    sudden,
+                    format!("a sudden death is drawn after {SUDDEN_DEATH_CAP} equal rolls, both at 0 HP"),
+                ));
+            }
+            (None, 0, [0, 0]) => {
+                return Err(ParsePositionError::Inconsistent(
+                    "both armies at 0 HP, but no sudden death was fought (sudden=-)".into(),
+                ));
+            }
+            _ => {}
         }
         if g.reroll == 0 {
             if !g.hp.contains(&0) && g.turn < options.max_turns {
@@ -704,7 +764,7 @@ impl Game for Spartan {
         mv.push_to(out);
     }
 
-    fn parse_move(&self, text: &str) -> Result<SpartanMove, ParseMoveError> {
+    fn read_move(&self, text: &str) -> Result<SpartanMove, ParseMoveError> {
         let t = text.trim();
         if t == "stand" {
             return Ok(SpartanMove::STAND);

@@ -8,7 +8,7 @@
 
 use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError};
 use crate::json::{Object, array};
-use crate::notation::{Fields, ParsePositionError, invalid};
+use crate::notation::{Fields, ParsePositionError, invalid, parse_natural};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
 use crate::rng::GameRng;
 use crate::seat::{Seat, SeatSet};
@@ -481,6 +481,52 @@ impl Uptick {
         }
     }
 
+    /// Refuses counts no game could reach: each seat's dice on the board, in
+    /// reserve and lost to captures make up its `reserve` option, the dice lost
+    /// show 1 to 6 pips each in the captor's score, and every die out of reserve
+    /// took a move to place.
+    fn check_counts(&self, reserve_text: &str, captured_text: &str) -> Result<(), ParsePositionError> {
+        let start = u32::from(self.options.reserve);
+        let mut placed = 0u32;
+        for p in 0..2 {
+            let on_board = self
+                .board_cells()
+                .filter(|&(_, c)| self.cells[c].is_die() && self.cells[c].owner() == p)
+                .count() as u32;
+            let held = u32::from(self.reserve[p]);
+            let Some(lost) = start.checked_sub(held).and_then(|n| n.checked_sub(on_board)) else {
+                return Err(ParsePositionError::Inconsistent(format!(
+                    "seat {p} has {held} dice in reserve and {on_board} on the board, more than the {start} it starts with"
+                )));
+            };
+            let pips = self.captured[1 - p];
+            let lost = i64::from(lost);
+            if !(lost..=6 * lost).contains(&pips) {
+                return Err(invalid(
+                    "captured",
+                    captured_text,
+                    format!(
+                        "seat {} captured the {lost} dice seat {p} lost, so it holds {lost} to {} pips, not {pips}",
+                        1 - p,
+                        6 * lost
+                    ),
+                ));
+            }
+            placed += start - held;
+        }
+        if self.turn < placed {
+            return Err(invalid(
+                "reserve",
+                reserve_text,
+                format!(
+                    "{placed} dice were placed, which takes {placed} moves, but turn={}",
+                    self.turn
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Hands the turn on after a move by `mover`, passing as the rules demand.
     fn advance(&mut self, mover: usize) {
         if self.turn >= self.options.max_turns {
@@ -601,7 +647,14 @@ impl Game for Uptick {
             let mut digits = String::new();
             let flush = |digits: &mut String, x: &mut usize| -> Result<(), ParsePositionError> {
                 if !digits.is_empty() {
-                    *x += digits.parse::<usize>().map_err(|e| invalid("board", rank, e))?;
+                    let run: usize = parse_natural(digits).map_err(|e| invalid("board", rank, e))?;
+                    if run == 0 {
+                        return Err(invalid("board", rank, "a run of empty cells is at least 1"));
+                    }
+                    *x = x
+                        .checked_add(run)
+                        .filter(|&x| x <= n)
+                        .ok_or_else(|| invalid("board", rank, format!("rank longer than {n} cells")))?;
                     digits.clear();
                 }
                 Ok(())
@@ -659,6 +712,26 @@ impl Game for Uptick {
             _ => return Err(invalid("last", last, "0, 1 or -")),
         };
         g.turn = f.get("turn")?;
+        if g.turn > options.max_turns {
+            return Err(invalid(
+                "turn",
+                f.raw("turn")?,
+                format!("the game stops after max_turns ({}) moves", options.max_turns),
+            ));
+        }
+        g.check_counts(f.raw("reserve")?, f.raw("captured")?)?;
+        if (g.turn == 0) != g.last_mover.is_none() {
+            return Err(invalid(
+                "last",
+                last,
+                format!("last is - exactly when no move was made, and turn={}", g.turn),
+            ));
+        }
+        if g.turn == 0 && g.to_move != 0 {
+            return Err(ParsePositionError::Inconsistent(
+                "seat 0 makes the first move".into(),
+            ));
+        }
         g.over = g.turn >= options.max_turns || (!g.has_move(0) && !g.has_move(1));
         if !g.over && !g.has_move(usize::from(g.to_move)) {
             return Err(ParsePositionError::Inconsistent(format!(
@@ -818,7 +891,7 @@ impl Game for Uptick {
         out.push_str(std::str::from_utf8(&bytes[..at]).unwrap_or_default());
     }
 
-    fn parse_move(&self, text: &str) -> Result<UptickMove, ParseMoveError> {
+    fn read_move(&self, text: &str) -> Result<UptickMove, ParseMoveError> {
         let t = text.trim();
         let size = self.options.size;
         if let Some((cell, value)) = t.split_once('=') {
@@ -891,7 +964,9 @@ impl Game for Uptick {
             return None;
         }
         let scores = self.captured.to_vec();
-        let capped = self.turn >= self.options.max_turns;
+        // When the game's own end (neither seat can move) comes on the capped
+        // move, the game's own end decides.
+        let capped = self.turn >= self.options.max_turns && (self.has_move(0) || self.has_move(1));
         if scores[0] == scores[1]
             && !capped
             && let Some(last) = self.last_mover

@@ -33,6 +33,8 @@ pub const ROSETTE_VALUE: [i64; 5] = [3, 4, 4, 4, 5];
 /// The house number of a piece that has been borne off.
 pub const OFF: u8 = 15;
 const MAX_PIECES: usize = 7;
+/// Counters in play under tablet rules: 25 each, 10 of them in the pool at the start.
+const TOTAL_COUNTERS: i64 = 50;
 
 fn is_rosette(house: u8) -> bool {
     matches!(house, 4 | 8 | 14)
@@ -569,6 +571,36 @@ impl Game for Ur {
                 "two counts, none negative, and pool >= 0",
             ));
         }
+        // Counters only change hands: 25 each at the start, 10 of them into the pool.
+        let (total, want) = match options.rules {
+            Rules::Tablet => (
+                counters[0]
+                    .checked_add(counters[1])
+                    .and_then(|c| c.checked_add(game.pool)),
+                TOTAL_COUNTERS,
+            ),
+            Rules::Finkel => (Some(counters[0] | counters[1] | game.pool), 0),
+        };
+        if total != Some(want) {
+            return Err(ParsePositionError::Inconsistent(format!(
+                "counters {},{} and pool {} must add up to {want} under rules={}",
+                counters[0],
+                counters[1],
+                game.pool,
+                if options.rules == Rules::Tablet {
+                    "tablet"
+                } else {
+                    "finkel"
+                }
+            )));
+        }
+        if !(1..=options.max_turns).contains(&game.turn) {
+            return Err(invalid(
+                "turn",
+                f.raw("turn")?,
+                format!("turns count from 1 to max_turns ({})", options.max_turns),
+            ));
+        }
         game.counters = [counters[0], counters[1]];
         let phase = f.raw("phase")?;
         let roll_text = f.raw("roll")?;
@@ -591,6 +623,17 @@ impl Game for Ur {
             }
         };
         let finished = game.finished(0) || game.finished(1);
+        if game.finished(0) && game.finished(1) {
+            return Err(ParsePositionError::Inconsistent(
+                "both seats have borne off every piece, but the game ends when the first does".into(),
+            ));
+        }
+        if finished && game.pool != 0 {
+            return Err(ParsePositionError::Inconsistent(format!(
+                "a seat has borne off every piece, so it took the pool, yet pool={}",
+                game.pool
+            )));
+        }
         match game.phase {
             Phase::Over if !finished && game.turn < options.max_turns => {
                 return Err(ParsePositionError::Inconsistent(
@@ -711,7 +754,7 @@ impl Game for Ur {
         }
     }
 
-    fn parse_move(&self, text: &str) -> Result<UrMove, ParseMoveError> {
+    fn read_move(&self, text: &str) -> Result<UrMove, ParseMoveError> {
         let t = text.trim();
         if t == "gamble" {
             return Ok(UrMove::Gamble);

@@ -9,7 +9,7 @@
 
 use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError};
 use crate::json::{Object, array, square};
-use crate::notation::{Fields, ParsePositionError, invalid, write_join};
+use crate::notation::{Fields, ParsePositionError, invalid, parse_natural, write_join};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
 use crate::rng::GameRng;
 use crate::seat::{MAX_SEATS, Seat, SeatSet};
@@ -692,12 +692,19 @@ impl Utara {
             while let Some(c) = chars.next() {
                 let bad = |why: String| invalid("sky", row, why);
                 if c.is_ascii_digit() {
-                    let mut n = c.to_digit(10).unwrap_or(0) as usize;
-                    while let Some(d) = chars.peek().and_then(|d| d.to_digit(10)) {
-                        n = n * 10 + d as usize;
+                    let mut digits = String::from(c);
+                    while let Some(&d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                        digits.push(d);
                         chars.next();
                     }
-                    x += n;
+                    let run: usize = parse_natural(&digits).map_err(|e| bad(format!("{digits:?}: {e}")))?;
+                    if run == 0 {
+                        return Err(bad("a run of empty cells is at least 1".into()));
+                    }
+                    x = x
+                        .checked_add(run)
+                        .filter(|&x| x <= w)
+                        .ok_or_else(|| bad(format!("rank longer than {w} cells")))?;
                     continue;
                 }
                 if x >= w {
@@ -729,13 +736,115 @@ impl Utara {
     }
 }
 
+impl Utara {
+    /// Refuses a parsed position no game with these options could reach: the
+    /// phase against the options, the dice and blocks against the seats, the
+    /// turn against the cap, the totals against what rounds can score.
+    fn check_consistent(&self, f: &Fields<'_>) -> Result<(), ParsePositionError> {
+        let inconsistent = |why: String| Err(ParsePositionError::Inconsistent(why));
+        let o = &self.options;
+        let n = usize::from(self.seats);
+        match self.phase {
+            Phase::Block { .. } if !o.blocks => return inconsistent("phase=block needs blocks=true".into()),
+            Phase::Sun { .. } if o.sun != SunStyle::High => {
+                return inconsistent("phase=sun (a High Sun waits) needs sun=high".into());
+            }
+            Phase::Continue if o.moon != MoonStyle::Half => {
+                return inconsistent("phase=continue (after a Half Moon) needs moon=half".into());
+            }
+            _ => {}
+        }
+        let blocks = self.sky.iter().filter(|&&c| c == BLOCK).count();
+        if !o.blocks && blocks > 0 {
+            return inconsistent(format!("{blocks} blocks on the sky, but blocks=false"));
+        }
+        let playing = matches!(self.phase, Phase::Start | Phase::Continue | Phase::Sun { .. });
+        // A sky may hold fewer dice and blocks than the round had (as if the rest
+        // were collected by nobody): a test sets up a sparse sky without playing
+        // to it. Never more.
+        if blocks > n {
+            return inconsistent(format!(
+                "{blocks} blocks on the sky, but {n} seats place one each"
+            ));
+        }
+        // Every die of the round is on the sky or collected (or, in a sparse sky, gone).
+        let all_dice = n * usize::from(o.dice);
+        let on_sky: usize = self.on_sky.iter().map(|&c| usize::from(c)).sum();
+        let collected: usize = self.collected[..n]
+            .iter()
+            .flatten()
+            .map(|&c| usize::from(c))
+            .sum();
+        for p in 0..n {
+            let own = self
+                .sky
+                .iter()
+                .filter(|&&c| c != BLOCK && c != EMPTY && owner_of(c) == p)
+                .count();
+            if own > usize::from(o.dice) {
+                return inconsistent(format!(
+                    "seat {p} has {own} dice on the sky but brings {}",
+                    o.dice
+                ));
+            }
+        }
+        if on_sky + collected > all_dice {
+            return inconsistent(format!(
+                "{on_sky} dice on the sky and {collected} collected, but the round is played with {n} x {} = {all_dice}",
+                o.dice
+            ));
+        }
+        if !playing && collected > 0 {
+            return inconsistent(
+                "nothing is collected yet while blocks are placed, nor once the game is over".into(),
+            );
+        }
+        if self.round == 1 && self.starter != 0 {
+            return inconsistent("seat 0 starts round 1".into());
+        }
+        let over = self.phase == Phase::Over;
+        let turn_ok = if over {
+            self.turn <= o.max_turns && (self.round == o.rounds || self.turn == o.max_turns)
+        } else {
+            self.turn < o.max_turns
+        };
+        if !turn_ok {
+            return Err(invalid(
+                "turn",
+                f.raw("turn")?,
+                format!(
+                    "a game goes on while turn < max_turns ({}) and ends after its last round ({}) or at the cap",
+                    o.max_turns, o.rounds
+                ),
+            ));
+        }
+        // A round scores at most 4 points a die (1, and 5 for each quarter of a Day
+        // and third of a Tide); finished rounds are the ones before this one (and
+        // this one too once the game is over).
+        let finished_rounds = i64::from(self.round) - i64::from(!over);
+        let most = finished_rounds * 4 * all_dice as i64;
+        if let Some(p) = (0..n).find(|&p| !(0..=most).contains(&self.totals[p])) {
+            return Err(invalid(
+                "totals",
+                f.raw("totals")?,
+                format!(
+                    "seat {p}'s total {} is not 0 to {most}, what {finished_rounds} finished rounds can score",
+                    self.totals[p]
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn parse_counts(text: &str) -> Option<[u16; 7]> {
     let mut counts = [0u16; 7];
     if text == "-" {
         return Some(counts);
     }
     for c in text.chars() {
-        counts[FACES.iter().position(|&f| f == c)? + 1] += 1;
+        let count = &mut counts[FACES.iter().position(|&f| f == c)? + 1];
+        *count = count.checked_add(1)?;
     }
     Some(counts)
 }
@@ -818,6 +927,11 @@ impl Game for Utara {
         let mut g = Utara::blank(options, seats, rng);
         g.start_round();
         g
+    }
+
+    fn seats_in_position(text: &str) -> Option<usize> {
+        let totals = text.split_whitespace().find_map(|f| f.strip_prefix("totals="))?;
+        Some(totals.split(',').count())
     }
 
     fn from_position(options: &UtaraOptions, text: &str, rng: GameRng) -> Result<Utara, ParsePositionError> {
@@ -912,6 +1026,7 @@ impl Game for Utara {
                 ));
             }
         };
+        g.check_consistent(&f)?;
         match g.phase {
             Phase::Start | Phase::Continue if !g.directional_left() => {
                 return Err(ParsePositionError::Inconsistent(
@@ -1058,7 +1173,7 @@ impl Game for Utara {
         mv.push_to(out);
     }
 
-    fn parse_move(&self, text: &str) -> Result<UtaraMove, ParseMoveError> {
+    fn read_move(&self, text: &str) -> Result<UtaraMove, ParseMoveError> {
         let t = text.trim();
         let (w, h) = (self.w(), self.h());
         let cell = |s: &str| {
