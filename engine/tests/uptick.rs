@@ -173,3 +173,28 @@ fn bad_moves_and_positions_name_the_problem() {
         assert!(e.to_string().contains(needle), "{board}: {e}");
     }
 }
+
+#[test]
+fn when_the_games_own_end_and_the_cap_come_together_the_games_own_end_decides() {
+    // Seat 1's five on h1 makes the 41st and last move the cap allows; after it
+    // neither seat can move. The game's own end decides: equal captures, so the
+    // last to move wins; it is not a capped draw.
+    let options = UptickOptions {
+        max_turns: 41,
+        ..UptickOptions::default()
+    };
+    let text = "board=8/8/8/8/8/8/8/F6e to_move=1 reserve=0,0 captured=7,7 last=0 turn=40";
+    let mut g = Uptick::from_position(&options, text, GameRng::from_seed(0)).unwrap();
+    let m = g.parse_move("h1-h2").unwrap();
+    g.play(1, &m).unwrap();
+    let o = g.outcome().expect("over");
+    assert!(!o.capped, "{o:?}");
+    assert_eq!(o.ranks, vec![2, 1], "equal scores: the last to move wins");
+    // Reached at the cap with moves left, it is capped: equal scores draw.
+    let text = "board=8/8/8/8/8/8/8/E6e to_move=1 reserve=0,0 captured=7,7 last=0 turn=40";
+    let mut g = Uptick::from_position(&options, text, GameRng::from_seed(0)).unwrap();
+    g.play(1, &g.parse_move("h1-h2").unwrap()).unwrap();
+    let o = g.outcome().expect("over at the cap");
+    assert!(o.capped, "{o:?}");
+    assert_eq!(o.ranks, vec![1, 1]);
+}

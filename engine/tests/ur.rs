@@ -322,6 +322,67 @@ fn finkel_rosette_grants_another_roll() {
 }
 
 #[test]
+fn a_finkel_turn_is_all_of_a_players_rolls_and_the_cap_counts_turns() {
+    // Turn 5 of at most 5: landing on the rosette gives another roll in the same
+    // turn (the cap does not cut it off); the turn passing to seat 1 is turn 6,
+    // past the cap, so the game ends there.
+    let capped = UrOptions {
+        max_turns: 5,
+        ..finkel()
+    };
+    let (mut again, mut passed) = (0, 0);
+    for seed in 0..64 {
+        let text =
+            "to_move=0 phase=roll roll=3 seat0=0,0,0,0,0,0,5 seat1=0,0,0,0,0,0,0 counters=0,0 pool=0 turn=5";
+        let mut g = Ur::from_position(&capped, text, GameRng::from_seed(seed)).unwrap();
+        let m = g.parse_move("5-8").unwrap();
+        g.play(0, &m).unwrap();
+        assert_eq!(
+            g.turn(),
+            5,
+            "seed {seed}: a rosette's extra roll is the same turn"
+        );
+        match g.phase() {
+            Phase::Roll(_) => {
+                assert_eq!(g.to_act().first(), Some(0), "seed {seed}");
+                again += 1;
+            }
+            Phase::Over => {
+                assert!(g.outcome().unwrap().capped, "seed {seed}");
+                passed += 1;
+            }
+            other => panic!("seed {seed}: {other:?}"),
+        }
+    }
+    assert!(
+        again > 0 && passed > 0,
+        "{again} extra rolls, {passed} turns passed"
+    );
+    // A turn that passes (no rosette) is a new turn.
+    let mut g = fpos(2, "0,0,0,0,0,0,5", "0,0,0,0,0,0,0");
+    let m = g.parse_move("5-7").unwrap();
+    g.play(0, &m).unwrap();
+    assert!(g.turn() >= 2, "turn {}", g.turn());
+}
+
+/// The seat whose turn 1 was in a new Finkel game from `seed` (a roll of 0 passes
+/// turns on at once, so the seat to act now may be the other one).
+fn finkel_first_player(seed: u64) -> usize {
+    let g = Ur::new(&finkel(), 2, GameRng::from_seed(seed));
+    let to_move = g.to_act().first().unwrap();
+    if g.turn() % 2 == 1 { to_move } else { 1 - to_move }
+}
+
+#[test]
+fn the_first_finkel_player_is_a_coin_toss_from_the_seed() {
+    let firsts: Vec<usize> = (0..64).map(finkel_first_player).collect();
+    let seat1 = firsts.iter().filter(|&&s| s == 1).count();
+    assert!((16..=48).contains(&seat1), "seat 1 started {seat1} of 64 games");
+    let again: Vec<usize> = (0..64).map(finkel_first_player).collect();
+    assert_eq!(firsts, again, "the same seed, the same first player");
+}
+
+#[test]
 fn finkel_bears_off_exactly_and_the_last_piece_wins() {
     let mut g = fpos(2, "13,15,15,15,15,15,15", "0,0,0,0,0,0,0");
     let m = g.parse_move("13-off").unwrap();

@@ -107,8 +107,9 @@ fn the_same_seed_and_bots_give_the_same_game() {
 
 #[test]
 fn a_game_can_start_from_a_position() {
-    // Uptick with one die each left: seat 0 to move, its 2 on a1 can take the 1 on a3.
-    let position = "board=8/8/8/8/8/a7/8/B7 to_move=0 reserve=0,0 captured=0,0 last=- turn=4";
+    // Uptick four moves in, one die each placed: seat 0 to move, its 2 on a1 can
+    // take the 1 on a3.
+    let position = "board=8/8/8/8/8/a7/8/B7 to_move=0 reserve=7,7 captured=0,0 last=1 turn=4";
     let rec = temp("position.jsonl");
     let o = referee(&[
         "play",

@@ -467,26 +467,17 @@ impl Game for Spartan {
                 "reveal", "sudden", "rng",
             ],
         )?;
-        let pair = |key: &'static str| -> Result<[i64; 2], ParsePositionError> {
+        let pair = |key: &'static str, most: i64, why: &str| -> Result<[i64; 2], ParsePositionError> {
             let v: Vec<i64> = f.list(key)?;
             match v[..] {
-                [a, b] if (0..=i64::from(DICE)).contains(&a) && (0..=i64::from(DICE)).contains(&b) => {
-                    Ok([a, b])
-                }
-                _ => Err(invalid(key, f.raw(key)?, format!("two counts, each 0 to {DICE}"))),
+                [a, b] if (0..=most).contains(&a) && (0..=most).contains(&b) => Ok([a, b]),
+                _ => Err(invalid(key, f.raw(key)?, format!("two counts, each 0 to {most}: {why}"))),
             }
         };
-        // Nothing heals: HP only falls from the start.
-        let hp = pair("hp")?;
-        if hp.iter().any(|&h| h > START_HP) {
-            return Err(invalid(
-                "hp",
-                f.raw("hp")?,
-                format!("armies start at {START_HP} HP and never gain any"),
-            ));
-        }
-        let resting = pair("resting")?;
-        let grave = pair("grave")?;
+        let hp = pair("hp", START_HP, "armies start at 10 HP and never gain any")?;
+        let dice = i64::from(DICE);
+        let resting = pair("resting", dice, "an army has ten dice")?;
+        let grave = pair("grave", dice, "an army has ten dice")?;
         let mut g = Spartan {
             options: options.clone(),
             hp,

@@ -345,13 +345,19 @@ impl Ur {
     }
 
     /// Starts turns from `player` until one holds a decision or the game ends.
-    fn start_turn(&mut self, mut player: u8) {
+    /// With `extra_roll` the first roll continues `player`'s turn (a Finkel
+    /// rosette): a turn is all of a player's consecutive rolls, so it neither
+    /// counts as a new turn nor meets the cap.
+    fn start_turn(&mut self, mut player: u8, mut extra_roll: bool) {
         loop {
-            if self.turn >= self.options.max_turns {
-                self.phase = Phase::Over;
-                return;
+            if !extra_roll {
+                if self.turn >= self.options.max_turns {
+                    self.phase = Phase::Over;
+                    return;
+                }
+                self.turn += 1;
             }
-            self.turn += 1;
+            extra_roll = false;
             self.to_move = player;
             match self.options.rules {
                 Rules::Tablet => {
@@ -433,10 +439,8 @@ impl Ur {
                 self.pool = 0;
             }
             self.phase = Phase::Over;
-        } else if again {
-            self.start_turn(p as u8);
         } else {
-            self.start_turn(1 - p as u8);
+            self.start_turn(if again { p as u8 } else { 1 - p as u8 }, again);
         }
     }
 
@@ -507,7 +511,7 @@ impl Game for Ur {
                 u8::from(game.rng.coin())
             }
         };
-        game.start_turn(first);
+        game.start_turn(first, false);
         game
     }
 
@@ -733,7 +737,7 @@ impl Game for Ur {
                 if self.rng.coin() && self.has_move(c) {
                     self.phase = Phase::Converted(c);
                 } else {
-                    self.start_turn(1 - self.to_move);
+                    self.start_turn(1 - self.to_move, false);
                 }
                 Ok(())
             }
@@ -964,7 +968,7 @@ mod tests {
             let mut g = Ur::new(&UrOptions::default(), 2, GameRng::from_seed(seed));
             g.pieces = [[15, 15, 15, 15, 14, 0, 0], [0; MAX_PIECES]];
             g.turn = 1;
-            g.start_turn(1);
+            g.start_turn(1, false);
             if g.turn != 2 || g.to_move != 1 {
                 continue; // seat 1 passed
             }
