@@ -294,7 +294,13 @@ const SPARTAN: &str = "turn=1 phase=reroll1 hp=10,10 merc=- dice0=1223456666 dic
 
 #[test]
 fn spartan_hp_turns_and_dice_stay_in_range() {
-    refused("spartan", &[], SPARTAN, "hp=11,10", &["hp", "start at 10 HP and never gain"]);
+    refused(
+        "spartan",
+        &[],
+        SPARTAN,
+        "hp=11,10",
+        &["hp", "start at 10 HP and never gain"],
+    );
     refused("spartan", &[], SPARTAN, "hp=9223372036854775807,10", &["hp"]);
     refused("spartan", &[], SPARTAN, "turn=0", &["turn", "from 1"]);
     refused("spartan", &[], SPARTAN, "turn=201", &["turn", "max_turns (200)"]);

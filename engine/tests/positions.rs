@@ -4,43 +4,7 @@
 //! `engine::position_check`). Runs in the debug build, so an overflow panics.
 
 use engine::GameRng;
-use engine::position_check::{MAX_PLIES, check_position};
-
-/// Game id, options, seats: the setups whose positions are mutated.
-const SETUPS: &[(&str, &[&str], usize)] = &[
-    ("ur", &[], 2),
-    ("ur", &["rules=finkel"], 2),
-    ("ur", &["astragal=bone", "max_turns=40"], 2),
-    ("uptick", &[], 2),
-    ("uptick", &["size=4", "reserve=3", "max_turns=60"], 2),
-    ("utara", &[], 2),
-    (
-        "utara",
-        &["blocks=true", "sun=high", "moon=half", "scoring=advanced"],
-        3,
-    ),
-    (
-        "utara",
-        &[
-            "dice=2",
-            "sky=3x3",
-            "blocks=true",
-            "moon=dark",
-            "stormy=true",
-            "sun=rising",
-        ],
-        2,
-    ),
-    ("cuatto", &[], 4),
-    (
-        "cuatto",
-        &["setup=full", "doubles=true", "exact_exit=true", "length=12"],
-        3,
-    ),
-    ("cuatto", &["max_turns=50"], 2),
-    ("spartan", &[], 2),
-    ("spartan", &["max_turns=3"], 2),
-];
+use engine::position_check::{MAX_PLIES, SETUPS, check_position, playout_positions};
 
 /// Numbers that break careless arithmetic, and spellings a strict reader refuses.
 const EDGE_VALUES: &[&str] = &[
@@ -71,30 +35,6 @@ const EDGE_VALUES: &[&str] = &[
     "0,0,0",
     "x",
 ];
-
-/// Positions from random playouts: every state of `games` games.
-fn playout_positions(
-    id: &str,
-    options: &[&str],
-    seats: usize,
-    games: u64,
-    chooser: &mut GameRng,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    for seed in 0..games {
-        let mut game = engine::new_game(id, options, Some(seats), seed).unwrap();
-        out.push(game.position());
-        while game.outcome().is_none() {
-            for seat in game.to_act().iter() {
-                let moves = game.legal_moves(seat);
-                let mv = &moves[chooser.below(moves.len() as u32) as usize];
-                game.play(seat, mv).unwrap();
-            }
-            out.push(game.position());
-        }
-    }
-    out
-}
 
 fn pick<'a, T>(items: &'a [T], rng: &mut GameRng) -> &'a T {
     &items[rng.below(items.len() as u32) as usize]
@@ -167,7 +107,9 @@ fn every_accepted_mutation_of_a_real_position_is_consistent() {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     for &(id, options, seats) in SETUPS {
-        let mut positions = playout_positions(id, options, seats, 6, &mut rng);
+        let mut positions: Vec<String> = (0..6)
+            .flat_map(|seed| playout_positions(id, options, seats, seed, &mut rng, usize::MAX))
+            .collect();
         // A few thousand per game, spread over the game's setups.
         let per_setup = 9000 / SETUPS.iter().filter(|s| s.0 == id).count();
         let (mut accepted, mut tried) = (0, 0);
@@ -218,4 +160,56 @@ fn every_accepted_mutation_of_a_real_position_is_consistent() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn a_mutated_move_is_refused_or_is_exactly_a_move_the_game_writes() {
+    let mut rng = GameRng::from_seed(1818);
+    let alphabet: Vec<char> = "0123456789+-:=x ,abcdefghoNESWswallowreroll".chars().collect();
+    for &(id, options, seats) in SETUPS {
+        let mut game = engine::new_game(id, options, Some(seats), 3).unwrap();
+        let mut tried = 0;
+        while game.outcome().is_none() {
+            let seat = game.to_act().first().unwrap();
+            let legal = game.legal_moves(seat);
+            for _ in 0..20 {
+                let mut chars: Vec<char> = pick(&legal, &mut rng).chars().collect();
+                let i = rng.below(chars.len() as u32 + 1) as usize;
+                match rng.below(3) {
+                    0 if i < chars.len() => chars[i] = *pick(&alphabet, &mut rng),
+                    1 if i < chars.len() => {
+                        chars.remove(i);
+                    }
+                    _ => chars.insert(i, *pick(&alphabet, &mut rng)),
+                }
+                let text: String = chars.into_iter().collect();
+                let mut copy = game.clone_box();
+                tried += 1;
+                // Whatever the text, the state is unchanged unless it was a legal
+                // move, and a legal move is one of the texts the game lists.
+                match copy.play(seat, &text) {
+                    Ok(_) => assert!(legal.contains(&text), "{id}: {text:?} played but not listed in {legal:?}"),
+                    Err(_) => assert_eq!(copy.position(), game.position(), "{id}: {text:?} refused, state changed"),
+                }
+            }
+            let mv = pick(&legal, &mut rng).clone();
+            game.play(seat, &mv).unwrap();
+        }
+        assert!(tried > 0, "{id} {options:?}");
+    }
+}
+
+#[test]
+fn fuzz_inputs_drawn_at_random_keep_every_promise() {
+    // The fuzz targets' own entry point, on inputs from a fixed seed: what
+    // `cargo fuzz` explores at length, `cargo test` samples every run.
+    let mut rng = GameRng::from_seed(1819);
+    for id in engine::GAME_IDS {
+        for _ in 0..300 {
+            let len = 11 + 3 * rng.below(6) as usize;
+            let mut data: Vec<u8> = (0..len).map(|_| rng.below(256) as u8).collect();
+            data[1] |= 1; // a mutated playout position
+            engine::position_check::check_fuzz_input(id, &data);
+        }
+    }
 }

@@ -471,7 +471,11 @@ impl Game for Spartan {
             let v: Vec<i64> = f.list(key)?;
             match v[..] {
                 [a, b] if (0..=most).contains(&a) && (0..=most).contains(&b) => Ok([a, b]),
-                _ => Err(invalid(key, f.raw(key)?, format!("two counts, each 0 to {most}: {why}"))),
+                _ => Err(invalid(
+                    key,
+                    f.raw(key)?,
+                    format!("two counts, each 0 to {most}: {why}"),
+                )),
             }
         };
         let hp = pair("hp", START_HP, "armies start at 10 HP and never gain any")?;
