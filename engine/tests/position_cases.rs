@@ -221,7 +221,7 @@ fn utara_phases_agree_with_the_options_and_counts_with_the_seats() {
 
 #[test]
 fn a_utara_position_says_how_many_seats_it_has() {
-    let ranks = vec!["11"; 10].join("/");
+    let ranks = ["11"; 10].join("/");
     let text = format!(
         "round=1 starter=0 to_move=0 phase=start turn=0 totals=0,0,0 collected=-,-,- sky={ranks}/N010"
     );
@@ -235,7 +235,7 @@ fn a_utara_position_says_how_many_seats_it_has() {
     // Given the sky size, the rounds still follow the seats.
     let text9 = format!(
         "round=1 starter=0 to_move=0 phase=start turn=0 totals=0,0,0 collected=-,-,- sky={}/N08",
-        vec!["9"; 8].join("/")
+        ["9"; 8].join("/")
     );
     let g = game_from_position("utara", &["sky=9x9"], &text9, 1).unwrap();
     assert_eq!(g.observation(0)["round"], serde_json::json!([1, 3]));
@@ -322,7 +322,9 @@ fn spartan_hp_turns_and_dice_stay_in_range() {
 
 #[test]
 fn moves_are_read_only_as_the_games_write_them() {
-    let cases: &[(&str, &[&str], &str, &str, &[&str])] = &[
+    /// Game, options, position, a legal move there, other spellings of moves.
+    type Case<'a> = (&'a str, &'a [&'a str], &'a str, &'a str, &'a [&'a str]);
+    let cases: &[Case<'_>] = &[
         (
             "ur",
             &[],
