@@ -37,6 +37,7 @@ pub mod registry;
 pub mod rng;
 pub mod seat;
 pub mod square;
+pub mod versions;
 
 pub use game::{Game, MoveError, Nature, Outcome, ParseMoveError, PlayError, SetupError};
 pub use notation::ParsePositionError;

@@ -188,8 +188,15 @@ fn a_mutated_move_is_refused_or_is_exactly_a_move_the_game_writes() {
                 // Whatever the text, the state is unchanged unless it was a legal
                 // move, and a legal move is one of the texts the game lists.
                 match copy.play(seat, &text) {
-                    Ok(_) => assert!(legal.contains(&text), "{id}: {text:?} played but not listed in {legal:?}"),
-                    Err(_) => assert_eq!(copy.position(), game.position(), "{id}: {text:?} refused, state changed"),
+                    Ok(_) => assert!(
+                        legal.contains(&text),
+                        "{id}: {text:?} played but not listed in {legal:?}"
+                    ),
+                    Err(_) => assert_eq!(
+                        copy.position(),
+                        game.position(),
+                        "{id}: {text:?} refused, state changed"
+                    ),
                 }
             }
             let mv = pick(&legal, &mut rng).clone();

@@ -61,6 +61,23 @@ pub enum ReplayError {
         /// Recomputed (JSON).
         replayed: String,
     },
+    /// A record of an older engine that does not replay here, where the game
+    /// has changed since.
+    #[error(
+        "this record was made by engine {made_by}, and engine {current} changed this game: {changes}. Replay it with astragal engine {needs}. (First difference here: {first})"
+    )]
+    EngineVersion {
+        /// The record's `engine`.
+        made_by: String,
+        /// This engine's version.
+        current: &'static str,
+        /// The engine version the record needs.
+        needs: String,
+        /// What changed, since which version.
+        changes: String,
+        /// The difference found on this engine.
+        first: Box<ReplayError>,
+    },
 }
 
 /// Replays a record; `on_move` sees the game after each move (for `show`).
@@ -75,6 +92,30 @@ pub enum ReplayError {
 /// # Errors
 /// The first difference found.
 pub fn replay_with(
+    rec: &GameRecord,
+    on_move: impl FnMut(usize, &dyn engine::AnyGame),
+) -> Result<(), ReplayError> {
+    replay_on_this_engine(rec, on_move).map_err(|first| {
+        let changes = engine::versions::changes_since(&rec.engine, &rec.game, &rec.options);
+        match changes.first() {
+            Some(oldest) if rec.engine != engine::ENGINE_VERSION => ReplayError::EngineVersion {
+                made_by: rec.engine.clone(),
+                current: engine::ENGINE_VERSION,
+                needs: engine::versions::version_before(oldest),
+                changes: changes
+                    .iter()
+                    .map(|c| format!("since {}, {}", c.since, c.what))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                first: Box::new(first),
+            },
+            _ => first,
+        }
+    })
+}
+
+/// [`replay_with`] by this engine's rules, whatever engine made the record.
+fn replay_on_this_engine(
     rec: &GameRecord,
     mut on_move: impl FnMut(usize, &dyn engine::AnyGame),
 ) -> Result<(), ReplayError> {

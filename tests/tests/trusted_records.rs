@@ -317,3 +317,56 @@ fn a_torn_last_line_costs_that_line_only() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_record_of_an_older_engine_replays_or_names_the_engine_it_needs() {
+    // Tablet Ur did not change in 0.2.0: a record made by 0.1.0 replays.
+    let mut rec = genuine("ur", 3);
+    rec.engine = "0.1.0".into();
+    replay(&rec).expect("an unchanged game replays whatever engine made it");
+    // Finkel Ur counts turns differently since 0.2.0, so a 0.1.0 record's final
+    // position (its turn count) is not what this engine reaches.
+    let setup = referee::GameSetup {
+        game: "ur".into(),
+        options: vec!["rules=finkel".into()],
+        seed: 11,
+        position: None,
+        pairing: None,
+    };
+    let seats = [builtin("random"), builtin("first")];
+    let mut rec = referee::play_game(
+        &setup,
+        &seats,
+        &astragal_tests::fast_limits(),
+        &referee::LogPlace::default(),
+    )
+    .unwrap();
+    replay(&rec).expect("a genuine record replays");
+    let turn = |p: &str| {
+        p.split(' ')
+            .find_map(|f| f.strip_prefix("turn="))
+            .unwrap()
+            .to_owned()
+    };
+    let now = turn(&rec.final_position);
+    let then = (now.parse::<u32>().unwrap() + 9).to_string();
+    rec.final_position = rec
+        .final_position
+        .replace(&format!("turn={now}"), &format!("turn={then}"));
+    rec.engine = "0.1.0".into();
+    let e = replay(&rec).unwrap_err();
+    assert!(matches!(e, ReplayError::EngineVersion { .. }), "{e}");
+    let text = e.to_string();
+    for needle in [
+        "made by engine 0.1.0",
+        "engine 0.1.x",
+        "a turn is all of a player's rolls",
+        "final position differs",
+    ] {
+        assert!(text.contains(needle), "{needle:?} not in {text}");
+    }
+    // The same difference in a record of this engine is just a difference.
+    rec.engine = engine::ENGINE_VERSION.into();
+    let e = replay(&rec).unwrap_err();
+    assert!(matches!(e, ReplayError::Position { .. }), "{e}");
+}
