@@ -41,11 +41,7 @@ pub const RULES_CHANGES: &[RulesChange] = &[
 /// The changes since engine version `made_by` (a record's `engine` field) that
 /// may make game `id` with `options` (canonical `key=value`) play differently now.
 /// An unreadable version counts as older than every change.
-pub fn changes_since<S: AsRef<str>>(
-    made_by: &str,
-    id: &str,
-    options: &[S],
-) -> Vec<&'static RulesChange> {
+pub fn changes_since<S: AsRef<str>>(made_by: &str, id: &str, options: &[S]) -> Vec<&'static RulesChange> {
     let made = parse_version(made_by);
     RULES_CHANGES
         .iter()
