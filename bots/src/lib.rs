@@ -68,6 +68,13 @@ pub trait Bot: Send {
     /// A new game starts.
     fn new_game(&mut self, _game: &str, _seats: usize, _seat: usize, _options: &[String]) {}
 
+    /// For the bot's own randomness, a value that differs from game to game and
+    /// seat to seat, given after [`Bot::new_game`] by a referee that runs the bot
+    /// in process (a fresh bot each game). The referee derives it one way from the
+    /// game's seed and the seat: a match replays the same, yet it tells nothing of
+    /// the dice. Without it (a bot process kept between games) a bot counts games.
+    fn salt_game(&mut self, _salt: u64) {}
+
     /// Picks one of `view.legal`.
     fn choose(&mut self, view: &View<'_>) -> String;
 }
@@ -81,8 +88,9 @@ pub struct RandomBot {
 }
 
 impl RandomBot {
-    /// A random bot drawing from `seed` (each game re-seeds from it and a game count,
-    /// so a match with built-in bots is reproducible).
+    /// A random bot drawing from `seed`. Each game draws from `seed` and the
+    /// game's salt (see [`Bot::salt_game`]), so games are independent of each
+    /// other and a match with built-in bots replays the same.
     pub fn new(seed: u64) -> RandomBot {
         RandomBot {
             seed,
@@ -125,12 +133,28 @@ impl Bot for RandomBot {
 
     fn new_game(&mut self, _game: &str, _seats: usize, seat: usize, _options: &[String]) {
         self.games += 1;
-        self.rng = GameRng::from_seed(self.seed ^ (self.games << 8) ^ seat as u64);
+        self.rng = game_stream(self.seed, self.games, seat);
+    }
+
+    fn salt_game(&mut self, salt: u64) {
+        self.rng = salted_stream(self.seed, salt);
     }
 
     fn choose(&mut self, view: &View<'_>) -> String {
         view.legal[self.rng.below(view.legal.len() as u32) as usize].to_owned()
     }
+}
+
+/// A bot's stream for its `games`-th game in one process, at `seat`.
+pub(crate) fn game_stream(seed: u64, games: u64, seat: usize) -> GameRng {
+    GameRng::from_seed(seed ^ (games << 8) ^ seat as u64)
+}
+
+/// A bot's stream for a game with `salt` (see [`Bot::salt_game`]): the seed and
+/// the salt each change every draw.
+pub(crate) fn salted_stream(seed: u64, salt: u64) -> GameRng {
+    let mut mixer = GameRng::from_seed(seed);
+    GameRng::from_seed(mixer.next_u64() ^ salt)
 }
 
 /// Always plays the first legal move: the smallest possible bot, used to measure

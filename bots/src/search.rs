@@ -310,7 +310,11 @@ impl Bot for GreedyBot {
 
     fn new_game(&mut self, _game: &str, _seats: usize, seat: usize, _options: &[String]) {
         self.games += 1;
-        self.rng = GameRng::from_seed(self.seed ^ (self.games << 8) ^ seat as u64);
+        self.rng = crate::game_stream(self.seed, self.games, seat);
+    }
+
+    fn salt_game(&mut self, salt: u64) {
+        self.rng = crate::salted_stream(self.seed, salt);
     }
 
     fn choose(&mut self, view: &View<'_>) -> String {
@@ -630,7 +634,11 @@ impl Bot for MctsBot {
 
     fn new_game(&mut self, _game: &str, _seats: usize, seat: usize, _options: &[String]) {
         self.games += 1;
-        self.rng = GameRng::from_seed(self.seed ^ (self.games << 8) ^ seat as u64);
+        self.rng = crate::game_stream(self.seed, self.games, seat);
+    }
+
+    fn salt_game(&mut self, salt: u64) {
+        self.rng = crate::salted_stream(self.seed, salt);
     }
 
     fn choose(&mut self, view: &View<'_>) -> String {

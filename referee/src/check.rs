@@ -110,6 +110,7 @@ pub fn check_bot(
         seats,
         seat: 0,
         options,
+        bot_salt: 0,
     };
     match player.new_game(&table, limits.ping) {
         Ok(()) => report.push(

@@ -43,7 +43,7 @@ pub fn play_game_in(
 ) -> Result<GameRecord, SetupError> {
     let mut game = create_game(setup, seats.len())?;
     let options = game.options().to_vec();
-    let mut run = GameRun::seat_players(game.as_ref(), &options, seats, limits, logs, pool);
+    let mut run = GameRun::seat_players(game.as_ref(), &options, setup.seed, seats, limits, logs, pool);
     let in_play = GamesInPlay::enter();
     let play_start = Instant::now();
     loop {
@@ -86,6 +86,7 @@ impl GameRun {
     fn seat_players(
         game: &dyn AnyGame,
         options: &[String],
+        seed: u64,
         seats: &[SeatSetup],
         limits: &Limits,
         logs: &LogPlace,
@@ -106,6 +107,7 @@ impl GameRun {
                 seats: n,
                 seat,
                 options,
+                bot_salt: bot_salt(seed, seat),
             };
             match pool.ready_player(setup, &table, limits, logs.for_seat(seat)) {
                 Ok(p) => {
@@ -406,4 +408,18 @@ impl Drop for GamesInPlay {
     fn drop(&mut self) {
         GAMES_IN_PLAY.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
+}
+
+/// The salt of an in-process bot's randomness at `seat` of the game with `seed`:
+/// a one-way function of both (a ChaCha stream keyed apart from the dice's), so
+/// the two games of a mirrored group salt each bot differently, a match replays
+/// the same, and nothing about the dice can be read back from it.
+fn bot_salt(seed: u64, seat: usize) -> u64 {
+    const BOT_SALT_KEY: u64 = 0x6a09_e667_f3bc_c908; // keeps the stream apart from the dice's
+    let mut rng = engine::GameRng::from_seed(seed ^ BOT_SALT_KEY);
+    let mut salt = rng.next_u64();
+    for _ in 0..seat {
+        salt = rng.next_u64();
+    }
+    salt
 }

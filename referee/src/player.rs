@@ -120,6 +120,7 @@ impl Player {
             Kind::Grpc(session) => session.new_game(table, ping),
             Kind::Builtin(bot) => {
                 bot.new_game(table.game, table.seats, table.seat, table.options);
+                bot.salt_game(table.bot_salt);
                 Ok(())
             }
             Kind::Human => Ok(()),

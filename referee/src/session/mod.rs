@@ -61,6 +61,9 @@ pub struct Table<'a> {
     pub seat: usize,
     /// The game's canonical options.
     pub options: &'a [String],
+    /// The salt of an in-process bot's randomness this game (see
+    /// `bots::Bot::salt_game`); never sent outside the referee.
+    pub bot_salt: u64,
 }
 
 /// The time fields of a request: a clock, or a time per move.

@@ -47,6 +47,7 @@ fn table(options: &[String]) -> Table<'_> {
         seats: 2,
         seat: 0,
         options,
+        bot_salt: 0,
     }
 }
 
