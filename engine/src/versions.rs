@@ -32,6 +32,12 @@ pub const RULES_CHANGES: &[RulesChange] = &[
     },
     RulesChange {
         since: "0.2.0",
+        game: "spartan",
+        only_with: None,
+        what: "both armies are asked at every reroll step, even one whose only move is to stand",
+    },
+    RulesChange {
+        since: "0.2.0",
         game: "uptick",
         only_with: None,
         what: "when the game's own end and the max_turns cap come on the same move, the game's own end decides",
@@ -96,7 +102,8 @@ mod tests {
         );
         assert_eq!(game_changes("0.1.9", "uptick", &[]), 1);
         assert_eq!(game_changes("garbage", "uptick", &[]), 1);
-        assert_eq!(game_changes("0.1.0", "spartan", &[]), 0);
+        assert_eq!(game_changes("0.1.0", "spartan", &[]), 1);
+        assert_eq!(game_changes("0.1.0", "cuatto", &[]), 0);
         assert_eq!(version_before(&RULES_CHANGES[0]), "0.1.x");
     }
 }

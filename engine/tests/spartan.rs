@@ -62,9 +62,46 @@ fn a_plague_heavy_turn_locks_and_buries_dice() {
     let o = obs(&g, 0);
     assert_eq!(o["graveyard"], serde_json::json!([8, 0]));
     assert_eq!(o["in_hand"][0], 2, "only two dice left to roll");
-    // An army whose every die shows plague has nothing to decide.
-    let g = pos("10,10", "-", "11", "2233445566", "0,0", "8,0", 2);
-    assert_eq!(g.to_act().iter().collect::<Vec<_>>(), vec![1]);
+    // An army whose every die shows plague is still asked, with `stand` its only
+    // move: whether it is asked must not tell the other army what it rolled.
+    let mut g = pos("10,10", "-", "11", "2233445566", "0,0", "8,0", 2);
+    assert_eq!(g.to_act().iter().collect::<Vec<_>>(), vec![0, 1]);
+    let mut only = Vec::new();
+    g.legal_moves(0, &mut only);
+    assert_eq!(
+        only.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ["stand"]
+    );
+    // The step waits for it: seat 1 alone does not resolve it.
+    let stand = g.parse_move("stand").unwrap();
+    g.play(1, &stand).unwrap();
+    assert_eq!(g.to_act().iter().collect::<Vec<_>>(), vec![0]);
+}
+
+#[test]
+fn both_armies_are_asked_at_every_step_whatever_they_rolled() {
+    // Over whole random games: at the start of every reroll step both seats are to
+    // act, so who is asked (and how often) never depends on the dice.
+    let mut steps = 0;
+    for seed in 0..200 {
+        let mut g = Spartan::new(&SpartanOptions::default(), 2, GameRng::from_seed(seed));
+        let mut chooser = GameRng::from_seed(seed + 1000);
+        while g.outcome().is_none() {
+            assert_eq!(
+                g.to_act().len(),
+                2,
+                "seed {seed}: a step begins with both seats asked"
+            );
+            steps += 1;
+            for seat in [0, 1] {
+                let mut moves = Vec::new();
+                g.legal_moves(seat, &mut moves);
+                let mv = moves[chooser.below(moves.len() as u32) as usize];
+                g.play(seat, &mv).unwrap();
+            }
+        }
+    }
+    assert!(steps > 1000, "{steps} steps");
 }
 
 #[test]

@@ -118,3 +118,44 @@ fn random_bots_are_within_two_percent_over_20000_mirrored_games() {
     );
     assert!((share - 0.5).abs() < 0.02, "{:.2}%", 100.0 * share);
 }
+
+#[test]
+fn a_spartan_seat_is_asked_twice_a_turn_whatever_the_other_army_rolled() {
+    // Request ids count each seat's own requests, so they carry nothing when the
+    // count itself carries nothing: both seats decide both rerolls of every turn.
+    let seats = [
+        referee::SeatSetup::new(referee::BotSpec::parse("builtin:random").unwrap()),
+        referee::SeatSetup::new(referee::BotSpec::parse("builtin:first").unwrap()),
+    ];
+    for seed in 0..60 {
+        let setup = referee::GameSetup {
+            game: "spartan".into(),
+            options: vec![],
+            seed,
+            position: None,
+            pairing: None,
+        };
+        let rec = referee::play_game(
+            &setup,
+            &seats,
+            &astragal_tests::fast_limits(),
+            &referee::LogPlace::default(),
+        )
+        .unwrap();
+        let turns: usize = rec
+            .final_position
+            .split(' ')
+            .find_map(|f| f.strip_prefix("turn="))
+            .unwrap()
+            .parse()
+            .unwrap();
+        for seat in [0, 1] {
+            let asked = rec.moves.iter().filter(|m| m.seat == seat).count();
+            assert_eq!(
+                asked,
+                2 * turns,
+                "seed {seed}: seat {seat} asked {asked} times in {turns} turns"
+            );
+        }
+    }
+}

@@ -263,35 +263,24 @@ impl Spartan {
         }
     }
 
-    fn rerollable(&self, p: usize) -> bool {
-        self.dice[p][2..].iter().any(|&n| n > 0)
-    }
-
     fn start_turn(&mut self) {
-        loop {
-            if self.turn >= self.options.max_turns {
-                self.reroll = 0;
-                self.acting = SeatSet::EMPTY;
-                return;
-            }
-            self.turn += 1;
-            for p in 0..2 {
-                let mut faces = [0; 7];
-                let n = self.in_hand(p);
-                self.roll_into(&mut faces, n);
-                self.dice[p] = faces;
-            }
-            self.reroll = 1;
-            self.pending = [None, None];
-            self.acting = (0..2).filter(|&p| self.rerollable(p)).collect();
-            if !self.acting.is_empty() {
-                return;
-            }
-            // Nobody can reroll (all plague, or no dice): straight to the reveal.
-            if self.reveal() {
-                return;
-            }
+        if self.turn >= self.options.max_turns {
+            self.reroll = 0;
+            self.acting = SeatSet::EMPTY;
+            return;
         }
+        self.turn += 1;
+        for p in 0..2 {
+            let mut faces = [0; 7];
+            let n = self.in_hand(p);
+            self.roll_into(&mut faces, n);
+            self.dice[p] = faces;
+        }
+        self.reroll = 1;
+        self.pending = [None, None];
+        // Both armies are asked at every step, even one whose only move is to
+        // stand: whether a seat is asked must not tell the other its dice.
+        self.acting = SeatSet::first_n(2);
     }
 
     /// Applies both pending rerolls (seat 0's first, so the order of answers never
@@ -309,10 +298,8 @@ impl Spartan {
         }
         if self.reroll == 1 {
             self.reroll = 2;
-            self.acting = (0..2).filter(|&p| self.rerollable(p)).collect();
-            if !self.acting.is_empty() {
-                return;
-            }
+            self.acting = SeatSet::first_n(2);
+            return;
         }
         if !self.reveal() {
             self.start_turn();
@@ -648,12 +635,10 @@ impl Game for Spartan {
                     "an army at 0 HP but the game goes on".into(),
                 ));
             }
-            g.acting = (0..2)
-                .filter(|&p| g.rerollable(p) && g.pending[p].is_none())
-                .collect();
+            g.acting = (0..2).filter(|&p| g.pending[p].is_none()).collect();
             if g.acting.is_empty() {
                 return Err(ParsePositionError::Inconsistent(
-                    "nobody is left to decide this step".into(),
+                    "both armies have decided, so the step would have been resolved".into(),
                 ));
             }
         }
@@ -863,23 +848,14 @@ impl Game for Spartan {
         g.rng = GameRng::from_rng(rng);
         if g.reroll != 0 {
             // The other army's dice and its decision, if made, are unknown: draw the
-            // dice afresh and let it decide again. If this seat has decided and the
-            // step is still open, the other army must hold a die it can reroll.
+            // dice afresh and let it decide again.
             let other = 1 - seat.min(1);
-            let must_reroll = g.pending[seat.min(1)].is_some();
             let n = g.in_hand(other);
-            for _ in 0..1000 {
-                let mut faces = [0; 7];
-                g.roll_into(&mut faces, n);
-                g.dice[other] = faces;
-                if !must_reroll || g.rerollable(other) {
-                    break;
-                }
-            }
+            let mut faces = [0; 7];
+            g.roll_into(&mut faces, n);
+            g.dice[other] = faces;
             g.pending[other] = None;
-            g.acting = (0..2)
-                .filter(|&p| g.rerollable(p) && g.pending[p].is_none())
-                .collect();
+            g.acting = (0..2).filter(|&p| g.pending[p].is_none()).collect();
         }
         g
     }
