@@ -114,13 +114,26 @@ fn attack(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> Run {
+    attack_in("ur", dir, command, level, attack, extra, env)
+}
+
+/// [`attack`] at game `game`.
+fn attack_in(
+    game: &str,
+    dir: &Scratch,
+    command: &str,
+    level: Level,
+    attack: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Run {
     let record = dir.path("games.jsonl");
     let logs = dir.path("logs");
     let mut cmd = Command::new(astragal_tests::binary("referee"));
     cmd.args([
         command,
         "--game",
-        "ur",
+        game,
         "--movetime",
         "2000",
         "--sandbox",
@@ -390,6 +403,70 @@ fn a_file_left_in_one_game_is_gone_in_the_next_process() {
             }
         }
         let _ = std::fs::remove_file("/tmp/astragal-memo");
+    }
+}
+
+#[test]
+fn a_bot_that_memorizes_every_roll_never_meets_one_again_within_its_mirrored_group() {
+    // Spartan Yahtzee, four mirrored groups: the attacker keeps every first-turn
+    // roll revealed to it, in memory, in its working directory and in /tmp, and at
+    // the first request of each game looks its own secret first roll up. A process
+    // that had played the other game of the group would find it there (the honest
+    // opponent stands, so its first roll is what was revealed).
+    for level in levels("memorize") {
+        let _ = std::fs::remove_file("/tmp/astragal-memo-rolls");
+        let dir = Scratch::new(&format!("memorize-{level}"));
+        let run = attack_in(
+            "spartan",
+            &dir,
+            "match",
+            level,
+            "memorize",
+            &["--games", "8"],
+            &[],
+        );
+        honest_unaffected(&run);
+        assert_eq!(run.records.len(), 8);
+        let reports: Vec<&String> = run
+            .reports
+            .iter()
+            .filter(|r| r.starts_with("ATTACK memorize"))
+            .collect();
+        assert_eq!(reports.len(), 8, "one report a game: {reports:?}");
+        let found = reports.iter().filter(|r| r.contains("escaped")).count();
+        if level == Level::Isolated {
+            // Memory is kept only within a rotation, and the disk is private.
+            assert_eq!(found, 0, "{level}: {reports:?}");
+        } else {
+            // The control: at `none` the host's /tmp is shared, so rotation 1 of
+            // each group reads rotation 0's rolls there. The lookup works.
+            assert_eq!(
+                found, 4,
+                "{level}: the memorizer should find each group's roll via /tmp: {reports:?}"
+            );
+        }
+        let _ = std::fs::remove_file("/tmp/astragal-memo-rolls");
+        if level == Level::Isolated {
+            // Two games at a time: still no process of one rotation meets the other.
+            let dir = Scratch::new("memorize-concurrent");
+            let run = attack_in(
+                "spartan",
+                &dir,
+                "match",
+                level,
+                "memorize",
+                &["--games", "8", "--concurrency", "2"],
+                &[],
+            );
+            honest_unaffected(&run);
+            let found: Vec<&String> = run
+                .reports
+                .iter()
+                .filter(|r| r.contains("memorize: escaped"))
+                .collect();
+            assert!(found.is_empty(), "concurrency 2: {found:?}");
+            let _ = std::fs::remove_file("/tmp/astragal-memo-rolls");
+        }
     }
 }
 

@@ -10,7 +10,11 @@
 //! `memory` (touch 4 GiB), `file-size` (write 1 GiB), `write --target PATH`
 //! (repeatable: append to PATH, or make a file in it if it is a directory),
 //! `network --port P` (connect to 127.0.0.1:P), `remember` (leave a file in its
-//! home and /tmp, and say if one was there already), `burn --seconds S` (compute).
+//! home and /tmp, and say if one was there already), `burn --seconds S` (compute),
+//! `memorize` (Spartan Yahtzee: keep every army's revealed first-turn dice, in
+//! memory, in its working directory and in /tmp, and at the first request of each
+//! game say whether its own secret first roll is one it saw before: the mark of a
+//! process that played the other game of its mirrored group).
 //! It names itself `attack-<attack>-<pid>`.
 
 use std::io::{BufRead, Read, Write};
@@ -211,8 +215,71 @@ fn attack(name: &str, args: &[String]) {
     }
 }
 
+/// What the `memorize` attack keeps: every first-turn roll revealed to it.
+#[derive(Default)]
+struct Memory {
+    rolls: std::collections::HashSet<String>,
+}
+
+impl Memory {
+    const FILES: [&str; 2] = ["memo-rolls", "/tmp/astragal-memo-rolls"];
+
+    /// Sees one request's observation (Spartan).
+    fn see(&mut self, obs: &str) {
+        let Ok(obs) = serde_json::from_str::<serde_json::Value>(obs) else {
+            return;
+        };
+        let turn = obs["turn"].as_u64().unwrap_or(0);
+        let decided_before = obs["phase"] != "reroll1";
+        if turn == 1 && !decided_before {
+            let mine = roll_key(&obs["your_dice"]);
+            let on_disk = Memory::FILES.iter().flat_map(|f| {
+                std::fs::read_to_string(f)
+                    .unwrap_or_default()
+                    .lines()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            });
+            let known = self.rolls.contains(&mine) || on_disk.into_iter().any(|r| r == mine);
+            report(
+                "memorize",
+                known,
+                &format!(
+                    "pid {} first roll {mine} {}",
+                    std::process::id(),
+                    if known { "seen before" } else { "new" }
+                ),
+            );
+        }
+        if turn == 2 && !decided_before {
+            for army in obs["last_reveal"]["dice"].as_array().into_iter().flatten() {
+                let key = roll_key(army);
+                for f in Memory::FILES {
+                    if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(f) {
+                        let _ = writeln!(file, "{key}");
+                    }
+                }
+                self.rolls.insert(key);
+            }
+        }
+    }
+}
+
+/// A roll as sorted faces, whatever order it came in.
+fn roll_key(dice: &serde_json::Value) -> String {
+    let mut faces: Vec<u64> = dice
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d.as_u64())
+        .collect();
+    faces.sort_unstable();
+    faces.iter().map(|f| f.to_string()).collect()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    let mut memory = Memory::default();
     let name = values(&args, "--attack").pop().unwrap_or_default();
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
@@ -238,7 +305,9 @@ fn main() {
             }
             "newgame" => attacked_this_game = false,
             "go" => {
-                if !attacked_this_game {
+                if name == "memorize" {
+                    memory.see(line.split_once(" obs=").map_or("", |(_, obs)| obs));
+                } else if !attacked_this_game {
                     attacked_this_game = true;
                     attack(&name, &args);
                 }
