@@ -291,3 +291,28 @@ fn session_id() -> String {
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::session_id;
+
+    #[test]
+    fn session_ids_are_random_and_carry_no_process_id() {
+        let pid = std::process::id();
+        let ids: Vec<String> = (0..1000).map(|_| session_id()).collect();
+        let distinct: std::collections::HashSet<&String> = ids.iter().collect();
+        assert_eq!(distinct.len(), ids.len(), "ids repeat");
+        for id in &ids {
+            assert_eq!(id.len(), 32, "{id}");
+            assert!(id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+        }
+        // No byte position is fixed across ids (a pid or a counter would be).
+        for at in (0..32).step_by(2) {
+            let values: std::collections::HashSet<&str> = ids.iter().map(|id| &id[at..at + 2]).collect();
+            assert!(values.len() > 100, "byte {} takes only {} values", at / 2, values.len());
+        }
+        let (dec, hex) = (pid.to_string(), format!("{pid:x}"));
+        let with_pid = ids.iter().filter(|id| id.contains(&dec) || id.contains(&hex)).count();
+        assert!(with_pid < 50, "{with_pid} of 1000 ids hold the pid {pid}");
+    }
+}
