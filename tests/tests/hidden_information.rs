@@ -159,3 +159,82 @@ fn a_spartan_seat_is_asked_twice_a_turn_whatever_the_other_army_rolled() {
         }
     }
 }
+
+#[test]
+fn the_wait_before_a_spartan_request_does_not_tell_what_the_other_army_rolled() {
+    // Both armies hold one die, so the other army often holds only Plague (once not
+    // asked at all: its opponent's next request came at once, not after its 20 ms
+    // of thought). The attacker times the gap before each second-reroll request and
+    // classes it by the other army's revealed dice. 8 games of 20 turns.
+    let dir = std::env::temp_dir().join(format!("astragal-gap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let position = "turn=1 phase=reroll1 hp=10,10 merc=- dice0=3 dice1=4 resting=0,0 grave=9,9 pending0=- pending1=- reveal=- sudden=-";
+    for seed in 0..8 {
+        let out = std::process::Command::new(astragal_tests::binary("referee"))
+            .args([
+                "play",
+                "--game",
+                "spartan",
+                "--opt",
+                "max_turns=20",
+                "--seed",
+                &seed.to_string(),
+                "--position",
+                position,
+            ])
+            .arg("--bot")
+            .arg(format!("{} --attack clock", env!("CARGO_BIN_EXE_attack_bot")))
+            .arg("--bot")
+            .arg(format!("{} --mode ponder", env!("CARGO_BIN_EXE_hostile_bot")))
+            .arg("--log-dir")
+            .arg(dir.join(seed.to_string()))
+            .current_dir(astragal_tests::workspace_root())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let (mut plague, mut other) = (Vec::new(), Vec::new());
+    let logs = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten());
+    for entry in logs {
+        for line in std::fs::read_to_string(entry.path()).unwrap_or_default().lines() {
+            let mut words = line.split_whitespace();
+            if words.next() != Some("GAP") {
+                continue;
+            }
+            let class = words.next().unwrap_or_default();
+            let us: f64 = words.next().and_then(|w| w.parse().ok()).unwrap_or(f64::NAN);
+            if class == "plague" {
+                plague.push(us)
+            } else {
+                other.push(us)
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    assert!(
+        plague.len() >= 5 && other.len() >= 5,
+        "{} plague, {} other gaps",
+        plague.len(),
+        other.len()
+    );
+    let (p, o) = (median(&mut plague), median(&mut other));
+    eprintln!(
+        "median gap {p:.0} us (other army all Plague, {} samples), {o:.0} us otherwise ({})",
+        plague.len(),
+        other.len()
+    );
+    // Both wait for the other army's 20 ms; a seat not asked would answer at once.
+    assert!(
+        (0.5..2.0).contains(&(p / o)),
+        "median gap {p:.0} us when the other army held only Plague, {o:.0} us otherwise ({} and {} samples)",
+        plague.len(),
+        other.len()
+    );
+}

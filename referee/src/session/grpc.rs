@@ -309,10 +309,18 @@ mod tests {
         // No byte position is fixed across ids (a pid or a counter would be).
         for at in (0..32).step_by(2) {
             let values: std::collections::HashSet<&str> = ids.iter().map(|id| &id[at..at + 2]).collect();
-            assert!(values.len() > 100, "byte {} takes only {} values", at / 2, values.len());
+            assert!(
+                values.len() > 100,
+                "byte {} takes only {} values",
+                at / 2,
+                values.len()
+            );
         }
         let (dec, hex) = (pid.to_string(), format!("{pid:x}"));
-        let with_pid = ids.iter().filter(|id| id.contains(&dec) || id.contains(&hex)).count();
+        let with_pid = ids
+            .iter()
+            .filter(|id| id.contains(&dec) || id.contains(&hex))
+            .count();
         assert!(with_pid < 50, "{with_pid} of 1000 ids hold the pid {pid}");
     }
 }

@@ -14,7 +14,10 @@
 //! `memorize` (Spartan Yahtzee: keep every army's revealed first-turn dice, in
 //! memory, in its working directory and in /tmp, and at the first request of each
 //! game say whether its own secret first roll is one it saw before: the mark of a
-//! process that played the other game of its mirrored group).
+//! process that played the other game of its mirrored group), `clock` (Spartan
+//! Yahtzee: time the gap between its first reroll's answer and its second reroll's
+//! request, and once the next turn reveals the other army's dice, write
+//! `GAP plague|other <microseconds>`: whether the other army held only Plague).
 //! It names itself `attack-<attack>-<pid>`.
 
 use std::io::{BufRead, Read, Write};
@@ -265,6 +268,41 @@ impl Memory {
     }
 }
 
+/// What the `clock` attack keeps: when it answered its first reroll, and the gap
+/// before the second, waiting for the reveal that classes it.
+#[derive(Default)]
+struct Clock {
+    answered: Option<std::time::Instant>,
+    gap_us: Option<u128>,
+}
+
+impl Clock {
+    /// Sees a request's observation as it arrives (Spartan).
+    fn request(&mut self, obs: &str) {
+        let Ok(obs) = serde_json::from_str::<serde_json::Value>(obs) else {
+            return;
+        };
+        if obs["phase"] == "reroll2" {
+            self.gap_us = self.answered.take().map(|t| t.elapsed().as_micros());
+        } else if let Some(gap) = self.gap_us.take() {
+            let theirs = &obs["last_reveal"]["dice"][1 - obs["seat"].as_u64().unwrap_or(0) as usize];
+            let plague = theirs
+                .as_array()
+                .into_iter()
+                .flatten()
+                .all(|d| d.as_u64() == Some(1));
+            eprintln!("GAP {} {gap}", if plague { "plague" } else { "other" });
+        }
+    }
+
+    /// Its answer to the first reroll went out.
+    fn answered(&mut self, obs: &str) {
+        if obs.contains("\"phase\":\"reroll1\"") {
+            self.answered = Some(std::time::Instant::now());
+        }
+    }
+}
+
 /// A roll as sorted faces, whatever order it came in.
 fn roll_key(dice: &serde_json::Value) -> String {
     let mut faces: Vec<u64> = dice
@@ -280,6 +318,7 @@ fn roll_key(dice: &serde_json::Value) -> String {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mut memory = Memory::default();
+    let mut clock = Clock::default();
     let name = values(&args, "--attack").pop().unwrap_or_default();
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
@@ -305,14 +344,21 @@ fn main() {
             }
             "newgame" => attacked_this_game = false,
             "go" => {
+                let obs = line.split_once(" obs=").map_or("", |(_, obs)| obs);
                 if name == "memorize" {
-                    memory.see(line.split_once(" obs=").map_or("", |(_, obs)| obs));
+                    memory.see(obs);
+                } else if name == "clock" {
+                    clock.request(obs);
                 } else if !attacked_this_game {
                     attacked_this_game = true;
                     attack(&name, &args);
                 }
                 let first = field("legal").split(',').next().unwrap_or("").to_owned();
                 let _ = writeln!(out, "move id={} move={first}", field("id"));
+                let _ = out.flush();
+                if name == "clock" {
+                    clock.answered(line.split_once(" obs=").map_or("", |(_, obs)| obs));
+                }
             }
             "quit" => return,
             _ => {}
