@@ -80,6 +80,12 @@ struct Run {
 }
 
 impl Run {
+    /// Every report of `attack` (one a game where the attack runs every game).
+    fn reports_of(&self, attack: &str) -> Vec<&String> {
+        let prefix = format!("ATTACK {attack}: ");
+        self.reports.iter().filter(|r| r.starts_with(&prefix)).collect()
+    }
+
     fn report(&self, attack: &str) -> &str {
         let prefix = format!("ATTACK {attack}: ");
         self.reports
@@ -104,21 +110,9 @@ impl Run {
     }
 }
 
-/// Runs `referee <command> --game ur` with the attacker in seat 0 and the honest
+/// Runs `referee <command> --game <game>` with the attacker in seat 0 and the honest
 /// bot in seat 1, at `level`, with `extra` arguments and `env` for the referee.
 fn attack(
-    dir: &Scratch,
-    command: &str,
-    level: Level,
-    attack: &str,
-    extra: &[&str],
-    env: &[(&str, &str)],
-) -> Run {
-    attack_in("ur", dir, command, level, attack, extra, env)
-}
-
-/// [`attack`] at game `game`.
-fn attack_in(
     game: &str,
     dir: &Scratch,
     command: &str,
@@ -194,6 +188,7 @@ fn a_bot_sees_none_of_the_referees_environment_only_what_the_host_gave_it() {
     for level in levels("environment") {
         let dir = Scratch::new(&format!("env-{level}"));
         let run = attack(
+            "ur",
             &dir,
             "play",
             level,
@@ -221,7 +216,7 @@ fn an_isolated_bot_cannot_see_other_processes_command_lines_or_memory() {
         return;
     }
     let dir = Scratch::new("proc");
-    let run = attack(&dir, "play", Level::Isolated, "proc", &[], &[]);
+    let run = attack("ur", &dir, "play", Level::Isolated, "proc", &[], &[]);
     let said = run.report("proc");
     assert!(said.starts_with("contained"), "{said}");
     honest_unaffected(&run);
@@ -233,7 +228,7 @@ fn an_isolated_bot_that_kills_everything_it_sees_kills_only_itself() {
         return;
     }
     let dir = Scratch::new("kill");
-    let run = attack(&dir, "play", Level::Isolated, "kill-others", &[], &[]);
+    let run = attack("ur", &dir, "play", Level::Isolated, "kill-others", &[], &[]);
     let said = run.report("kill-others");
     // It saw nobody outside its own sandbox to signal.
     assert!(
@@ -252,7 +247,7 @@ fn an_isolated_bot_cannot_kill_the_referee() {
         return;
     }
     let dir = Scratch::new("parent");
-    let run = attack(&dir, "play", Level::Isolated, "kill-parent", &[], &[]);
+    let run = attack("ur", &dir, "play", Level::Isolated, "kill-parent", &[], &[]);
     assert!(
         run.report("kill-parent").contains(": false"),
         "{}",
@@ -269,7 +264,15 @@ fn a_bot_over_its_process_limit_cannot_start_more() {
     }
     for level in levels("processes") {
         let dir = Scratch::new(&format!("pids-{level}"));
-        let run = attack(&dir, "play", level, "processes", &["--bot-processes", "32"], &[]);
+        let run = attack(
+            "ur",
+            &dir,
+            "play",
+            level,
+            "processes",
+            &["--bot-processes", "32"],
+            &[],
+        );
         let said = run.report("processes");
         let started: usize = said.rsplit(' ').next().unwrap().parse().unwrap();
         assert!(started < 32, "{level}: {said}");
@@ -284,7 +287,7 @@ fn a_bot_over_its_memory_limit_is_a_memory_fault_with_the_limit() {
     }
     for level in levels("memory") {
         let dir = Scratch::new(&format!("memory-{level}"));
-        let run = attack(&dir, "play", level, "memory", &["--bot-memory", "200"], &[]);
+        let run = attack("ur", &dir, "play", level, "memory", &["--bot-memory", "200"], &[]);
         honest_unaffected(&run);
         let faults = run.faults();
         assert_eq!(faults.len(), 1, "{level}: {faults:?}");
@@ -301,7 +304,15 @@ fn a_bot_over_its_memory_limit_is_a_memory_fault_with_the_limit() {
 fn a_bot_writing_past_the_file_size_limit_is_stopped() {
     for level in levels("file-size") {
         let dir = Scratch::new(&format!("fsize-{level}"));
-        let run = attack(&dir, "play", level, "file-size", &["--bot-file-size", "8"], &[]);
+        let run = attack(
+            "ur",
+            &dir,
+            "play",
+            level,
+            "file-size",
+            &["--bot-file-size", "8"],
+            &[],
+        );
         honest_unaffected(&run);
         let faults = run.faults();
         // Killed by the kernel at the limit (or, under isolation, out of room in
@@ -332,6 +343,7 @@ fn an_isolated_bot_cannot_write_records_a_database_or_the_host_files() {
         .map(|t| format!("--target {}", t.display()))
         .collect();
     let run = attack(
+        "ur",
         &dir,
         "play",
         Level::Isolated,
@@ -366,6 +378,7 @@ fn an_isolated_bot_reaches_no_network_not_even_loopback() {
     let port = listener.local_addr().unwrap().port();
     let dir = Scratch::new("network");
     let run = attack(
+        "ur",
         &dir,
         "play",
         Level::Isolated,
@@ -384,14 +397,10 @@ fn a_file_left_in_one_game_is_gone_in_the_next_process() {
     for level in levels("remember") {
         let dir = Scratch::new(&format!("remember-{level}"));
         // One mirrored group: each rotation's attacker is a new process.
-        let run = attack(&dir, "match", level, "remember", &["--games", "2"], &[]);
+        let run = attack("ur", &dir, "match", level, "remember", &["--games", "2"], &[]);
         honest_unaffected(&run);
         assert_eq!(run.records.len(), 2);
-        let reports: Vec<&String> = run
-            .reports
-            .iter()
-            .filter(|r| r.starts_with("ATTACK remember"))
-            .collect();
+        let reports = run.reports_of("remember");
         assert_eq!(reports.len(), 2, "{reports:?}");
         for r in &reports {
             if level == Level::Isolated {
@@ -416,7 +425,7 @@ fn a_bot_that_memorizes_every_roll_never_meets_one_again_within_its_mirrored_gro
     for level in levels("memorize") {
         let _ = std::fs::remove_file("/tmp/astragal-memo-rolls");
         let dir = Scratch::new(&format!("memorize-{level}"));
-        let run = attack_in(
+        let run = attack(
             "spartan",
             &dir,
             "match",
@@ -427,11 +436,7 @@ fn a_bot_that_memorizes_every_roll_never_meets_one_again_within_its_mirrored_gro
         );
         honest_unaffected(&run);
         assert_eq!(run.records.len(), 8);
-        let reports: Vec<&String> = run
-            .reports
-            .iter()
-            .filter(|r| r.starts_with("ATTACK memorize"))
-            .collect();
+        let reports = run.reports_of("memorize");
         assert_eq!(reports.len(), 8, "one report a game: {reports:?}");
         let found = reports.iter().filter(|r| r.contains("escaped")).count();
         if level == Level::Isolated {
@@ -449,7 +454,7 @@ fn a_bot_that_memorizes_every_roll_never_meets_one_again_within_its_mirrored_gro
         if level == Level::Isolated {
             // Two games at a time: still no process of one rotation meets the other.
             let dir = Scratch::new("memorize-concurrent");
-            let run = attack_in(
+            let run = attack(
                 "spartan",
                 &dir,
                 "match",
@@ -460,9 +465,9 @@ fn a_bot_that_memorizes_every_roll_never_meets_one_again_within_its_mirrored_gro
             );
             honest_unaffected(&run);
             let found: Vec<&String> = run
-                .reports
-                .iter()
-                .filter(|r| r.contains("memorize: escaped"))
+                .reports_of("memorize")
+                .into_iter()
+                .filter(|r| r.contains("escaped"))
                 .collect();
             assert!(found.is_empty(), "concurrency 2: {found:?}");
             let _ = std::fs::remove_file("/tmp/astragal-memo-rolls");
