@@ -104,7 +104,9 @@ def run(choose, name, author="anonymous", options=None, on_option=None, stdin=No
         elif command == "newgame":
             opts = dict(kv.split("=", 1) for kv in split_list(fields.get("options", "")) if "=" in kv)
             info = {"game": fields.get("game"), "seat": int(fields.get("seat", 0)),
-                    "seats": int(fields.get("seats", 2)), "options": opts}
+                    "seats": int(fields.get("seats", 2)), "options": opts,
+                    # A per-game value for the bot's own randomness (None from older referees).
+                    "salt": int(fields["salt"]) if "salt" in fields else None}
         elif command == "go":
             legal = split_list(fields.get("legal", ""))
             obs = json.loads(fields.get("obs", "null") or "null")

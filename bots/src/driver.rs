@@ -146,8 +146,12 @@ impl Session<'_, '_> {
                 seats,
                 seat,
                 options,
+                salt,
             } => {
                 self.bot.new_game(&game, seats, seat, &options);
+                if let Some(salt) = salt {
+                    self.bot.salt_game(salt);
+                }
                 (self.game, self.seats, self.options) = (game, seats, options);
             }
             // A `go` GoRef refused (no id or no observation) is ignored, as any

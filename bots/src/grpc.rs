@@ -66,6 +66,10 @@ impl BotRpc for BotService {
             bot.set_option(name, value).map_err(Status::invalid_argument)?;
         }
         bot.new_game(&r.game, r.seats as usize, r.seat as usize, &r.options);
+        // 0: a referee that sends no salt (proto3 has no "absent" for numbers).
+        if r.salt != 0 {
+            bot.salt_game(r.salt);
+        }
         let session = Session {
             bot: Some(bot),
             game: r.game,

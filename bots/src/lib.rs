@@ -69,10 +69,10 @@ pub trait Bot: Send {
     fn new_game(&mut self, _game: &str, _seats: usize, _seat: usize, _options: &[String]) {}
 
     /// For the bot's own randomness, a value that differs from game to game and
-    /// seat to seat, given after [`Bot::new_game`] by a referee that runs the bot
-    /// in process (a fresh bot each game). The referee derives it one way from the
-    /// game's seed and the seat: a match replays the same, yet it tells nothing of
-    /// the dice. Without it (a bot process kept between games) a bot counts games.
+    /// seat to seat, given after [`Bot::new_game`] (the `salt` of `newgame`, on
+    /// every transport). The referee derives it one way from the game's seed and
+    /// the seat: a match replays the same, yet it tells nothing of the dice.
+    /// Without it (an older referee) a bot counts the games it plays.
     fn salt_game(&mut self, _salt: u64) {}
 
     /// Picks one of `view.legal`.

@@ -155,7 +155,7 @@ pub enum ToBot {
     },
     /// `isready`: answer `readyok` as soon as possible.
     IsReady,
-    /// `newgame game=ur seats=2 seat=0 options=k=v,k=v`.
+    /// `newgame game=ur seats=2 seat=0 options=k=v,k=v salt=N`.
     NewGame {
         /// Game id.
         game: String,
@@ -165,6 +165,10 @@ pub enum ToBot {
         seat: usize,
         /// Game options, `key=value` each.
         options: Vec<String>,
+        /// A value for the bot's own randomness this game: different for every
+        /// game and seat, the same when a game is played again, and telling
+        /// nothing of the dice (older referees do not send it).
+        salt: Option<u64>,
     },
     /// `go id=.. seat=.. [time=ms inc=ms] [movetime=ms] legal=a,b obs=JSON`.
     Go {
@@ -454,13 +458,18 @@ impl fmt::Display for ToBot {
                 seats,
                 seat,
                 options,
+                salt,
             } => {
                 write!(
                     f,
                     "newgame game={} seats={seats} seat={seat} options={}",
                     quoted(game),
                     list(options)
-                )
+                )?;
+                match salt {
+                    Some(salt) => write!(f, " salt={salt}"),
+                    None => Ok(()),
+                }
             }
             ToBot::Go {
                 id,
@@ -748,6 +757,7 @@ impl ToBot {
                     seats: f.num("seats")?,
                     seat: f.num("seat")?,
                     options: split_list(&f.take_opt("options").unwrap_or_default()),
+                    salt: f.num_opt("salt")?,
                 }
             }
             "go" => {
@@ -927,12 +937,14 @@ mod tests {
                 seats: 2,
                 seat: 1,
                 options: vec!["rules=tablet".into(), "max_turns=1000".into()],
+                salt: Some(u64::MAX),
             },
             ToBot::NewGame {
                 game: "spartan".into(),
                 seats: 2,
                 seat: 0,
                 options: vec![],
+                salt: None,
             },
             ToBot::Go {
                 id: 3,

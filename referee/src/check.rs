@@ -110,7 +110,7 @@ pub fn check_bot(
         seats,
         seat: 0,
         options,
-        bot_salt: 0,
+        bot_salt: crate::seed::os_seed(),
     };
     match player.new_game(&table, limits.ping) {
         Ok(()) => report.push(

@@ -171,6 +171,7 @@ impl GrpcSession {
             seat: table.seat as u32,
             options: table.options.to_vec(),
             bot_options: self.options.clone(),
+            salt: table.bot_salt,
         };
         let mut client = self.client.clone();
         let session = self.session.clone();

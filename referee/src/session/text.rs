@@ -158,6 +158,7 @@ impl TextSession {
             seats: table.seats,
             seat: table.seat,
             options: table.options.to_vec(),
+            salt: Some(table.bot_salt),
         });
         self.ping(ping)
     }
