@@ -105,7 +105,7 @@ fn a_new_game_is_told_then_checked_and_an_old_move_before_readyok_is_counted() {
         peer.lines_so_far(),
         [
             "setoption name=depth value=3",
-            "newgame game=ur seats=2 seat=0 options=rules=tablet",
+            "newgame game=ur seats=2 seat=0 options=rules=tablet salt=0",
             "isready"
         ]
     );
