@@ -10,7 +10,7 @@ use referee::matchplay::{MatchConfig, run_match};
 use referee::sandbox::{self, SandboxArgs};
 use referee::text::escaped;
 use referee::{BotSpec, record, replay};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -37,6 +37,10 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Play one game and print its result (and record it with --record).
+    ///
+    /// Exit status: 0 when the game was played; 3 when a bot could not start (the
+    /// game is still printed and recorded, ended by that seat's fault); 1 for any
+    /// other error.
     Play(PlayArgs),
     /// Play many games in mirrored groups and print a summary per bot.
     Match(MatchArgs),
@@ -349,8 +353,20 @@ fn play(a: PlayArgs) -> anyhow::Result<()> {
     for f in &rec.faults {
         println!("  fault: seat {} {}: {}", f.seat, f.kind, escaped(&f.detail));
     }
+    if let Some(f) = rec.faults.iter().find(|f| f.is_setup()) {
+        // Scripts must not take a game a bot never played for a result.
+        eprintln!(
+            "referee: seat {} could not start ({}), so the game was not played as asked",
+            f.seat, f.kind
+        );
+        std::io::stdout().flush()?;
+        std::process::exit(EXIT_BOT_DID_NOT_START);
+    }
     Ok(())
 }
+
+/// The exit status of `play` when a bot could not start.
+const EXIT_BOT_DID_NOT_START: i32 = 3;
 
 fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
     let seed = referee::seed::seed_or_random(a.seed);

@@ -528,6 +528,9 @@ fn a_missing_program_is_a_spawn_fault_that_says_where_it_looked() {
         text.contains("spawn") && text.contains("not on the bots' PATH"),
         "{text}"
     );
+    // The result is printed, and the exit status says the game was not played.
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("seat 0 could not start"));
 }
 
 /// The seat names of `games` games of Ur played with one reusing pool: the
