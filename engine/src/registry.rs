@@ -345,18 +345,9 @@ struct NewGame<'a, S> {
 impl<S: AsRef<str>> GameVisitor for NewGame<'_, S> {
     type Output = Result<Box<dyn AnyGame>, SetupError>;
     fn visit<G: Game>(self) -> Self::Output {
-        // A position says how many seats it has: the options' defaults follow it.
+        // A position says how many seats it has: the options' defaults follow it (a
+        // seat count given as well is checked against the game below).
         let in_position = self.position.and_then(G::seats_in_position);
-        if let (Some(given), Some(found)) = (self.seats, in_position)
-            && given != found
-        {
-            return Err(SetupError::Seats {
-                game: G::ID,
-                min: found,
-                max: found,
-                given,
-            });
-        }
         let (typed, values, seats) = resolve_setup::<G, S>(self.options, self.seats.or(in_position))?;
         let rng = GameRng::from_seed(self.seed);
         let game = match self.position {

@@ -863,8 +863,8 @@ impl Game for Spartan {
     fn public_position(&self, seat: Seat) -> String {
         let mut g = self.clone();
         if g.reroll != 0 {
-            // The other army's dice and decision are secret: all twos (a die it could
-            // reroll, as it may well hold — if this seat cannot reroll, it must), undecided.
+            // The other army's dice and decision are secret: placeholders (all twos),
+            // undecided.
             let other = 1 - seat.min(1);
             let n = g.in_hand(other);
             g.dice[other] = [0; 7];
