@@ -174,6 +174,7 @@ fn both_at_zero_go_to_sudden_death() {
         assert_eq!(out.ranks[1 - winner], 2);
         assert_eq!(out.scores[winner], 1, "the winner stands at 1 HP");
         assert_eq!(out.scores[1 - winner], 0);
+        assert!(o["sudden_death_rolls"].as_u64().unwrap() >= 1);
         wins[winner] += 1;
     }
     assert!(wins[0] > 5 && wins[1] > 5, "{wins:?}");
@@ -184,6 +185,7 @@ fn both_at_zero_go_to_sudden_death() {
     let out = g.outcome().unwrap();
     assert_eq!(out.ranks, vec![1, 2]);
     assert!(obs(&g, 0)["sudden_death_winner"].is_null());
+    assert_eq!(obs(&g, 0)["sudden_death_rolls"], 0, "no sudden death was played");
 }
 
 #[test]
@@ -236,4 +238,16 @@ fn move_notation() {
     for bad in ["reroll:", "reroll:7", "roll", "reroll:2x"] {
         assert!(g.parse_move(bad).is_err(), "{bad}");
     }
+}
+
+#[test]
+fn a_drawn_sudden_death_is_told_apart_from_none() {
+    let text = "turn=4 phase=over hp=0,0 merc=- dice0=- dice1=- resting=0,0 grave=10,10 pending0=- pending1=- reveal=- sudden=draw:100";
+    let g = Spartan::from_position(&SpartanOptions::default(), text, GameRng::from_seed(1)).unwrap();
+    let o = obs(&g, 1);
+    assert!(o["sudden_death_winner"].is_null());
+    assert_eq!(o["sudden_death_rolls"], 100);
+    let mut fast = String::new();
+    g.write_observation(1, &mut fast);
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&fast).unwrap(), o);
 }

@@ -44,6 +44,12 @@ fn every_game_is_in_every_table() {
             repo().join(format!("docs/rules/{id}.md")).is_file(),
         );
         lacks(
+            &format!("docs/schemas/{id}.observation.json (its observation's JSON Schema)"),
+            repo()
+                .join(format!("docs/schemas/{id}.observation.json"))
+                .is_file(),
+        );
+        lacks(
             &format!("engine/tests/{id}.rs (hand-worked positions)"),
             repo().join(format!("engine/tests/{id}.rs")).is_file(),
         );

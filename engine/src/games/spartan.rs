@@ -239,8 +239,11 @@ pub struct SpartanObservation {
     pub graveyard: [u8; 2],
     /// The previous turn's reveal.
     pub last_reveal: Option<RevealView>,
-    /// The winner of a sudden death, once played (`null` inside: a draw).
-    pub sudden_death_winner: Option<Option<Seat>>,
+    /// The winner of the sudden death; `null` when none was played or it was a draw
+    /// (tell them apart by `sudden_death_rolls`).
+    pub sudden_death_winner: Option<Seat>,
+    /// Rolls of the sudden death (0: none was played).
+    pub sudden_death_rolls: u32,
 }
 
 impl Spartan {
@@ -775,7 +778,8 @@ impl Game for Spartan {
             resting: self.resting,
             graveyard: self.grave,
             last_reveal: self.last.as_ref().map(Spartan::reveal_view),
-            sudden_death_winner: self.sudden.map(|s| s.winner.map(usize::from)),
+            sudden_death_winner: self.sudden.and_then(|s| s.winner.map(usize::from)),
+            sudden_death_rolls: self.sudden.map_or(0, |s| s.rolls),
         }
     }
 
@@ -821,12 +825,8 @@ impl Game for Spartan {
                 reveal.end();
             }
         }
-        match self.sudden {
-            None => o.key("sudden_death_winner").push_str("null"),
-            Some(s) => {
-                o.opt_int("sudden_death_winner", s.winner);
-            }
-        }
+        o.opt_int("sudden_death_winner", self.sudden.and_then(|s| s.winner))
+            .int("sudden_death_rolls", self.sudden.map_or(0, |s| s.rolls));
         o.end();
     }
 
