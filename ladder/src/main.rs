@@ -407,48 +407,13 @@ struct BenchFitArgs {
     seats: usize,
 }
 
-/// Reads `NAME=SPEC` or `SPEC`.
-fn named_spec(text: &str) -> anyhow::Result<(Option<String>, BotSpec)> {
-    if let Some((name, spec)) = text.split_once('=')
-        && !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
-    {
-        return Ok((
-            Some(name.to_owned()),
-            BotSpec::parse(spec).map_err(anyhow::Error::msg)?,
-        ));
-    }
-    Ok((None, BotSpec::parse(text).map_err(anyhow::Error::msg)?))
-}
-
-/// Names every entrant: given names, else the spec's short name, numbered if repeated.
+/// Names every entrant (`NAME=SPEC` or `SPEC`); a tournament seats no person.
 fn name_bots(texts: &[String]) -> anyhow::Result<Vec<(String, BotSpec)>> {
-    let parsed: Vec<(Option<String>, BotSpec)> = texts
-        .iter()
-        .map(|t| named_spec(t))
-        .collect::<anyhow::Result<_>>()?;
-    let mut out: Vec<(String, BotSpec)> = Vec::new();
-    for (name, spec) in parsed {
-        if matches!(spec, BotSpec::Human) {
-            bail!("a tournament cannot seat `human`; use `referee play` to play a bot yourself");
-        }
-        if let Some(n) = &name
-            && out.iter().any(|(m, _)| m == n)
-        {
-            bail!("two bots are named {n:?}; give each NAME=SPEC a different NAME");
-        }
-        let base = name.unwrap_or_else(|| spec.short_name());
-        let mut name = base.clone();
-        let mut k = 2;
-        while out.iter().any(|(n, _)| *n == name) {
-            name = format!("{base}#{k}");
-            k += 1;
-        }
-        out.push((name, spec));
+    let named = referee::spec::name_entrants(texts).map_err(anyhow::Error::msg)?;
+    if named.iter().any(|(_, spec)| matches!(spec, BotSpec::Human)) {
+        bail!("a tournament cannot seat `human`; use `referee play` to play a bot yourself");
     }
-    Ok(out)
+    Ok(named)
 }
 
 fn anchor_of(text: &Option<String>) -> anyhow::Result<Option<(String, f64)>> {

@@ -231,8 +231,11 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
             record: None,
             log_dir: None,
             fresh_bots: false,
+            names: Vec::new(),
+            positions: Vec::new(),
+            stop: Default::default(),
         };
-        let s = run_match(m, |_, _, _| {})?;
+        let s = run_match(m, |_, _| std::ops::ControlFlow::Continue(()))?;
         report.games_per_second[i] = s.games as f64 / s.seconds.max(1e-9);
     }
     Ok(report)

@@ -2,25 +2,40 @@
 //! request ids, legal replies, speed, and leaving on `quit`.
 
 use crate::clock::Limits;
+use crate::fault::{Fault, FaultKind};
 use crate::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use crate::player::Player;
 use crate::spec::BotSpec;
+use serde::Serialize;
 use std::fmt::Write as _;
 use std::time::Instant;
 
+/// What one check found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Seen to pass.
+    Ok,
+    /// Seen to fail.
+    Fail,
+    /// Nothing was seen that could tell (e.g. no move was made): neither passed
+    /// nor failed, and never reported as ok.
+    NotChecked,
+}
+
 /// One line of the report.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct CheckItem {
-    /// Passed.
-    pub ok: bool,
+    /// What was found.
+    pub status: Status,
     /// What was checked.
-    pub what: String,
+    pub check: String,
     /// What was seen.
     pub detail: String,
 }
 
 /// The whole report.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckReport {
     /// Lines in order.
     pub items: Vec<CheckItem>,
@@ -28,16 +43,24 @@ pub struct CheckReport {
 
 impl CheckReport {
     fn push(&mut self, ok: bool, what: &str, detail: impl Into<String>) {
+        self.push_status(if ok { Status::Ok } else { Status::Fail }, what, detail);
+    }
+
+    fn push_status(&mut self, status: Status, what: &str, detail: impl Into<String>) {
         self.items.push(CheckItem {
-            ok,
-            what: what.into(),
+            status,
+            check: what.into(),
             detail: detail.into(),
         });
     }
 
-    /// Whether every check passed.
+    /// Whether the bot passed: no check failed, and it was seen to play.
     pub fn passed(&self) -> bool {
-        self.items.iter().all(|i| i.ok)
+        self.items.iter().all(|i| i.status != Status::Fail)
+            && self
+                .items
+                .iter()
+                .any(|i| i.check == "games" && i.status == Status::Ok)
     }
 
     /// The report for people.
@@ -47,15 +70,70 @@ impl CheckReport {
             let _ = writeln!(
                 s,
                 "{} {:<10} {}",
-                if i.ok { "ok  " } else { "FAIL" },
-                i.what,
-                crate::text::escaped(&i.detail)
+                match i.status {
+                    Status::Ok => "ok  ",
+                    Status::Fail => "FAIL",
+                    Status::NotChecked => "--  ",
+                },
+                i.check,
+                i.detail
+                    .lines()
+                    .map(crate::text::escaped)
+                    .collect::<Vec<_>>()
+                    .join("\n           ")
             );
         }
-        let passed = self.items.iter().filter(|i| i.ok).count();
-        let _ = writeln!(s, "{passed}/{} checks passed", self.items.len());
+        let count = |st| self.items.iter().filter(|i| i.status == st).count();
+        let _ = write!(s, "{}/{} checks passed", count(Status::Ok), self.items.len());
+        if count(Status::NotChecked) > 0 {
+            let _ = write!(
+                s,
+                ", {} not checked (nothing seen to check)",
+                count(Status::NotChecked)
+            );
+        }
+        let _ = writeln!(s, ": {}", if self.passed() { "PASSED" } else { "FAILED" });
         s
     }
+
+    /// The report as one JSON object: `passed` and `items`.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({ "passed": self.passed(), "items": self.items })
+    }
+}
+
+/// What usually makes a bot miss its handshake, said where it happens.
+pub const HANDSHAKE_HINTS: &str = "Usual causes:\n\
+- output not flushed: the referee waits for each line; flush after every line \
+(Python: print(..., flush=True); C: fflush(stdout); Java: System.out.flush())\n\
+- input read in blocks: read stdin line by line, never to its end (Python: for line in sys.stdin, or sys.stdin.readline())\n\
+- a wrong interpreter or path: bots start with a clean environment and a minimal PATH, \
+so use python3 (not python) and absolute paths, and test the command line in a shell first\n\
+- the program waits for something else first (a prompt, a file): it must answer `astragal version=1` \
+with `id`, `option` lines and `astragalok version=1`";
+
+/// The bot's stderr at the moment it failed, for the report: the last lines.
+fn stderr_tail(path: &std::path::Path) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(600)..]);
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+fn handshake_failure(f: &Fault, stderr: Option<String>) -> String {
+    let mut s = f.to_string();
+    // A bot that said something wrong is told what; one that said nothing, or
+    // left, gets the usual causes.
+    let silent = matches!(f.kind, FaultKind::Timeout | FaultKind::Crash)
+        || (f.kind == FaultKind::Handshake && f.detail.contains("within"));
+    if silent {
+        s.push('\n');
+        s.push_str(HANDSHAKE_HINTS);
+    }
+    if let Some(err) = stderr {
+        let _ = write!(s, "\nthe bot's stderr ended with:\n{err}");
+    }
+    s
 }
 
 /// Checks a bot on `games` games of `game` (at least one per seat, against
@@ -69,10 +147,18 @@ pub fn check_bot(
 ) -> CheckReport {
     let mut report = CheckReport::default();
     let start = Instant::now();
-    let player = match Player::start(seat, limits, None) {
+    let log = std::env::temp_dir().join(format!(
+        "astragal-check-{}-{:x}.stderr.log",
+        std::process::id(),
+        crate::seed::os_seed()
+    ));
+    let started = Player::start(seat, limits, Some(log.clone()));
+    let tail = stderr_tail(&log);
+    let _ = std::fs::remove_file(&log);
+    let player = match started {
         Ok(p) => p,
         Err(f) => {
-            report.push(false, "handshake", f.to_string());
+            report.push(false, "handshake", handshake_failure(&f, tail));
             return report;
         }
     };
@@ -145,7 +231,7 @@ pub fn check_bot(
     }
 
     let random = SeatSetup::new(BotSpec::parse("builtin:random").unwrap_or(BotSpec::Human));
-    let (mut moves, mut total_ms, mut max_ms, mut late, mut faults) = (0u64, 0u64, 0u64, 0u64, Vec::new());
+    let (mut moves, mut total_us, mut max_us, mut late, mut faults) = (0u64, 0u64, 0u64, 0u64, Vec::new());
     // Game after game in the same process, as a match plays them.
     let mut pool = BotPool::reusing();
     for g in 0..games.max(seats as u64) {
@@ -176,8 +262,8 @@ pub fn check_bot(
         late += rec.seats[my_seat].late_replies + rec.seats[my_seat].early_replies;
         for m in rec.moves.iter().filter(|m| m.seat == my_seat && !m.fallback) {
             moves += 1;
-            total_ms += m.ms;
-            max_ms = max_ms.max(m.ms);
+            total_us += m.us;
+            max_us = max_us.max(m.us);
         }
         faults.extend(
             rec.faults
@@ -186,34 +272,50 @@ pub fn check_bot(
                 .map(|f| format!("game {}: {} {}", g + 1, f.kind, f.detail)),
         );
     }
-    report.push(
-        faults.is_empty(),
-        "games",
-        if faults.is_empty() {
+    let played = games.max(seats as u64);
+    if !faults.is_empty() {
+        report.push(false, "games", faults.join("; "));
+    } else if moves == 0 {
+        report.push(
+            false,
+            "games",
+            format!("{played} games, but the bot was never asked to move"),
+        );
+    } else {
+        report.push(
+            true,
+            "games",
+            format!("{played} games from every seat, one after another in one process, {moves} legal moves"),
+        );
+    }
+    // Ids and speed only from what was seen: no move, nothing to say.
+    if moves == 0 {
+        report.push_status(Status::NotChecked, "ids", "no legal move was made");
+        report.push_status(Status::NotChecked, "speed", "no move was timed");
+    } else {
+        report.push(
+            late == 0,
+            "ids",
+            if late == 0 {
+                format!("all {moves} replies echoed their request id")
+            } else {
+                format!("{late} replies to old request ids or sent before their request")
+            },
+        );
+        report.push(
+            true,
+            "speed",
             format!(
-                "{} games from every seat, one after another in one process, {moves} legal moves",
-                games.max(seats as u64)
-            )
-        } else {
-            faults.join("; ")
-        },
-    );
-    report.push(
-        late == 0,
-        "ids",
-        if late == 0 {
-            "every reply echoed its request id".to_owned()
-        } else {
-            format!("{late} replies to old request ids or sent before their request")
-        },
-    );
-    report.push(
-        true,
-        "speed",
-        format!(
-            "{:.1} ms per move on average, {max_ms} ms at most",
-            total_ms as f64 / moves.max(1) as f64
-        ),
-    );
+                "{:.2} ms per move on average, {:.2} ms at most ({moves} moves{})",
+                total_us as f64 / moves as f64 / 1000.0,
+                max_us as f64 / 1000.0,
+                if remote {
+                    ", timed at the referee: the network included"
+                } else {
+                    ""
+                }
+            ),
+        );
+    }
     report
 }

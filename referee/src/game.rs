@@ -75,6 +75,8 @@ struct GameRun {
     names: Vec<String>,
     faults: Vec<FaultRecord>,
     clocks: Vec<SeatClock>,
+    /// Each seat's time control: its own, else the game's.
+    tcs: Vec<TimeControl>,
     moves: Vec<MoveRecord>,
     /// Bytes of `info` each seat may still have kept in this game's record.
     info_left: Vec<usize>,
@@ -97,7 +99,11 @@ impl GameRun {
             players: Vec::with_capacity(n),
             names: Vec::with_capacity(n),
             faults: Vec::new(),
-            clocks: vec![SeatClock::new(&limits.tc); n],
+            clocks: seats
+                .iter()
+                .map(|s| SeatClock::new(&s.tc.unwrap_or(limits.tc)))
+                .collect(),
+            tcs: seats.iter().map(|s| s.tc.unwrap_or(limits.tc)).collect(),
             moves: Vec::new(),
             info_left: vec![INFO_BYTES_PER_GAME; n],
         };
@@ -156,8 +162,8 @@ impl GameRun {
                     game,
                     options,
                     seat,
-                    clock: clock_fields(clock, &limits.tc),
-                    deadline: Instant::now() + clock.allowance(&limits.tc) + limits.margin,
+                    clock: clock_fields(clock, &self.tcs[seat]),
+                    deadline: Instant::now() + clock.allowance(&self.tcs[seat]) + limits.margin,
                 };
                 match p.ask(&ask) {
                     Pending::Text(asked) => text.push((seat, asked)),
@@ -193,11 +199,12 @@ impl GameRun {
                 None => None, // a seat that faulted earlier
                 Some(Ok(reply)) => match game.play(seat, &reply.mv) {
                     Ok(is_public) => {
-                        self.clocks[seat].charge(&limits.tc, reply.elapsed);
+                        self.clocks[seat].charge(&self.tcs[seat], reply.elapsed);
                         self.moves.push(MoveRecord {
                             seat,
                             mv: reply.mv.clone(),
                             ms: reply.elapsed.as_millis() as u64,
+                            us: reply.elapsed.as_micros() as u64,
                             fallback: false,
                             info: keep_info(reply.info, &mut self.info_left[seat]),
                         });
@@ -246,6 +253,7 @@ impl GameRun {
             seat,
             mv,
             ms: 0,
+            us: 0,
             fallback: true,
             info: Vec::new(),
         });

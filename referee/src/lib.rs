@@ -15,6 +15,7 @@ pub mod game;
 pub mod matchplay;
 pub mod player;
 pub mod pool;
+pub mod progress;
 pub mod record;
 pub mod replay;
 pub mod runner;

@@ -43,12 +43,25 @@ enum Command {
     /// other error.
     Play(PlayArgs),
     /// Play many games in mirrored groups and print a summary per bot.
+    ///
+    /// Progress goes to stderr (a bar on a terminal). Ctrl-C starts no new game,
+    /// lets the ones under way finish and be recorded, and prints the partial
+    /// table; Ctrl-C again quits at once. Exit status: 0 when every game was played
+    /// as asked; 3 when a bot could not start or shake hands in some game; 130 when
+    /// stopped by Ctrl-C; 1 for any other error.
     Match(MatchArgs),
     /// Re-run recorded games and report any difference.
+    ///
+    /// Exit status: 0 when every line replays identically; 1 when a line does not
+    /// (each is named) or a file cannot be read.
     Replay(ReplayArgs),
     /// Draw a recorded game move by move.
     Show(ShowArgs),
     /// Check that a bot follows the protocol: handshake, ping, ids, legal moves, speed, quit.
+    ///
+    /// Each line says ok, FAIL, or -- (not checked: nothing was seen that could
+    /// tell, e.g. no move was made). Exit status: 0 when the bot passed, 2 when it
+    /// failed a check, 1 for any other error.
     CheckBot(CheckArgs),
     /// Measure the protocol: decisions/s beside a raw pipe, and games/s at concurrency 1 and 2.
     Bench(BenchArgs),
@@ -78,6 +91,13 @@ struct CheckArgs {
     /// An environment variable for the bot's process, KEY=VALUE (repeatable).
     #[arg(long = "bot-env", value_name = "KEY=VALUE")]
     bot_env: Vec<String>,
+    /// Milliseconds the bot has to start and finish the handshake.
+    #[arg(long, default_value_t = 10_000, value_parser = |s: &str| number_in(s, 1u64, 600_000))]
+    handshake_timeout: u64,
+    /// Print the report as one JSON object (`passed`, and `items` with `status`
+    /// ok, fail or not_checked) instead of text.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     sandbox: SandboxArgs,
 }
@@ -116,8 +136,10 @@ struct GameArgs {
     game: String,
     /// A bot, once per seat: a command line ("python3 bot.py"), grpc://host:port (a bot
     /// served over gRPC), builtin:NAME[?key=value&...] (built-in: random, first, greedy, mcts), or human.
-    /// The number of seats is the number of --bot.
-    #[arg(long = "bot", required = true)]
+    /// The number of seats is the number of --bot. Name it with NAME=SPEC
+    /// (e.g. --bot fast=builtin:random); unnamed bots show as the spec's short
+    /// name, numbered when repeated (random, random#2).
+    #[arg(long = "bot", required = true, value_name = "[NAME=]SPEC")]
     bots: Vec<String>,
     /// Game option key=value (repeatable), e.g. --opt rules=finkel. See `referee games`.
     #[arg(long = "opt")]
@@ -131,6 +153,11 @@ struct GameArgs {
     /// Fixed time per move in milliseconds (default 5000 when no --tc).
     #[arg(long, value_parser = |s: &str| number_in(s, 1u64, MAX_MOVE_MS))]
     movetime: Option<u64>,
+    /// A time control for the N-th --bot only (from 0), instead of --tc/--movetime:
+    /// N:BASE+INC in seconds (0:10+0.1) or N:MS for a fixed time per move (1:200).
+    /// Repeatable; it follows the bot to every seat it plays.
+    #[arg(long = "bot-tc", value_name = "N:TC")]
+    bot_tc: Vec<String>,
     /// Extra milliseconds allowed on every deadline, for pipes and scheduling.
     #[arg(long, default_value_t = 100, value_parser = |s: &str| number_in(s, 0u64, 60_000))]
     timemargin: u64,
@@ -166,6 +193,10 @@ struct PlayArgs {
     /// Draw the game move by move at the end.
     #[arg(long)]
     show: bool,
+    /// Print the game's record (as --record writes it) as one JSON line instead of
+    /// the text summary.
+    #[arg(long, conflicts_with = "show")]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -189,6 +220,22 @@ struct MatchArgs {
     /// that keeps state between games carries it over.
     #[arg(long)]
     fresh_bots: bool,
+    /// A start position (the game's notation, see docs/rules/), repeatable: group g
+    /// starts from the (g mod count)-th, all its rotations from the same one, as
+    /// opening books are played in chess matches.
+    #[arg(long = "position", value_name = "POSITION")]
+    positions: Vec<String>,
+    /// A file of start positions, one per line (# starts a comment), as --position.
+    #[arg(long)]
+    positions_file: Option<PathBuf>,
+    /// Interim standings every this many games (0: none); on a terminal they print
+    /// above the progress bar.
+    #[arg(long, default_value_t = 0)]
+    standings_every: u64,
+    /// Print the summary as JSON (`seed`, and `summary` with each entrant's counts)
+    /// instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -196,6 +243,10 @@ struct ReplayArgs {
     /// Record files (JSON Lines).
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// Print the result as JSON: `replayed` (games that replay identically) and
+    /// `refused` (each line that does not: `file`, `line`, `why`).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -237,12 +288,36 @@ impl GameArgs {
         })
     }
 
+    /// The entrants' names (`NAME=SPEC`, else the spec's short name, numbered).
+    fn names(&self) -> anyhow::Result<Vec<String>> {
+        let named = referee::spec::name_entrants(&self.bots).map_err(anyhow::Error::msg)?;
+        Ok(named.into_iter().map(|(n, _)| n).collect())
+    }
+
     fn seats(&self) -> anyhow::Result<Vec<SeatSetup>> {
-        let mut seats: Vec<SeatSetup> = self
-            .bots
-            .iter()
-            .map(|b| BotSpec::parse(b).map(SeatSetup::new).map_err(anyhow::Error::msg))
-            .collect::<anyhow::Result<_>>()?;
+        let mut seats: Vec<SeatSetup> = referee::spec::name_entrants(&self.bots)
+            .map_err(anyhow::Error::msg)?
+            .into_iter()
+            .map(|(_, spec)| SeatSetup::new(spec))
+            .collect();
+        for t in &self.bot_tc {
+            let (idx, tc) = t.split_once(':').context(format!("--bot-tc {t:?} is not N:TC"))?;
+            let idx: usize = idx
+                .parse()
+                .context(format!("--bot-tc {t:?}: {idx:?} is not a bot number"))?;
+            let tc = if tc.contains('+') {
+                TimeControl::parse_clock(tc)
+            } else {
+                tc.parse::<u64>()
+                    .map_err(|_| format!("{tc:?} is neither BASE+INC (seconds) nor milliseconds per move"))
+                    .and_then(TimeControl::move_time)
+            }
+            .map_err(|e| anyhow::anyhow!("--bot-tc {t:?}: {e}"))?;
+            let seat = seats
+                .get_mut(idx)
+                .context(format!("--bot-tc {t:?}: there is no bot {idx} (from 0)"))?;
+            seat.tc = Some(tc);
+        }
         for o in &self.bot_opts {
             let (idx, kv) = o
                 .split_once(':')
@@ -316,7 +391,7 @@ fn play(a: PlayArgs) -> anyhow::Result<()> {
         game: a.game.game.clone(),
         options: a.game.opts.clone(),
         seed,
-        position: a.position,
+        position: a.position.clone(),
         pairing: None,
     };
     if let Some(dir) = &a.game.log_dir {
@@ -331,8 +406,26 @@ fn play(a: PlayArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.game.record {
         record::append(path, &rec).with_context(|| format!("cannot write {}", path.display()))?;
     }
+    if a.json {
+        println!("{}", serde_json::to_string(&rec)?);
+    } else {
+        print_played(&a, &rec);
+    }
+    if let Some(f) = rec.faults.iter().find(|f| f.is_setup()) {
+        // Scripts must not take a game a bot never played for a result.
+        eprintln!(
+            "referee: seat {} could not start ({}), so the game was not played as asked",
+            f.seat, f.kind
+        );
+        std::io::stdout().flush()?;
+        std::process::exit(EXIT_BOT_DID_NOT_START);
+    }
+    Ok(())
+}
+
+fn print_played(a: &PlayArgs, rec: &referee::GameRecord) {
     if a.show {
-        print!("{}", replay::show(&rec));
+        print!("{}", replay::show(rec));
     }
     println!(
         "{} seed {}{}: {} moves, {}",
@@ -353,30 +446,44 @@ fn play(a: PlayArgs) -> anyhow::Result<()> {
     for f in &rec.faults {
         println!("  fault: seat {} {}: {}", f.seat, f.kind, escaped(&f.detail));
     }
-    if let Some(f) = rec.faults.iter().find(|f| f.is_setup()) {
-        // Scripts must not take a game a bot never played for a result.
-        eprintln!(
-            "referee: seat {} could not start ({}), so the game was not played as asked",
-            f.seat, f.kind
-        );
-        std::io::stdout().flush()?;
-        std::process::exit(EXIT_BOT_DID_NOT_START);
-    }
-    Ok(())
 }
 
-/// The exit status of `play` when a bot could not start.
+/// The exit status of `play` and `match` when a bot could not start.
 const EXIT_BOT_DID_NOT_START: i32 = 3;
+/// The exit status of `check-bot` when the bot failed a check.
+const EXIT_CHECK_FAILED: i32 = 2;
+/// The exit status of a run stopped by Ctrl-C (after its partial result).
+const EXIT_INTERRUPTED: i32 = 130;
 
 fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
     let seed = referee::seed::seed_or_random(a.seed);
     if a.seed.is_none() {
         eprintln!("match seed {seed} (random; --seed {seed} plays this match again)");
     }
+    let mut positions = a.positions.clone();
+    if let Some(file) = &a.positions_file {
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+        positions.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(String::from),
+        );
+        if positions.is_empty() {
+            bail!(
+                "{} holds no position (one per line; # starts a comment)",
+                file.display()
+            );
+        }
+    }
+    let stop = referee::progress::stop_on_ctrl_c("games").map_err(anyhow::Error::msg)?;
     let cfg = MatchConfig {
         game: a.game.game.clone(),
         options: a.game.opts.clone(),
         entrants: a.game.seats()?,
+        names: a.game.names()?,
+        positions,
         games: a.games,
         concurrency: a.concurrency,
         seed,
@@ -384,29 +491,53 @@ fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
         record: a.game.record.clone(),
         log_dir: a.game.log_dir.clone(),
         fresh_bots: a.fresh_bots,
+        stop,
     };
-    let tty = std::io::stderr().is_terminal();
-    let summary = run_match(cfg, |done, total, rec| {
-        if tty {
-            eprint!("\r{done}/{total} games");
-        } else if done == total || done % (total / 10).max(1) == 0 {
-            eprintln!("{done}/{total} games");
-        }
+    let n = cfg.entrants.len() as u64;
+    let planned = a.games.div_ceil(n).max(1) * n;
+    let mut progress = referee::progress::Progress::new(Some(planned), "games", a.standings_every);
+    let summary = run_match(cfg, |summary, rec| {
         for f in &rec.faults {
-            eprintln!(
-                "{}fault in game seed {}: seat {} {}: {}",
-                if tty { "\n" } else { "" },
+            progress.println(&format!(
+                "fault in game seed {}: seat {} {}: {}",
                 rec.seed,
                 f.seat,
                 f.kind,
                 escaped(&f.detail)
-            );
+            ));
         }
+        progress.update(summary.games, || summary.table());
+        std::ops::ControlFlow::Continue(())
     })?;
-    if tty {
-        eprintln!();
+    progress.finish();
+    if a.json {
+        println!("{}", serde_json::json!({ "seed": seed, "summary": summary }));
+    } else {
+        print!("{}", summary.table());
     }
-    print!("{}", summary.table());
+    if summary.interrupted {
+        eprintln!(
+            "interrupted after {} of {} games: the table counts the games played{}",
+            summary.games,
+            summary.planned,
+            if a.game.record.is_some() {
+                "; each is in the record file"
+            } else {
+                ""
+            }
+        );
+    }
+    std::io::stdout().flush()?;
+    if summary.setup_faults > 0 {
+        eprintln!(
+            "referee: in {} games a bot could not start or shake hands, so the match was not played as asked",
+            summary.setup_faults
+        );
+        std::process::exit(EXIT_BOT_DID_NOT_START);
+    }
+    if summary.interrupted {
+        std::process::exit(EXIT_INTERRUPTED);
+    }
     Ok(())
 }
 
@@ -424,13 +555,19 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
     }
     let limits = Limits {
         tc: TimeControl::MoveTime(Duration::from_millis(a.movetime)),
+        handshake: Duration::from_millis(a.handshake_timeout),
         sandbox: checked_sandbox(&a.sandbox)?,
         ..Limits::default()
     };
     let report = referee::check::check_bot(&seat, &a.game, &a.opts, &limits, a.games);
-    print!("{}", report.text());
+    if a.json {
+        println!("{}", report.json());
+    } else {
+        print!("{}", report.text());
+    }
+    std::io::stdout().flush()?;
     if !report.passed() {
-        bail!("the bot failed the check");
+        std::process::exit(EXIT_CHECK_FAILED);
     }
     Ok(())
 }
@@ -466,16 +603,24 @@ fn bench(a: BenchArgs) -> anyhow::Result<()> {
 }
 
 fn replay_files(a: &ReplayArgs) -> anyhow::Result<()> {
-    let (mut ok, mut bad) = (0, 0);
+    let (mut ok, mut refused) = (0, Vec::new());
     for file in &a.files {
         let checked = replay::check_file(file).map_err(anyhow::Error::msg)?;
         ok += checked.good.len();
-        bad += checked.bad.len();
-        for (line, why) in &checked.bad {
-            println!("{}:{line}: {why}", file.display());
+        for (line, why) in checked.bad {
+            if !a.json {
+                println!("{}:{line}: {why}", file.display());
+            }
+            refused.push(serde_json::json!({ "file": file, "line": line, "why": why }));
         }
     }
-    println!("{ok} games replayed identically, {bad} lines refused");
+    let bad = refused.len();
+    if a.json {
+        println!("{}", serde_json::json!({ "replayed": ok, "refused": refused }));
+    } else {
+        println!("{ok} games replayed identically, {bad} lines refused");
+    }
+    std::io::stdout().flush()?;
     if bad > 0 {
         bail!("{bad} lines are not games that replay");
     }

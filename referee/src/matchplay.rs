@@ -7,9 +7,11 @@ use crate::record::{self, GameRecord, Pairing};
 use crate::runner::{GameJob, RunOptions, run_games};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A match to play.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct MatchConfig {
     /// Game id.
     pub game: String,
@@ -17,6 +19,12 @@ pub struct MatchConfig {
     pub options: Vec<String>,
     /// One entrant per seat.
     pub entrants: Vec<SeatSetup>,
+    /// Each entrant's name in the summary (empty: the name its first game shows).
+    pub names: Vec<String>,
+    /// Start positions (the game's notation): group g starts from
+    /// `positions[g % len]`, every rotation of it from the same one, as opening
+    /// books are played in chess matches. Empty: the game's own start.
+    pub positions: Vec<String>,
     /// Games wanted; rounded up to whole mirrored groups.
     pub games: u64,
     /// Games played at once.
@@ -32,10 +40,13 @@ pub struct MatchConfig {
     /// Start every bot process anew for each game, instead of keeping each one
     /// that ends a game cleanly for its entrant's next game on the same thread.
     pub fresh_bots: bool,
+    /// Set (by a Ctrl-C handler, say) to start no new game: the games under way
+    /// finish and are recorded, and the summary says `interrupted`.
+    pub stop: Arc<AtomicBool>,
 }
 
 /// One entrant's results.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct EntrantStats {
     /// Name.
     pub name: String,
@@ -68,7 +79,7 @@ impl EntrantStats {
 }
 
 /// What a match produced.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct MatchSummary {
     /// Per entrant, in entrant order.
     pub entrants: Vec<EntrantStats>,
@@ -80,6 +91,12 @@ pub struct MatchSummary {
     pub seconds: f64,
     /// Games that ended by a fault.
     pub forfeits: u64,
+    /// Games in which a seat could not start or shake hands: not played as asked.
+    pub setup_faults: u64,
+    /// Games wanted (whole mirrored groups); more than `games` when stopped early.
+    pub planned: u64,
+    /// Stopped before every planned game was played (Ctrl-C).
+    pub interrupted: bool,
 }
 
 impl MatchSummary {
@@ -94,6 +111,9 @@ impl MatchSummary {
         self.decisions += rec.moves.len() as u64;
         if rec.termination == record::Termination::Forfeit {
             self.forfeits += 1;
+        }
+        if rec.faults.iter().any(|f| f.is_setup()) {
+            self.setup_faults += 1;
         }
         for seat in 0..n {
             let e = &mut self.entrants[entrant_at(pairing, seat, n)];
@@ -153,27 +173,35 @@ pub fn entrant_at(pairing: Pairing, seat: usize, n: usize) -> usize {
 }
 
 /// Plays a match on `concurrency` threads, one game per thread at a time.
-/// `progress(done, total, record)` is called (on the calling thread) as each game
-/// ends, after its record is appended.
+/// `progress(summary so far, record)` is called (on the calling thread) as each
+/// game ends, after its record is appended; when it breaks, no new game starts,
+/// the games under way finish and are recorded, and the summary says `interrupted`.
 ///
 /// # Errors
 /// A setup the game refuses (checked before any game starts), or a record file
 /// that cannot be written (the games already recorded stay).
 pub fn run_match(
     cfg: MatchConfig,
-    mut progress: impl FnMut(u64, u64, &GameRecord),
+    mut progress: impl FnMut(&MatchSummary, &GameRecord) -> ControlFlow<()>,
 ) -> Result<MatchSummary, MatchError> {
     let n = cfg.entrants.len();
-    crate::game::create_game(
-        &GameSetup {
-            game: cfg.game.clone(),
-            options: cfg.options.clone(),
-            seed: cfg.seed,
-            position: None,
-            pairing: None,
-        },
-        n,
-    )?;
+    for position in cfg
+        .positions
+        .iter()
+        .map(Some)
+        .chain(cfg.positions.is_empty().then_some(None))
+    {
+        crate::game::create_game(
+            &GameSetup {
+                game: cfg.game.clone(),
+                options: cfg.options.clone(),
+                seed: cfg.seed,
+                position: position.cloned(),
+                pairing: None,
+            },
+            n,
+        )?;
+    }
     if let Some(dir) = &cfg.log_dir {
         std::fs::create_dir_all(dir).map_err(|e| MatchError::Io {
             path: dir.clone(),
@@ -183,12 +211,18 @@ pub fn run_match(
     let groups = cfg.games.div_ceil(n as u64).max(1);
     let total = groups * n as u64;
     let mut summary = MatchSummary {
-        entrants: vec![EntrantStats::default(); n],
+        entrants: (0..n)
+            .map(|e| EntrantStats {
+                name: cfg.names.get(e).cloned().unwrap_or_default(),
+                ..EntrantStats::default()
+            })
+            .collect(),
+        planned: total,
         ..MatchSummary::default()
     };
     let start = std::time::Instant::now();
     let job = |k: u64| -> Option<GameJob<()>> {
-        if k >= total {
+        if k >= total || cfg.stop.load(Ordering::Relaxed) {
             return None;
         }
         let pairing = Pairing {
@@ -204,7 +238,8 @@ pub fn run_match(
                 game: cfg.game.clone(),
                 options: cfg.options.clone(),
                 seed: engine::group_seed(cfg.seed, pairing.group),
-                position: None,
+                position: (!cfg.positions.is_empty())
+                    .then(|| cfg.positions[(pairing.group % cfg.positions.len() as u64) as usize].clone()),
                 pairing: Some(pairing),
             },
             seats: crate::seating::seated(&order, pairing.rotation),
@@ -215,7 +250,6 @@ pub fn run_match(
             tag: (),
         })
     };
-    let mut done = 0;
     let mut failure = None;
     let options = RunOptions {
         threads: cfg.concurrency,
@@ -240,9 +274,11 @@ pub fn run_match(
                 });
                 return ControlFlow::Break(());
             }
-            done += 1;
             summary.add(&rec);
-            progress(done, total, &rec);
+            summary.seconds = start.elapsed().as_secs_f64();
+            if progress(&summary, &rec).is_break() {
+                cfg.stop.store(true, Ordering::Relaxed);
+            }
         }
         ControlFlow::Continue(())
     });
@@ -250,6 +286,7 @@ pub fn run_match(
         return Err(e);
     }
     summary.seconds = start.elapsed().as_secs_f64();
+    summary.interrupted = summary.games < total;
     Ok(summary)
 }
 

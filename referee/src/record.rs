@@ -58,8 +58,8 @@ pub struct SeatRecord {
     pub early_replies: u64,
 }
 
-/// One decision.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One decision. Equality ignores `us`, which records do not keep.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MoveRecord {
     /// Who decided.
     pub seat: usize,
@@ -68,6 +68,10 @@ pub struct MoveRecord {
     pub mv: String,
     /// Milliseconds from the flushed request to the reply.
     pub ms: u64,
+    /// The same in microseconds, in memory only (records keep whole milliseconds):
+    /// `check-bot` reports the speed of bots that answer in under a millisecond.
+    #[serde(skip)]
+    pub us: u64,
     /// Played by the referee for a seat that had faulted (3+ seats).
     #[serde(default, skip_serializing_if = "is_false")]
     pub fallback: bool,
@@ -75,6 +79,22 @@ pub struct MoveRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub info: Vec<String>,
 }
+
+impl PartialEq for MoveRecord {
+    fn eq(&self, other: &Self) -> bool {
+        let Self {
+            seat,
+            mv,
+            ms,
+            us: _,
+            fallback,
+            info,
+        } = self;
+        (seat, mv, ms, fallback, info) == (&other.seat, &other.mv, &other.ms, &other.fallback, &other.info)
+    }
+}
+
+impl Eq for MoveRecord {}
 
 /// A fault as recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

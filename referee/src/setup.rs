@@ -30,6 +30,8 @@ pub struct SeatSetup {
     /// Environment variables for a bot process, on top of the fixed ones
     /// (`--bot-env N:KEY=VALUE`): the only way anything of the host's reaches it.
     pub env: Vec<(String, String)>,
+    /// This seat's own time control, instead of the match's (`--bot-tc N:...`).
+    pub tc: Option<crate::clock::TimeControl>,
 }
 
 impl SeatSetup {
@@ -39,6 +41,7 @@ impl SeatSetup {
             spec,
             options: Vec::new(),
             env: Vec::new(),
+            tc: None,
         }
     }
 }

@@ -135,3 +135,85 @@ mod tests {
         );
     }
 }
+
+/// `NAME=SPEC` or a bare `SPEC`: the host's name for an entrant, if given. A name is
+/// ASCII letters, digits and `_-.`, so a command line with `=` in it (`./bot
+/// --depth=3`) is read as a spec, not a name.
+///
+/// # Errors
+/// A spec that does not parse.
+pub fn parse_named(text: &str) -> Result<(Option<String>, BotSpec), String> {
+    if let Some((name, spec)) = text.split_once('=')
+        && !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    {
+        return Ok((Some(name.to_owned()), BotSpec::parse(spec)?));
+    }
+    Ok((None, BotSpec::parse(text)?))
+}
+
+/// Names every entrant of `texts` (each `NAME=SPEC` or `SPEC`): its given name,
+/// else its spec's short name, numbered `#2`, `#3`… when repeated, so two
+/// `builtin:random` show as two rows.
+///
+/// # Errors
+/// A spec that does not parse, or a name given twice.
+pub fn name_entrants(texts: &[String]) -> Result<Vec<(String, BotSpec)>, String> {
+    let parsed: Vec<(Option<String>, BotSpec)> =
+        texts.iter().map(|t| parse_named(t)).collect::<Result<_, _>>()?;
+    let mut out: Vec<(String, BotSpec)> = Vec::new();
+    for (given, spec) in &parsed {
+        if let Some(n) = given
+            && out.iter().any(|(m, _)| m == n)
+        {
+            return Err(format!(
+                "two bots are named {n:?}; give each NAME=SPEC a different NAME"
+            ));
+        }
+        let base = given.clone().unwrap_or_else(|| spec.short_name());
+        let mut name = base.clone();
+        let mut k = 2;
+        // A later given name keeps its place: a generated one steps around it.
+        while out.iter().any(|(n, _)| *n == name)
+            || parsed
+                .iter()
+                .any(|(g, _)| given.is_none() && g.as_deref() == Some(name.as_str()))
+        {
+            name = format!("{base}#{k}");
+            k += 1;
+        }
+        out.push((name, spec.clone()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod naming_tests {
+    use super::*;
+
+    #[test]
+    fn entrants_are_named_and_numbered() {
+        let texts: Vec<String> = [
+            "builtin:random",
+            "builtin:random",
+            "me=./bot --depth=3",
+            "./bot --depth=3",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect();
+        let named = name_entrants(&texts).unwrap();
+        let names: Vec<&str> = named.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["random", "random#2", "me", "bot"]);
+        assert_eq!(named[2].1, BotSpec::parse("./bot --depth=3").unwrap());
+        assert_eq!(named[3].1, BotSpec::parse("./bot --depth=3").unwrap());
+        let twice = name_entrants(&["a=builtin:first".into(), "a=builtin:random".into()]);
+        assert!(twice.unwrap_err().contains("two bots are named \"a\""));
+        // A generated name never takes a name given later.
+        let named = name_entrants(&["builtin:random".into(), "random=builtin:first".into()]).unwrap();
+        assert_eq!(named[0].0, "random#2");
+        assert_eq!(named[1].0, "random");
+    }
+}

@@ -292,6 +292,157 @@ fn a_match_prints_a_summary_per_bot() {
     assert!(o.status.success(), "{}", text(&o));
 }
 
+fn hostile(mode: &str) -> String {
+    format!("{} --mode {mode}", binary("hostile_bot").display())
+}
+
+#[test]
+fn a_match_takes_names_time_controls_per_bot_and_start_positions() {
+    let rec = temp("match-named.jsonl");
+    let start =
+        "to_move=0 phase=primary roll=4 seat0=3,0,9,0,0 seat1=0,0,0,0,11 counters=11,15 pool=24 turn=12";
+    let positions = temp("positions.txt");
+    std::fs::write(&positions, format!("# one per line\n{start}\n\nto_move=1 phase=primary roll=1 seat0=0,0,0,0,0 seat1=0,0,0,0,0 counters=15,15 pool=20 turn=1\n")).unwrap();
+    let o = referee(&[
+        "match",
+        "--game",
+        "ur",
+        "--games",
+        "8",
+        "--seed",
+        "3",
+        "--json",
+        "--bot",
+        "slow=builtin:random",
+        "--bot",
+        "builtin:random",
+        "--positions-file",
+        positions.to_str().unwrap(),
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out: serde_json::Value = serde_json::from_slice(&o.stdout).expect("--json prints JSON");
+    let entrants = out["summary"]["entrants"].as_array().unwrap();
+    assert_eq!(entrants[0]["name"], "slow");
+    assert_eq!(entrants[1]["name"], "random");
+    assert_eq!(out["summary"]["games"], 8);
+    let starts: Vec<String> = std::fs::read_to_string(&rec)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["start_position"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        starts.iter().filter(|s| *s == start).count(),
+        4,
+        "groups 0 and 2 start there: {starts:?}"
+    );
+    assert!(
+        starts.iter().all(|s| !s.is_empty()),
+        "every group starts from a listed position"
+    );
+    let o = referee(&["replay", rec.to_str().unwrap(), "--json"]);
+    let replayed: serde_json::Value = serde_json::from_slice(&o.stdout).expect("replay --json prints JSON");
+    assert_eq!(replayed["replayed"], 8, "{replayed}");
+    // A line that is not a game: named in `refused`, and the exit status says so.
+    std::fs::write(
+        &rec,
+        format!("{}not a record\n", std::fs::read_to_string(&rec).unwrap()),
+    )
+    .unwrap();
+    let o = referee(&["replay", rec.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let replayed: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(replayed["refused"][0]["line"], 9, "{replayed}");
+    // Two unnamed copies of one spec are two rows.
+    let o = referee(&[
+        "match",
+        "--game",
+        "ur",
+        "--games",
+        "2",
+        "--bot",
+        "builtin:random",
+        "--bot",
+        "builtin:random",
+    ]);
+    assert!(text(&o).contains("random#2"), "{}", text(&o));
+    // A time control for bot 0 only: 20 ms a move is too slow for 5 ms, fine for 5 s.
+    let ponder = hostile("ponder");
+    let o = referee(&[
+        "match",
+        "--game",
+        "ur",
+        "--games",
+        "2",
+        "--json",
+        "--timemargin",
+        "0",
+        "--bot",
+        &ponder,
+        "--bot",
+        &ponder,
+        "--bot-tc",
+        "0:5",
+    ]);
+    let out: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let faults: Vec<u64> = out["summary"]["entrants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["faults"].as_u64().unwrap())
+        .collect();
+    assert!(faults[0] > 0 && faults[1] == 0, "{faults:?}\n{}", text(&o));
+    // A position the game refuses stops the match before any game.
+    let o = referee(&[
+        "match",
+        "--game",
+        "ur",
+        "--bot",
+        "builtin:random",
+        "--bot",
+        "builtin:random",
+        "--position",
+        "turn=0",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+}
+
+#[test]
+fn match_and_play_exit_non_zero_when_a_bot_could_not_start() {
+    let o = referee(&[
+        "match",
+        "--game",
+        "ur",
+        "--games",
+        "2",
+        "--bot",
+        "builtin:random",
+        "--bot",
+        "/no/such/bot",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("could not start"), "{}", text(&o));
+    let o = referee(&[
+        "play",
+        "--game",
+        "ur",
+        "--bot",
+        "builtin:random",
+        "--bot",
+        "/no/such/bot",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let rec: serde_json::Value = serde_json::from_slice(&o.stdout).expect("play --json prints the record");
+    assert_eq!(rec["faults"][0]["kind"], "spawn");
+}
+
 #[test]
 fn a_match_keeps_bot_processes_between_games_unless_told_not_to() {
     let bot = format!("{} --mode keepable", env!("CARGO_BIN_EXE_hostile_bot"));
@@ -363,6 +514,48 @@ fn check_bot_passes_a_good_bot_and_fails_a_bad_one() {
     ]);
     assert!(!o.status.success());
     assert!(text(&o).contains("FAIL handshake"), "{}", text(&o));
+}
+
+#[test]
+fn check_bot_names_the_usual_causes_of_a_silent_handshake() {
+    // Answers the handshake, but never flushes: the referee sees nothing.
+    let bot = "python3 -c 'import sys\nfor l in sys.stdin:\n    sys.stdout.write(\"id name=x\\nastragalok version=1\\n\")'";
+    let o = referee(&["check-bot", bot, "--handshake-timeout", "1500"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("FAIL handshake"), "{out}");
+    assert!(out.contains("output not flushed"), "{out}");
+    assert!(out.contains("FAILED"), "{out}");
+    // What the bot wrote on stderr is shown with it.
+    let bot = "python3 -c 'import nosuchmodule'";
+    let out = text(&referee(&["check-bot", bot, "--handshake-timeout", "3000"]));
+    assert!(out.contains("No module named"), "{out}");
+}
+
+#[test]
+fn check_bot_says_ok_only_for_what_it_saw() {
+    // Shakes hands and answers pings, but every move is illegal: no game is played.
+    let bot = "python3 -c 'import sys\nfor l in sys.stdin:\n    w = l.split()\n    r = {\"astragal\": \"id name=x\\nastragalok version=1\", \"isready\": \"readyok\"}.get(w[0])\n    r = r or (\"move \" + w[1] + \" move=nonsense\" if w[0] == \"go\" else None)\n    if r: print(r, flush=True)'";
+    let o = referee(&["check-bot", bot, "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("--json prints JSON");
+    assert_eq!(report["passed"], false);
+    let status = |check: &str| {
+        report["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["check"] == check)
+            .map(|i| i["status"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(status("handshake").as_deref(), Some("ok"));
+    assert_eq!(status("games").as_deref(), Some("fail"));
+    assert_eq!(status("ids").as_deref(), Some("not_checked"), "{report}");
+    assert_eq!(status("speed").as_deref(), Some("not_checked"), "{report}");
+    // And a good bot's report in JSON passes.
+    let o = referee(&["check-bot", &rust_bot(), "--games", "2", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert!(o.status.success() && report["passed"] == true, "{report}");
 }
 
 /// Every example bot plays every game through the referee, without a fault.

@@ -47,9 +47,11 @@ fn daemonizing_games(level: Level, games: u64, tag: &str) {
         log_dir: None,
         // A new process, and so a new daemon, in every game.
         fresh_bots: true,
+        ..MatchConfig::default()
     };
-    let summary = run_match(cfg, |_, _, rec| {
+    let summary = run_match(cfg, |_, rec| {
         assert!(rec.faults.is_empty(), "{:?}", rec.faults);
+        std::ops::ControlFlow::Continue(())
     })
     .expect("the match runs");
     assert_eq!(summary.games, games);

@@ -261,3 +261,23 @@ fn grpc_server_dying_mid_game_is_a_crash() {
     );
     assert_eq!(rec.outcome.ranks, vec![1, 2]);
 }
+
+#[test]
+fn check_bot_times_a_grpc_bot() {
+    let server = Server::start(Arc::new(|| bots::builtin("random", &[]).unwrap()));
+    let report = referee::check::check_bot(&server.spec(), "ur", &[], &astragal_tests::fast_limits(), 2);
+    assert!(report.passed(), "{}", report.text());
+    let speed = report
+        .items
+        .iter()
+        .find(|i| i.check == "speed")
+        .expect("a speed line");
+    let ms: f64 = speed
+        .detail
+        .split(" ms per move")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(ms > 0.0, "a gRPC round trip takes time: {}", speed.detail);
+}
