@@ -7,7 +7,7 @@ use ladder::tournament::{self, Format, TournamentConfig};
 use referee::clock::number_in;
 use referee::sandbox::{Level, Sandbox, SandboxArgs};
 use referee::spec::BotSpec;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
 
 /// Tournaments and a ladder service for astragal bots, with maximum-likelihood Elo.
@@ -35,6 +35,12 @@ enum Command {
     /// Play a round-robin or gauntlet of mirrored groups and print Elo standings.
     /// With --db the run is resumable: run the same command again after a kill and
     /// it plays only what is missing; with more --games it extends the tournament.
+    ///
+    /// Progress goes to stderr (a bar with games/s and ETA on a terminal). Ctrl-C
+    /// starts no new game and prints the standings so far; the games under way are
+    /// recorded, and the same command resumes. Exit status: 0 when every game was
+    /// played as asked; 3 when a bot could not start or shake hands in some game;
+    /// 130 when stopped by Ctrl-C; 1 for any other error.
     Tournament(TournamentArgs),
     /// Print standings of the competitions in a store, or of record files.
     Ratings(RatingsArgs),
@@ -306,6 +312,10 @@ struct TournamentArgs {
     /// Games to play in all, rounded up to whole mirrored groups.
     #[arg(long, default_value_t = 100, value_parser = |s: &str| number_in(s, 1u64, 1_000_000_000))]
     games: u64,
+    /// Interim standings every this many games (0: none); on a terminal they print
+    /// above the progress bar.
+    #[arg(long, default_value_t = 0)]
+    standings_every: u64,
     /// round-robin: every set of bots meets in turn; gauntlet: the first bot meets all others.
     #[arg(long, value_enum, default_value = "round-robin")]
     format: Format,
@@ -456,26 +466,6 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
-/// Progress on stderr: a rewritten line on a terminal, else a line per tenth.
-fn progress_printer(what: &'static str) -> impl FnMut(u64, u64) {
-    let tty = std::io::stderr().is_terminal();
-    let mut last_tenth = u64::MAX;
-    move |done, total| {
-        if tty {
-            eprint!("\r{done}/{total} {what}");
-            if done == total {
-                eprintln!();
-            }
-        } else {
-            let tenth = done * 10 / total.max(1);
-            if tenth != last_tenth {
-                last_tenth = tenth;
-                eprintln!("{done}/{total} {what}");
-            }
-        }
-    }
-}
-
 fn tournament_cmd(a: TournamentArgs) -> anyhow::Result<()> {
     let rt = runtime()?;
     let url = a.db.clone().unwrap_or_else(|| "sqlite::memory:".into());
@@ -496,8 +486,25 @@ fn tournament_cmd(a: TournamentArgs) -> anyhow::Result<()> {
         log_dir: a.game.log_dir.clone(),
         fresh_bots: a.game.fresh_bots,
         sandbox: a.game.sandbox(a.db.as_deref())?,
+        stop: Some(interrupt_flag()),
     };
-    let report = tournament::run(&rt, &store, &cfg, progress_printer("games"))?;
+    let mut progress: Option<referee::progress::Progress> = None;
+    let report = tournament::run(&rt, &store, &cfg, |done, total| {
+        let p = progress
+            .get_or_insert_with(|| referee::progress::Progress::new(Some(total), "games", a.standings_every));
+        p.update(done, || {
+            let standings = rt
+                .block_on(store.competition(&cfg.name))
+                .ok()
+                .flatten()
+                .map(|comp| rt.block_on(tournament::standings_of(&store, &comp, None)));
+            match standings {
+                Some(Ok(s)) => s.table(),
+                _ => "(standings not available)".into(),
+            }
+        });
+    })?;
+    drop(progress);
     let standings = match anchor_of(&a.anchor)? {
         None => report.standings,
         Some((n, e)) => {
@@ -528,6 +535,22 @@ fn tournament_cmd(a: TournamentArgs) -> anyhow::Result<()> {
         println!("{summary}");
     }
     rt.block_on(store.close());
+    std::io::stdout().flush()?;
+    if report.setup_faults > 0 {
+        eprintln!(
+            "ladder: in {} games a bot could not start or shake hands, so the tournament was not played as asked",
+            report.setup_faults
+        );
+        std::process::exit(3);
+    }
+    if report.resumed + report.played < report.total {
+        eprintln!(
+            "interrupted: {} of {} games recorded; run the same command again to resume",
+            report.resumed + report.played,
+            report.total
+        );
+        std::process::exit(130);
+    }
     Ok(())
 }
 
@@ -819,6 +842,7 @@ fn worker_cmd(a: WorkerArgs) -> anyhow::Result<()> {
         exit_when_idle: a.exit_when_idle,
         log_dir: a.log_dir,
         sandbox,
+        progress: true,
     };
     let n = rt.block_on(ladder::worker::run(cfg, shutdown_signal()))?;
     eprintln!("ladder worker: {n} groups reported");

@@ -90,6 +90,9 @@ pub struct TournamentConfig {
     /// How bot processes are contained (not part of what makes a tournament the
     /// same one either).
     pub sandbox: Sandbox,
+    /// Set (by Ctrl-C, say) to start no new game: the games under way finish and
+    /// are recorded, and the tournament resumes from there when run again.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// What a run did.
@@ -107,6 +110,10 @@ pub struct TournamentReport {
     pub standings: Standings,
     /// The seed it played from (give it as `--seed` to play it again).
     pub seed: u64,
+    /// Games of this run in which a bot could not start or shake hands.
+    pub setup_faults: u64,
+    /// Games the tournament holds in all, recorded or not.
+    pub total: u64,
 }
 
 /// A tournament that cannot start or go on.
@@ -316,8 +323,16 @@ pub fn run(
     let mut played = 0u64;
     let mut decisions = 0u64;
     let mut done = resumed;
+    let mut setup_faults = 0;
     let mut failure: Option<TournamentError> = None;
     let job = |k: u64| -> Option<GameJob<(i64, usize, Vec<i64>)>> {
+        if cfg
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            return None;
+        }
         let (group, rotation) = jobs.get(k as usize)?;
         let seat_bots = seating::seated(&group.bots, *rotation);
         Some(GameJob {
@@ -354,19 +369,25 @@ pub fn run(
                     result,
                 }: Finished<(i64, usize, Vec<i64>)>| {
         result.map(|mut rec| {
+            let setup_fault = rec.faults.iter().any(|f| f.is_setup());
             for (s, id) in seat_bots.iter().enumerate() {
                 rec.seats[s].entrant = Some(specs[id].0.clone());
             }
             let decisions = rec.moves.len() as u64;
-            (new_game(comp.id, group_id, rotation, seat_bots, &rec), decisions)
+            (
+                new_game(comp.id, group_id, rotation, seat_bots, &rec),
+                decisions,
+                setup_fault,
+            )
         })
     };
     run_games_then(options, &limits, job, then, |batch| {
         let mut games = Vec::with_capacity(batch.len());
         for result in batch {
             match result {
-                Ok((game, d)) => {
+                Ok((game, d, setup_fault)) => {
                     decisions += d;
+                    setup_faults += u64::from(setup_fault);
                     games.push(game);
                 }
                 Err(e) => {
@@ -402,6 +423,8 @@ pub fn run(
         seconds,
         standings,
         seed,
+        setup_faults,
+        total,
     })
 }
 

@@ -121,6 +121,9 @@ pub struct WorkerConfig {
     /// How bot processes are contained: strangers' programs, so isolated unless
     /// the host said otherwise.
     pub sandbox: Sandbox,
+    /// Show the groups reported, their rate and the time so far on stderr (a line
+    /// every 30 s, or a live counter on a terminal).
+    pub progress: bool,
 }
 
 /// Plays every rotation of a leased group, each rotation with the bots of `pools[r]`
@@ -247,17 +250,36 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> Resul
         let (cfg, reported, claimed) = (cfg.clone(), reported.clone(), claimed.clone());
         tasks.spawn(async move { work_loop(k, &cfg, &reported, &claimed).await });
     }
-    tokio::select! {
-        () = shutdown => {
-            tasks.abort_all();
-        }
-        r = async {
-            while let Some(r) = tasks.join_next().await {
-                r.map_err(|e| WorkerError::Task(e.to_string()))??;
+    // On its own task, stopped when the work ends.
+    let shown = cfg.progress.then(|| {
+        let reported = reported.clone();
+        tokio::spawn(async move {
+            let mut progress = referee::progress::Progress::new(None, "groups", 0);
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                progress.update(reported.load(Ordering::Relaxed), String::new);
             }
-            Ok::<(), WorkerError>(())
-        } => r?,
+        })
+    });
+    let finished = async {
+        tokio::select! {
+            () = shutdown => {
+                tasks.abort_all();
+            }
+            r = async {
+                while let Some(r) = tasks.join_next().await {
+                    r.map_err(|e| WorkerError::Task(e.to_string()))??;
+                }
+                Ok::<(), WorkerError>(())
+            } => r?,
+        }
+        Ok::<(), WorkerError>(())
     }
+    .await;
+    if let Some(task) = shown {
+        task.abort();
+    }
+    finished?;
     Ok(reported.load(Ordering::Relaxed))
 }
 

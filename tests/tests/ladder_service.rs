@@ -102,6 +102,8 @@ fn until_idle(url: &str, name: &str, concurrency: usize) -> WorkerConfig {
         exit_when_idle: true,
         log_dir: None,
         sandbox: referee::sandbox::Sandbox::default(),
+        // On, so the tests show a worker with progress still ends when idle.
+        progress: true,
     }
 }
 
