@@ -1,0 +1,128 @@
+//! The starter kits in `bots/starters/`: each passes its own `check.sh` (which runs
+//! `referee check-bot` on every game) and beats the built-in `first` at the Game of
+//! Ur, as its README promises.
+
+use astragal_tests::{binary, on_path, workspace_root};
+use std::process::{Command, Stdio};
+
+fn check_script_passes(kit: &str) {
+    let script = workspace_root().join(format!("bots/starters/{kit}/check.sh"));
+    let out = Command::new("bash")
+        .arg(&script)
+        .env("REFEREE", binary("referee"))
+        .output()
+        .expect("bash runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{kit}/check.sh failed:\n{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        text.matches(": PASSED").count(),
+        5,
+        "{kit}: one passed check per game\n{text}"
+    );
+}
+
+/// The share of games `bot` wins against `builtin:first` at Ur, in a fixed match.
+fn score_against_first(bot: &str) -> f64 {
+    let out = Command::new(binary("referee"))
+        .current_dir(workspace_root())
+        .args([
+            "match",
+            "--game",
+            "ur",
+            "--games",
+            "400",
+            "--seed",
+            "11",
+            "--concurrency",
+            "2",
+            "--json",
+        ])
+        .args(["--bot", bot, "--bot", "builtin:first"])
+        .output()
+        .expect("referee runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let me = &summary["summary"]["entrants"][0];
+    assert_eq!(me["faults"], 0, "{summary}");
+    me["wins"].as_f64().unwrap() / me["games"].as_f64().unwrap()
+}
+
+fn assert_beats_first(kit: &str, bot: &str) {
+    let score = score_against_first(bot);
+    // 400 mirrored games: 53% is well clear of chance (one standard error is 2.5%).
+    assert!(
+        score >= 0.53,
+        "the {kit} starter scores {:.1}% against first",
+        score * 100.0
+    );
+}
+
+#[test]
+fn the_python_starter() {
+    check_script_passes("python");
+    assert_beats_first("python", "python3 bots/starters/python/bot.py");
+}
+
+#[test]
+fn the_javascript_starter() {
+    if !on_path("node") {
+        eprintln!("skipped: no node on PATH");
+        return;
+    }
+    check_script_passes("javascript");
+    assert_beats_first("javascript", "node bots/starters/javascript/bot.js");
+}
+
+#[test]
+fn the_rust_starter() {
+    check_script_passes("rust");
+    let exe = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace_root().join("target"), std::path::PathBuf::from)
+        .join("release/astragal-starter");
+    assert_beats_first("rust", &exe.display().to_string());
+}
+
+#[test]
+fn the_python_grpc_starter() {
+    let has_grpc = Command::new("python3")
+        .args(["-c", "import grpc, grpc_tools"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_grpc {
+        // .ci/run installs them; a machine without them cannot run this kit.
+        eprintln!(
+            "skipped: python3 lacks grpcio and grpcio-tools (pip install -r bots/starters/python-grpc/requirements.txt)"
+        );
+        return;
+    }
+    check_script_passes("python-grpc");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = Command::new("python3")
+        .arg(workspace_root().join("bots/starters/python-grpc/bot.py"))
+        .arg(format!("127.0.0.1:{port}"))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("python3 runs");
+    let up = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let score = up.then(|| score_against_first(&format!("grpc://127.0.0.1:{port}")));
+    let _ = server.kill();
+    let _ = server.wait();
+    let score = score.expect("the gRPC starter serves within 10 s");
+    assert!(
+        score >= 0.53,
+        "the python-grpc starter scores {:.1}% against first",
+        score * 100.0
+    );
+}
