@@ -12,6 +12,7 @@ pub mod check;
 pub mod clock;
 pub mod fault;
 pub mod game;
+pub mod human;
 pub mod matchplay;
 pub mod player;
 pub mod pool;

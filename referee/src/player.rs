@@ -10,7 +10,6 @@ use crate::setup::SeatSetup;
 use crate::spec::BotSpec;
 use crate::transport::pipe::ChildProcess;
 use bots::{Bot, View};
-use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -18,7 +17,7 @@ enum Kind {
     Text(Box<TextSession>),
     Grpc(Box<GrpcSession>),
     Builtin(Box<dyn Bot>),
-    Human,
+    Human(Box<crate::human::HumanSeat>),
 }
 
 /// One seat's player.
@@ -72,7 +71,7 @@ impl Player {
                     name: Some("human".into()),
                     ..Hello::default()
                 };
-                (hello, Kind::Human)
+                (hello, Kind::Human(Box::default()))
             }
             BotSpec::Grpc { url } => {
                 let mut session = GrpcSession::open(url, limits)?;
@@ -123,7 +122,10 @@ impl Player {
                 bot.salt_game(table.bot_salt);
                 Ok(())
             }
-            Kind::Human => Ok(()),
+            Kind::Human(person) => {
+                person.new_game(table);
+                Ok(())
+            }
         }
     }
 
@@ -163,9 +165,9 @@ impl Player {
                     info: Vec::new(),
                 }))
             }
-            Kind::Human => {
+            Kind::Human(person) => {
                 let start = Instant::now();
-                Pending::Done(ask_human(ask).map(|mv| Reply {
+                Pending::Done(person.ask(ask).map(|mv| Reply {
                     mv,
                     elapsed: start.elapsed(),
                     info: Vec::new(),
@@ -180,7 +182,8 @@ impl Player {
         match &mut self.kind {
             Kind::Text(session) => session.queue_played(seat, mv),
             Kind::Grpc(session) => session.queue_played(seat, mv),
-            Kind::Builtin(_) | Kind::Human => {}
+            Kind::Human(person) => person.played(seat, mv),
+            Kind::Builtin(_) => {}
         }
     }
 
@@ -198,13 +201,7 @@ impl Player {
         match &mut self.kind {
             Kind::Text(session) => session.game_over(over),
             Kind::Grpc(session) => session.game_over(over),
-            Kind::Human => eprintln!(
-                "game over ({}): places {:?}, scores {:?} {}",
-                over.reason,
-                over.ranks,
-                over.scores,
-                over.detail.clone().unwrap_or_default()
-            ),
+            Kind::Human(person) => person.game_over(over),
             Kind::Builtin(_) => {}
         }
     }
@@ -387,41 +384,4 @@ fn wait_any(
         }
     }
     Ok(())
-}
-
-fn ask_human(ask: &Ask<'_>) -> Result<String, Fault> {
-    let legal = ask.game.legal_moves(ask.seat);
-    let stdin = std::io::stdin();
-    let mut err = std::io::stderr();
-    // Only what this seat may know: the whole state is for `referee show` after the game.
-    let _ = writeln!(err, "\n{}", ask.game.render_for(ask.seat));
-    for (i, m) in legal.iter().enumerate() {
-        let _ = write!(err, "{:>3}) {m:<12}", i + 1);
-        if (i + 1) % 5 == 0 {
-            let _ = writeln!(err);
-        }
-    }
-    loop {
-        let _ = write!(err, "\nseat {}: your move (number or text): ", ask.seat);
-        let _ = err.flush();
-        let mut line = String::new();
-        match stdin.lock().read_line(&mut line) {
-            Ok(0) | Err(_) => return Err(Fault::new(FaultKind::Crash, "the terminal closed")),
-            Ok(_) => {}
-        }
-        let t = line.trim();
-        if let Ok(n) = t.parse::<usize>()
-            && (1..=legal.len()).contains(&n)
-        {
-            return Ok(legal[n - 1].clone());
-        }
-        // People may type any spelling the game reads (`c3xf6`); the bot protocol
-        // and the record get the game's own.
-        if let Ok(mv) = ask.game.read_move(t)
-            && legal.contains(&mv)
-        {
-            return Ok(mv);
-        }
-        let _ = write!(err, "{t:?} is not one of the moves above.");
-    }
 }

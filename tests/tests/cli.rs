@@ -235,6 +235,46 @@ fn a_human_plays_at_the_terminal() {
         .args([
             "play",
             "--game",
+            "ur",
+            "--seed",
+            "4",
+            "--bot",
+            "human",
+            "--bot",
+            "builtin:first",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A wrong answer, a call for help, then always the first listed move.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"nonsense\nhelp\n").unwrap();
+    for _ in 0..400 {
+        let _ = stdin.write_all(b"1\n");
+    }
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("You are seat 0 (upper-case letters)"), "{out}");
+    assert!(out.contains("\"nonsense\" is not a legal move"), "{out}");
+    assert!(out.contains("S swallow, T storm"), "help shows the legend: {out}");
+    assert!(
+        out.contains("Since you were last asked (your own move included):\n  seat 1 played "),
+        "{out}"
+    );
+    assert!(out.contains("Game over: you "), "a plain result line: {out}");
+    assert!(out.contains("seat 0 human"), "{out}");
+}
+
+#[test]
+fn a_human_gets_long_move_lists_grouped_and_may_type_a_unique_beginning() {
+    let mut child = Command::new(binary("referee"))
+        .args([
+            "play",
+            "--game",
             "uptick",
             "--opt",
             "size=3",
@@ -250,17 +290,22 @@ fn a_human_plays_at_the_terminal() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // A wrong answer first, then always the first listed move.
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"nonsense\n").unwrap();
-    for _ in 0..50 {
-        let _ = stdin.write_all(b"1\n");
+    // `a` is ambiguous; `c3=6` and later whole moves are not. Cells fill up, so
+    // try each in turn: a refused one only costs a line.
+    stdin.write_all(b"a\n").unwrap();
+    for cell in ["c3", "c2", "c1", "b3", "b2", "b1", "a3", "a2", "a1"] {
+        for _ in 0..3 {
+            let _ = stdin.write_all(format!("{cell}=6\n{cell}-\n").as_bytes());
+        }
     }
     drop(stdin);
     let o = child.wait_with_output().unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("is not one of the moves above"), "{}", text(&o));
-    assert!(text(&o).contains("seat 0 human"), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("legal moves, grouped:"), "{out}");
+    assert!(out.contains("a1=1/2/3/4/5/6"), "{out}");
+    assert!(out.contains("\"a\" could be a1=1, a1=2"), "{out}");
+    assert!(out.contains("Game over: you "), "{out}");
 }
 
 #[test]
