@@ -231,32 +231,9 @@ fn games_lists_every_game_and_option() {
 
 #[test]
 fn a_human_plays_at_the_terminal() {
-    let mut child = Command::new(binary("referee"))
-        .args([
-            "play",
-            "--game",
-            "ur",
-            "--seed",
-            "4",
-            "--bot",
-            "human",
-            "--bot",
-            "builtin:first",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     // A wrong answer, a call for help, then always the first listed move.
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"nonsense\nhelp\n").unwrap();
-    for _ in 0..400 {
-        let _ = stdin.write_all(b"1\n");
-    }
-    drop(stdin);
-    let o = child.wait_with_output().unwrap();
-    let out = text(&o);
+    let input = format!("nonsense\nhelp\n{}", "1\n".repeat(400));
+    let (o, out) = human_game(&["--game", "ur", "--seed", "4"], &input);
     assert!(o.status.success(), "{out}");
     assert!(out.contains("You are seat 0 (upper-case letters)"), "{out}");
     assert!(out.contains("\"nonsense\" is not a legal move"), "{out}");
@@ -269,39 +246,40 @@ fn a_human_plays_at_the_terminal() {
     assert!(out.contains("seat 0 human"), "{out}");
 }
 
-#[test]
-fn a_human_gets_long_move_lists_grouped_and_may_type_a_unique_beginning() {
+/// `referee play` with a person in seat 0 (typing `input`) against `first`.
+fn human_game(game: &[&str], input: &str) -> (Output, String) {
     let mut child = Command::new(binary("referee"))
-        .args([
-            "play",
-            "--game",
-            "uptick",
-            "--opt",
-            "size=3",
-            "--opt",
-            "reserve=2",
-            "--bot",
-            "human",
-            "--bot",
-            "builtin:first",
-        ])
+        .arg("play")
+        .args(game)
+        .args(["--bot", "human", "--bot", "builtin:first"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    // `a` is ambiguous; `c3=6` and later whole moves are not. Cells fill up, so
-    // try each in turn: a refused one only costs a line.
-    stdin.write_all(b"a\n").unwrap();
-    for cell in ["c3", "c2", "c1", "b3", "b2", "b1", "a3", "a2", "a1"] {
-        for _ in 0..3 {
-            let _ = stdin.write_all(format!("{cell}=6\n{cell}-\n").as_bytes());
-        }
-    }
+    // The game may end before all is read: the rest is not needed.
+    let _ = stdin.write_all(input.as_bytes());
     drop(stdin);
     let o = child.wait_with_output().unwrap();
     let out = text(&o);
+    (o, out)
+}
+
+#[test]
+fn a_human_gets_long_move_lists_grouped_and_may_type_a_unique_beginning() {
+    // `a` is ambiguous; `c3=6` and later whole moves are not. Cells fill up, so
+    // try each in turn: a refused one only costs a line.
+    let mut input = String::from("a\n");
+    for cell in ["c3", "c2", "c1", "b3", "b2", "b1", "a3", "a2", "a1"] {
+        for _ in 0..3 {
+            input.push_str(&format!("{cell}=6\n{cell}-\n"));
+        }
+    }
+    let (_, out) = human_game(
+        &["--game", "uptick", "--opt", "size=3", "--opt", "reserve=2"],
+        &input,
+    );
     assert!(out.contains("legal moves, grouped:"), "{out}");
     assert!(out.contains("a1=1/2/3/4/5/6"), "{out}");
     assert!(out.contains("\"a\" could be a1=1, a1=2"), "{out}");
