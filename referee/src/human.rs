@@ -131,7 +131,11 @@ impl HumanSeat {
         let mut s = String::new();
         let moves = std::mem::take(&mut self.since);
         let changes = match (&self.last_obs, obs) {
-            (Some(old), Some(new)) => obs_changes(old, new),
+            (Some(old), Some(new)) => {
+                let mut said = events_in_words(&self.game, self.seat, old, new);
+                said.extend(obs_changes(old, new));
+                said
+            }
             _ => Vec::new(),
         };
         if moves.is_empty() && changes.is_empty() {
@@ -181,6 +185,81 @@ pub fn obs_changes(old: &serde_json::Value, new: &serde_json::Value) -> Vec<Stri
             (before != v).then(|| format!("{}: {} → {}", k.replace('_', " "), brief(before), brief(v)))
         })
         .collect()
+}
+
+/// The events a person would miss on the board, as sentences: a piece sent back,
+/// hit points lost, pips captured.
+pub fn events_in_words(
+    game: &str,
+    me: usize,
+    old: &serde_json::Value,
+    new: &serde_json::Value,
+) -> Vec<String> {
+    let who = |s: usize| {
+        if s == me {
+            "your".to_owned()
+        } else {
+            format!("seat {s}'s")
+        }
+    };
+    let pair = |v: &serde_json::Value, key: &str, s: usize| v[key][s].as_i64().unwrap_or(0);
+    let mut said = Vec::new();
+    match game {
+        "ur" => {
+            let tablet = new["rules"] == "tablet";
+            for s in 0..2 {
+                let (Some(before), Some(after)) = (old["pieces"][s].as_array(), new["pieces"][s].as_array())
+                else {
+                    continue;
+                };
+                for (i, (b, a)) in before.iter().zip(after).enumerate() {
+                    let (b, a) = (b.as_u64().unwrap_or(0), a.as_u64().unwrap_or(0));
+                    if (5..=12).contains(&b) && a == 0 {
+                        let piece = if tablet {
+                            ["swallow", "storm", "raven", "rooster", "eagle"]
+                                .get(i)
+                                .copied()
+                                .unwrap_or("piece")
+                        } else {
+                            "piece"
+                        };
+                        said.push(format!(
+                            "{} {piece} on house {b} was captured and starts again",
+                            who(s)
+                        ));
+                    }
+                }
+            }
+        }
+        "spartan" => {
+            for s in 0..2 {
+                let lost = pair(old, "hp", s) - pair(new, "hp", s);
+                if lost > 0 {
+                    let army = if s == me {
+                        "your army".to_owned()
+                    } else {
+                        format!("seat {s}'s army")
+                    };
+                    said.push(format!("{army} lost {lost} HP"));
+                }
+            }
+        }
+        "uptick" => {
+            for s in 0..2 {
+                let pips = pair(new, "captured", s) - pair(old, "captured", s);
+                if pips > 0 {
+                    let taker = if s == me {
+                        "you".to_owned()
+                    } else {
+                        format!("seat {s}")
+                    };
+                    said.push(format!("{taker} captured a die worth {pips} pips"));
+                }
+            }
+        }
+        _ => {}
+    }
+    said
 }
 
 /// A JSON value in a line: long ones cut.
@@ -393,6 +472,29 @@ mod tests {
                 "counters: [15,15] → [11,15]",
                 "pieces: [[3,0],[5,0]] → [[0,0],[7,0]]"
             ]
+        );
+    }
+
+    #[test]
+    fn captures_and_losses_are_said_in_words() {
+        let old = serde_json::json!({"rules": "tablet", "pieces": [[6, 0, 0, 0, 0], [2, 0, 0, 0, 0]]});
+        let new = serde_json::json!({"rules": "tablet", "pieces": [[0, 0, 0, 0, 0], [6, 0, 0, 0, 0]]});
+        assert_eq!(
+            events_in_words("ur", 0, &old, &new),
+            ["your swallow on house 6 was captured and starts again"]
+        );
+        assert_eq!(
+            events_in_words("ur", 1, &old, &new),
+            ["seat 0's swallow on house 6 was captured and starts again"]
+        );
+        let old = serde_json::json!({"hp": [10, 7]});
+        let new = serde_json::json!({"hp": [6, 7]});
+        assert_eq!(events_in_words("spartan", 0, &old, &new), ["your army lost 4 HP"]);
+        let old = serde_json::json!({"captured": [0, 0]});
+        let new = serde_json::json!({"captured": [0, 5]});
+        assert_eq!(
+            events_in_words("uptick", 0, &old, &new),
+            ["seat 1 captured a die worth 5 pips"]
         );
     }
 
