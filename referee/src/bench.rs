@@ -231,9 +231,7 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
             record: None,
             log_dir: None,
             fresh_bots: false,
-            names: Vec::new(),
-            positions: Vec::new(),
-            stop: Default::default(),
+            ..MatchConfig::default()
         };
         let s = run_match(m, |_, _| std::ops::ControlFlow::Continue(()))?;
         report.games_per_second[i] = s.games as f64 / s.seconds.max(1e-9);

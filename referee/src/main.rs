@@ -236,6 +236,10 @@ struct MatchArgs {
     /// instead of a table.
     #[arg(long)]
     json: bool,
+    /// Continue a match stopped early: the games of this match (same --game and
+    /// --seed) already in the --record file count and are not played again.
+    #[arg(long, requires_all = ["record", "seed"])]
+    resume: bool,
 }
 
 #[derive(Args)]
@@ -477,11 +481,31 @@ fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
             );
         }
     }
+    let entrants = a.game.seats()?;
+    let played_before = match (&a.game.record, a.resume) {
+        (Some(path), true) => {
+            let lines = record::read_lines(path).map_err(anyhow::Error::msg)?;
+            let found = referee::matchplay::games_of_match(
+                lines.records.into_iter().map(|(_, r)| r).collect(),
+                &a.game.game,
+                seed,
+                entrants.len(),
+            );
+            eprintln!(
+                "resuming: {} games of this match are in {}",
+                found.len(),
+                path.display()
+            );
+            found
+        }
+        _ => Vec::new(),
+    };
     let stop = referee::progress::stop_on_ctrl_c("games").map_err(anyhow::Error::msg)?;
     let cfg = MatchConfig {
+        played_before,
         game: a.game.game.clone(),
         options: a.game.opts.clone(),
-        entrants: a.game.seats()?,
+        entrants,
         names: a.game.names()?,
         positions,
         games: a.games,

@@ -43,6 +43,27 @@ pub struct MatchConfig {
     /// Set (by a Ctrl-C handler, say) to start no new game: the games under way
     /// finish and are recorded, and the summary says `interrupted`.
     pub stop: Arc<AtomicBool>,
+    /// Games of this match played before (read back from its record file): they
+    /// are counted in the summary and not played again.
+    pub played_before: Vec<GameRecord>,
+}
+
+/// The games of `records` that belong to the match of `game` and `seed`: each with
+/// its pairing and its group's seed, one per pairing. A resumed match skips them.
+pub fn games_of_match(records: Vec<GameRecord>, game: &str, seed: u64, seats: usize) -> Vec<GameRecord> {
+    let mut seen = std::collections::HashSet::new();
+    records
+        .into_iter()
+        .filter(|r| {
+            r.game == game
+                && r.seats.len() == seats
+                && r.pairing.is_some_and(|p| {
+                    p.rotation < seats
+                        && r.seed == engine::group_seed(seed, p.group)
+                        && seen.insert((p.group, p.rotation))
+                })
+        })
+        .collect()
 }
 
 /// One entrant's results.
@@ -97,6 +118,8 @@ pub struct MatchSummary {
     pub planned: u64,
     /// Stopped before every planned game was played (Ctrl-C).
     pub interrupted: bool,
+    /// Games counted from an earlier run of the same match (`--resume`).
+    pub resumed: u64,
 }
 
 impl MatchSummary {
@@ -221,8 +244,21 @@ pub fn run_match(
         ..MatchSummary::default()
     };
     let start = std::time::Instant::now();
-    let job = |k: u64| -> Option<GameJob<()>> {
-        if k >= total || cfg.stop.load(Ordering::Relaxed) {
+    let mut done_before = std::collections::HashSet::new();
+    for rec in &cfg.played_before {
+        if let Some(p) = rec.pairing
+            && p.group * (n as u64) + (p.rotation as u64) < total
+            && done_before.insert(p.group * n as u64 + p.rotation as u64)
+        {
+            summary.add(rec);
+        }
+    }
+    let skipped = summary.games;
+    // The jobs still to play, in order.
+    let todo: Vec<u64> = (0..total).filter(|k| !done_before.contains(k)).collect();
+    let job = |i: u64| -> Option<GameJob<()>> {
+        let &k = todo.get(usize::try_from(i).ok()?)?;
+        if cfg.stop.load(Ordering::Relaxed) {
             return None;
         }
         let pairing = Pairing {
@@ -287,6 +323,7 @@ pub fn run_match(
     }
     summary.seconds = start.elapsed().as_secs_f64();
     summary.interrupted = summary.games < total;
+    summary.resumed = skipped;
     Ok(summary)
 }
 

@@ -437,6 +437,72 @@ fn a_match_takes_names_time_controls_per_bot_and_start_positions() {
 }
 
 #[test]
+fn ctrl_c_stops_a_match_with_its_partial_table_and_resume_finishes_it() {
+    let rec = temp("interrupted.jsonl");
+    let ponder = hostile("ponder"); // 20 ms a move: a game lasts about a second
+    let args = |resume: bool| {
+        let mut v: Vec<String> = ["match", "--game", "ur", "--games", "6", "--seed", "21", "--json"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        v.extend([
+            "--bot".into(),
+            ponder.clone(),
+            "--bot".into(),
+            "builtin:first".into(),
+        ]);
+        v.extend(["--record".into(), rec.display().to_string()]);
+        if resume {
+            v.push("--resume".into());
+        }
+        v
+    };
+    let child = Command::new(binary("referee"))
+        .args(args(false))
+        .current_dir(workspace_root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    assert!(text(&o).contains("interrupted after"), "{}", text(&o));
+    let partial: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the partial summary");
+    let played = partial["summary"]["games"].as_u64().unwrap();
+    assert!((1..6).contains(&played), "{partial}");
+    assert_eq!(
+        std::fs::read_to_string(&rec).unwrap().lines().count() as u64,
+        played,
+        "each finished game recorded"
+    );
+    // The rest, and the whole: the same as a match played in one go.
+    let o = Command::new(binary("referee"))
+        .args(args(true))
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let resumed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(resumed["summary"]["games"], 6);
+    assert_eq!(resumed["summary"]["resumed"], played);
+    assert_eq!(std::fs::read_to_string(&rec).unwrap().lines().count(), 6);
+    let _ = std::fs::remove_file(&rec);
+    let o = Command::new(binary("referee"))
+        .args(args(false))
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    let whole: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(resumed["summary"]["entrants"], whole["summary"]["entrants"]);
+}
+
+#[test]
 fn match_and_play_exit_non_zero_when_a_bot_could_not_start() {
     let o = referee(&[
         "match",
