@@ -699,6 +699,7 @@ fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
 fn sprt_progress() -> impl FnMut(&ladder::stats::SequentialTest, u64, u64) {
     let tty = std::io::stderr().is_terminal();
     let mut last: Option<std::time::Instant> = None;
+    let started = std::time::Instant::now();
     move |test, done, total| {
         let every = std::time::Duration::from_millis(if tty { 100 } else { 5000 });
         let finished = test.decision != ladder::stats::SprtDecision::Continue || done >= total;
@@ -706,7 +707,14 @@ fn sprt_progress() -> impl FnMut(&ladder::stats::SequentialTest, u64, u64) {
             return;
         }
         last = Some(std::time::Instant::now());
-        let line = ladder::sprt::progress_line(test, done, total);
+        // An SPRT stops when the LLR leaves its bounds, so there is no ETA: the
+        // rate, and the time until --max-games at that rate, at most.
+        let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-9);
+        let line = format!(
+            "{}  {rate:.1} games/s, at most {:.0} s left",
+            ladder::sprt::progress_line(test, done, total),
+            total.saturating_sub(done) as f64 / rate.max(1e-9)
+        );
         if tty {
             eprint!("\r\x1b[2K{line}");
             if finished {

@@ -413,6 +413,10 @@ fn ctrl_c_stops_an_sprt_and_prints_where_it_stood() {
             "ladder ended before a pair"
         );
     }
+    assert!(
+        line.contains(" games/s, at most "),
+        "the progress line has the rate: {line}"
+    );
     let pid = i32::try_from(child.id()).unwrap();
     let sent = Command::new("kill")
         .args(["-INT", &pid.to_string()])
