@@ -66,6 +66,9 @@ pub struct BenchReport {
     pub games_per_second: [f64; 2],
     /// Decisions per second with the same bot served over gRPC (loopback).
     pub grpc_rate: f64,
+    /// Microseconds per call of a bare tonic unary echo with the same message sizes
+    /// (loopback, one call at a time): what any gRPC call costs here.
+    pub grpc_echo_us: f64,
     /// The sandbox level the protocol figures were measured under.
     pub level: Level,
     /// Milliseconds to start the bot and finish its handshake (median), at level
@@ -83,7 +86,8 @@ impl BenchReport {
              referee's own work: {:.2} us per decision (in process, no I/O)\n\
              raw pipes pausing that long before each round trip: {:.0} round trips/s; protocol / that: {:.0}%\n\
              whole games: {:.1} games/s at concurrency 1, {:.1} at 2 (x{:.2})\n\
-             gRPC (loopback, same bot served with --grpc): {:.0} decisions/s, {:.1} us per decision (stdio: {:.1} us)\n",
+             gRPC (loopback, same bot served with --grpc): {:.0} decisions/s, {:.1} us per decision (stdio: {:.1} us)\n\
+             bare tonic unary echo, same sizes: {:.1} us per call; astragal gRPC / echo: {:.2}x\n",
             self.protocol_rate,
             self.request_bytes,
             self.reply_bytes,
@@ -103,7 +107,9 @@ impl BenchReport {
             self.games_per_second[1] / self.games_per_second[0].max(1e-9),
             self.grpc_rate,
             1e6 / self.grpc_rate.max(1e-9),
-            1e6 / self.protocol_rate.max(1e-9)
+            1e6 / self.protocol_rate.max(1e-9),
+            self.grpc_echo_us,
+            1e6 / self.grpc_rate.max(1e-9) / self.grpc_echo_us.max(1e-9)
         ) + &format!(
             "sandbox: protocol figures above with --sandbox {}; bot start (spawn and handshake, median of {STARTS}): {}\n",
             self.level,
@@ -208,6 +214,11 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
     report.rounds = rounds;
 
     report.grpc_rate = grpc_rate(cfg, seats)?;
+    report.grpc_echo_us = bare_grpc_echo_us(
+        report.request_bytes,
+        report.reply_bytes,
+        cfg.decisions.div_ceil(cfg.rounds.max(1) as u64),
+    )?;
     report.level = cfg.sandbox.level;
     report.start_ms = [
         Some(start_ms(cfg, Level::None)?),
@@ -355,6 +366,105 @@ fn grpc_rate(cfg: &BenchConfig, seats: usize) -> anyhow::Result<f64> {
     let _ = server.kill();
     let _ = server.wait();
     result
+}
+
+/// Answers every `Go` at once with a fixed move: nothing but tonic.
+struct Echo {
+    reply: String,
+}
+
+#[tonic::async_trait]
+impl proto::grpc::bot_server::Bot for Echo {
+    async fn hello(
+        &self,
+        _: tonic::Request<proto::grpc::HelloRequest>,
+    ) -> Result<tonic::Response<proto::grpc::HelloReply>, tonic::Status> {
+        Err(tonic::Status::unimplemented("echo"))
+    }
+    async fn new_game(
+        &self,
+        _: tonic::Request<proto::grpc::NewGameRequest>,
+    ) -> Result<tonic::Response<proto::grpc::NewGameReply>, tonic::Status> {
+        Err(tonic::Status::unimplemented("echo"))
+    }
+    async fn ping(
+        &self,
+        _: tonic::Request<proto::grpc::PingRequest>,
+    ) -> Result<tonic::Response<proto::grpc::PingReply>, tonic::Status> {
+        Err(tonic::Status::unimplemented("echo"))
+    }
+    async fn go(
+        &self,
+        request: tonic::Request<proto::grpc::GoRequest>,
+    ) -> Result<tonic::Response<proto::grpc::GoReply>, tonic::Status> {
+        Ok(tonic::Response::new(proto::grpc::GoReply {
+            id: request.into_inner().id,
+            r#move: self.reply.clone(),
+            info: Vec::new(),
+        }))
+    }
+    async fn game_over(
+        &self,
+        _: tonic::Request<proto::grpc::GameOverRequest>,
+    ) -> Result<tonic::Response<proto::grpc::GameOverReply>, tonic::Status> {
+        Err(tonic::Status::unimplemented("echo"))
+    }
+}
+
+/// Microseconds per unary `Go` call of a bare tonic echo on loopback: a request of
+/// `request_bytes` (legal moves and observation) and a reply of `reply_bytes`, one
+/// call at a time on one connection, the server on a runtime of its own thread as a
+/// bot server would be. What a gRPC call of these sizes costs on this machine,
+/// beside which astragal's gRPC path is measured.
+fn bare_grpc_echo_us(request_bytes: usize, reply_bytes: usize, calls: u64) -> anyhow::Result<f64> {
+    let server_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let listener = server_rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let addr = listener.local_addr()?;
+    let echo = Echo {
+        reply: "m".repeat(reply_bytes.saturating_sub(20).max(1)),
+    };
+    server_rt.spawn(
+        tonic::transport::Server::builder()
+            .add_service(proto::grpc::bot_server::BotServer::new(echo))
+            .serve_with_incoming(
+                tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
+            ),
+    );
+    let client_rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let body = request_bytes.saturating_sub(40).max(2);
+    let request = proto::grpc::GoRequest {
+        session: "s".into(),
+        id: 1,
+        legal: vec!["l".repeat(body / 4)],
+        observation_json: "o".repeat(body - body / 4),
+        movetime_ms: Some(10_000),
+        ..Default::default()
+    };
+    let us = client_rt.block_on(async {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
+            .tcp_nodelay(true)
+            .connect()
+            .await?;
+        let mut client = proto::grpc::bot_client::BotClient::new(channel);
+        // Warm the connection up, then time.
+        for _ in 0..50 {
+            client.go(request.clone()).await?;
+        }
+        let start = Instant::now();
+        for id in 0..calls.max(1) {
+            let mut r = request.clone();
+            r.id = id;
+            client.go(r).await?;
+        }
+        Ok::<f64, anyhow::Error>(start.elapsed().as_secs_f64() * 1e6 / calls.max(1) as f64)
+    })?;
+    server_rt.shutdown_background();
+    Ok(us)
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -736,6 +736,14 @@ fn bench_reports_every_figure() {
         "{out}"
     );
     assert!(figure(&out, "whole games:", "whole games:") > 0.0, "{out}");
+    assert!(
+        figure(&out, "bare tonic unary echo", "same sizes:") > 0.0,
+        "{out}"
+    );
+    assert!(
+        figure(&out, "bare tonic unary echo", "astragal gRPC / echo:") > 0.0,
+        "{out}"
+    );
     // The request size is that of a real Utara request, observation and all.
     assert!(figure(&out, "protocol:", "request ~") > 200.0, "{out}");
 }
