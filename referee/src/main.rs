@@ -292,18 +292,18 @@ impl GameArgs {
         })
     }
 
-    /// The entrants' names (`NAME=SPEC`, else the spec's short name, numbered).
-    fn names(&self) -> anyhow::Result<Vec<String>> {
-        let named = referee::spec::name_entrants(&self.bots).map_err(anyhow::Error::msg)?;
-        Ok(named.into_iter().map(|(n, _)| n).collect())
+    fn seats(&self) -> anyhow::Result<Vec<SeatSetup>> {
+        Ok(self.named_seats()?.into_iter().map(|(_, s)| s).collect())
     }
 
-    fn seats(&self) -> anyhow::Result<Vec<SeatSetup>> {
-        let mut seats: Vec<SeatSetup> = referee::spec::name_entrants(&self.bots)
+    /// Each entrant's name (`NAME=SPEC`, else the spec's short name, numbered) and
+    /// seat, with its options, environment and time control.
+    fn named_seats(&self) -> anyhow::Result<Vec<(String, SeatSetup)>> {
+        let (names, mut seats): (Vec<String>, Vec<SeatSetup>) = referee::spec::name_entrants(&self.bots)
             .map_err(anyhow::Error::msg)?
             .into_iter()
-            .map(|(_, spec)| SeatSetup::new(spec))
-            .collect();
+            .map(|(name, spec)| (name, SeatSetup::new(spec)))
+            .unzip();
         for t in &self.bot_tc {
             let (idx, tc) = t.split_once(':').context(format!("--bot-tc {t:?} is not N:TC"))?;
             let idx: usize = idx
@@ -354,7 +354,7 @@ impl GameArgs {
                 bots::builtin(name, &all).map_err(anyhow::Error::msg)?;
             }
         }
-        Ok(seats)
+        Ok(names.into_iter().zip(seats).collect())
     }
 }
 
@@ -481,7 +481,7 @@ fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let entrants = a.game.seats()?;
+    let (names, entrants): (Vec<String>, Vec<SeatSetup>) = a.game.named_seats()?.into_iter().unzip();
     let played_before = match (&a.game.record, a.resume) {
         (Some(path), true) => {
             let lines = record::read_lines(path).map_err(anyhow::Error::msg)?;
@@ -506,7 +506,7 @@ fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
         game: a.game.game.clone(),
         options: a.game.opts.clone(),
         entrants,
-        names: a.game.names()?,
+        names,
         positions,
         games: a.games,
         concurrency: a.concurrency,
