@@ -100,12 +100,11 @@ impl BotRpc for BotService {
                 .ok_or_else(|| Status::failed_precondition("a request is already in flight"))?;
             (bot, s.game.clone(), s.seats, s.options.clone())
         };
+        let quick = !bot.thinks_long();
         if r.legal.is_empty() {
             return Err(Status::invalid_argument("no legal moves"));
         }
-        // Thinking may take a while: tell the runtime this thread blocks (cheaper than
-        // handing the work to another thread, and as safe for the other calls).
-        let (bot, mv) = tokio::task::block_in_place(move || {
+        let think = move || {
             let observation = if bot.reads_observations() {
                 serde_json::from_str(&r.observation_json).unwrap_or(serde_json::Value::Null)
             } else {
@@ -125,7 +124,15 @@ impl BotRpc for BotService {
             let mut bot = bot;
             let mv = bot.choose(&view);
             (bot, mv)
-        });
+        };
+        // A search may take a while: tell the runtime this thread blocks (cheaper
+        // than handing the work to another thread, and as safe for the other
+        // calls). A quick bot answers here: the hand-over would cost more than it.
+        let (bot, mv) = if quick {
+            think()
+        } else {
+            tokio::task::block_in_place(think)
+        };
         if let Ok(mut sessions) = self.sessions.lock()
             && let Some(s) = sessions.get_mut(&r.session)
         {

@@ -65,6 +65,13 @@ pub trait Bot: Send {
         true
     }
 
+    /// Whether a decision may take long (a search). A bot that answers in
+    /// microseconds says no, and the gRPC server then answers on the thread that
+    /// took the call rather than handing the thread's other work away first.
+    fn thinks_long(&self) -> bool {
+        true
+    }
+
     /// A new game starts.
     fn new_game(&mut self, _game: &str, _seats: usize, _seat: usize, _options: &[String]) {}
 
@@ -103,6 +110,10 @@ impl RandomBot {
 impl Bot for RandomBot {
     fn name(&self) -> String {
         "random".into()
+    }
+
+    fn thinks_long(&self) -> bool {
+        false
     }
 
     fn reads_observations(&self) -> bool {
@@ -168,6 +179,10 @@ impl Bot for FirstBot {
     }
 
     fn reads_observations(&self) -> bool {
+        false
+    }
+
+    fn thinks_long(&self) -> bool {
         false
     }
 

@@ -20,7 +20,10 @@ pub const MAX_AGE: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone)]
 struct Entry {
+    /// Games in the fit.
     games: i64,
+    /// The competition's newest game key when it was fit.
+    newest: i64,
     at: Instant,
     standings: Arc<Standings>,
 }
@@ -51,10 +54,12 @@ impl StandingsCache {
         }
     }
 
-    fn fresh(&self, id: i64, games: i64, current: bool) -> Option<Arc<Standings>> {
+    fn fresh(&self, id: i64, newest: i64, current: bool) -> Option<Arc<Standings>> {
         let entries = self.entries.lock().ok()?;
         let e = entries.get(&id)?;
-        let new = games - e.games;
+        // Keys are shared by all competitions: the difference is at most the games
+        // new to this one (a count would walk every game; this is one index probe).
+        let new = newest - e.newest;
         let stale = new > 0 && (current || new >= (e.games / 20).max(20) || e.at.elapsed() >= self.max_age);
         (!stale).then(|| e.standings.clone())
     }
@@ -75,6 +80,41 @@ impl StandingsCache {
         self.standings(c, false).await
     }
 
+    /// The standings of `c` as last fit, at once: a stale fit starts a refit in
+    /// the background (one at a time) rather than making the caller wait. Waits
+    /// only for the first fit of a competition. For the scheduler, which holds
+    /// its lock while it reads these and must not hold every lease up behind a
+    /// fit of a million games.
+    ///
+    /// # Errors
+    /// The store, or results the fit refuses (first fit only).
+    pub async fn latest(self: &Arc<Self>, c: &CompetitionRow) -> Result<Arc<Standings>, TournamentError> {
+        let last = self
+            .entries
+            .lock()
+            .ok()
+            .and_then(|e| e.get(&c.id).map(|e| e.standings.clone()));
+        let Some(last) = last else {
+            return self.get(c).await;
+        };
+        let newest = self.store.newest_game(c.id).await?;
+        let running = self
+            .refits
+            .lock()
+            .ok()
+            .and_then(|r| r.get(&c.id).map(|gate| gate.try_lock().is_err()))
+            .unwrap_or(false);
+        if !running && self.fresh(c.id, newest, false).is_none() {
+            let (cache, c) = (self.clone(), c.clone());
+            tokio::spawn(async move {
+                if let Err(e) = cache.get(&c).await {
+                    tracing::warn!(competition = %c.name, "refitting the standings: {e}");
+                }
+            });
+        }
+        Ok(last)
+    }
+
     /// The standings of `c` over every game recorded now (an explicit query).
     ///
     /// # Errors
@@ -84,8 +124,8 @@ impl StandingsCache {
     }
 
     async fn standings(&self, c: &CompetitionRow, current: bool) -> Result<Arc<Standings>, TournamentError> {
-        let games = self.store.game_count(c.id).await?;
-        if let Some(st) = self.fresh(c.id, games, current) {
+        let newest = self.store.newest_game(c.id).await?;
+        if let Some(st) = self.fresh(c.id, newest, current) {
             return Ok(st);
         }
         let gate = self
@@ -97,8 +137,8 @@ impl StandingsCache {
             .clone();
         let _refit = gate.lock().await;
         // Another caller may have refit while this one waited.
-        let games = self.store.game_count(c.id).await?;
-        if let Some(st) = self.fresh(c.id, games, current) {
+        let newest = self.store.newest_game(c.id).await?;
+        if let Some(st) = self.fresh(c.id, newest, current) {
             return Ok(st);
         }
         let bots: Vec<(i64, String)> = self
@@ -119,7 +159,8 @@ impl StandingsCache {
             entries.insert(
                 c.id,
                 Entry {
-                    games,
+                    games: st.games as i64,
+                    newest,
                     at: Instant::now(),
                     standings: st.clone(),
                 },

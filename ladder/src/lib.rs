@@ -7,6 +7,7 @@
 //! groups of games and play them with the referee library.
 
 pub mod audit;
+pub mod bench_service;
 pub mod cache;
 pub mod elo;
 pub mod rating;

@@ -52,6 +52,18 @@ enum Command {
     BenchFit(BenchFitArgs),
     /// Measure the SPRT's error rates on simulated pairs (α at elo0, β at elo1).
     BenchSprt(BenchSprtArgs),
+    /// Measure the service: start a real `ladder serve` on loopback (SQLite or
+    /// PostgreSQL) and simulated workers in this process, each with its own token,
+    /// leasing, playing with in-process random bots and reporting; print groups and
+    /// games per second, lease and report latency p50/p99, and the server's CPU per
+    /// game, for each number of workers.
+    ///
+    ///   ladder bench-service --db sqlite --workers 10,100,500
+    ///   ladder bench-service --db postgres://postgres@127.0.0.1:5432/postgres
+    ///
+    /// With PostgreSQL, a new database is made on that server for the run and
+    /// dropped after it (the user needs CREATE DATABASE).
+    BenchService(BenchServiceArgs),
     /// Run the ladder service: gRPC API (admin, reads, worker leases) and a web page.
     Serve(ServeArgs),
     /// Lease groups from a ladder server, play them, report the records.
@@ -102,6 +114,11 @@ struct WorkerArgs {
     /// Groups played at once.
     #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 1024))]
     concurrency: usize,
+    /// Groups each of the --concurrency tasks leases, and reports, per call (1 to
+    /// 64). With quick bots, 8 to 32 cut the round trips to the server; every group
+    /// of a batch must be played within one lease period (the server's --lease-seconds).
+    #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 64))]
+    batch: usize,
     /// Name in this worker's own log lines (the server knows it by its token).
     #[arg(long, default_value = "worker")]
     name: String,
@@ -392,6 +409,34 @@ struct SprtArgs {
 }
 
 #[derive(Args)]
+struct BenchServiceArgs {
+    /// `sqlite` (a new file, removed after) or a postgres:// URL.
+    #[arg(long, default_value = "sqlite")]
+    db: String,
+    /// Numbers of simulated workers, one row each (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "10,100,500", value_parser = |s: &str| number_in(s, 1usize, 5000))]
+    workers: Vec<usize>,
+    /// Seconds measured per row.
+    #[arg(long, default_value_t = 10.0, value_parser = |s: &str| number_in(s, 0.5, 3600.0))]
+    seconds: f64,
+    /// Seconds of warm-up per row.
+    #[arg(long, default_value_t = 2.0, value_parser = |s: &str| number_in(s, 0.0, 600.0))]
+    warmup: f64,
+    /// Groups per lease and per report call (1 to 64).
+    #[arg(long, default_value_t = 16, value_parser = |s: &str| number_in(s, 1usize, 64))]
+    batch: usize,
+    /// The game.
+    #[arg(long, default_value = "ur")]
+    game: String,
+    /// Random bots registered.
+    #[arg(long, default_value_t = 8, value_parser = |s: &str| number_in(s, 2usize, 1000))]
+    bots: usize,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
 struct BenchSprtArgs {
     /// Simulated tests per hypothesis, gap and kind of pairs.
     #[arg(long, default_value_t = 2000, value_parser = |s: &str| number_in(s, 10u64, 10_000_000))]
@@ -440,6 +485,27 @@ fn anchor_of(text: &Option<String>) -> anyhow::Result<Option<(String, f64)>> {
     })
 }
 
+fn bench_service(a: BenchServiceArgs) -> anyhow::Result<()> {
+    engine::game_info(&a.game)?;
+    let cfg = ladder::bench_service::BenchServiceConfig {
+        db: a.db,
+        server_program: std::env::current_exe().context("cannot find this program to run as the server")?,
+        workers: a.workers,
+        seconds: a.seconds,
+        warmup: a.warmup,
+        batch: a.batch,
+        game: a.game,
+        bots: a.bots,
+    };
+    let report = runtime()?.block_on(ladder::bench_service::run(&cfg))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{report}");
+    }
+    Ok(())
+}
+
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -459,6 +525,7 @@ fn main() -> anyhow::Result<()> {
         Command::Ratings(a) => ratings_cmd(a),
         Command::Sprt(a) => sprt_cmd(a),
         Command::BenchSprt(a) => bench_sprt(a),
+        Command::BenchService(a) => bench_service(a),
         Command::BenchFit(a) => bench_fit(a),
         Command::Serve(a) => serve_cmd(a),
         Command::Worker(a) => worker_cmd(a),
@@ -846,6 +913,7 @@ fn worker_cmd(a: WorkerArgs) -> anyhow::Result<()> {
         server: a.server,
         name: a.name,
         concurrency: a.concurrency,
+        batch: a.batch,
         max_groups: a.max_groups,
         exit_when_idle: a.exit_when_idle,
         log_dir: a.log_dir,

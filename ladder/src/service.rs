@@ -8,8 +8,7 @@
 use crate::cache::StandingsCache;
 use crate::schedule::{self, Candidate};
 use crate::store::{
-    BotRow, CompetitionRow, CompetitionStatus, Completion, GroupStatus, NewCompetition, Store, StoreError,
-    WorkerRow,
+    BotRow, CompetitionRow, CompetitionStatus, Completion, NewCompetition, Store, StoreError, WorkerRow,
 };
 use crate::tournament::{limits_from, new_game};
 use proto::ladder::ladder_server::{Ladder, LadderServer};
@@ -23,11 +22,20 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use tonic::{Request, Response, Status};
 
-/// Largest message the service takes: a group's report. What a record can hold is
+/// Largest message the service takes: a report (a worker splits a batch to fit,
+/// `worker::REPORT_BATCH_BYTES`). What a record can hold is
 /// capped by the referee (`docs/security.md` has the sum: a group of the longest
 /// games with every bot flooding `info` stays under a tenth of this), so the limit
 /// is never what stops an honest worker; reports also travel gzip-compressed.
 pub const MAX_REPORT_BYTES: usize = 16 << 20;
+
+/// Most groups leased or reported in one call.
+pub const MAX_BATCH: usize = 64;
+
+/// Fewest groups scheduled at once when a lease finds too few ready: scheduling
+/// reads the competition's state and writes a transaction, so it is done in
+/// batches, and what is left over serves the next leases.
+pub const SCHEDULE_AHEAD: usize = 64;
 
 /// Service settings.
 #[derive(Clone)]
@@ -63,9 +71,19 @@ pub struct LadderService {
     cfg: Arc<ServiceConfig>,
     /// Standings per competition, shared with the web page.
     standings: Arc<StandingsCache>,
-    // Scheduling reads then writes; one at a time per server keeps it simple (with
-    // several servers the group-number key settles races).
-    schedule_lock: Mutex<()>,
+    /// Schedules groups: in the background, and for a lease that finds none.
+    scheduler: Arc<Scheduler>,
+    /// Replays at once: one per core.
+    replays: tokio::sync::Semaphore,
+    /// Competitions and bots by key (`LadderService::catalog`).
+    catalog: std::sync::Mutex<Arc<Catalog>>,
+}
+
+/// Competitions and bots by key.
+#[derive(Debug, Default)]
+struct Catalog {
+    competitions: HashMap<i64, CompetitionRow>,
+    bots: HashMap<i64, BotRow>,
 }
 
 fn status_of(e: StoreError) -> Status {
@@ -197,10 +215,18 @@ impl LadderService {
     /// A service over a store, with the standings cache it shares with the page.
     pub fn new(store: Store, cfg: ServiceConfig, standings: Arc<StandingsCache>) -> LadderService {
         LadderService {
-            store,
+            store: store.clone(),
             cfg: Arc::new(cfg),
-            standings,
-            schedule_lock: Mutex::new(()),
+            standings: standings.clone(),
+            scheduler: Arc::new(Scheduler {
+                store: store.clone(),
+                standings: standings.clone(),
+                tallies: Mutex::new(HashMap::new()),
+                leased: std::sync::atomic::AtomicU64::new(0),
+                wake: tokio::sync::Notify::new(),
+            }),
+            catalog: std::sync::Mutex::new(Arc::default()),
+            replays: tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, usize::from)),
         }
     }
 
@@ -227,128 +253,227 @@ impl LadderService {
             .ok_or_else(|| Status::not_found(format!("no competition named {name:?}")))
     }
 
-    /// Ratings for scheduling, from the standings cache (refit as games arrive,
-    /// on the blocking pool, never under a lock the scheduler holds).
-    async fn candidates(
-        &self,
-        c: &CompetitionRow,
-        bots: &[BotRow],
-    ) -> Result<(Vec<Candidate>, schedule::Meetings, Vec<Vec<i64>>), Status> {
-        let st = self
-            .standings
-            .get(c)
-            .await
-            .map_err(|e| Status::internal(e.to_string()))?;
-        let by_name: HashMap<&str, &crate::standings::Standing> =
-            st.rows.iter().map(|r| (r.name.as_str(), r)).collect();
-        let by_bot: HashMap<i64, (f64, f64, u64)> = bots
-            .iter()
-            .map(|b| {
-                let (elo, sd, g) =
-                    by_name
-                        .get(b.name.as_str())
-                        .map_or((0.0, crate::rating::PRIOR_SD_ELO, 0), |r| {
-                            // A separated bot (never lost, or never won) has a bound,
-                            // not an interval: uncertain, but less so than a newcomer.
-                            let sd = if r.ci95.is_finite() {
-                                r.ci95 / 1.959964
-                            } else {
-                                400.0
-                            };
-                            (r.elo, sd, r.games)
-                        });
-                (b.id, (elo, sd, g))
-            })
-            .collect();
-        // Games in groups not yet played count too, so a new bot is not scheduled
-        // into every group at once.
-        let groups = self.store.groups(c.id).await.map_err(status_of)?;
-        let mut pending: HashMap<i64, u64> = HashMap::new();
-        let mut met = schedule::Meetings::new();
-        for g in &groups {
-            if g.status != GroupStatus::Done {
-                for b in &g.bots {
-                    *pending.entry(*b).or_default() += c.seats as u64;
-                }
-            }
-            for (i, &a) in g.bots.iter().enumerate() {
-                for &b in &g.bots[i + 1..] {
-                    *met.entry((a.min(b), a.max(b))).or_default() += c.seats as u64;
-                }
-            }
+    /// The competitions and bots with these keys (and all others known). Their
+    /// rows never change once made (a bot registered again must match; a
+    /// competition's game, options, seed and time are fixed), so they are kept,
+    /// and read again only when a key is missing: a row another server made.
+    async fn catalog(&self, competitions: &[i64], bots: &[i64]) -> Result<Arc<Catalog>, Status> {
+        let known = self
+            .catalog
+            .lock()
+            .map_err(|_| Status::internal("catalog poisoned"))?
+            .clone();
+        if competitions.iter().all(|id| known.competitions.contains_key(id))
+            && bots.iter().all(|id| known.bots.contains_key(id))
+        {
+            return Ok(known);
         }
-        let candidates = bots
-            .iter()
-            .map(|b| {
-                let (elo, sd, g) =
-                    by_bot
-                        .get(&b.id)
-                        .copied()
-                        .unwrap_or((0.0, crate::rating::PRIOR_SD_ELO, 0));
-                Candidate {
-                    id: b.id,
-                    elo,
-                    sd,
-                    games: g + pending.get(&b.id).copied().unwrap_or(0),
-                }
-            })
-            .collect();
-        let orders = groups.into_iter().map(|g| g.bots).collect();
-        Ok((candidates, met, orders))
+        let fresh = Arc::new(Catalog {
+            competitions: self
+                .store
+                .competitions()
+                .await
+                .map_err(status_of)?
+                .into_iter()
+                .map(|c| (c.id, c))
+                .collect(),
+            bots: self
+                .store
+                .bots()
+                .await
+                .map_err(status_of)?
+                .into_iter()
+                .map(|b| (b.id, b))
+                .collect(),
+        });
+        *self
+            .catalog
+            .lock()
+            .map_err(|_| Status::internal("catalog poisoned"))? = fresh.clone();
+        Ok(fresh)
     }
 
-    /// Schedules one group in the open competition with the fewest games that can
-    /// take one. Returns whether it did.
-    async fn schedule_one(&self) -> Result<bool, Status> {
-        let _guard = self.schedule_lock.lock().await;
-        let mut open = Vec::new();
-        for c in self.store.competitions().await.map_err(status_of)? {
-            if c.status != CompetitionStatus::Open {
-                continue;
+    /// Leases up to `max` groups to `worker` under one token. The background
+    /// scheduler keeps groups ready; a lease that finds none schedules itself
+    /// (so "no work" always means none can be scheduled).
+    async fn lease_groups(&self, worker: &WorkerRow, max: usize) -> Result<LeaseGroupsReply, Status> {
+        let max = max.clamp(1, MAX_BATCH);
+        let token = new_token()?;
+        let lease_ms = self.cfg.lease.as_millis() as i64;
+        let mut groups = Vec::new();
+        for attempt in 0..3 {
+            let now = crate::store::now_ms();
+            let want = (max - groups.len()) as i64;
+            groups.extend(
+                self.store
+                    .lease_many(&worker.name, &token, now, now + lease_ms, want)
+                    .await
+                    .map_err(status_of)?,
+            );
+            if !groups.is_empty() || attempt == 2 {
+                break;
             }
-            let groups = self.store.group_count(c.id).await.map_err(status_of)?;
-            if c.max_games > 0 && groups * c.seats >= c.max_games {
-                continue;
-            }
-            open.push((groups, c));
-        }
-        open.sort_by_key(|(g, c)| (*g, c.id));
-        for (_, c) in open {
-            let bots = self.store.entrants(c.id).await.map_err(status_of)?;
-            let (candidates, met, orders) = self.candidates(&c, &bots).await?;
-            if let Some(ids) = schedule::pick(&candidates, c.seats as usize, &met) {
-                // With 3+ seats, the orientation that evens out who follows whom.
-                let ids = referee::seating::balanced_order(ids, orders.iter().map(Vec::as_slice));
-                // None: another server took the number; the next lease tries again.
-                self.store.schedule_next(&c, &ids).await.map_err(status_of)?;
-                return Ok(true);
+            if self.scheduler.schedule_batch(max.max(SCHEDULE_AHEAD)).await? == 0 {
+                break;
             }
         }
-        Ok(false)
+        self.scheduler
+            .leased
+            .fetch_add(groups.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        if groups.len() < max {
+            self.scheduler.wake.notify_one();
+        }
+        if groups.is_empty() {
+            let in_progress = self.store.groups_in_progress().await.map_err(status_of)?;
+            return Ok(LeaseGroupsReply {
+                groups: Vec::new(),
+                groups_in_progress: in_progress > 0,
+            });
+        }
+        let comp_ids: Vec<i64> = groups.iter().map(|g| g.competition_id).collect();
+        let bot_ids: Vec<i64> = groups.iter().flat_map(|g| g.bots.iter().copied()).collect();
+        let catalog = self.catalog(&comp_ids, &bot_ids).await?;
+        let (competitions, bots) = (&catalog.competitions, &catalog.bots);
+        let mut out = Vec::with_capacity(groups.len());
+        for g in groups {
+            let c = competitions
+                .get(&g.competition_id)
+                .ok_or_else(|| Status::internal(format!("group {} has no competition", g.id)))?;
+            tracing::debug!(worker = %worker.name, group = g.id, competition = %c.name, "group leased");
+            out.push(LeaseReply {
+                has_work: true,
+                lease: token.clone(),
+                group_id: g.id,
+                competition: c.name.clone(),
+                game: c.game.clone(),
+                options: c.options.clone(),
+                seed: g.seed as u64,
+                group_no: g.group_no as u64,
+                entrants: g
+                    .bots
+                    .iter()
+                    .map(|id| {
+                        let bot = bots.get(id);
+                        Entrant {
+                            bot: bot.map(|b| b.name.clone()).unwrap_or_default(),
+                            spec: bot.map(|b| b.spec.clone()).unwrap_or_default(),
+                            env: bot
+                                .map(|b| {
+                                    b.env
+                                        .iter()
+                                        .map(|(key, value)| EnvVar {
+                                            key: key.clone(),
+                                            value: value.clone(),
+                                        })
+                                        .collect()
+                                })
+                                .unwrap_or_default(),
+                        }
+                    })
+                    .collect(),
+                time: c.time.clone(),
+                expires_in_ms: lease_ms as u64,
+                groups_in_progress: false,
+            });
+        }
+        tracing::info!(worker = %worker.name, groups = out.len(), "groups leased");
+        Ok(LeaseGroupsReply {
+            groups: out,
+            groups_in_progress: false,
+        })
     }
 
-    /// A group's competition, and every bot by key.
-    async fn group_context(
+    /// Judges and stores several groups' reports: each checked against its lease
+    /// and replayed (on the blocking pool, at most one batch per core at once),
+    /// then all that pass stored in one transaction. One verdict per report.
+    async fn report_groups(
         &self,
-        group: &crate::store::GroupRow,
-    ) -> Result<(CompetitionRow, HashMap<i64, BotRow>), Status> {
-        let c = self
+        worker: &WorkerRow,
+        reports: Vec<ReportRequest>,
+    ) -> Result<Vec<Result<Completion, Status>>, Status> {
+        if reports.len() > MAX_BATCH {
+            return Err(Status::invalid_argument(format!(
+                "{} reports in one call: send at most {MAX_BATCH}",
+                reports.len()
+            )));
+        }
+        let ids: Vec<i64> = reports.iter().map(|r| r.group_id).collect();
+        let groups: HashMap<i64, crate::store::GroupRow> = self
             .store
-            .competitions()
+            .groups_by_id(&ids)
             .await
             .map_err(status_of)?
             .into_iter()
-            .find(|c| c.id == group.competition_id)
-            .ok_or_else(|| Status::internal(format!("group {} has no competition", group.id)))?;
-        let bots = self
+            .map(|g| (g.id, g))
+            .collect();
+        let comp_ids: Vec<i64> = groups.values().map(|g| g.competition_id).collect();
+        let bot_ids: Vec<i64> = groups.values().flat_map(|g| g.bots.iter().copied()).collect();
+        let catalog = self.catalog(&comp_ids, &bot_ids).await?;
+        // Replaying is CPU work: on the blocking pool, not an executor thread, and
+        // no more batches at once than there are cores.
+        let _permit = self
+            .replays
+            .acquire()
+            .await
+            .map_err(|_| Status::unavailable("the server is stopping"))?;
+        let checked = tokio::task::spawn_blocking(move || {
+            reports
+                .into_iter()
+                .map(|r| {
+                    let group = groups
+                        .get(&r.group_id)
+                        .ok_or_else(|| Status::not_found(format!("no group {}", r.group_id)))?;
+                    let c = catalog
+                        .competitions
+                        .get(&group.competition_id)
+                        .ok_or_else(|| Status::internal(format!("group {} has no competition", group.id)))?;
+                    let games = Self::verify(c, group, &catalog.bots, &r.records)
+                        .map_err(|e| Status::new(e.code(), format!("group {}: {}", group.id, e.message())))?;
+                    Ok((r.group_id, r.lease, games))
+                })
+                .collect::<Vec<Result<_, Status>>>()
+        })
+        .await
+        .map_err(|e| Status::internal(format!("the replay failed: {e}")))?;
+        drop(_permit);
+        let passed: Vec<crate::store::LeaseReport<'_>> = checked
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .map(|(group_id, lease, games)| crate::store::LeaseReport {
+                group_id: *group_id,
+                token: lease,
+                games,
+            })
+            .collect();
+        let mut stored = self
             .store
-            .bots()
+            .complete_leases(&passed, Some(worker.id))
             .await
             .map_err(status_of)?
-            .into_iter()
-            .map(|b| (b.id, b))
-            .collect();
-        Ok((c, bots))
+            .into_iter();
+        let mut out = Vec::with_capacity(checked.len());
+        for r in &checked {
+            out.push(match r {
+                Err(e) => {
+                    tracing::warn!(worker = %worker.name, "report refused: {}", e.message());
+                    Err(e.clone())
+                }
+                Ok((group_id, ..)) => match stored.next() {
+                    Some(Ok(Completion::LeaseLost)) => Err(Status::failed_precondition(format!(
+                        "the lease on group {group_id} expired and the group went to another worker"
+                    ))),
+                    Some(Ok(done)) => Ok(done),
+                    Some(Err(e)) => Err(status_of(e)),
+                    None => Err(Status::internal("no outcome for a report")),
+                },
+            });
+        }
+        let recorded = out
+            .iter()
+            .filter(|r| matches!(r, Ok(Completion::Recorded)))
+            .count();
+        tracing::info!(worker = %worker.name, groups = recorded, "groups recorded");
+        Ok(out)
     }
 
     /// Checks a group's reported records against what was leased and replays each.
@@ -617,104 +742,270 @@ impl Ladder for LadderService {
     }
 
     async fn lease(&self, req: Request<LeaseRequest>) -> Result<Response<LeaseReply>, Status> {
-        let worker = self.need_worker(&req).await?.name;
-        let token = new_token()?;
-        for attempt in 0..3 {
-            let now = crate::store::now_ms();
-            let lease_ms = self.cfg.lease.as_millis() as i64;
-            if let Some(g) = self
-                .store
-                .lease(&worker, &token, now, now + lease_ms)
-                .await
-                .map_err(status_of)?
-            {
-                let (c, bots) = self.group_context(&g).await?;
-                tracing::info!(%worker, group = g.id, competition = %c.name, "group leased");
-                return Ok(Response::new(LeaseReply {
-                    has_work: true,
-                    lease: token,
-                    group_id: g.id,
-                    competition: c.name.clone(),
-                    game: c.game.clone(),
-                    options: c.options.clone(),
-                    seed: g.seed as u64,
-                    group_no: g.group_no as u64,
-                    entrants: g
-                        .bots
-                        .iter()
-                        .map(|id| Entrant {
-                            bot: bots.get(id).map(|b| b.name.clone()).unwrap_or_default(),
-                            spec: bots.get(id).map(|b| b.spec.clone()).unwrap_or_default(),
-                            env: bots
-                                .get(id)
-                                .map(|b| {
-                                    b.env
-                                        .iter()
-                                        .map(|(key, value)| EnvVar {
-                                            key: key.clone(),
-                                            value: value.clone(),
-                                        })
-                                        .collect()
-                                })
-                                .unwrap_or_default(),
-                        })
-                        .collect(),
-                    time: c.time.clone(),
-                    expires_in_ms: lease_ms as u64,
-                    groups_in_progress: false,
-                }));
-            }
-            if attempt < 2 && !self.schedule_one().await? {
-                break;
-            }
-        }
-        let in_progress = self.store.groups_in_progress().await.map_err(status_of)?;
-        Ok(Response::new(LeaseReply {
-            groups_in_progress: in_progress > 0,
-            ..LeaseReply::default()
-        }))
+        let worker = self.need_worker(&req).await?;
+        let reply = self.lease_groups(&worker, 1).await?;
+        Ok(Response::new(reply.groups.into_iter().next().unwrap_or(
+            LeaseReply {
+                groups_in_progress: reply.groups_in_progress,
+                ..LeaseReply::default()
+            },
+        )))
     }
 
     async fn report(&self, req: Request<ReportRequest>) -> Result<Response<ReportReply>, Status> {
         let worker = self.need_worker(&req).await?;
-        let mut r = req.into_inner();
-        let group = self
-            .store
-            .group(r.group_id)
+        let verdict = self
+            .report_groups(&worker, vec![req.into_inner()])
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Status::internal("no outcome for a report"))??;
+        Ok(Response::new(ReportReply {
+            outcome: outcome_word(verdict).into(),
+        }))
+    }
+
+    async fn lease_groups(
+        &self,
+        req: Request<LeaseGroupsRequest>,
+    ) -> Result<Response<LeaseGroupsReply>, Status> {
+        let worker = self.need_worker(&req).await?;
+        let max = req.into_inner().max_groups as usize;
+        Ok(Response::new(
+            LadderService::lease_groups(self, &worker, max).await?,
+        ))
+    }
+
+    async fn report_groups(
+        &self,
+        req: Request<ReportGroupsRequest>,
+    ) -> Result<Response<ReportGroupsReply>, Status> {
+        let worker = self.need_worker(&req).await?;
+        let reports = req.into_inner().reports;
+        let ids: Vec<i64> = reports.iter().map(|r| r.group_id).collect();
+        let verdicts = LadderService::report_groups(self, &worker, reports).await?;
+        Ok(Response::new(ReportGroupsReply {
+            outcomes: ids
+                .into_iter()
+                .zip(verdicts)
+                .map(|(group_id, v)| match v {
+                    Ok(done) => GroupOutcome {
+                        group_id,
+                        outcome: outcome_word(done).into(),
+                        ..GroupOutcome::default()
+                    },
+                    Err(s) => GroupOutcome {
+                        group_id,
+                        outcome: "refused".into(),
+                        code: s.code() as u32,
+                        message: s.message().to_owned(),
+                    },
+                })
+                .collect(),
+        }))
+    }
+}
+
+/// How a stored report is named to the worker.
+fn outcome_word(done: Completion) -> &'static str {
+    match done {
+        Completion::Recorded => "recorded",
+        Completion::AlreadyDone | Completion::LeaseLost => "already_recorded",
+    }
+}
+
+/// Chooses who plays next and stores the groups; one per server.
+pub struct Scheduler {
+    store: Store,
+    standings: Arc<StandingsCache>,
+    // Scheduling reads then writes; one at a time per server keeps it simple (with
+    // several servers the group-number key settles races). Per competition, what
+    // has been scheduled so far.
+    tallies: Mutex<HashMap<i64, schedule::Tally>>,
+    /// Groups leased by this server so far: the demand the backlog follows.
+    leased: std::sync::atomic::AtomicU64,
+    /// Rung by a lease that found too few groups ready.
+    wake: tokio::sync::Notify,
+}
+
+impl Scheduler {
+    /// What the scheduler knows of each bot: its rating from the standings cache
+    /// (refit as games arrive, on the blocking pool, never under a lock the
+    /// scheduler holds) and its games from the tally, played or scheduled, so a
+    /// new bot is not put into every group at once.
+    async fn candidates(
+        &self,
+        c: &CompetitionRow,
+        bots: &[BotRow],
+        tally: &schedule::Tally,
+    ) -> Result<Vec<Candidate>, Status> {
+        let st = self
+            .standings
+            .latest(c)
             .await
-            .map_err(status_of)?
-            .ok_or_else(|| Status::not_found(format!("no group {}", r.group_id)))?;
-        let (c, bots) = self.group_context(&group).await?;
-        // Replaying a group is CPU work: on the blocking pool, not an executor thread.
-        let (checked, records) = (group.clone(), std::mem::take(&mut r.records));
-        let games = tokio::task::spawn_blocking(move || Self::verify(&c, &checked, &bots, &records))
-            .await
-            .map_err(|e| Status::internal(format!("the replay failed: {e}")))?
-            .inspect_err(|e| {
-                tracing::warn!(group = group.id, "report refused: {}", e.message());
-            })?;
-        match self
-            .store
-            .complete_lease(group.id, &r.lease, Some(worker.id), &games)
-            .await
-            .map_err(status_of)?
-        {
-            Completion::Recorded => {
-                tracing::info!(worker = %worker.name, group = group.id, "group recorded");
-                Ok(Response::new(ReportReply {
-                    outcome: "recorded".into(),
-                }))
+            .map_err(|e| Status::internal(e.to_string()))?;
+        let by_name: HashMap<&str, &crate::standings::Standing> =
+            st.rows.iter().map(|r| (r.name.as_str(), r)).collect();
+        Ok(bots
+            .iter()
+            .map(|b| {
+                let (elo, sd) =
+                    by_name
+                        .get(b.name.as_str())
+                        .map_or((0.0, crate::rating::PRIOR_SD_ELO), |r| {
+                            // A separated bot (never lost, or never won) has a bound,
+                            // not an interval: uncertain, but less so than a newcomer.
+                            let sd = if r.ci95.is_finite() {
+                                r.ci95 / 1.959964
+                            } else {
+                                400.0
+                            };
+                            (r.elo, sd)
+                        });
+                Candidate {
+                    id: b.id,
+                    elo,
+                    sd,
+                    games: tally.games.get(&b.id).copied().unwrap_or(0),
+                }
+            })
+            .collect())
+    }
+
+    /// Schedules up to `want` groups, each in the open competition with the fewest
+    /// groups that can take one. Returns how many it stored.
+    async fn schedule_batch(&self, want: usize) -> Result<usize, Status> {
+        let mut tallies = self.tallies.lock().await;
+        struct Open {
+            c: CompetitionRow,
+            candidates: Vec<Candidate>,
+            picks: Vec<Vec<i64>>,
+            room: u64,
+        }
+        let mut open = Vec::new();
+        for c in self.store.competitions().await.map_err(status_of)? {
+            if c.status != CompetitionStatus::Open {
+                continue;
             }
-            Completion::AlreadyDone => Ok(Response::new(ReportReply {
-                outcome: "already_recorded".into(),
-            })),
-            Completion::LeaseLost => Err(Status::failed_precondition(format!(
-                "the lease on group {} expired and the group went to another worker",
-                group.id
-            ))),
+            let tally = tallies.entry(c.id).or_default();
+            for g in self
+                .store
+                .groups_after(c.id, tally.read_from())
+                .await
+                .map_err(status_of)?
+            {
+                tally.add(g.id, &g.bots, c.seats as u64);
+            }
+            let room = if c.max_games > 0 {
+                (c.max_games as u64)
+                    .div_ceil(c.seats as u64)
+                    .saturating_sub(tally.groups)
+            } else {
+                u64::MAX
+            };
+            if room == 0 {
+                continue;
+            }
+            let bots = self.store.entrants(c.id).await.map_err(status_of)?;
+            let candidates = self.candidates(&c, &bots, tally).await?;
+            open.push(Open {
+                c,
+                candidates,
+                picks: Vec::new(),
+                room,
+            });
+        }
+        for _ in 0..want {
+            let Some(o) = open
+                .iter_mut()
+                .filter(|o| o.room > o.picks.len() as u64)
+                .min_by_key(|o| (tallies[&o.c.id].groups + o.picks.len() as u64, o.c.id))
+            else {
+                break;
+            };
+            let tally = tallies
+                .get_mut(&o.c.id)
+                .ok_or_else(|| Status::internal("no tally"))?;
+            let seats = o.c.seats as u64;
+            let Some(ids) = schedule::pick(&o.candidates, seats as usize, &tally.met) else {
+                o.room = 0;
+                continue;
+            };
+            // With 3+ seats, the orientation that evens out who follows whom.
+            let ids = referee::seating::balanced_order_by(ids, &tally.follows);
+            // Counted at once so the next pick of this batch sees it.
+            tally.count(&ids, seats, 1);
+            for c in o.candidates.iter_mut().filter(|c| ids.contains(&c.id)) {
+                c.games += seats;
+            }
+            o.picks.push(ids);
+        }
+        let mut stored = 0;
+        for o in open.into_iter().filter(|o| !o.picks.is_empty()) {
+            let tally = tallies
+                .get_mut(&o.c.id)
+                .ok_or_else(|| Status::internal("no tally"))?;
+            let seats = o.c.seats as u64;
+            // Taken back, then counted as stored (by key, so a refresh skips them).
+            for ids in &o.picks {
+                tally.count(ids, seats, -1);
+            }
+            let groups = self
+                .store
+                .schedule_many(&o.c, &o.picks)
+                .await
+                .map_err(status_of)?;
+            for g in &groups {
+                tally.add(g.id, &g.bots, seats);
+            }
+            stored += groups.len();
+        }
+        Ok(stored)
+    }
+
+    /// Keeps about a second of leases' worth of groups ready (at least
+    /// [`BACKLOG_MIN`]), so a lease is one query and never waits for the scheduler;
+    /// looks every [`BACKLOG_EVERY`] or when a lease found too few. Ends with `stop`.
+    pub async fn keep_ahead(self: Arc<Self>, mut stop: tokio::sync::watch::Receiver<bool>) {
+        let mut last = (std::time::Instant::now(), 0u64);
+        let mut rate = 0.0f64;
+        loop {
+            tokio::select! {
+                _ = stop.wait_for(|s| *s) => return,
+                () = self.wake.notified() => {}
+                () = tokio::time::sleep(BACKLOG_EVERY) => {}
+            }
+            let leased = self.leased.load(std::sync::atomic::Ordering::Relaxed);
+            let secs = last.0.elapsed().as_secs_f64();
+            if secs >= 0.05 {
+                // Groups leased per second, smoothed over a few looks.
+                let now = (leased - last.1) as f64 / secs;
+                rate = if rate == 0.0 { now } else { 0.7 * rate + 0.3 * now };
+                last = (std::time::Instant::now(), leased);
+            }
+            let target = (rate as usize).max(BACKLOG_MIN);
+            let ready = match self.store.groups_ready().await {
+                Ok(n) => n as usize,
+                Err(e) => {
+                    tracing::warn!("the scheduler cannot count the groups ready: {e}");
+                    continue;
+                }
+            };
+            if ready < target / 2 {
+                let want = (target - ready).min(4 * BACKLOG_MIN);
+                if let Err(e) = self.schedule_batch(want).await {
+                    tracing::warn!("the scheduler failed: {}", e.message());
+                }
+            }
         }
     }
 }
+
+/// Fewest groups the background scheduler keeps ready.
+pub const BACKLOG_MIN: usize = 256;
+
+/// How often the background scheduler looks at the backlog.
+pub const BACKLOG_EVERY: Duration = Duration::from_millis(200);
 
 /// Why the service stopped other than by its shutdown.
 #[derive(Debug, thiserror::Error)]
@@ -760,7 +1051,9 @@ pub async fn run(
     if let Some(identity) = cfg.tls.clone() {
         builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
     }
-    let svc = LadderServer::new(LadderService::new(store, cfg, standings))
+    let service = LadderService::new(store, cfg, standings);
+    let scheduler = tokio::spawn(service.scheduler.clone().keep_ahead(stop_rx.clone()));
+    let svc = LadderServer::new(service)
         .max_decoding_message_size(MAX_REPORT_BYTES)
         .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
         .send_compressed(tonic::codec::CompressionEncoding::Gzip);
@@ -769,6 +1062,7 @@ pub async fn run(
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await;
     let _ = stop_tx.send(true);
+    let _ = scheduler.await;
     if let Some(web) = web {
         web.await??;
     }

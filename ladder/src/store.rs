@@ -121,6 +121,17 @@ pub struct NewCompetition {
     pub config: String,
 }
 
+/// One group's report to [`Store::complete_leases`].
+#[derive(Debug, Clone, Copy)]
+pub struct LeaseReport<'a> {
+    /// The group.
+    pub group_id: i64,
+    /// The lease it was played under.
+    pub token: &'a str,
+    /// Its games, checked.
+    pub games: &'a [NewGame],
+}
+
 /// A mirrored group: the same seed played once per seat rotation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupRow {
@@ -322,6 +333,9 @@ impl Store {
                             "PRAGMA synchronous=NORMAL",
                             "PRAGMA busy_timeout=10000",
                             "PRAGMA foreign_keys=ON",
+                            // 32 MiB of pages per connection (the default is 2 MiB):
+                            // the unfinished groups and recent games stay in memory.
+                            "PRAGMA cache_size=-32768",
                         ] {
                             sqlx::query(pragma).execute(&mut *conn).await?;
                         }
@@ -691,53 +705,191 @@ impl Store {
         now: i64,
         expires_ms: i64,
     ) -> Result<Option<GroupRow>> {
-        // PostgreSQL: several servers lease at once; SKIP LOCKED hands each its own row.
+        Ok(self
+            .lease_many(worker, token, now, expires_ms, 1)
+            .await?
+            .into_iter()
+            .next())
+    }
+
+    /// Leases up to `limit` groups at once, oldest first (see [`Store::lease`]), all
+    /// under `token`.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn lease_many(
+        &self,
+        worker: &str,
+        token: &str,
+        now: i64,
+        expires_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<GroupRow>> {
+        // PostgreSQL: several servers lease at once; SKIP LOCKED hands each its own
+        // rows. `OF g`: locking the competition's row too would make every other
+        // lease of that competition skip, and find nothing, until this one commits.
         let lock = match self.dialect {
-            Dialect::Postgres => "FOR UPDATE SKIP LOCKED",
+            Dialect::Postgres => "FOR UPDATE OF g SKIP LOCKED",
             Dialect::Sqlite => "",
         };
+        // `status <> 'done'` first: the partial index of unfinished groups
+        // (migration 0004) finds them without walking the finished ones.
         let sql = format!(
             "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2, lease_expires_ms = $3
-             WHERE id = (
+             WHERE id IN (
                 SELECT g.id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
-                WHERE c.status = 'open'
-                  AND (g.status = 'scheduled' OR (g.status = 'leased' AND g.lease_expires_ms < $4))
-                ORDER BY g.id LIMIT 1 {lock})
+                WHERE g.status <> 'done' AND c.status = 'open'
+                  AND (g.status = 'scheduled' OR g.lease_expires_ms < $4)
+                ORDER BY g.id LIMIT $5 {lock})
              RETURNING id, competition_id, group_no, seed, bots, status"
         );
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(token)
             .bind(worker)
             .bind(expires_ms)
             .bind(now)
-            .fetch_optional(&self.pool)
+            .bind(limit)
+            .fetch_all(&self.pool)
             .await?;
-        row.as_ref().map(Self::group_row).transpose()
+        let mut groups = rows.iter().map(Self::group_row).collect::<Result<Vec<_>>>()?;
+        groups.sort_by_key(|g| g.id);
+        Ok(groups)
+    }
+
+    /// Groups of a competition with a key above `after`, by key: what the
+    /// scheduler has not seen yet (its own and other servers').
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn groups_after(&self, competition_id: i64, after: i64) -> Result<Vec<GroupRow>> {
+        let rows = sqlx::query(
+            "SELECT id, competition_id, group_no, seed, bots, status FROM match_groups
+             WHERE competition_id = $1 AND id > $2 ORDER BY id",
+        )
+        .bind(competition_id)
+        .bind(after)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(Self::group_row).collect()
+    }
+
+    /// Schedules groups with the next free numbers, in one transaction; returns
+    /// those stored (a number another server took meanwhile is skipped: its
+    /// group is that server's).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn schedule_many(&self, c: &CompetitionRow, groups: &[Vec<i64>]) -> Result<Vec<GroupRow>> {
+        let mut tx = self.write_tx().await?;
+        let next: Option<i64> =
+            sqlx::query("SELECT MAX(group_no) FROM match_groups WHERE competition_id = $1")
+                .bind(c.id)
+                .fetch_one(&mut *tx)
+                .await?
+                .try_get(0)?;
+        let first = next.map_or(0, |n| n + 1);
+        let now = now_ms();
+        let mut stored = Vec::with_capacity(groups.len());
+        // Numbers are dense from 0, so a cap on the number is a cap on the count,
+        // whichever server got there first.
+        let last = if c.max_games > 0 {
+            (c.max_games + c.seats - 1) / c.seats
+        } else {
+            i64::MAX
+        };
+        for (k, bots) in groups.iter().enumerate() {
+            let no = first + k as i64;
+            if no >= last {
+                break;
+            }
+            let row = sqlx::query(
+                "INSERT INTO match_groups (competition_id, group_no, seed, bots, status, created_ms)
+                 VALUES ($1, $2, $3, $4, 'scheduled', $5) ON CONFLICT (competition_id, group_no) DO NOTHING
+                 RETURNING id, competition_id, group_no, seed, bots, status",
+            )
+            .bind(c.id)
+            .bind(no)
+            .bind(engine::group_seed(c.seed as u64, no as u64) as i64)
+            .bind(join_ids(bots))
+            .bind(now)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(row) = row {
+                stored.push(Self::group_row(&row)?);
+            }
+        }
+        tx.commit().await?;
+        Ok(stored)
+    }
+
+    /// Groups by key (those that exist).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn groups_by_id(&self, ids: &[i64]) -> Result<Vec<GroupRow>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(500) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|k| format!("${k}")).collect();
+            let sql = format!(
+                "SELECT id, competition_id, group_no, seed, bots, status FROM match_groups WHERE id IN ({})",
+                marks.join(", ")
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for &id in chunk {
+                q = q.bind(id);
+            }
+            for row in q.fetch_all(&self.pool).await? {
+                out.push(Self::group_row(&row)?);
+            }
+        }
+        Ok(out)
     }
 
     async fn insert_games(
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        games: &[NewGame],
+        games: &[&NewGame],
         now: i64,
     ) -> Result<u64> {
+        // Many rows a statement (a statement per game is most of a report's cost
+        // in SQLite); 100 rows of 9 values stay far below both databases' limits.
         let mut inserted = 0;
-        for g in games {
-            let r = sqlx::query(
-                "INSERT INTO games (competition_id, group_id, rotation, bots, ranks, termination, record, recorded_ms, fault_kinds)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (group_id, rotation) DO NOTHING",
-            )
-            .bind(g.competition_id)
-            .bind(g.group_id)
-            .bind(g.rotation)
-            .bind(join_ids(&g.bots))
-            .bind(join_ids(&g.ranks))
-            .bind(&g.termination)
-            .bind(&g.record)
-            .bind(now)
-            .bind(&g.fault_kinds)
-            .execute(&mut **tx)
-            .await?;
-            inserted += r.rows_affected();
+        for chunk in games.chunks(100) {
+            let mut sql = String::from(
+                "INSERT INTO games (competition_id, group_id, rotation, bots, ranks, termination, record, recorded_ms, fault_kinds) VALUES ",
+            );
+            for k in 0..chunk.len() {
+                let p = k * 9;
+                if k > 0 {
+                    sql.push_str(", ");
+                }
+                sql.push_str(&format!(
+                    "(${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, ${})",
+                    p + 1,
+                    p + 2,
+                    p + 3,
+                    p + 4,
+                    p + 5,
+                    p + 6,
+                    p + 7,
+                    p + 8,
+                    p + 9
+                ));
+            }
+            sql.push_str(" ON CONFLICT (group_id, rotation) DO NOTHING");
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for g in chunk {
+                q = q
+                    .bind(g.competition_id)
+                    .bind(g.group_id)
+                    .bind(g.rotation)
+                    .bind(join_ids(&g.bots))
+                    .bind(join_ids(&g.ranks))
+                    .bind(&g.termination)
+                    .bind(&g.record)
+                    .bind(now)
+                    .bind(&g.fault_kinds);
+            }
+            inserted += q.execute(&mut **tx).await?.rows_affected();
         }
         Ok(inserted)
     }
@@ -749,7 +901,8 @@ impl Store {
     /// The database; nothing of the batch is stored then.
     pub async fn record_games(&self, games: &[NewGame], seats: i64) -> Result<u64> {
         let mut tx = self.write_tx().await?;
-        let inserted = Self::insert_games(&mut tx, games, now_ms()).await?;
+        let refs: Vec<&NewGame> = games.iter().collect();
+        let inserted = Self::insert_games(&mut tx, &refs, now_ms()).await?;
         let mut groups: Vec<i64> = games.iter().map(|g| g.group_id).collect();
         groups.sort_unstable();
         groups.dedup();
@@ -778,33 +931,70 @@ impl Store {
         worker_id: Option<i64>,
         games: &[NewGame],
     ) -> Result<Completion> {
-        let mut tx = self.write_tx().await?;
-        let lock = match self.dialect {
-            Dialect::Postgres => " FOR UPDATE",
-            Dialect::Sqlite => "",
-        };
-        let sql = format!("SELECT status, lease_token FROM match_groups WHERE id = $1{lock}");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(group_id)
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("no group {group_id}")))?;
-        let status: GroupStatus = row.try_get::<String, _>(0)?.parse()?;
-        let holder: Option<String> = row.try_get(1)?;
-        if status == GroupStatus::Done {
-            return Ok(Completion::AlreadyDone);
-        }
-        if holder.as_deref() != Some(token) {
-            return Ok(Completion::LeaseLost);
-        }
-        Self::insert_games(&mut tx, games, now_ms()).await?;
-        sqlx::query("UPDATE match_groups SET status = 'done', reported_by = $2 WHERE id = $1")
-            .bind(group_id)
-            .bind(worker_id)
-            .execute(&mut *tx)
+        let done = self
+            .complete_leases(
+                &[LeaseReport {
+                    group_id,
+                    token,
+                    games,
+                }],
+                worker_id,
+            )
             .await?;
+        done.into_iter()
+            .next()
+            .ok_or_else(|| StoreError::Corrupt("no outcome for a report".into()))?
+    }
+
+    /// Stores several leased groups' games in one transaction, each if its lease
+    /// still holds it; one outcome per report, in order (a group that does not
+    /// exist is [`StoreError::NotFound`] there, and the others still go in).
+    ///
+    /// # Errors
+    /// The database; nothing is stored then.
+    pub async fn complete_leases(
+        &self,
+        reports: &[LeaseReport<'_>],
+        worker_id: Option<i64>,
+    ) -> Result<Vec<Result<Completion>>> {
+        let mut tx = self.write_tx().await?;
+        let now = now_ms();
+        let mut out = Vec::with_capacity(reports.len());
+        let mut games = Vec::new();
+        for r in reports {
+            // Done, by this lease, if it still holds the group: one statement in
+            // the usual case (on PostgreSQL the row lock makes a second report of
+            // the group wait, then find it done).
+            let taken = sqlx::query(
+                "UPDATE match_groups SET status = 'done', reported_by = $2
+                 WHERE id = $1 AND status <> 'done' AND lease_token = $3",
+            )
+            .bind(r.group_id)
+            .bind(worker_id)
+            .bind(r.token)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if taken == 1 {
+                games.extend(r.games.iter());
+                out.push(Ok(Completion::Recorded));
+                continue;
+            }
+            let row = sqlx::query("SELECT status FROM match_groups WHERE id = $1")
+                .bind(r.group_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            out.push(match row {
+                None => Err(StoreError::NotFound(format!("no group {}", r.group_id))),
+                Some(row) => match row.try_get::<String, _>(0)?.parse::<GroupStatus>()? {
+                    GroupStatus::Done => Ok(Completion::AlreadyDone),
+                    _ => Ok(Completion::LeaseLost),
+                },
+            });
+        }
+        Self::insert_games(&mut tx, &games, now).await?;
         tx.commit().await?;
-        Ok(Completion::Recorded)
+        Ok(out)
     }
 
     // ---- workers
@@ -1034,6 +1224,20 @@ impl Store {
         .await
     }
 
+    /// Groups of open competitions scheduled and not yet leased.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn groups_ready(&self) -> Result<i64> {
+        Ok(sqlx::query(
+            "SELECT COUNT(*) FROM match_groups g JOIN competitions c ON c.id = g.competition_id
+             WHERE g.status = 'scheduled' AND c.status = 'open'",
+        )
+        .fetch_one(&self.pool)
+        .await?
+        .try_get(0)?)
+    }
+
     /// Groups of open competitions leased to a worker and not yet done.
     ///
     /// # Errors
@@ -1067,6 +1271,20 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
         row.map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).transpose()
+    }
+
+    /// The key of a competition's newest game (0 with none): one probe of the
+    /// index, where a count walks every game.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn newest_game(&self, competition_id: i64) -> Result<i64> {
+        let newest: Option<i64> = sqlx::query("SELECT MAX(id) FROM games WHERE competition_id = $1")
+            .bind(competition_id)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)?;
+        Ok(newest.unwrap_or(0))
     }
 
     /// Games stored for a competition.

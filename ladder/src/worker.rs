@@ -3,7 +3,7 @@
 //! a lease that runs out is the server's to hand out again.
 
 use proto::ladder::ladder_client::LadderClient;
-use proto::ladder::{LeaseReply, LeaseRequest, ReportRequest};
+use proto::ladder::{LeaseGroupsRequest, LeaseReply, ReportGroupsRequest, ReportRequest};
 use referee::clock::Limits;
 use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use referee::record::Pairing;
@@ -112,6 +112,10 @@ pub struct WorkerConfig {
     pub name: String,
     /// Groups played at once.
     pub concurrency: usize,
+    /// Groups each task leases per call (and reports per call): more saves round
+    /// trips with quick bots; every group of a batch must be played within one
+    /// lease period.
+    pub batch: usize,
     /// Stop after this many groups (all tasks together).
     pub max_groups: Option<u64>,
     /// Stop when the server has no work.
@@ -283,6 +287,50 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> Resul
     Ok(reported.load(Ordering::Relaxed))
 }
 
+/// Takes up to `batch` from what is left of `max` (all tasks together); 0 when
+/// nothing is left.
+fn claim(claimed: &AtomicU64, max: Option<u64>, batch: u64) -> u64 {
+    let Some(max) = max else {
+        return batch;
+    };
+    let mut now = claimed.load(Ordering::Relaxed);
+    loop {
+        let take = batch.min(max.saturating_sub(now));
+        if take == 0 {
+            return 0;
+        }
+        match claimed.compare_exchange(now, now + take, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return take,
+            Err(seen) => now = seen,
+        }
+    }
+}
+
+/// Splits reports into calls of at most [`crate::service::MAX_BATCH`] groups and
+/// [`REPORT_BATCH_BYTES`] of records (a single larger group goes alone).
+fn report_calls(reports: Vec<ReportRequest>) -> Vec<Vec<ReportRequest>> {
+    let mut calls: Vec<Vec<ReportRequest>> = Vec::new();
+    let mut bytes = 0;
+    for r in reports {
+        let size: usize = r.records.iter().map(String::len).sum();
+        match calls.last_mut() {
+            Some(call) if call.len() < crate::service::MAX_BATCH && bytes + size <= REPORT_BATCH_BYTES => {
+                bytes += size;
+                call.push(r);
+            }
+            _ => {
+                bytes = size;
+                calls.push(vec![r]);
+            }
+        }
+    }
+    calls
+}
+
+/// Most bytes of records in one report call: half what the server takes
+/// ([`crate::service::MAX_REPORT_BYTES`]), for the message's own framing.
+pub const REPORT_BATCH_BYTES: usize = crate::service::MAX_REPORT_BYTES / 2;
+
 async fn work_loop(
     k: usize,
     cfg: &WorkerConfig,
@@ -292,13 +340,13 @@ async fn work_loop(
     let name = format!("{}/{k}", cfg.name);
     let mut client: Option<Client> = None;
     let player = PlayThread::start(&name, cfg.log_dir.clone(), cfg.sandbox.clone())?;
+    let batch = cfg.batch.clamp(1, crate::service::MAX_BATCH) as u64;
     loop {
-        if let Some(max) = cfg.max_groups
-            && claimed.fetch_add(1, Ordering::Relaxed) >= max
-        {
+        let want = claim(claimed, cfg.max_groups, batch);
+        if want == 0 {
             return Ok(());
         }
-        let lease = loop {
+        let leased = loop {
             let c = match client.as_mut() {
                 Some(c) => c,
                 None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
@@ -310,7 +358,10 @@ async fn work_loop(
                     }
                 },
             };
-            match c.lease(LeaseRequest { worker: name.clone() }).await {
+            let req = LeaseGroupsRequest {
+                max_groups: want as u32,
+            };
+            match c.lease_groups(req).await {
                 Ok(r) => break r.into_inner(),
                 Err(s)
                     if matches!(
@@ -330,65 +381,93 @@ async fn work_loop(
                 }
             }
         };
-        if !lease.has_work {
-            if cfg.max_groups.is_some() {
-                claimed.fetch_sub(1, Ordering::Relaxed);
-            }
+        let got = leased.groups.len() as u64;
+        if cfg.max_groups.is_some() && got < want {
+            claimed.fetch_sub(want - got, Ordering::Relaxed);
+        }
+        if leased.groups.is_empty() {
             // Idle means nothing left anywhere: a group another worker holds may
             // still come back when its lease runs out.
-            if cfg.exit_when_idle && !lease.groups_in_progress {
+            if cfg.exit_when_idle && !leased.groups_in_progress {
                 return Ok(());
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
             continue;
         }
-        let records = player.play(lease.clone()).await?;
-        // Report; a server restarting is waited for until the lease would have run out.
-        let give_up =
-            tokio::time::Instant::now() + Duration::from_millis(lease.expires_in_ms) + Duration::from_secs(5);
-        loop {
-            let c = match client.as_mut() {
-                Some(c) => c,
-                None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
-                    Ok(c) => client.insert(c),
-                    Err(_) if tokio::time::Instant::now() < give_up => {
-                        tokio::time::sleep(Duration::from_millis(300)).await;
-                        continue;
-                    }
-                    Err(e) => {
-                        tracing::warn!(
-                            group = lease.group_id,
-                            "dropping the group: server unreachable: {e}"
-                        );
-                        break;
-                    }
-                },
-            };
-            let req = ReportRequest {
-                lease: lease.lease.clone(),
+        // Every lease of a batch runs out at about the same time.
+        let give_up = tokio::time::Instant::now()
+            + Duration::from_millis(leased.groups[0].expires_in_ms)
+            + Duration::from_secs(5);
+        let mut reports = Vec::with_capacity(leased.groups.len());
+        for lease in leased.groups {
+            let records = player.play(lease.clone()).await?;
+            reports.push(ReportRequest {
+                lease: lease.lease,
                 group_id: lease.group_id,
-                records: records.clone(),
-            };
-            match c.report(req).await {
-                Ok(r) => {
-                    tracing::info!(group = lease.group_id, outcome = %r.into_inner().outcome, "reported");
-                    reported.fetch_add(1, Ordering::Relaxed);
-                    break;
-                }
-                // A verdict on the report is final; anything else (a server
-                // restarting, a connection cut mid-call) is worth another try.
-                Err(s) if !is_verdict(s.code()) => {
-                    client = None;
-                    if tokio::time::Instant::now() >= give_up {
-                        tracing::warn!(group = lease.group_id, "dropping the group: {s}");
-                        break;
-                    }
+                records,
+            });
+        }
+        for call in report_calls(reports) {
+            let n = report(cfg, &mut client, call, give_up).await;
+            reported.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Reports one call's groups; a server restarting is waited for until the leases
+/// would have run out. Returns how many groups the server took (recorded, or
+/// recorded already by another worker).
+async fn report(
+    cfg: &WorkerConfig,
+    client: &mut Option<Client>,
+    call: Vec<ReportRequest>,
+    give_up: tokio::time::Instant,
+) -> u64 {
+    let groups: Vec<i64> = call.iter().map(|r| r.group_id).collect();
+    loop {
+        let c = match client.as_mut() {
+            Some(c) => c,
+            None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
+                Ok(c) => client.insert(c),
+                Err(_) if tokio::time::Instant::now() < give_up => {
                     tokio::time::sleep(Duration::from_millis(300)).await;
+                    continue;
                 }
-                Err(s) => {
-                    tracing::warn!(group = lease.group_id, "report refused: {s}");
-                    break;
+                Err(e) => {
+                    tracing::warn!(?groups, "dropping the groups: server unreachable: {e}");
+                    return 0;
                 }
+            },
+        };
+        let req = ReportGroupsRequest {
+            reports: call.clone(),
+        };
+        match c.report_groups(req).await {
+            Ok(r) => {
+                let mut taken = 0;
+                for o in r.into_inner().outcomes {
+                    if o.outcome == "refused" {
+                        tracing::warn!(group = o.group_id, code = o.code, "report refused: {}", o.message);
+                    } else {
+                        tracing::info!(group = o.group_id, outcome = %o.outcome, "reported");
+                        taken += 1;
+                    }
+                }
+                return taken;
+            }
+            // A verdict on the call is final; anything else (a server restarting,
+            // a connection cut mid-call) is worth another try.
+            Err(s) if !is_verdict(s.code()) => {
+                *client = None;
+                if tokio::time::Instant::now() >= give_up {
+                    tracing::warn!(?groups, "dropping the groups: {s}");
+                    return 0;
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            Err(s) => {
+                tracing::warn!(?groups, "report refused: {s}");
+                return 0;
             }
         }
     }

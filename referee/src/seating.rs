@@ -35,15 +35,35 @@ pub fn match_order(seats: usize, group: u64) -> Vec<usize> {
 /// a competition, each entrant sits right after each other about as often as right
 /// before it. Two seats are left as they are (their rotations already cover both).
 pub fn balanced_order<'a>(chosen: Vec<i64>, earlier: impl IntoIterator<Item = &'a [i64]>) -> Vec<i64> {
-    let n = chosen.len();
-    if n < 3 {
+    if chosen.len() < 3 {
         return chosen;
     }
-    let mut follows: std::collections::HashMap<(i64, i64), i64> = std::collections::HashMap::new();
+    let mut follows = Follows::new();
     for order in earlier {
-        for (a, b) in cyclic_pairs(order) {
-            *follows.entry((a, b)).or_default() += 1;
-        }
+        count_follows(&mut follows, order, 1);
+    }
+    balanced_order_by(chosen, &follows)
+}
+
+/// How often each entrant sat right after another in the groups so far, keyed
+/// `(before, after)`: what [`balanced_order_by`] evens out.
+pub type Follows = std::collections::HashMap<(i64, i64), i64>;
+
+/// Adds one group's seat order to `follows` (`by` -1 takes it back out).
+pub fn count_follows(follows: &mut Follows, order: &[i64], by: i64) {
+    if order.len() < 3 {
+        return;
+    }
+    for pair in cyclic_pairs(order) {
+        *follows.entry(pair).or_default() += by;
+    }
+}
+
+/// [`balanced_order`] with the counts of the earlier groups already summed, for a
+/// scheduler that keeps them as groups arrive.
+pub fn balanced_order_by(chosen: Vec<i64>, follows: &Follows) -> Vec<i64> {
+    if chosen.len() < 3 {
+        return chosen;
     }
     let score = |order: &[i64]| -> i64 {
         cyclic_pairs(order)

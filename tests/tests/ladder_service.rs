@@ -98,6 +98,7 @@ fn until_idle(url: &str, name: &str, concurrency: usize) -> WorkerConfig {
         ca_pem: None,
         name: name.into(),
         concurrency,
+        batch: 1,
         max_groups: None,
         exit_when_idle: true,
         log_dir: None,
@@ -733,4 +734,242 @@ async fn the_service_serves_tls_and_workers_verify_it() {
     };
     assert!(refused, "plain HTTP/2 reached a TLS server");
     server.stop().await;
+}
+
+/// Plays every group of a batch lease honestly.
+async fn play_all(leases: &[LeaseReply]) -> Vec<Vec<String>> {
+    let leases = leases.to_vec();
+    tokio::task::spawn_blocking(move || {
+        leases
+            .iter()
+            .map(|l| worker::play_lease(l, None, &Default::default(), &mut Vec::new()).unwrap())
+            .collect()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_is_leased_and_reported_in_one_call_and_a_forged_group_in_it_is_refused_alone() {
+    for store in test_stores("batch").await {
+        let server = start(&store.url, Duration::from_secs(60)).await;
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+        setup(&mut a, "finkel", 16, &BOTS[..2]).await;
+        let mut w = worker::connect(&server.url, WORKER, None).await.unwrap();
+        let leased = w
+            .lease_groups(LeaseGroupsRequest { max_groups: 5 })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(leased.groups.len(), 5, "{}", store.kind);
+        let mut ids: Vec<i64> = leased.groups.iter().map(|g| g.group_id).collect();
+        ids.dedup();
+        assert_eq!(ids.len(), 5, "five different groups");
+        assert!(
+            leased
+                .groups
+                .iter()
+                .all(|g| g.lease == leased.groups[0].lease && g.has_work)
+        );
+        let played = play_all(&leased.groups).await;
+        let reports: Vec<ReportRequest> = leased
+            .groups
+            .iter()
+            .zip(&played)
+            .map(|(l, records)| ReportRequest {
+                lease: l.lease.clone(),
+                group_id: l.group_id,
+                records: records.clone(),
+            })
+            .collect();
+        // Group 2's winner swapped: that group is refused, the other four kept.
+        let mut forged = reports.clone();
+        let mut v: serde_json::Value = serde_json::from_str(&forged[2].records[0]).unwrap();
+        let r = v["outcome"]["ranks"].as_array().unwrap().clone();
+        v["outcome"]["ranks"] = serde_json::json!([r[1], r[0]]);
+        forged[2].records[0] = v.to_string();
+        // And a group that does not exist.
+        forged.push(ReportRequest {
+            group_id: 999_999,
+            ..reports[0].clone()
+        });
+        let outcomes = w
+            .report_groups(ReportGroupsRequest { reports: forged })
+            .await
+            .unwrap()
+            .into_inner()
+            .outcomes;
+        assert_eq!(outcomes.len(), 6);
+        for (k, o) in outcomes.iter().enumerate() {
+            match k {
+                2 => {
+                    assert_eq!(
+                        (o.outcome.as_str(), o.code),
+                        ("refused", Code::InvalidArgument as u32)
+                    );
+                    assert!(o.message.contains("does not reproduce"), "{}", o.message);
+                }
+                5 => {
+                    assert_eq!((o.outcome.as_str(), o.code), ("refused", Code::NotFound as u32));
+                    assert!(o.message.contains("999999"), "{}", o.message);
+                }
+                _ => assert_eq!(o.outcome, "recorded", "{k}: {o:?}"),
+            }
+        }
+        assert_eq!(games_of(&mut a, "finkel").await, 8);
+        // Too many reports in one call is refused whole, with the limit named.
+        let e = w
+            .report_groups(ReportGroupsRequest {
+                reports: vec![reports[0].clone(); 65],
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument);
+        assert!(e.message().contains("at most 64"), "{}", e.message());
+        // The honest group 2 still goes in; the others were in already.
+        let again = w
+            .report_groups(ReportGroupsRequest { reports })
+            .await
+            .unwrap()
+            .into_inner()
+            .outcomes;
+        let words: Vec<&str> = again.iter().map(|o| o.outcome.as_str()).collect();
+        assert_eq!(
+            words,
+            [
+                "already_recorded",
+                "already_recorded",
+                "recorded",
+                "already_recorded",
+                "already_recorded"
+            ]
+        );
+        // A batching worker plays the rest; each game is there once.
+        let batching = WorkerConfig {
+            batch: 4,
+            ..until_idle(&server.url, "w1", 2)
+        };
+        assert_eq!(worker::run(batching, std::future::pending()).await.unwrap(), 3);
+        let records = all_records(&mut a, "finkel").await;
+        let mut keys: Vec<(u64, usize)> = records
+            .iter()
+            .map(|r| {
+                let p = r.pairing.unwrap();
+                (p.group, p.rotation)
+            })
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), 16, "{}: every game once", store.kind);
+        server.stop().await;
+    }
+}
+
+/// A second server on a store another server already set up.
+async fn start_another(db: &str, lease: Duration) -> Server {
+    let store = Store::open(db).await.expect("store opens");
+    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let cfg = ServiceConfig {
+        admin_token: ADMIN.into(),
+        lease,
+        tls: None,
+    };
+    let task = tokio::spawn(async move {
+        service::run(grpc, None, store, cfg, async move {
+            let _ = rx.await;
+        })
+        .await
+        .map_err(Into::into)
+    });
+    Server {
+        url,
+        stop: Some(tx),
+        task,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_database_record_every_group_exactly_once() {
+    // Both servers schedule and lease at once; PostgreSQL is what they share.
+    let Some(store) = test_stores("two_servers")
+        .await
+        .into_iter()
+        .find(|s| s.kind == "postgres")
+    else {
+        eprintln!("skipped: set ASTRAGAL_PG_URL to run two servers on one PostgreSQL database");
+        return;
+    };
+    let one = start(&store.url, Duration::from_secs(60)).await;
+    let two = start_another(&store.url, Duration::from_secs(60)).await;
+    let mut a = worker::connect(&one.url, ADMIN, None).await.unwrap();
+    // Two searching bots make games take long enough that both servers' workers
+    // are at work together.
+    let bots = [
+        ("r1", "builtin:random?seed=1"),
+        ("r2", "builtin:random?seed=2"),
+        ("m1", "builtin:mcts?iterations=30"),
+        ("m2", "builtin:mcts?iterations=40"),
+    ];
+    setup(&mut a, "finkel", 120, &bots).await;
+    let mut a2 = worker::connect(&two.url, ADMIN, None).await.unwrap();
+    let w2 = a2
+        .add_worker(AddWorkerRequest { name: "w2".into() })
+        .await
+        .unwrap()
+        .into_inner();
+    let on_one = WorkerConfig {
+        batch: 3,
+        ..until_idle(&one.url, "w1", 2)
+    };
+    let on_two = WorkerConfig {
+        batch: 2,
+        token: w2.token.clone(),
+        ..until_idle(&two.url, "w2", 2)
+    };
+    let (n1, n2) = tokio::join!(
+        worker::run(on_one, std::future::pending()),
+        worker::run(on_two, std::future::pending())
+    );
+    let (n1, n2) = (n1.unwrap(), n2.unwrap());
+    assert_eq!(n1 + n2, 60, "{n1} + {n2} groups reported");
+    assert!(n1 > 0 && n2 > 0, "both servers served: {n1}, {n2}");
+    // Exactly 60 groups were scheduled, numbered 0..60, and every rotation of each
+    // is stored once, with the group's own seed.
+    let db = Store::open(&store.url).await.unwrap();
+    let c = db.competition("finkel").await.unwrap().unwrap();
+    let groups = db.groups(c.id).await.unwrap();
+    let numbers: Vec<i64> = groups.iter().map(|g| g.group_no).collect();
+    assert_eq!(numbers, (0..60).collect::<Vec<i64>>());
+    let records = all_records(&mut a, "finkel").await;
+    assert_eq!(records.len(), 120);
+    let mut keys = std::collections::HashSet::new();
+    for r in &records {
+        let p = r.pairing.unwrap();
+        assert!(
+            keys.insert((p.group, p.rotation)),
+            "group {} rotation {} twice",
+            p.group,
+            p.rotation
+        );
+        assert_eq!(r.seed, engine::group_seed(c.seed as u64, p.group));
+    }
+    // The choices stayed sound: every pair met, and no bot was left behind.
+    let mut per_bot = std::collections::HashMap::<String, u64>::new();
+    let mut pairs = std::collections::HashSet::new();
+    for r in &records {
+        let names: Vec<String> = r.seats.iter().map(|s| s.entrant.clone().unwrap()).collect();
+        for n in &names {
+            *per_bot.entry(n.clone()).or_default() += 1;
+        }
+        let mut pair = names.clone();
+        pair.sort();
+        pairs.insert(pair);
+    }
+    assert_eq!(pairs.len(), 6, "{pairs:?}");
+    assert!(per_bot.values().all(|&g| g >= 30), "{per_bot:?}");
+    db.close().await;
+    one.stop().await;
+    two.stop().await;
 }

@@ -1,0 +1,489 @@
+//! `ladder bench-service`: a real `ladder serve` on loopback and N simulated
+//! workers in this process (each with its own token and connection; each leases,
+//! plays with in-process bots, reports), for a fixed time per number of workers.
+//! Prints what a host sizing a server needs: groups and games per second, lease
+//! and report latency, and the server's own CPU per game.
+
+use crate::worker::{Client, connect, play_lease};
+use proto::ladder::{
+    AddWorkerRequest, LeaseGroupsRequest, OpenCompetitionRequest, RegisterBotRequest, ReportGroupsRequest,
+    ReportRequest,
+};
+use referee::game::BotPool;
+use referee::sandbox::{Level, Sandbox};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct BenchServiceConfig {
+    /// `sqlite` (a new file in a temporary folder) or a PostgreSQL URL, on whose
+    /// server a new database is made for the run and dropped after it.
+    pub db: String,
+    /// The `ladder` program to run as the server.
+    pub server_program: PathBuf,
+    /// Simulated workers, one row each.
+    pub workers: Vec<usize>,
+    /// Measured time per row, after the warm-up.
+    pub seconds: f64,
+    /// Warm-up per row (connections, the scheduler's first batches).
+    pub warmup: f64,
+    /// Groups per lease and report call.
+    pub batch: usize,
+    /// The game, played by random bots.
+    pub game: String,
+    /// Random bots registered.
+    pub bots: usize,
+}
+
+/// One row: a number of workers.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct BenchServiceRow {
+    /// Simulated workers.
+    pub workers: usize,
+    /// Groups recorded per second.
+    pub groups_per_s: f64,
+    /// Games recorded per second.
+    pub games_per_s: f64,
+    /// Lease call latency, median and 99th percentile (ms).
+    pub lease_ms: (f64, f64),
+    /// Report call latency, median and 99th percentile (ms).
+    pub report_ms: (f64, f64),
+    /// The server process's CPU time per recorded game (µs).
+    pub server_cpu_us_per_game: f64,
+    /// The whole machine's busy share over the row (server, database, workers).
+    pub machine_busy: f64,
+}
+
+/// A whole run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchServiceReport {
+    /// `sqlite` or `postgres`.
+    pub database: String,
+    /// The game.
+    pub game: String,
+    /// Groups per call.
+    pub batch: usize,
+    /// Cores on this machine.
+    pub cores: usize,
+    /// Games stored at the end.
+    pub games_stored: u64,
+    /// One row per number of workers.
+    pub rows: Vec<BenchServiceRow>,
+}
+
+impl std::fmt::Display for BenchServiceReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "ladder bench-service: {} between random bots through `ladder serve` on {}, {} groups per call, {} cores shared by server, database and workers",
+            self.game, self.database, self.batch, self.cores
+        )?;
+        writeln!(
+            f,
+            "{:>8} {:>9} {:>9} {:>18} {:>18} {:>16} {:>8}",
+            "workers",
+            "groups/s",
+            "games/s",
+            "lease p50/p99 ms",
+            "report p50/p99 ms",
+            "server CPU/game",
+            "busy"
+        )?;
+        for r in &self.rows {
+            writeln!(
+                f,
+                "{:>8} {:>9.0} {:>9.0} {:>18} {:>18} {:>13.0} us {:>7.0}%",
+                r.workers,
+                r.groups_per_s,
+                r.games_per_s,
+                format!("{:.2} / {:.2}", r.lease_ms.0, r.lease_ms.1),
+                format!("{:.2} / {:.2}", r.report_ms.0, r.report_ms.1),
+                r.server_cpu_us_per_game,
+                r.machine_busy * 100.0
+            )?;
+        }
+        write!(f, "{} games stored in all", self.games_stored)
+    }
+}
+
+const ADMIN: &str = "bench-admin-token-not-a-secret";
+
+/// The server process, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_server(program: &PathBuf, db: &str) -> anyhow::Result<Server> {
+    let mut child = Command::new(program)
+        .args(["serve", "--db", db, "--listen", "127.0.0.1:0"])
+        .env("ASTRAGAL_ADMIN_TOKEN", ADMIN)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| anyhow::anyhow!("cannot start {}: {e}", program.display()))?;
+    let stderr = child.stderr.take().ok_or_else(|| anyhow::anyhow!("no stderr"))?;
+    let mut lines = BufReader::new(stderr).lines();
+    let addr = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some(addr) = line.strip_prefix("ladder: gRPC on ") {
+                    break addr.trim().to_owned();
+                }
+            }
+            _ => {
+                let _ = child.kill();
+                anyhow::bail!("the server stopped before it listened (is --db {db} usable?)");
+            }
+        }
+    };
+    // Keep reading its stderr so it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Ok(Server {
+        child,
+        url: format!("http://{addr}"),
+    })
+}
+
+/// User and system CPU seconds of a process so far.
+fn process_cpu(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // Fields after the command (which may hold spaces) start after the last ')'.
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+        return 0.0;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = [11, 12]
+        .iter()
+        .filter_map(|&i| f.get(i).and_then(|v| v.parse::<f64>().ok()))
+        .sum();
+    // Linux gives these in USER_HZ, which its ABI fixes at 100.
+    ticks / 100.0
+}
+
+/// (busy, total) jiffies of the whole machine.
+fn machine_cpu() -> (f64, f64) {
+    let Ok(stat) = std::fs::read_to_string("/proc/stat") else {
+        return (0.0, 0.0);
+    };
+    let Some(line) = stat.lines().next() else {
+        return (0.0, 0.0);
+    };
+    let v: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let total: f64 = v.iter().sum();
+    let idle = v.get(3).copied().unwrap_or(0.0) + v.get(4).copied().unwrap_or(0.0);
+    (total - idle, total)
+}
+
+/// A PostgreSQL URL with another database name.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+    let (scheme, rest) = base.split_once("://").unwrap_or(("postgres", base));
+    let host = rest.split_once('/').map_or(rest, |(h, _)| h);
+    match query {
+        Some(q) => format!("{scheme}://{host}/{name}?{q}"),
+        None => format!("{scheme}://{host}/{name}"),
+    }
+}
+
+async fn pg_admin(url: &str, sql: &str) -> anyhow::Result<()> {
+    use sqlx::Connection;
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(url).await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+        .execute(&mut conn)
+        .await?;
+    conn.close().await?;
+    Ok(())
+}
+
+fn percentile(sorted: &[u32], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    f64::from(sorted[i]) / 1000.0
+}
+
+/// What the simulated workers share.
+struct Shared {
+    stop: AtomicBool,
+    measuring: AtomicBool,
+    groups: AtomicU64,
+    games: AtomicU64,
+    lease_us: std::sync::Mutex<Vec<u32>>,
+    report_us: std::sync::Mutex<Vec<u32>>,
+    /// Plays at once: one per core, as a worker machine's play threads would.
+    plays: tokio::sync::Semaphore,
+    failures: AtomicU64,
+}
+
+/// Runs until told to stop; hands its connection back for the next row.
+async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>) -> Client {
+    let none = Sandbox::at(Level::None);
+    while !shared.stop.load(Ordering::Relaxed) {
+        let t = Instant::now();
+        let leased = match client
+            .lease_groups(LeaseGroupsRequest {
+                max_groups: batch as u32,
+            })
+            .await
+        {
+            Ok(r) => r.into_inner(),
+            Err(e) => {
+                tracing::warn!("lease failed: {e}");
+                shared.failures.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let measuring = shared.measuring.load(Ordering::Relaxed);
+        if measuring && let Ok(mut v) = shared.lease_us.lock() {
+            v.push(t.elapsed().as_micros() as u32);
+        }
+        if leased.groups.is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            continue;
+        }
+        let Ok(permit) = shared.plays.acquire().await else {
+            return client;
+        };
+        let none = none.clone();
+        let played = tokio::task::spawn_blocking(move || {
+            let mut pools = Vec::<BotPool>::new();
+            leased
+                .groups
+                .into_iter()
+                .map(|lease| {
+                    let records = play_lease(&lease, None, &none, &mut pools)?;
+                    Ok(ReportRequest {
+                        lease: lease.lease,
+                        group_id: lease.group_id,
+                        records,
+                    })
+                })
+                .collect::<Result<Vec<_>, crate::worker::WorkerError>>()
+        })
+        .await;
+        drop(permit);
+        let reports = match played {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => {
+                tracing::warn!("a lease could not be played: {e}");
+                shared.failures.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            Err(_) => return client,
+        };
+        // Every group of a competition has as many games as seats.
+        let per_group = reports.first().map_or(0, |r| r.records.len() as u64);
+        let t = Instant::now();
+        match client.report_groups(ReportGroupsRequest { reports }).await {
+            Ok(r) => {
+                let recorded = r
+                    .into_inner()
+                    .outcomes
+                    .iter()
+                    .filter(|o| o.outcome == "recorded")
+                    .count() as u64;
+                let measuring = shared.measuring.load(Ordering::Relaxed);
+                if measuring {
+                    if let Ok(mut v) = shared.report_us.lock() {
+                        v.push(t.elapsed().as_micros() as u32);
+                    }
+                    shared.groups.fetch_add(recorded, Ordering::Relaxed);
+                    shared.games.fetch_add(recorded * per_group, Ordering::Relaxed);
+                }
+            }
+            Err(e) => {
+                tracing::warn!("report failed: {e}");
+                shared.failures.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+    client
+}
+
+/// Runs the benchmark.
+///
+/// # Errors
+/// The server cannot start, the database cannot be made, or a call fails in set-up.
+pub async fn run(cfg: &BenchServiceConfig) -> anyhow::Result<BenchServiceReport> {
+    let temp = std::env::temp_dir().join(format!("astragal-bench-service-{}", referee::seed::os_seed()));
+    let (db, database, pg_drop) = if cfg.db == "sqlite" {
+        std::fs::create_dir_all(&temp)?;
+        (
+            format!("sqlite:{}", temp.join("bench.db").display()),
+            "sqlite".to_owned(),
+            None,
+        )
+    } else if cfg.db.starts_with("postgres://") || cfg.db.starts_with("postgresql://") {
+        let name = format!("astragal_bench_{:x}", referee::seed::os_seed());
+        pg_admin(&cfg.db, &format!("CREATE DATABASE {name}")).await?;
+        (with_database(&cfg.db, &name), "postgres".to_owned(), Some(name))
+    } else {
+        anyhow::bail!("--db {:?}: give `sqlite` or a postgres:// URL", cfg.db);
+    };
+    let result = measure(cfg, &db, &database).await;
+    if let Some(name) = pg_drop {
+        pg_admin(&cfg.db, &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await?;
+    }
+    let _ = std::fs::remove_dir_all(&temp);
+    result
+}
+
+async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::Result<BenchServiceReport> {
+    let server = start_server(&cfg.server_program, db)?;
+    let pid = server.child.id();
+    let mut admin = connect(&server.url, ADMIN, None).await?;
+    for k in 0..cfg.bots.max(2) {
+        admin
+            .register_bot(RegisterBotRequest {
+                name: format!("random{k}"),
+                game: cfg.game.clone(),
+                spec: "builtin:random".into(),
+                env: Vec::new(),
+            })
+            .await?;
+    }
+    admin
+        .open_competition(OpenCompetitionRequest {
+            name: "bench".into(),
+            game: cfg.game.clone(),
+            ..Default::default()
+        })
+        .await?;
+    let most = cfg.workers.iter().copied().max().unwrap_or(1);
+    let mut clients = Vec::with_capacity(most);
+    for k in 0..most {
+        let token = admin
+            .add_worker(AddWorkerRequest {
+                name: format!("w{k}"),
+            })
+            .await?
+            .into_inner()
+            .token;
+        clients.push(connect(&server.url, &token, None).await?);
+    }
+    let cores = std::thread::available_parallelism().map_or(2, usize::from);
+    let mut rows = Vec::new();
+    for &n in &cfg.workers {
+        let shared = Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            measuring: AtomicBool::new(false),
+            groups: AtomicU64::new(0),
+            games: AtomicU64::new(0),
+            lease_us: std::sync::Mutex::new(Vec::new()),
+            report_us: std::sync::Mutex::new(Vec::new()),
+            plays: tokio::sync::Semaphore::new(cores),
+            failures: AtomicU64::new(0),
+        });
+        let tasks: Vec<_> = clients
+            .drain(..n)
+            .map(|c| tokio::spawn(simulated_worker(c, cfg.batch, shared.clone())))
+            .collect();
+        tokio::time::sleep(Duration::from_secs_f64(cfg.warmup)).await;
+        let (cpu0, (busy0, total0)) = (process_cpu(pid), machine_cpu());
+        shared.measuring.store(true, Ordering::Relaxed);
+        let start = Instant::now();
+        tokio::time::sleep(Duration::from_secs_f64(cfg.seconds)).await;
+        shared.measuring.store(false, Ordering::Relaxed);
+        let secs = start.elapsed().as_secs_f64();
+        let (cpu1, (busy1, total1)) = (process_cpu(pid), machine_cpu());
+        shared.stop.store(true, Ordering::Relaxed);
+        let mut back = Vec::with_capacity(n);
+        for t in tasks {
+            back.push(t.await?);
+        }
+        back.append(&mut clients);
+        clients = back;
+        let sorted = |m: &std::sync::Mutex<Vec<u32>>| {
+            let mut v = m.lock().map(|v| v.clone()).unwrap_or_default();
+            v.sort_unstable();
+            v
+        };
+        let (lease, report) = (sorted(&shared.lease_us), sorted(&shared.report_us));
+        let games = shared.games.load(Ordering::Relaxed);
+        let failures = shared.failures.load(Ordering::Relaxed);
+        anyhow::ensure!(
+            games > 0,
+            "no game was recorded with {n} workers ({failures} calls failed; RUST_LOG=warn shows why)"
+        );
+        rows.push(BenchServiceRow {
+            workers: n,
+            groups_per_s: shared.groups.load(Ordering::Relaxed) as f64 / secs,
+            games_per_s: games as f64 / secs,
+            lease_ms: (percentile(&lease, 0.5), percentile(&lease, 0.99)),
+            report_ms: (percentile(&report, 0.5), percentile(&report, 0.99)),
+            server_cpu_us_per_game: (cpu1 - cpu0) * 1e6 / games as f64,
+            machine_busy: if total1 > total0 {
+                (busy1 - busy0) / (total1 - total0)
+            } else {
+                0.0
+            },
+        });
+    }
+    let games_stored = admin
+        .list_competitions(proto::ladder::ListCompetitionsRequest {})
+        .await?
+        .into_inner()
+        .competitions
+        .iter()
+        .map(|c| c.games)
+        .sum();
+    drop(server);
+    Ok(BenchServiceReport {
+        database: database.to_owned(),
+        game: cfg.game.clone(),
+        batch: cfg.batch,
+        cores,
+        games_stored,
+        rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_names_are_swapped_in_urls() {
+        assert_eq!(
+            with_database("postgres://postgres@127.0.0.1:5432/postgres", "b"),
+            "postgres://postgres@127.0.0.1:5432/b"
+        );
+        assert_eq!(with_database("postgres://u@h", "b"), "postgres://u@h/b");
+        assert_eq!(
+            with_database("postgresql://u@h/x?sslmode=disable", "b"),
+            "postgresql://u@h/b?sslmode=disable"
+        );
+    }
+
+    #[test]
+    fn percentiles_are_read_from_sorted_samples() {
+        let v: Vec<u32> = (1..=100).map(|x| x * 1000).collect();
+        assert_eq!(percentile(&v, 0.5), 51.0);
+        assert_eq!(percentile(&v, 0.99), 99.0);
+        assert_eq!(percentile(&[], 0.5), 0.0);
+    }
+}
