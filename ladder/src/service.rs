@@ -222,7 +222,7 @@ impl LadderService {
                 store: store.clone(),
                 standings: standings.clone(),
                 tallies: Mutex::new(HashMap::new()),
-                leased: std::sync::atomic::AtomicU64::new(0),
+                wanted: std::sync::atomic::AtomicU64::new(0),
                 wake: tokio::sync::Notify::new(),
             }),
             catalog: std::sync::Mutex::new(Arc::default()),
@@ -318,8 +318,8 @@ impl LadderService {
             }
         }
         self.scheduler
-            .leased
-            .fetch_add(groups.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            .wanted
+            .fetch_add(max as u64, std::sync::atomic::Ordering::Relaxed);
         if groups.len() < max {
             self.scheduler.wake.notify_one();
         }
@@ -822,8 +822,9 @@ pub struct Scheduler {
     // several servers the group-number key settles races). Per competition, what
     // has been scheduled so far.
     tallies: Mutex<HashMap<i64, schedule::Tally>>,
-    /// Groups leased by this server so far: the demand the backlog follows.
-    leased: std::sync::atomic::AtomicU64,
+    /// Groups asked for in leases on this server so far: the demand the backlog
+    /// follows (what was asked, not what was had, so a backlog run dry grows).
+    wanted: std::sync::atomic::AtomicU64,
     /// Rung by a lease that found too few groups ready.
     wake: tokio::sync::Notify,
 }
@@ -963,7 +964,7 @@ impl Scheduler {
         Ok(stored)
     }
 
-    /// Keeps about a second of leases' worth of groups ready (at least
+    /// Keeps about a second of leases' asking worth of groups ready (at least
     /// [`BACKLOG_MIN`]), so a lease is one query and never waits for the scheduler;
     /// looks every [`BACKLOG_EVERY`] or when a lease found too few. Ends with `stop`.
     pub async fn keep_ahead(self: Arc<Self>, mut stop: tokio::sync::watch::Receiver<bool>) {
@@ -975,13 +976,13 @@ impl Scheduler {
                 () = self.wake.notified() => {}
                 () = tokio::time::sleep(BACKLOG_EVERY) => {}
             }
-            let leased = self.leased.load(std::sync::atomic::Ordering::Relaxed);
+            let wanted = self.wanted.load(std::sync::atomic::Ordering::Relaxed);
             let secs = last.0.elapsed().as_secs_f64();
             if secs >= 0.05 {
                 // Groups leased per second, smoothed over a few looks.
-                let now = (leased - last.1) as f64 / secs;
+                let now = (wanted - last.1) as f64 / secs;
                 rate = if rate == 0.0 { now } else { 0.7 * rate + 0.3 * now };
-                last = (std::time::Instant::now(), leased);
+                last = (std::time::Instant::now(), wanted);
             }
             let target = (rate as usize).max(BACKLOG_MIN);
             let ready = match self.store.groups_ready().await {

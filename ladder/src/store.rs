@@ -797,27 +797,49 @@ impl Store {
         } else {
             i64::MAX
         };
-        for (k, bots) in groups.iter().enumerate() {
-            let no = first + k as i64;
-            if no >= last {
-                break;
+        let numbered: Vec<(i64, &Vec<i64>)> = groups
+            .iter()
+            .enumerate()
+            .map(|(k, bots)| (first + k as i64, bots))
+            .take_while(|(no, _)| *no < last)
+            .collect();
+        // Many rows a statement: a batch of the background scheduler is hundreds.
+        for chunk in numbered.chunks(100) {
+            let mut sql = String::from(
+                "INSERT INTO match_groups (competition_id, group_no, seed, bots, status, created_ms) VALUES ",
+            );
+            for k in 0..chunk.len() {
+                let p = k * 5;
+                if k > 0 {
+                    sql.push_str(", ");
+                }
+                sql.push_str(&format!(
+                    "(${}, ${}, ${}, ${}, 'scheduled', ${})",
+                    p + 1,
+                    p + 2,
+                    p + 3,
+                    p + 4,
+                    p + 5
+                ));
             }
-            let row = sqlx::query(
-                "INSERT INTO match_groups (competition_id, group_no, seed, bots, status, created_ms)
-                 VALUES ($1, $2, $3, $4, 'scheduled', $5) ON CONFLICT (competition_id, group_no) DO NOTHING
+            sql.push_str(
+                " ON CONFLICT (competition_id, group_no) DO NOTHING
                  RETURNING id, competition_id, group_no, seed, bots, status",
-            )
-            .bind(c.id)
-            .bind(no)
-            .bind(engine::group_seed(c.seed as u64, no as u64) as i64)
-            .bind(join_ids(bots))
-            .bind(now)
-            .fetch_optional(&mut *tx)
-            .await?;
-            if let Some(row) = row {
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for (no, bots) in chunk {
+                q = q
+                    .bind(c.id)
+                    .bind(*no)
+                    .bind(engine::group_seed(c.seed as u64, *no as u64) as i64)
+                    .bind(join_ids(bots))
+                    .bind(now);
+            }
+            for row in q.fetch_all(&mut *tx).await? {
                 stored.push(Self::group_row(&row)?);
             }
         }
+        stored.sort_by_key(|g| g.id);
         tx.commit().await?;
         Ok(stored)
     }
