@@ -566,3 +566,43 @@ fn a_worker_isolates_registered_bots_and_gives_them_only_their_registered_enviro
     assert!(admin(&["standings", "env"]).contains("2 games"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bench_service_runs_a_real_server_and_reports_each_row_or_names_a_bad_database() {
+    let o = ladder(&[
+        "bench-service",
+        "--db",
+        "sqlite",
+        "--workers",
+        "1,3",
+        "--seconds",
+        "1",
+        "--warmup",
+        "0.5",
+        "--batch",
+        "4",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for (row, workers) in rows.iter().zip([1, 3]) {
+        assert_eq!(row["workers"], workers);
+        // Ur has two seats: two games a group, and something was played.
+        let (groups, games) = (
+            row["groups_per_s"].as_f64().unwrap(),
+            row["games_per_s"].as_f64().unwrap(),
+        );
+        assert!(groups > 0.0 && (games - 2.0 * groups).abs() < 1e-6, "{row}");
+        assert!(row["lease_ms"][0].as_f64().unwrap() <= row["lease_ms"][1].as_f64().unwrap());
+    }
+    assert!(report["games_stored"].as_u64().unwrap() > 0);
+    let o = ladder(&["bench-service", "--db", "mysql://x", "--seconds", "1"]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("give `sqlite` or a postgres:// URL"),
+        "{}",
+        text(&o)
+    );
+}
