@@ -285,6 +285,18 @@ fn split_ids<T: std::str::FromStr>(text: &str) -> Result<Vec<T>> {
         .collect()
 }
 
+/// `($1, $2, ...), (...)`: the placeholders of `rows` rows of `columns` values
+/// each, for a many-row `INSERT`.
+fn value_rows(rows: usize, columns: usize) -> String {
+    (0..rows)
+        .map(|r| {
+            let marks: Vec<String> = (1..=columns).map(|c| format!("${}", r * columns + c)).collect();
+            format!("({})", marks.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The store.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -805,23 +817,10 @@ impl Store {
             .collect();
         // Many rows a statement: a batch of the background scheduler is hundreds.
         for chunk in numbered.chunks(100) {
-            let mut sql = String::from(
-                "INSERT INTO match_groups (competition_id, group_no, seed, bots, status, created_ms) VALUES ",
+            let mut sql = format!(
+                "INSERT INTO match_groups (competition_id, group_no, seed, bots, status, created_ms) VALUES {}",
+                value_rows(chunk.len(), 6)
             );
-            for k in 0..chunk.len() {
-                let p = k * 5;
-                if k > 0 {
-                    sql.push_str(", ");
-                }
-                sql.push_str(&format!(
-                    "(${}, ${}, ${}, ${}, 'scheduled', ${})",
-                    p + 1,
-                    p + 2,
-                    p + 3,
-                    p + 4,
-                    p + 5
-                ));
-            }
             sql.push_str(
                 " ON CONFLICT (competition_id, group_no) DO NOTHING
                  RETURNING id, competition_id, group_no, seed, bots, status",
@@ -833,6 +832,7 @@ impl Store {
                     .bind(*no)
                     .bind(engine::group_seed(c.seed as u64, *no as u64) as i64)
                     .bind(join_ids(bots))
+                    .bind("scheduled")
                     .bind(now);
             }
             for row in q.fetch_all(&mut *tx).await? {
@@ -876,28 +876,11 @@ impl Store {
         // in SQLite); 100 rows of 9 values stay far below both databases' limits.
         let mut inserted = 0;
         for chunk in games.chunks(100) {
-            let mut sql = String::from(
-                "INSERT INTO games (competition_id, group_id, rotation, bots, ranks, termination, record, recorded_ms, fault_kinds) VALUES ",
+            let sql = format!(
+                "INSERT INTO games (competition_id, group_id, rotation, bots, ranks, termination, record, recorded_ms, fault_kinds) VALUES {}",
+                value_rows(chunk.len(), 9)
             );
-            for k in 0..chunk.len() {
-                let p = k * 9;
-                if k > 0 {
-                    sql.push_str(", ");
-                }
-                sql.push_str(&format!(
-                    "(${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, ${})",
-                    p + 1,
-                    p + 2,
-                    p + 3,
-                    p + 4,
-                    p + 5,
-                    p + 6,
-                    p + 7,
-                    p + 8,
-                    p + 9
-                ));
-            }
-            sql.push_str(" ON CONFLICT (group_id, rotation) DO NOTHING");
+            let sql = format!("{sql} ON CONFLICT (group_id, rotation) DO NOTHING");
             let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
             for g in chunk {
                 q = q

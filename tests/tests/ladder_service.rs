@@ -26,16 +26,25 @@ async fn start(db: &str, lease: Duration) -> Server {
 
 /// A server on `localhost` (the name its certificate gives) over TLS.
 async fn start_with(db: &str, lease: Duration, tls: Option<tonic::transport::Identity>) -> Server {
-    let scheme = if tls.is_some() {
-        "https://localhost"
-    } else {
-        "http://127.0.0.1"
-    };
     let store = Store::open(db).await.expect("store opens");
     store
         .add_worker("w1", &service::token_hash(WORKER))
         .await
         .expect("a new store takes a worker");
+    serve(store, lease, tls).await
+}
+
+/// A second server on a store another server already set up.
+async fn start_another(db: &str, lease: Duration) -> Server {
+    serve(Store::open(db).await.expect("store opens"), lease, None).await
+}
+
+async fn serve(store: Store, lease: Duration, tls: Option<tonic::transport::Identity>) -> Server {
+    let scheme = if tls.is_some() {
+        "https://localhost"
+    } else {
+        "http://127.0.0.1"
+    };
     let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("{scheme}:{}", grpc.local_addr().unwrap().port());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -862,31 +871,6 @@ async fn a_batch_is_leased_and_reported_in_one_call_and_a_forged_group_in_it_is_
         keys.dedup();
         assert_eq!(keys.len(), 16, "{}: every game once", store.kind);
         server.stop().await;
-    }
-}
-
-/// A second server on a store another server already set up.
-async fn start_another(db: &str, lease: Duration) -> Server {
-    let store = Store::open(db).await.expect("store opens");
-    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let cfg = ServiceConfig {
-        admin_token: ADMIN.into(),
-        lease,
-        tls: None,
-    };
-    let task = tokio::spawn(async move {
-        service::run(grpc, None, store, cfg, async move {
-            let _ = rx.await;
-        })
-        .await
-        .map_err(Into::into)
-    });
-    Server {
-        url,
-        stop: Some(tx),
-        task,
     }
 }
 
