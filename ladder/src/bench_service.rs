@@ -262,7 +262,8 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
             v.push(t.elapsed().as_micros() as u32);
         }
         if leased.groups.is_empty() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            let wait = u64::from(leased.retry_after_ms.clamp(20, 5_000));
+            tokio::time::sleep(Duration::from_millis(wait)).await;
             continue;
         }
         let Ok(permit) = shared.plays.acquire().await else {

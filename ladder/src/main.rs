@@ -83,8 +83,10 @@ struct ServeArgs {
     /// Web page address (standings and recent games, and their JSON); none if absent.
     #[arg(long)]
     http: Option<String>,
-    /// File holding the admin token (else $ASTRAGAL_ADMIN_TOKEN). Workers get
-    /// their own tokens: `ladder admin add-worker NAME`.
+    /// File holding the admin token (else $ASTRAGAL_ADMIN_TOKEN): its first line, at
+    /// least 16 characters (e.g. `openssl rand -hex 32`); never on the command
+    /// line, where any process can read it. Workers get their own tokens:
+    /// `ladder admin add-worker NAME`.
     #[arg(long, value_name = "FILE")]
     admin_token_file: Option<PathBuf>,
     /// Seconds a worker holds a lease before its group goes to another worker.
@@ -96,6 +98,11 @@ struct ServeArgs {
     /// The certificate's private key (PEM).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Suspend a bot after this many reported games in a row in which it could not
+    /// start or shake hands (a mistyped command, a missing file), so that it stops
+    /// taking the schedule; `ladder admin enable NAME` resumes it. 0: never.
+    #[arg(long, default_value_t = ladder::service::SUSPEND_AFTER)]
+    suspend_after: u32,
 }
 
 #[derive(Args)]
@@ -145,7 +152,8 @@ struct AdminArgs {
     /// Server URL.
     #[arg(long, default_value = "http://127.0.0.1:50060")]
     server: String,
-    /// File holding the admin token (else $ASTRAGAL_ADMIN_TOKEN).
+    /// File holding the admin token (else $ASTRAGAL_ADMIN_TOKEN): its first line,
+    /// the server's token, at least 16 characters.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
     /// The authority that signed an https:// server's certificate (PEM), if not a
@@ -228,6 +236,91 @@ enum AdminAction {
         /// Its name.
         name: String,
     },
+    /// Every bot: status (active, disabled, suspended, superseded, removed), why,
+    /// version, and its run of games in a row in which it could not start.
+    Bots,
+    /// Take a bot out of play: it is scheduled in no new group, and the groups it
+    /// was scheduled in that no worker holds are withdrawn. Its games stay.
+    Disable {
+        /// Its name.
+        name: String,
+        /// Why, shown with its status.
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// Put a disabled or suspended bot back into play (a suspended one's run of
+    /// failed starts starts again from 0).
+    Enable {
+        /// Its name.
+        name: String,
+    },
+    /// Take a bot out of play for good (enable cannot undo it; update can make a
+    /// new version). Its games and its rating stay.
+    Remove {
+        /// Its name.
+        name: String,
+        /// Why, shown with its status.
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// Replace a bot's command (or environment): a new bot NAME@N with a rating of
+    /// its own, linked to the one it replaces, which stops being scheduled.
+    Update {
+        /// The bot's name (its newest version).
+        name: String,
+        /// How to run the new version (a referee --bot spec).
+        spec: String,
+        /// An environment variable for its process, KEY=VALUE (repeatable); the
+        /// new version has only those given here.
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+    },
+}
+
+/// A refusal from the server, said as a sentence (tonic's own form is a debug
+/// dump of code, metadata and details).
+fn said(s: tonic::Status) -> anyhow::Error {
+    use tonic::Code;
+    let m = s.message();
+    match s.code() {
+        Code::Unauthenticated | Code::PermissionDenied => {
+            anyhow::anyhow!("the server refused the token: {m}")
+        }
+        Code::Unavailable => anyhow::anyhow!("the server cannot be reached or is stopping: {m}"),
+        Code::DeadlineExceeded => anyhow::anyhow!("the server did not answer in time: {m}"),
+        _ => anyhow::anyhow!("{m}"),
+    }
+}
+
+fn env_vars(pairs: &[String]) -> anyhow::Result<Vec<proto::ladder::EnvVar>> {
+    pairs
+        .iter()
+        .map(|kv| {
+            referee::sandbox::parse_env_pair(kv)
+                .map(|(key, value)| proto::ladder::EnvVar { key, value })
+                .map_err(|e| anyhow::anyhow!("--env: {e}"))
+        })
+        .collect()
+}
+
+fn describe_bot(b: &proto::ladder::BotInfo) -> String {
+    let mut line = format!(
+        "{} ({}, v{}): {} · {}",
+        b.name, b.game, b.version, b.spec, b.status
+    );
+    if !b.status_reason.is_empty() {
+        line.push_str(&format!(" — {}", b.status_reason));
+    }
+    if !b.previous.is_empty() {
+        line.push_str(&format!(" · replaces {}", b.previous));
+    }
+    if b.start_failures > 0 {
+        line.push_str(&format!(" · {} failed starts in a row", b.start_failures));
+    }
+    if !b.env_keys.is_empty() {
+        line.push_str(&format!(" · environment: {}", b.env_keys.join(", ")));
+    }
+    line
 }
 
 /// A secret from a file (its first line) or else an environment variable; never
@@ -887,6 +980,7 @@ fn serve_cmd(a: ServeArgs) -> anyhow::Result<()> {
             admin_token,
             lease: std::time::Duration::from_secs_f64(a.lease_seconds),
             tls,
+            suspend_after: a.suspend_after,
         };
         ladder::service::run(grpc, http, store, cfg, shutdown_signal()).await?;
         anyhow::Ok(())
@@ -956,14 +1050,7 @@ fn admin_cmd(a: AdminArgs) -> anyhow::Result<()> {
                 spec,
                 env,
             } => {
-                let env = env
-                    .iter()
-                    .map(|kv| {
-                        referee::sandbox::parse_env_pair(kv)
-                            .map(|(key, value)| EnvVar { key, value })
-                            .map_err(|e| anyhow::anyhow!("--env: {e}"))
-                    })
-                    .collect::<anyhow::Result<_>>()?;
+                let env = env_vars(&env)?;
                 let b = c
                     .register_bot(RegisterBotRequest {
                         name,
@@ -971,12 +1058,71 @@ fn admin_cmd(a: AdminArgs) -> anyhow::Result<()> {
                         spec,
                         env,
                     })
-                    .await?
+                    .await
+                    .map_err(said)?
                     .into_inner();
-                println!("bot {} ({}): {}", b.name, b.game, b.spec);
-                if !b.env_keys.is_empty() {
-                    println!("  environment: {}", b.env_keys.join(", "));
+                println!("{}", describe_bot(&b));
+            }
+            AdminAction::Bots => {
+                for b in c
+                    .list_bots(ListBotsRequest {})
+                    .await
+                    .map_err(said)?
+                    .into_inner()
+                    .bots
+                {
+                    println!("{}", describe_bot(&b));
                 }
+            }
+            AdminAction::Disable { name, reason } => {
+                let b = c
+                    .set_bot_status(SetBotStatusRequest {
+                        name,
+                        status: "disabled".into(),
+                        reason,
+                    })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                println!("{}", describe_bot(&b));
+            }
+            AdminAction::Enable { name } => {
+                let b = c
+                    .set_bot_status(SetBotStatusRequest {
+                        name,
+                        status: "active".into(),
+                        reason: String::new(),
+                    })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                println!("{}", describe_bot(&b));
+            }
+            AdminAction::Remove { name, reason } => {
+                let b = c
+                    .set_bot_status(SetBotStatusRequest {
+                        name,
+                        status: "removed".into(),
+                        reason,
+                    })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                println!("{}", describe_bot(&b));
+            }
+            AdminAction::Update { name, spec, env } => {
+                let env = env_vars(&env)?;
+                let b = c
+                    .update_bot(RegisterBotRequest {
+                        name,
+                        game: String::new(),
+                        spec,
+                        env,
+                    })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                println!("{}", describe_bot(&b));
             }
             AdminAction::Open {
                 name,
@@ -998,21 +1144,24 @@ fn admin_cmd(a: AdminArgs) -> anyhow::Result<()> {
                         movetime_ms: movetime,
                         tc: String::new(),
                     })
-                    .await?
+                    .await
+                    .map_err(said)?
                     .into_inner();
                 println!("{}", describe(i));
             }
             AdminAction::Close { name } => {
                 let i = c
                     .close_competition(CloseCompetitionRequest { name })
-                    .await?
+                    .await
+                    .map_err(said)?
                     .into_inner();
                 println!("{}", describe(i));
             }
             AdminAction::List => {
                 for i in c
                     .list_competitions(ListCompetitionsRequest {})
-                    .await?
+                    .await
+                    .map_err(said)?
                     .into_inner()
                     .competitions
                 {
@@ -1022,7 +1171,8 @@ fn admin_cmd(a: AdminArgs) -> anyhow::Result<()> {
             AdminAction::Standings { name } => {
                 let s = c
                     .standings(StandingsRequest { competition: name })
-                    .await?
+                    .await
+                    .map_err(said)?
                     .into_inner();
                 println!(
                     "{:>4}  {:<24} {:>7} {:>6} {:>7} {:>7}",
@@ -1037,7 +1187,11 @@ fn admin_cmd(a: AdminArgs) -> anyhow::Result<()> {
                 println!("{} games; {}", s.games, s.anchor);
             }
             AdminAction::AddWorker { name } => {
-                let w = c.add_worker(AddWorkerRequest { name }).await?.into_inner();
+                let w = c
+                    .add_worker(AddWorkerRequest { name })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
                 eprintln!(
                     "worker {}: its token is below, shown once. Save it to a file only the worker reads \
                      and run `ladder worker --token-file FILE`.",
@@ -1046,14 +1200,22 @@ fn admin_cmd(a: AdminArgs) -> anyhow::Result<()> {
                 println!("{}", w.token);
             }
             AdminAction::RevokeWorker { name } => {
-                let w = c.revoke_worker(WorkerRequest { name }).await?.into_inner();
+                let w = c
+                    .revoke_worker(WorkerRequest { name })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
                 println!(
                     "worker {} revoked ({} groups, {} games reported stay)",
                     w.name, w.groups, w.games
                 );
             }
             AdminAction::Workers => {
-                let list = c.list_workers(ListWorkersRequest {}).await?.into_inner();
+                let list = c
+                    .list_workers(ListWorkersRequest {})
+                    .await
+                    .map_err(said)?
+                    .into_inner();
                 println!(
                     "{:<20} {:>8} {:>7} {:>8}  faulted games (rate, others' rate, z)",
                     "worker", "status", "groups", "games"
@@ -1092,7 +1254,11 @@ fn admin_cmd(a: AdminArgs) -> anyhow::Result<()> {
                 }
             }
             AdminAction::VoidWorker { name } => {
-                let v = c.void_worker(WorkerRequest { name }).await?.into_inner();
+                let v = c
+                    .void_worker(WorkerRequest { name })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
                 println!(
                     "worker {} revoked; {} games of {} groups removed, to be played again",
                     v.name, v.games, v.groups

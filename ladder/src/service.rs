@@ -8,11 +8,13 @@
 use crate::cache::StandingsCache;
 use crate::schedule::{self, Candidate};
 use crate::store::{
-    BotRow, CompetitionRow, CompetitionStatus, Completion, NewCompetition, Store, StoreError, WorkerRow,
+    BotRow, BotStatus, CompetitionRow, CompetitionStatus, Completion, GroupStatus, NewCompetition, SeatStart,
+    Store, StoreError, WorkerRow,
 };
 use crate::tournament::{limits_from, new_game};
 use proto::ladder::ladder_server::{Ladder, LadderServer};
 use proto::ladder::*;
+use referee::fault::FaultKind;
 use referee::record::GameRecord;
 use referee::spec::BotSpec;
 use std::collections::HashMap;
@@ -32,10 +34,14 @@ pub const MAX_REPORT_BYTES: usize = 16 << 20;
 /// Most groups leased or reported in one call.
 pub const MAX_BATCH: usize = 64;
 
-/// Fewest groups scheduled at once when a lease finds too few ready: scheduling
-/// reads the competition's state and writes a transaction, so it is done in
-/// batches, and what is left over serves the next leases.
-pub const SCHEDULE_AHEAD: usize = 64;
+/// Longest a lease that found no group ready waits for the background scheduler's
+/// next look before it answers "ask again" (`retry_after_ms`). Leases never
+/// schedule themselves: hundreds of them doing so at once queued behind each
+/// other for seconds (lease p99 6.3 s at 500 workers).
+pub const LEASE_WAIT: Duration = Duration::from_millis(250);
+
+/// What a worker is told to wait when no group is ready yet but more are coming.
+pub const RETRY_AFTER: Duration = Duration::from_millis(100);
 
 /// Service settings.
 #[derive(Clone)]
@@ -46,7 +52,13 @@ pub struct ServiceConfig {
     pub lease: Duration,
     /// The server's certificate and key for TLS; plain HTTP/2 without.
     pub tls: Option<tonic::transport::Identity>,
+    /// Suspend a bot after this many reported games in a row in which it could
+    /// not start or shake hands (0: never).
+    pub suspend_after: u32,
 }
+
+/// Default of [`ServiceConfig::suspend_after`].
+pub const SUSPEND_AFTER: u32 = 5;
 
 impl std::fmt::Debug for ServiceConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -54,6 +66,7 @@ impl std::fmt::Debug for ServiceConfig {
         f.debug_struct("ServiceConfig")
             .field("lease", &self.lease)
             .field("tls", &self.tls.is_some())
+            .field("suspend_after", &self.suspend_after)
             .finish_non_exhaustive()
     }
 }
@@ -224,6 +237,7 @@ impl LadderService {
                 tallies: Mutex::new(HashMap::new()),
                 wanted: std::sync::atomic::AtomicU64::new(0),
                 wake: tokio::sync::Notify::new(),
+                looks: tokio::sync::watch::Sender::new(Look::default()),
             }),
             catalog: std::sync::Mutex::new(Arc::default()),
             replays: tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, usize::from)),
@@ -293,41 +307,84 @@ impl LadderService {
         Ok(fresh)
     }
 
+    /// A bot as the admin is told of it.
+    async fn bot_info(&self, b: &BotRow) -> Result<BotInfo, Status> {
+        let previous = match b.previous_id {
+            Some(id) => self
+                .store
+                .bots()
+                .await
+                .map_err(status_of)?
+                .into_iter()
+                .find(|p| p.id == id)
+                .map(|p| p.name),
+            None => None,
+        };
+        let names: HashMap<i64, &str> = previous
+            .as_deref()
+            .zip(b.previous_id)
+            .map(|(n, id)| (id, n))
+            .into_iter()
+            .collect();
+        Ok(bot_info(b, &names))
+    }
+
+    /// Enters an active bot in every open competition of its game.
+    async fn enter_open_competitions(&self, bot: &BotRow) -> Result<(), Status> {
+        if bot.status != BotStatus::Active {
+            return Ok(());
+        }
+        for c in self.store.competitions().await.map_err(status_of)? {
+            if c.status == CompetitionStatus::Open && c.game == bot.game {
+                self.store.add_entrant(c.id, bot.id).await.map_err(status_of)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Leases up to `max` groups to `worker` under one token. The background
-    /// scheduler keeps groups ready; a lease that finds none schedules itself
-    /// (so "no work" always means none can be scheduled).
+    /// scheduler keeps groups ready; a lease that finds none wakes it and waits
+    /// (at most [`LEASE_WAIT`]) for its next look. "No work" without a
+    /// `retry_after_ms` means the scheduler looked and could schedule nothing.
     async fn lease_groups(&self, worker: &WorkerRow, max: usize) -> Result<LeaseGroupsReply, Status> {
         let max = max.clamp(1, MAX_BATCH);
         let token = new_token()?;
         let lease_ms = self.cfg.lease.as_millis() as i64;
-        let mut groups = Vec::new();
-        for attempt in 0..3 {
+        let lease_now = |want: usize| {
             let now = crate::store::now_ms();
-            let want = (max - groups.len()) as i64;
-            groups.extend(
-                self.store
-                    .lease_many(&worker.name, &token, now, now + lease_ms, want)
-                    .await
-                    .map_err(status_of)?,
-            );
-            if !groups.is_empty() || attempt == 2 {
-                break;
-            }
-            if self.scheduler.schedule_batch(max.max(SCHEDULE_AHEAD)).await? == 0 {
-                break;
-            }
-        }
+            self.store
+                .lease_many(&worker.name, &token, now, now + lease_ms, want as i64)
+        };
+        let mut groups = lease_now(max).await.map_err(status_of)?;
         self.scheduler
             .wanted
             .fetch_add(max as u64, std::sync::atomic::Ordering::Relaxed);
+        // Subscribed before the wake, so the look the wake causes is not missed.
+        let mut looked = self.scheduler.looks.subscribe();
         if groups.len() < max {
             self.scheduler.wake.notify_one();
+        }
+        let mut retry_after_ms = 0;
+        if groups.is_empty() {
+            let look = tokio::time::timeout(LEASE_WAIT, looked.changed()).await;
+            match look {
+                Ok(Ok(())) => {
+                    groups = lease_now(max).await.map_err(status_of)?;
+                    let could_schedule = looked.borrow().could_schedule;
+                    if groups.is_empty() && could_schedule {
+                        retry_after_ms = RETRY_AFTER.as_millis() as u32;
+                    }
+                }
+                // The scheduler is still at work (or stopping): ask again soon.
+                Ok(Err(_)) | Err(_) => retry_after_ms = RETRY_AFTER.as_millis() as u32,
+            }
         }
         if groups.is_empty() {
             let in_progress = self.store.groups_in_progress().await.map_err(status_of)?;
             return Ok(LeaseGroupsReply {
                 groups: Vec::new(),
                 groups_in_progress: in_progress > 0,
+                retry_after_ms,
             });
         }
         let comp_ids: Vec<i64> = groups.iter().map(|g| g.competition_id).collect();
@@ -374,12 +431,14 @@ impl LadderService {
                 time: c.time.clone(),
                 expires_in_ms: lease_ms as u64,
                 groups_in_progress: false,
+                retry_after_ms: 0,
             });
         }
         tracing::info!(worker = %worker.name, groups = out.len(), "groups leased");
         Ok(LeaseGroupsReply {
             groups: out,
             groups_in_progress: false,
+            retry_after_ms: 0,
         })
     }
 
@@ -427,9 +486,9 @@ impl LadderService {
                         .competitions
                         .get(&group.competition_id)
                         .ok_or_else(|| Status::internal(format!("group {} has no competition", group.id)))?;
-                    let games = Self::verify(c, group, &catalog.bots, &r.records)
+                    let (games, starts) = Self::verify(c, group, &catalog.bots, &r.records)
                         .map_err(|e| Status::new(e.code(), format!("group {}: {}", group.id, e.message())))?;
-                    Ok((r.group_id, r.lease, games))
+                    Ok((r.group_id, r.lease, games, starts))
                 })
                 .collect::<Vec<Result<_, Status>>>()
         })
@@ -439,18 +498,19 @@ impl LadderService {
         let passed: Vec<crate::store::LeaseReport<'_>> = checked
             .iter()
             .filter_map(|r| r.as_ref().ok())
-            .map(|(group_id, lease, games)| crate::store::LeaseReport {
+            .map(|(group_id, lease, games, starts)| crate::store::LeaseReport {
                 group_id: *group_id,
                 token: lease,
                 games,
+                starts,
             })
             .collect();
-        let mut stored = self
+        let (stored, suspended) = self
             .store
-            .complete_leases(&passed, Some(worker.id))
+            .complete_leases(&passed, Some(worker.id), i64::from(self.cfg.suspend_after))
             .await
-            .map_err(status_of)?
-            .into_iter();
+            .map_err(status_of)?;
+        let mut stored = stored.into_iter();
         let mut out = Vec::with_capacity(checked.len());
         for r in &checked {
             out.push(match r {
@@ -473,6 +533,12 @@ impl LadderService {
             .filter(|r| matches!(r, Ok(Completion::Recorded)))
             .count();
         tracing::info!(worker = %worker.name, groups = recorded, "groups recorded");
+        for bot in &suspended {
+            tracing::warn!(bot = %bot.name, "bot suspended: it could not start or shake hands in {} reported games in a row", self.cfg.suspend_after);
+        }
+        if !suspended.is_empty() {
+            self.scheduler.forget().await;
+        }
         Ok(out)
     }
 
@@ -482,7 +548,7 @@ impl LadderService {
         group: &crate::store::GroupRow,
         bots: &HashMap<i64, BotRow>,
         texts: &[String],
-    ) -> Result<Vec<crate::store::NewGame>, Status> {
+    ) -> Result<(Vec<crate::store::NewGame>, Vec<SeatStart>), Status> {
         let n = c.seats as usize;
         if texts.len() != n {
             return Err(Status::invalid_argument(format!(
@@ -491,6 +557,7 @@ impl LadderService {
             )));
         }
         let mut games = Vec::with_capacity(n);
+        let mut starts = Vec::with_capacity(n * n);
         let mut seen = vec![false; n];
         for (k, text) in texts.iter().enumerate() {
             let bad = |why: String| Status::invalid_argument(format!("record {k}: {why}"));
@@ -527,9 +594,19 @@ impl LadderService {
                 rec.seats[s].entrant = Some(bot.name.clone());
             }
             referee::replay::replay(&rec).map_err(|e| bad(format!("does not reproduce: {e}")))?;
+            for (s, &bot) in seat_bots.iter().enumerate() {
+                let failed = rec
+                    .faults
+                    .iter()
+                    .find(|f| f.seat == s && matches!(f.kind, FaultKind::Spawn | FaultKind::Handshake));
+                starts.push(SeatStart {
+                    bot,
+                    failure: failed.map(|f| format!("{}: {}", f.kind, f.detail)),
+                });
+            }
             games.push(new_game(c.id, group.id, r, seat_bots, &rec));
         }
-        Ok(games)
+        Ok((games, starts))
     }
 }
 
@@ -585,39 +662,87 @@ impl Ladder for LadderService {
         let r = req.into_inner();
         valid_name("bot name", &r.name)?;
         engine::game_info(&r.game).map_err(|e| Status::invalid_argument(e.to_string()))?;
-        let spec = BotSpec::parse(&r.spec).map_err(Status::invalid_argument)?;
-        if spec == BotSpec::Human {
-            return Err(Status::invalid_argument("a ladder bot cannot be `human`"));
-        }
-        let mut env = Vec::with_capacity(r.env.len());
-        for v in &r.env {
-            let pair = referee::sandbox::parse_env_pair(&format!("{}={}", v.key, v.value))
-                .map_err(|e| Status::invalid_argument(format!("environment: {e}")))?;
-            env.push(pair);
-        }
-        if !env.is_empty() && !matches!(spec, BotSpec::Process { .. }) {
-            return Err(Status::invalid_argument(
-                "only a program has an environment: this bot is not one",
-            ));
+        let (spec, env) = checked_spec(&r.spec, &r.env)?;
+        if let Some(old) = self.store.bot(&r.name).await.map_err(status_of)?
+            && (old.game != r.game || old.spec != spec || old.env != env)
+        {
+            return Err(Status::already_exists(format!(
+                "bot {:?} is already registered ({} {:?}); to change its command, \
+                 `ladder admin update {} SPEC` makes a new version",
+                old.name, old.game, old.spec, old.name
+            )));
         }
         let bot = self
             .store
-            .register_bot(&r.name, &r.game, &spec.to_string(), &env)
+            .register_bot(&r.name, &r.game, &spec, &env)
             .await
             .map_err(status_of)?;
-        for c in self.store.competitions().await.map_err(status_of)? {
-            if c.status == CompetitionStatus::Open && c.game == bot.game {
-                self.store.add_entrant(c.id, bot.id).await.map_err(status_of)?;
-            }
-        }
+        self.enter_open_competitions(&bot).await?;
         tracing::info!(bot = %bot.name, game = %bot.game, "bot registered");
-        Ok(Response::new(BotInfo {
-            id: bot.id,
-            name: bot.name,
-            game: bot.game,
-            spec: bot.spec,
-            env_keys: bot.env.into_iter().map(|(k, _)| k).collect(),
+        Ok(Response::new(self.bot_info(&bot).await?))
+    }
+
+    async fn list_bots(&self, req: Request<ListBotsRequest>) -> Result<Response<ListBotsReply>, Status> {
+        self.need_admin(&req).await?;
+        let all = self.store.bots().await.map_err(status_of)?;
+        let names: HashMap<i64, &str> = all.iter().map(|b| (b.id, b.name.as_str())).collect();
+        Ok(Response::new(ListBotsReply {
+            bots: all.iter().map(|b| bot_info(b, &names)).collect(),
         }))
+    }
+
+    async fn set_bot_status(&self, req: Request<SetBotStatusRequest>) -> Result<Response<BotInfo>, Status> {
+        self.need_admin(&req).await?;
+        let r = req.into_inner();
+        let status = match r.status.as_str() {
+            "active" | "enabled" | "enable" => BotStatus::Active,
+            "disabled" | "disable" => BotStatus::Disabled,
+            "removed" | "remove" => BotStatus::Removed,
+            other => {
+                return Err(Status::invalid_argument(format!(
+                    "a bot's status can be set to active, disabled or removed, not {other:?}"
+                )));
+            }
+        };
+        let reason = match (status, r.reason.trim()) {
+            (BotStatus::Active, _) => String::new(),
+            (_, "") => format!("{status} by the admin"),
+            (_, why) => format!("{status} by the admin: {}", referee::text::capped(why, 200)),
+        };
+        let (bot, withdrawn) = self
+            .store
+            .set_bot_status(&r.name, status, &reason)
+            .await
+            .map_err(status_of)?;
+        if withdrawn > 0 {
+            self.scheduler.forget().await;
+        }
+        tracing::info!(bot = %bot.name, status = %bot.status, withdrawn, "bot status set");
+        Ok(Response::new(self.bot_info(&bot).await?))
+    }
+
+    async fn update_bot(&self, req: Request<RegisterBotRequest>) -> Result<Response<BotInfo>, Status> {
+        self.need_admin(&req).await?;
+        let r = req.into_inner();
+        let (spec, env) = checked_spec(&r.spec, &r.env)?;
+        if let Some(old) = self.store.bot(&r.name).await.map_err(status_of)?
+            && !r.game.is_empty()
+            && r.game != old.game
+        {
+            return Err(Status::invalid_argument(format!(
+                "bot {:?} plays {}; a new version plays the same game (register a new bot for {})",
+                old.name, old.game, r.game
+            )));
+        }
+        let bot = self
+            .store
+            .update_bot(&r.name, &spec, &env)
+            .await
+            .map_err(status_of)?;
+        self.scheduler.forget().await;
+        self.enter_open_competitions(&bot).await?;
+        tracing::info!(bot = %bot.name, "bot updated");
+        Ok(Response::new(self.bot_info(&bot).await?))
     }
 
     async fn open_competition(
@@ -747,6 +872,7 @@ impl Ladder for LadderService {
         Ok(Response::new(reply.groups.into_iter().next().unwrap_or(
             LeaseReply {
                 groups_in_progress: reply.groups_in_progress,
+                retry_after_ms: reply.retry_after_ms,
                 ..LeaseReply::default()
             },
         )))
@@ -814,6 +940,49 @@ fn outcome_word(done: Completion) -> &'static str {
     }
 }
 
+/// A spec and environment as the admin gave them, checked: it parses, a built-in
+/// exists and takes its options, a command line splits, only a program has an
+/// environment. Returns them as stored.
+fn checked_spec(text: &str, vars: &[EnvVar]) -> Result<(String, Vec<(String, String)>), Status> {
+    let spec = BotSpec::parse(text).map_err(|e| Status::invalid_argument(format!("the bot spec: {e}")))?;
+    if spec == BotSpec::Human {
+        return Err(Status::invalid_argument("a ladder bot cannot be `human`"));
+    }
+    spec.check()
+        .map_err(|e| Status::invalid_argument(format!("the bot spec: {e}")))?;
+    let mut env = Vec::with_capacity(vars.len());
+    for v in vars {
+        let pair = referee::sandbox::parse_env_pair(&format!("{}={}", v.key, v.value))
+            .map_err(|e| Status::invalid_argument(format!("environment: {e}")))?;
+        env.push(pair);
+    }
+    if !env.is_empty() && !matches!(spec, BotSpec::Process { .. }) {
+        return Err(Status::invalid_argument(
+            "only a program has an environment: this bot is not one",
+        ));
+    }
+    Ok((spec.to_string(), env))
+}
+
+/// What the admin is told of a bot (its environment's values never).
+fn bot_info(b: &BotRow, names: &HashMap<i64, &str>) -> BotInfo {
+    BotInfo {
+        id: b.id,
+        name: b.name.clone(),
+        game: b.game.clone(),
+        spec: b.spec.clone(),
+        env_keys: b.env.iter().map(|(k, _)| k.clone()).collect(),
+        status: b.status.to_string(),
+        status_reason: b.status_reason.clone(),
+        version: b.version,
+        previous: b
+            .previous_id
+            .and_then(|id| names.get(&id).map(|n| (*n).to_owned()))
+            .unwrap_or_default(),
+        start_failures: b.start_failures,
+    }
+}
+
 /// Chooses who plays next and stores the groups; one per server.
 pub struct Scheduler {
     store: Store,
@@ -827,9 +996,25 @@ pub struct Scheduler {
     wanted: std::sync::atomic::AtomicU64,
     /// Rung by a lease that found too few groups ready.
     wake: tokio::sync::Notify,
+    /// Told after every look at the backlog, for leases waiting on one.
+    looks: tokio::sync::watch::Sender<Look>,
+}
+
+/// What the scheduler's last look at the backlog found.
+#[derive(Debug, Clone, Copy, Default)]
+struct Look {
+    /// Groups were ready, or it stored some: a lease that found none should ask
+    /// again. False: every open competition is full or has too few bots.
+    could_schedule: bool,
 }
 
 impl Scheduler {
+    /// Forgets what was scheduled, so the next batch reads it again: after
+    /// groups were withdrawn, which no longer count.
+    pub async fn forget(&self) {
+        self.tallies.lock().await.clear();
+    }
+
     /// What the scheduler knows of each bot: its rating from the standings cache
     /// (refit as games arrive, on the blocking pool, never under a lock the
     /// scheduler holds) and its games from the tally, played or scheduled, so a
@@ -895,7 +1080,9 @@ impl Scheduler {
                 .await
                 .map_err(status_of)?
             {
-                tally.add(g.id, &g.bots, c.seats as u64);
+                if g.status != GroupStatus::Withdrawn {
+                    tally.add(g.id, &g.bots, c.seats as u64);
+                }
             }
             let room = if c.max_games > 0 {
                 (c.max_games as u64)
@@ -907,7 +1094,8 @@ impl Scheduler {
             if room == 0 {
                 continue;
             }
-            let bots = self.store.entrants(c.id).await.map_err(status_of)?;
+            let mut bots = self.store.entrants(c.id).await.map_err(status_of)?;
+            bots.retain(|b| b.status == BotStatus::Active);
             let candidates = self.candidates(&c, &bots, tally).await?;
             open.push(Open {
                 c,
@@ -964,7 +1152,7 @@ impl Scheduler {
         Ok(stored)
     }
 
-    /// Keeps about a second of leases' asking worth of groups ready (at least
+    /// Keeps about two seconds of leases' asking worth of groups ready (at least
     /// [`BACKLOG_MIN`]), so a lease is one query and never waits for the scheduler;
     /// looks every [`BACKLOG_EVERY`] or when a lease found too few. Ends with `stop`.
     pub async fn keep_ahead(self: Arc<Self>, mut stop: tokio::sync::watch::Receiver<bool>) {
@@ -984,7 +1172,10 @@ impl Scheduler {
                 rate = if rate == 0.0 { now } else { 0.7 * rate + 0.3 * now };
                 last = (std::time::Instant::now(), wanted);
             }
-            let target = (rate as usize).max(BACKLOG_MIN);
+            // Two seconds of demand: a fleet's leases arrive in bursts (every
+            // worker of a batch comes back at once), and a lease that finds the
+            // backlog empty waits for the next look.
+            let target = ((2.0 * rate) as usize).max(BACKLOG_MIN);
             let ready = match self.store.groups_ready().await {
                 Ok(n) => n as usize,
                 Err(e) => {
@@ -992,12 +1183,19 @@ impl Scheduler {
                     continue;
                 }
             };
+            let mut could_schedule = ready > 0;
             if ready < target / 2 {
-                let want = (target - ready).min(4 * BACKLOG_MIN);
-                if let Err(e) = self.schedule_batch(want).await {
-                    tracing::warn!("the scheduler failed: {}", e.message());
+                let want = (target - ready).min(16 * BACKLOG_MIN);
+                match self.schedule_batch(want).await {
+                    Ok(stored) => could_schedule |= stored > 0,
+                    Err(e) => {
+                        // Told as "ask again": a passing database fault is not the end.
+                        could_schedule = true;
+                        tracing::warn!("the scheduler failed: {}", e.message());
+                    }
                 }
             }
+            self.looks.send_replace(Look { could_schedule });
         }
     }
 }

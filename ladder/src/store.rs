@@ -68,6 +68,16 @@ pub struct BotRow {
     pub spec: String,
     /// Environment variables for its process (key, value).
     pub env: Vec<(String, String)>,
+    /// Whether it is scheduled.
+    pub status: BotStatus,
+    /// Why it is not active, in words (empty when active).
+    pub status_reason: String,
+    /// Reported games in a row in which it could not start or shake hands.
+    pub start_failures: i64,
+    /// 1 for a bot as registered; each update makes a new row one higher.
+    pub version: i64,
+    /// The version this one replaced.
+    pub previous_id: Option<i64>,
 }
 
 /// A competition: a game with options among a set of bots.
@@ -130,6 +140,19 @@ pub struct LeaseReport<'a> {
     pub token: &'a str,
     /// Its games, checked.
     pub games: &'a [NewGame],
+    /// Its seats, game by game in the order played: counted towards each bot's
+    /// run of failed starts when the group is recorded.
+    pub starts: &'a [SeatStart],
+}
+
+/// A seat of a reported game: its bot, and why it could not start or shake
+/// hands, if it could not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatStart {
+    /// The bot.
+    pub bot: i64,
+    /// `kind: detail` of its spawn or handshake fault.
+    pub failure: Option<String>,
 }
 
 /// A mirrored group: the same seed played once per seat rotation.
@@ -169,6 +192,9 @@ pub enum GroupStatus {
     Leased,
     /// Every rotation is recorded.
     Done,
+    /// One of its bots was taken out of play before a worker leased it: never
+    /// played, and not counted as scheduled.
+    Withdrawn,
 }
 
 macro_rules! stored_as_text {
@@ -202,7 +228,59 @@ macro_rules! stored_as_text {
 }
 
 stored_as_text!(CompetitionStatus { Open = "open", Closed = "closed" });
-stored_as_text!(GroupStatus { Scheduled = "scheduled", Leased = "leased", Done = "done" });
+stored_as_text!(GroupStatus {
+    Scheduled = "scheduled",
+    Leased = "leased",
+    Done = "done",
+    Withdrawn = "withdrawn",
+});
+
+/// Whether a bot is scheduled, and if not, who took it out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BotStatus {
+    /// Scheduled in its game's open competitions.
+    Active,
+    /// Taken out by the admin; `enable` puts it back.
+    Disabled,
+    /// Taken out by the server: it could not start or shake hands in too many
+    /// reported games in a row; `enable` puts it back.
+    Suspended,
+    /// Replaced by a newer version (`update`); its games and rating stay.
+    Superseded,
+    /// Taken out for good; its games stay.
+    Removed,
+}
+
+stored_as_text!(BotStatus {
+    Active = "active",
+    Disabled = "disabled",
+    Suspended = "suspended",
+    Superseded = "superseded",
+    Removed = "removed",
+});
+
+/// What a batch of reported games did to a bot's run of games in a row in which
+/// it could not start or shake hands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartRun {
+    /// It started in some game: the run is now the failures after its last start.
+    Restarted(i64),
+    /// It started in none: the run grows by this many.
+    Continued(i64),
+}
+
+impl StartRun {
+    /// The run after one more game, in which the bot started or did not.
+    #[must_use]
+    pub fn then(self, started: bool) -> StartRun {
+        match (self, started) {
+            (_, true) => StartRun::Restarted(0),
+            (StartRun::Restarted(n), false) => StartRun::Restarted(n + 1),
+            (StartRun::Continued(n), false) => StartRun::Continued(n + 1),
+        }
+    }
+}
 
 /// A played game to store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -410,8 +488,16 @@ impl Store {
             spec: r.try_get("spec")?,
             env: serde_json::from_str(&r.try_get::<String, _>("env")?)
                 .map_err(|e| StoreError::Corrupt(format!("bot environment: {e}")))?,
+            status: r.try_get::<String, _>("status")?.parse()?,
+            status_reason: r.try_get("status_reason")?,
+            start_failures: r.try_get("start_failures")?,
+            version: r.try_get("version")?,
+            previous_id: r.try_get("previous_id")?,
         })
     }
+
+    const BOT_COLUMNS: &str =
+        "id, name, game, spec, env, status, status_reason, start_failures, version, previous_id";
 
     /// Registers a bot, or returns the one of that name if it is the same.
     ///
@@ -455,7 +541,8 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn bot(&self, name: &str) -> Result<Option<BotRow>> {
-        let row = sqlx::query("SELECT id, name, game, spec, env FROM bots WHERE name = $1")
+        let sql = format!("SELECT {} FROM bots WHERE name = $1", Self::BOT_COLUMNS);
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(name)
             .fetch_optional(&self.pool)
             .await?;
@@ -467,10 +554,183 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn bots(&self) -> Result<Vec<BotRow>> {
-        let rows = sqlx::query("SELECT id, name, game, spec, env FROM bots ORDER BY id")
+        let sql = format!("SELECT {} FROM bots ORDER BY id", Self::BOT_COLUMNS);
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(Self::bot_row).collect()
+    }
+
+    /// Sets a bot's status. Taking it out of play withdraws the groups it was
+    /// scheduled in that no worker holds yet; putting it back clears its run of
+    /// start failures. Returns the bot and how many groups were withdrawn.
+    ///
+    /// # Errors
+    /// No such bot ([`StoreError::NotFound`]), a superseded or removed bot put back
+    /// ([`StoreError::Conflict`]), or the database.
+    pub async fn set_bot_status(&self, name: &str, status: BotStatus, reason: &str) -> Result<(BotRow, u64)> {
+        let bot = self
+            .bot(name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("no bot named {name:?}")))?;
+        if matches!(bot.status, BotStatus::Superseded | BotStatus::Removed) && status != BotStatus::Removed {
+            return Err(StoreError::Conflict(format!(
+                "bot {name:?} is {} ({}); it cannot be {}",
+                bot.status,
+                bot.status_reason,
+                match status {
+                    BotStatus::Active => "enabled",
+                    _ => "changed",
+                }
+            )));
+        }
+        let mut tx = self.write_tx().await?;
+        sqlx::query(
+            "UPDATE bots SET status = $2, status_reason = $3,
+             start_failures = CASE WHEN $2 = 'active' THEN 0 ELSE start_failures END WHERE id = $1",
+        )
+        .bind(bot.id)
+        .bind(status.as_str())
+        .bind(reason)
+        .execute(&mut *tx)
+        .await?;
+        let withdrawn = if status == BotStatus::Active {
+            0
+        } else {
+            Self::withdraw_groups_of(&mut tx, bot.id).await?
+        };
+        tx.commit().await?;
+        let bot = self
+            .bot(name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("bot {name:?} vanished")))?;
+        Ok((bot, withdrawn))
+    }
+
+    /// Withdraws the scheduled (not leased) groups a bot sits in.
+    async fn withdraw_groups_of(tx: &mut sqlx::Transaction<'static, sqlx::Any>, bot_id: i64) -> Result<u64> {
+        // `bots` is the ids joined by commas: match the id between commas.
+        Ok(sqlx::query(
+            "UPDATE match_groups SET status = 'withdrawn'
+             WHERE status = 'scheduled' AND (',' || bots || ',') LIKE $1",
+        )
+        .bind(format!("%,{bot_id},%"))
+        .execute(&mut **tx)
+        .await?
+        .rows_affected())
+    }
+
+    /// Replaces a bot with a new version: a new row `BASE@N` (its own rating) with
+    /// the new spec and environment, linked to the old one, which is superseded
+    /// (its games and rating stay; its scheduled groups are withdrawn).
+    ///
+    /// # Errors
+    /// No such bot, a superseded or removed one, or the database.
+    pub async fn update_bot(&self, name: &str, spec: &str, env: &[(String, String)]) -> Result<BotRow> {
+        let old = self
+            .bot(name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("no bot named {name:?}")))?;
+        if matches!(old.status, BotStatus::Superseded | BotStatus::Removed) {
+            return Err(StoreError::Conflict(format!(
+                "bot {name:?} is {} ({}): update its newest version",
+                old.status, old.status_reason
+            )));
+        }
+        let base = name.split_once('@').map_or(name, |(b, _)| b);
+        let version = old.version + 1;
+        let new_name = format!("{base}@{version}");
+        let env_json = serde_json::to_string(env).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let mut tx = self.write_tx().await?;
+        sqlx::query(
+            "INSERT INTO bots (name, game, spec, env, created_ms, version, previous_id) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&new_name)
+        .bind(&old.game)
+        .bind(spec)
+        .bind(&env_json)
+        .bind(now_ms())
+        .bind(version)
+        .bind(old.id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE bots SET status = 'superseded', status_reason = $2 WHERE id = $1")
+            .bind(old.id)
+            .bind(format!("replaced by {new_name}"))
+            .execute(&mut *tx)
+            .await?;
+        Self::withdraw_groups_of(&mut tx, old.id).await?;
+        tx.commit().await?;
+        self.bot(&new_name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("bot {new_name:?} vanished")))
+    }
+
+    /// Counts reported games against bots' runs of games in a row in which they
+    /// could not start or shake hands (see [`StartRun`]). A bot whose run reaches
+    /// `limit` (0: never) is suspended with `reason(bot, run)`, and its scheduled
+    /// groups withdrawn. Returns the bots suspended now, as they were.
+    ///
+    async fn count_start_failures(
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        runs: &[(i64, StartRun)],
+        limit: i64,
+        reason: impl Fn(i64, i64) -> String,
+    ) -> Result<Vec<BotRow>> {
+        // Started, and no failure since: one statement for all, which writes
+        // nothing in the usual case (no run to clear).
+        let cleared: Vec<i64> = runs
+            .iter()
+            .filter(|(_, run)| *run == StartRun::Restarted(0))
+            .map(|(id, _)| *id)
+            .collect();
+        if !cleared.is_empty() {
+            let marks: Vec<String> = (1..=cleared.len()).map(|k| format!("${k}")).collect();
+            let sql = format!(
+                "UPDATE bots SET start_failures = 0 WHERE start_failures <> 0 AND id IN ({})",
+                marks.join(", ")
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for id in &cleared {
+                q = q.bind(*id);
+            }
+            q.execute(&mut **tx).await?;
+        }
+        let mut suspended = Vec::new();
+        for &(bot_id, run) in runs {
+            let (sql, n) = match run {
+                StartRun::Restarted(0) | StartRun::Continued(0) => continue,
+                StartRun::Restarted(n) => ("UPDATE bots SET start_failures = $2 WHERE id = $1", n),
+                StartRun::Continued(n) => (
+                    "UPDATE bots SET start_failures = start_failures + $2 WHERE id = $1",
+                    n,
+                ),
+            };
+            sqlx::query(sql).bind(bot_id).bind(n).execute(&mut **tx).await?;
+            if limit <= 0 {
+                continue;
+            }
+            let sql = format!(
+                "SELECT {} FROM bots WHERE id = $1 AND status = 'active' AND start_failures >= $2",
+                Self::BOT_COLUMNS
+            );
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(bot_id)
+                .bind(limit)
+                .fetch_optional(&mut **tx)
+                .await?;
+            if let Some(row) = row {
+                let bot = Self::bot_row(&row)?;
+                sqlx::query("UPDATE bots SET status = 'suspended', status_reason = $2 WHERE id = $1")
+                    .bind(bot_id)
+                    .bind(reason(bot_id, bot.start_failures))
+                    .execute(&mut **tx)
+                    .await?;
+                Self::withdraw_groups_of(tx, bot_id).await?;
+                suspended.push(bot);
+            }
+        }
+        Ok(suspended)
     }
 
     // ---- competitions
@@ -599,13 +859,15 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn entrants(&self, competition_id: i64) -> Result<Vec<BotRow>> {
-        let rows = sqlx::query(
-            "SELECT b.id, b.name, b.game, b.spec, b.env FROM bots b JOIN entrants e ON e.bot_id = b.id
-             WHERE e.competition_id = $1 ORDER BY b.id",
-        )
-        .bind(competition_id)
-        .fetch_all(&self.pool)
-        .await?;
+        let columns: Vec<String> = Self::BOT_COLUMNS.split(", ").map(|c| format!("b.{c}")).collect();
+        let sql = format!(
+            "SELECT {} FROM bots b JOIN entrants e ON e.bot_id = b.id WHERE e.competition_id = $1 ORDER BY b.id",
+            columns.join(", ")
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(competition_id)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(Self::bot_row).collect()
     }
 
@@ -744,25 +1006,40 @@ impl Store {
             Dialect::Postgres => "FOR UPDATE OF g SKIP LOCKED",
             Dialect::Sqlite => "",
         };
-        // `status <> 'done'` first: the partial index of unfinished groups
-        // (migration 0004) finds them without walking the finished ones.
-        let sql = format!(
-            "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2, lease_expires_ms = $3
-             WHERE id IN (
-                SELECT g.id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
-                WHERE g.status <> 'done' AND c.status = 'open'
-                  AND (g.status = 'scheduled' OR g.lease_expires_ms < $4)
-                ORDER BY g.id LIMIT $5 {lock})
-             RETURNING id, competition_id, group_no, seed, bots, status"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(token)
-            .bind(worker)
-            .bind(expires_ms)
-            .bind(now)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
+        // Expired leases first (they are the oldest), then scheduled groups, each
+        // through its own partial index (migration 0005): a lease never walks past
+        // the thousands of groups other workers hold.
+        let mut rows = Vec::new();
+        for (which, order) in [
+            (
+                "g.status = 'leased' AND g.lease_expires_ms < $4",
+                "g.lease_expires_ms",
+            ),
+            ("g.status = 'scheduled'", "g.id"),
+        ] {
+            let want = limit - rows.len() as i64;
+            if want <= 0 {
+                break;
+            }
+            let expired = which.contains("$4");
+            let limit_mark = if expired { "$5" } else { "$4" };
+            let sql = format!(
+                "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2, lease_expires_ms = $3
+                 WHERE id IN (
+                    SELECT g.id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
+                    WHERE {which} AND c.status = 'open'
+                    ORDER BY {order} LIMIT {limit_mark} {lock})
+                 RETURNING id, competition_id, group_no, seed, bots, status"
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(token)
+                .bind(worker)
+                .bind(expires_ms);
+            if expired {
+                q = q.bind(now);
+            }
+            rows.extend(q.bind(want).fetch_all(&self.pool).await?);
+        }
         let mut groups = rows.iter().map(Self::group_row).collect::<Result<Vec<_>>>()?;
         groups.sort_by_key(|g| g.id);
         Ok(groups)
@@ -793,6 +1070,37 @@ impl Store {
     /// The database.
     pub async fn schedule_many(&self, c: &CompetitionRow, groups: &[Vec<i64>]) -> Result<Vec<GroupRow>> {
         let mut tx = self.write_tx().await?;
+        // A bot taken out of play since the groups were picked is left out. On
+        // PostgreSQL the rows are share-locked, so a status change waits for this
+        // transaction and then withdraws what it stored.
+        let mut ids: Vec<i64> = groups.iter().flatten().copied().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut inactive = std::collections::HashSet::new();
+        for chunk in ids.chunks(500) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|k| format!("${k}")).collect();
+            let sql = format!(
+                "SELECT id, status FROM bots WHERE id IN ({}) {}",
+                marks.join(", "),
+                match self.dialect {
+                    Dialect::Postgres => "FOR SHARE",
+                    Dialect::Sqlite => "",
+                }
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for id in chunk {
+                q = q.bind(*id);
+            }
+            for row in q.fetch_all(&mut *tx).await? {
+                if row.try_get::<String, _>(1)? != BotStatus::Active.as_str() {
+                    inactive.insert(row.try_get::<i64, _>(0)?);
+                }
+            }
+        }
+        let groups: Vec<&Vec<i64>> = groups
+            .iter()
+            .filter(|g| !g.iter().any(|id| inactive.contains(id)))
+            .collect();
         let next: Option<i64> =
             sqlx::query("SELECT MAX(group_no) FROM match_groups WHERE competition_id = $1")
                 .bind(c.id)
@@ -804,15 +1112,23 @@ impl Store {
         let mut stored = Vec::with_capacity(groups.len());
         // Numbers are dense from 0, so a cap on the number is a cap on the count,
         // whichever server got there first.
+        // Withdrawn groups hold numbers but no games: the cap moves past them.
         let last = if c.max_games > 0 {
-            (c.max_games + c.seats - 1) / c.seats
+            let withdrawn: i64 = sqlx::query(
+                "SELECT COUNT(*) FROM match_groups WHERE competition_id = $1 AND status = 'withdrawn'",
+            )
+            .bind(c.id)
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get(0)?;
+            (c.max_games + c.seats - 1) / c.seats + withdrawn
         } else {
             i64::MAX
         };
         let numbered: Vec<(i64, &Vec<i64>)> = groups
             .iter()
             .enumerate()
-            .map(|(k, bots)| (first + k as i64, bots))
+            .map(|(k, bots)| (first + k as i64, *bots))
             .take_while(|(no, _)| *no < last)
             .collect();
         // Many rows a statement: a batch of the background scheduler is hundreds.
@@ -936,14 +1252,16 @@ impl Store {
         worker_id: Option<i64>,
         games: &[NewGame],
     ) -> Result<Completion> {
-        let done = self
+        let (done, _) = self
             .complete_leases(
                 &[LeaseReport {
                     group_id,
                     token,
                     games,
+                    starts: &[],
                 }],
                 worker_id,
+                0,
             )
             .await?;
         done.into_iter()
@@ -953,7 +1271,10 @@ impl Store {
 
     /// Stores several leased groups' games in one transaction, each if its lease
     /// still holds it; one outcome per report, in order (a group that does not
-    /// exist is [`StoreError::NotFound`] there, and the others still go in).
+    /// exist is [`StoreError::NotFound`] there, and the others still go in). The
+    /// recorded groups' seats count towards each bot's run of games in a row in
+    /// which it could not start; a run reaching `suspend_after` (0: never)
+    /// suspends the bot. Returns the outcomes and the bots suspended now.
     ///
     /// # Errors
     /// The database; nothing is stored then.
@@ -961,7 +1282,8 @@ impl Store {
         &self,
         reports: &[LeaseReport<'_>],
         worker_id: Option<i64>,
-    ) -> Result<Vec<Result<Completion>>> {
+        suspend_after: i64,
+    ) -> Result<(Vec<Result<Completion>>, Vec<BotRow>)> {
         let mut tx = self.write_tx().await?;
         let now = now_ms();
         let mut out = Vec::with_capacity(reports.len());
@@ -998,8 +1320,34 @@ impl Store {
             });
         }
         Self::insert_games(&mut tx, &games, now).await?;
+        let mut runs: Vec<(i64, StartRun)> = Vec::new();
+        let mut last_failure: std::collections::HashMap<i64, &str> = std::collections::HashMap::new();
+        for (r, _) in reports
+            .iter()
+            .zip(&out)
+            .filter(|(_, o)| matches!(o, Ok(Completion::Recorded)))
+        {
+            for seat in r.starts {
+                let k = match runs.iter().position(|(id, _)| *id == seat.bot) {
+                    Some(k) => k,
+                    None => {
+                        runs.push((seat.bot, StartRun::Continued(0)));
+                        runs.len() - 1
+                    }
+                };
+                runs[k].1 = runs[k].1.then(seat.failure.is_none());
+                if let Some(f) = &seat.failure {
+                    last_failure.insert(seat.bot, f);
+                }
+            }
+        }
+        let suspended = Self::count_start_failures(&mut tx, &runs, suspend_after, |bot, run| {
+            let last = last_failure.get(&bot).copied().unwrap_or("");
+            format!("could not start or shake hands in {run} reported games in a row (last: {last})")
+        })
+        .await?;
         tx.commit().await?;
-        Ok(out)
+        Ok((out, suspended))
     }
 
     // ---- workers

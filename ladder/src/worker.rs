@@ -388,10 +388,14 @@ async fn work_loop(
         if leased.groups.is_empty() {
             // Idle means nothing left anywhere: a group another worker holds may
             // still come back when its lease runs out.
-            if cfg.exit_when_idle && !leased.groups_in_progress {
+            if cfg.exit_when_idle && !leased.groups_in_progress && leased.retry_after_ms == 0 {
                 return Ok(());
             }
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            let wait = match leased.retry_after_ms {
+                0 => 500,
+                ms => u64::from(ms).min(5_000),
+            };
+            tokio::time::sleep(Duration::from_millis(wait)).await;
             continue;
         }
         // Every lease of a batch runs out at about the same time.

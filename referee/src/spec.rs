@@ -64,6 +64,29 @@ impl BotSpec {
         })
     }
 
+    /// Checks what can be checked before the bot is run: a built-in exists and
+    /// takes its options; a command line splits into words (balanced quotes).
+    /// Whether a program exists where it will run cannot be known here.
+    ///
+    /// # Errors
+    /// What is wrong, in a sentence.
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            BotSpec::Builtin { name, options } => bots::builtin(name, options).map(drop),
+            BotSpec::Process { command } => match shlex::split(command) {
+                Some(words) if !words.is_empty() => Ok(()),
+                _ => Err(format!(
+                    "the command {command:?} does not split into words (are its quotes balanced?)"
+                )),
+            },
+            BotSpec::Grpc { url } => match url.strip_prefix("grpc://") {
+                Some(rest) if !rest.is_empty() && !rest.contains(char::is_whitespace) => Ok(()),
+                _ => Err(format!("{url:?} is not grpc://HOST:PORT")),
+            },
+            BotSpec::Human => Ok(()),
+        }
+    }
+
     /// A short name for tables.
     pub fn short_name(&self) -> String {
         match self {

@@ -606,3 +606,60 @@ fn bench_service_runs_a_real_server_and_reports_each_row_or_names_a_bad_database
         text(&o)
     );
 }
+
+#[test]
+fn admin_manages_bots_and_says_refusals_in_plain_sentences() {
+    let dir = std::env::temp_dir().join(format!("astragal-admin-bots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite:{}", dir.join("l.db").display());
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let _server = serve(&db, port);
+    let out = admin_at(&url, &["register-bot", "typo", "ur", "pyhton3 nothing.py"]);
+    assert!(
+        out.contains("typo (ur, v1): pyhton3 nothing.py · active"),
+        "{out}"
+    );
+    let out = admin_at(&url, &["disable", "typo", "--reason", "no such program"]);
+    assert!(out.contains("disabled by the admin: no such program"), "{out}");
+    let out = admin_at(&url, &["update", "typo", "builtin:random"]);
+    assert!(
+        out.contains("typo@2 (ur, v2): builtin:random · active · replaces typo"),
+        "{out}"
+    );
+    let out = admin_at(&url, &["bots"]);
+    assert!(
+        out.contains("typo (ur, v1)") && out.contains("superseded — replaced by typo@2"),
+        "{out}"
+    );
+    // Refusals: the server's sentence, no gRPC status dump.
+    for (args, says) in [
+        (&["enable", "nosuch"][..], "no bot named \"nosuch\""),
+        (
+            &["register-bot", "b", "ur", "builtin:nosuch"][..],
+            "no built-in bot \"nosuch\"",
+        ),
+        (&["enable", "typo"][..], "is superseded"),
+    ] {
+        let o = Command::new(binary("ladder"))
+            .args([&["admin", "--server", &url], args].concat())
+            .env("ASTRAGAL_ADMIN_TOKEN", ADMIN_TOKEN)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(
+            !err.contains("status:") && !err.contains("metadata"),
+            "{args:?}: {err}"
+        );
+    }
+    let o = Command::new(binary("ladder"))
+        .args(["admin", "--server", &url, "bots"])
+        .env("ASTRAGAL_ADMIN_TOKEN", "wrong-token-0123456789")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("the server refused the token"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -52,6 +52,7 @@ async fn serve(store: Store, lease: Duration, tls: Option<tonic::transport::Iden
         admin_token: ADMIN.into(),
         lease,
         tls,
+        suspend_after: service::SUSPEND_AFTER,
     };
     let task = tokio::spawn(async move {
         service::run(grpc, None, store, cfg, async move {
@@ -956,4 +957,198 @@ async fn two_servers_on_one_database_record_every_group_exactly_once() {
     db.close().await;
     one.stop().await;
     two.stop().await;
+}
+
+async fn bots_by_name(a: &mut Client) -> std::collections::HashMap<String, BotInfo> {
+    a.list_bots(ListBotsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .bots
+        .into_iter()
+        .map(|b| (b.name.clone(), b))
+        .collect()
+}
+
+async fn games_per_bot(a: &mut Client, competition: &str) -> std::collections::HashMap<String, u64> {
+    a.standings(StandingsRequest {
+        competition: competition.into(),
+    })
+    .await
+    .unwrap()
+    .into_inner()
+    .rows
+    .into_iter()
+    .map(|r| (r.bot, r.games))
+    .collect()
+}
+
+fn for_groups(url: &str, groups: u64) -> WorkerConfig {
+    WorkerConfig {
+        max_groups: Some(groups),
+        exit_when_idle: false,
+        progress: false,
+        ..until_idle(url, "suspender", 1)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_removes_and_updates_bots() {
+    for store in test_stores("suspend").await {
+        let kind = store.kind;
+        let server = start(&store.url, Duration::from_secs(60)).await;
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+        // The host's typo: a program that does not exist on the worker.
+        let bots = [
+            ("good", "builtin:random"),
+            ("first", "builtin:first"),
+            ("typo", "pyhton3 nothing.py"),
+        ];
+        setup(&mut a, "open", 0, &bots).await;
+        // Nothing checkable is wrong with the typo's spec at registration; what is
+        // wrong with these is.
+        for (spec, says) in [
+            ("builtin:nosuch", "no built-in bot \"nosuch\""),
+            ("python3 'unclosed.py", "are its quotes balanced"),
+            ("builtin:random?depth", "not key=value"),
+        ] {
+            let e = a
+                .register_bot(RegisterBotRequest {
+                    name: "bad".into(),
+                    game: "ur".into(),
+                    spec: spec.into(),
+                    env: vec![],
+                })
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), Code::InvalidArgument, "{spec}");
+            assert!(e.message().contains(says), "{spec}: {}", e.message());
+        }
+        worker::run(for_groups(&server.url, 40), std::future::pending())
+            .await
+            .unwrap();
+        let list = bots_by_name(&mut a).await;
+        let typo = &list["typo"];
+        assert_eq!(typo.status, "suspended", "{kind}: {typo:?}");
+        assert!(
+            typo.status_reason.contains("could not start") && typo.status_reason.contains("spawn"),
+            "{kind}: {}",
+            typo.status_reason
+        );
+        // Five failed starts suspend it; the second game of the group that
+        // reached five is the most it can have beyond them.
+        let games = games_per_bot(&mut a, "open").await;
+        assert!(games["typo"] >= 5 && games["typo"] <= 6, "{kind}: {games:?}");
+        assert_eq!(games.values().sum::<u64>(), 2 * 80, "{kind}: {games:?}");
+        assert_eq!(list["good"].status, "active");
+
+        // Re-registering a name with another command says how to change it.
+        let e = a
+            .register_bot(RegisterBotRequest {
+                name: "typo".into(),
+                game: "ur".into(),
+                spec: "python3 nothing.py".into(),
+                env: vec![],
+            })
+            .await
+            .unwrap_err();
+        assert!(
+            e.message().contains("ladder admin update typo"),
+            "{}",
+            e.message()
+        );
+        // Enabled again, it starts its run from nought.
+        let b = a
+            .set_bot_status(SetBotStatusRequest {
+                name: "typo".into(),
+                status: "active".into(),
+                reason: String::new(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!((b.status.as_str(), b.start_failures), ("active", 0));
+        // A new version with a command that works: its own row, linked.
+        let v2 = a
+            .update_bot(RegisterBotRequest {
+                name: "typo".into(),
+                game: String::new(),
+                spec: "builtin:greedy".into(),
+                env: vec![],
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            (
+                v2.name.as_str(),
+                v2.version,
+                v2.previous.as_str(),
+                v2.status.as_str()
+            ),
+            ("typo@2", 2, "typo", "active")
+        );
+        let e = a
+            .update_bot(RegisterBotRequest {
+                name: "typo".into(),
+                game: String::new(),
+                spec: "builtin:random".into(),
+                env: vec![],
+            })
+            .await
+            .unwrap_err();
+        assert!(e.message().contains("superseded"), "{}", e.message());
+        // Disabled and removed bots are scheduled no more.
+        let b = a
+            .set_bot_status(SetBotStatusRequest {
+                name: "first".into(),
+                status: "disabled".into(),
+                reason: "under review".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(b.status_reason, "disabled by the admin: under review");
+        let before = games_per_bot(&mut a, "open").await;
+        worker::run(for_groups(&server.url, 20), std::future::pending())
+            .await
+            .unwrap();
+        let after = games_per_bot(&mut a, "open").await;
+        assert_eq!(after["first"], before["first"], "{kind}: {after:?}");
+        assert_eq!(after["typo"], before["typo"], "{kind}: {after:?}");
+        assert_eq!(
+            after["typo@2"], 40,
+            "{kind}: every group was good v typo@2: {after:?}"
+        );
+        a.set_bot_status(SetBotStatusRequest {
+            name: "first".into(),
+            status: "removed".into(),
+            reason: String::new(),
+        })
+        .await
+        .unwrap();
+        let e = a
+            .set_bot_status(SetBotStatusRequest {
+                name: "first".into(),
+                status: "active".into(),
+                reason: String::new(),
+            })
+            .await
+            .unwrap_err();
+        assert!(e.message().contains("removed"), "{}", e.message());
+        let e = a
+            .set_bot_status(SetBotStatusRequest {
+                name: "first".into(),
+                status: "paused".into(),
+                reason: String::new(),
+            })
+            .await
+            .unwrap_err();
+        assert!(
+            e.message().contains("active, disabled or removed"),
+            "{}",
+            e.message()
+        );
+        server.stop().await;
+    }
 }
