@@ -303,6 +303,26 @@ fn env_vars(pairs: &[String]) -> anyhow::Result<Vec<proto::ladder::EnvVar>> {
         .collect()
 }
 
+/// `ladder admin disable|enable|remove`: sets the status and prints the bot.
+async fn set_bot_status(
+    c: &mut ladder::worker::Client,
+    name: String,
+    status: &str,
+    reason: String,
+) -> anyhow::Result<()> {
+    let b = c
+        .set_bot_status(proto::ladder::SetBotStatusRequest {
+            name,
+            status: status.into(),
+            reason,
+        })
+        .await
+        .map_err(said)?
+        .into_inner();
+    println!("{}", describe_bot(&b));
+    Ok(())
+}
+
 fn describe_bot(b: &proto::ladder::BotInfo) -> String {
     let mut line = format!(
         "{} ({}, v{}): {} · {}",
@@ -1074,42 +1094,9 @@ fn admin_cmd(a: AdminArgs) -> anyhow::Result<()> {
                     println!("{}", describe_bot(&b));
                 }
             }
-            AdminAction::Disable { name, reason } => {
-                let b = c
-                    .set_bot_status(SetBotStatusRequest {
-                        name,
-                        status: "disabled".into(),
-                        reason,
-                    })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                println!("{}", describe_bot(&b));
-            }
-            AdminAction::Enable { name } => {
-                let b = c
-                    .set_bot_status(SetBotStatusRequest {
-                        name,
-                        status: "active".into(),
-                        reason: String::new(),
-                    })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                println!("{}", describe_bot(&b));
-            }
-            AdminAction::Remove { name, reason } => {
-                let b = c
-                    .set_bot_status(SetBotStatusRequest {
-                        name,
-                        status: "removed".into(),
-                        reason,
-                    })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                println!("{}", describe_bot(&b));
-            }
+            AdminAction::Disable { name, reason } => set_bot_status(&mut c, name, "disabled", reason).await?,
+            AdminAction::Enable { name } => set_bot_status(&mut c, name, "active", String::new()).await?,
+            AdminAction::Remove { name, reason } => set_bot_status(&mut c, name, "removed", reason).await?,
             AdminAction::Update { name, spec, env } => {
                 let env = env_vars(&env)?;
                 let b = c
