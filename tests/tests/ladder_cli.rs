@@ -644,6 +644,9 @@ fn admin_manages_bots_and_says_refusals_in_plain_sentences() {
         let o = Command::new(binary("ladder"))
             .args([&["admin", "--server", &url], args].concat())
             .env("ASTRAGAL_ADMIN_TOKEN", ADMIN_TOKEN)
+            // What a user sees: no backtrace asked for.
+            .env_remove("RUST_BACKTRACE")
+            .env_remove("RUST_LIB_BACKTRACE")
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
