@@ -49,8 +49,11 @@ pub struct BenchServiceRow {
     pub groups_per_s: f64,
     /// Games recorded per second.
     pub games_per_s: f64,
-    /// Lease call latency, median and 99th percentile (ms).
+    /// Latency of lease calls that returned groups, median and 99th percentile (ms).
     pub lease_ms: (f64, f64),
+    /// Share of lease calls answered "ask again" (`retry_after_ms`): the server
+    /// was busy, or no group was ready yet.
+    pub leases_told_to_wait: f64,
     /// Report call latency, median and 99th percentile (ms).
     pub report_ms: (f64, f64),
     /// The server process's CPU time per recorded game (µs).
@@ -85,11 +88,12 @@ impl std::fmt::Display for BenchServiceReport {
         )?;
         writeln!(
             f,
-            "{:>8} {:>9} {:>9} {:>18} {:>18} {:>16} {:>8}",
+            "{:>8} {:>9} {:>9} {:>18} {:>7} {:>18} {:>16} {:>8}",
             "workers",
             "groups/s",
             "games/s",
             "lease p50/p99 ms",
+            "waited",
             "report p50/p99 ms",
             "server CPU/game",
             "busy"
@@ -97,11 +101,12 @@ impl std::fmt::Display for BenchServiceReport {
         for r in &self.rows {
             writeln!(
                 f,
-                "{:>8} {:>9.0} {:>9.0} {:>18} {:>18} {:>13.0} us {:>7.0}%",
+                "{:>8} {:>9.0} {:>9.0} {:>18} {:>6.0}% {:>18} {:>13.0} us {:>7.0}%",
                 r.workers,
                 r.groups_per_s,
                 r.games_per_s,
                 format!("{:.2} / {:.2}", r.lease_ms.0, r.lease_ms.1),
+                r.leases_told_to_wait * 100.0,
                 format!("{:.2} / {:.2}", r.report_ms.0, r.report_ms.1),
                 r.server_cpu_us_per_game,
                 r.machine_busy * 100.0
@@ -232,6 +237,8 @@ struct Shared {
     groups: AtomicU64,
     games: AtomicU64,
     lease_us: std::sync::Mutex<Vec<u32>>,
+    leases: AtomicU64,
+    leases_told_to_wait: AtomicU64,
     report_us: std::sync::Mutex<Vec<u32>>,
     /// Plays at once: one per core, as a worker machine's play threads would.
     plays: tokio::sync::Semaphore,
@@ -258,8 +265,15 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
             }
         };
         let measuring = shared.measuring.load(Ordering::Relaxed);
-        if measuring && let Ok(mut v) = shared.lease_us.lock() {
-            v.push(t.elapsed().as_micros() as u32);
+        if measuring {
+            shared.leases.fetch_add(1, Ordering::Relaxed);
+            if leased.groups.is_empty() {
+                if leased.retry_after_ms > 0 {
+                    shared.leases_told_to_wait.fetch_add(1, Ordering::Relaxed);
+                }
+            } else if let Ok(mut v) = shared.lease_us.lock() {
+                v.push(t.elapsed().as_micros() as u32);
+            }
         }
         if leased.groups.is_empty() {
             let wait = u64::from(leased.retry_after_ms.clamp(20, 5_000));
@@ -395,6 +409,8 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
             groups: AtomicU64::new(0),
             games: AtomicU64::new(0),
             lease_us: std::sync::Mutex::new(Vec::new()),
+            leases: AtomicU64::new(0),
+            leases_told_to_wait: AtomicU64::new(0),
             report_us: std::sync::Mutex::new(Vec::new()),
             plays: tokio::sync::Semaphore::new(cores),
             failures: AtomicU64::new(0),
@@ -435,6 +451,8 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
             groups_per_s: shared.groups.load(Ordering::Relaxed) as f64 / secs,
             games_per_s: games as f64 / secs,
             lease_ms: (percentile(&lease, 0.5), percentile(&lease, 0.99)),
+            leases_told_to_wait: shared.leases_told_to_wait.load(Ordering::Relaxed) as f64
+                / shared.leases.load(Ordering::Relaxed).max(1) as f64,
             report_ms: (percentile(&report, 0.5), percentile(&report, 0.99)),
             server_cpu_us_per_game: (cpu1 - cpu0) * 1e6 / games as f64,
             machine_busy: if total1 > total0 {

@@ -90,7 +90,82 @@ pub struct LadderService {
     replays: tokio::sync::Semaphore,
     /// Competitions and bots by key (`LadderService::catalog`).
     catalog: std::sync::Mutex<Arc<Catalog>>,
+    /// Worker calls (leases and reports) being served now.
+    calls: Arc<std::sync::atomic::AtomicUsize>,
+    /// Workers by their token's hash, with when each was read.
+    tokens: std::sync::Mutex<TokenCache>,
+    /// Past this many worker calls at once, a lease is told to come back
+    /// (`retry_after_ms`) rather than queued: see [`LadderService::lease_groups`].
+    calls_max: usize,
 }
+
+/// How long a worker's token is trusted without reading the store again. A
+/// token revoked through this server stops at once; through another server
+/// sharing the database, within this long.
+pub const TOKEN_CACHE: Duration = Duration::from_secs(2);
+
+/// Workers whose tokens were seen lately, by the token's hash.
+#[derive(Default)]
+struct TokenCache {
+    by_hash: HashMap<String, (WorkerRow, std::time::Instant)>,
+    /// When entries older than [`TOKEN_CACHE`] were last dropped.
+    swept: Option<std::time::Instant>,
+}
+
+impl TokenCache {
+    fn get(&self, hash: &str) -> Option<&WorkerRow> {
+        self.by_hash
+            .get(hash)
+            .filter(|(_, at)| at.elapsed() < TOKEN_CACHE)
+            .map(|(w, _)| w)
+    }
+
+    fn insert(&mut self, hash: String, w: WorkerRow) {
+        let now = std::time::Instant::now();
+        if self.swept.is_none_or(|t| now.duration_since(t) >= TOKEN_CACHE) {
+            self.by_hash
+                .retain(|_, (_, at)| now.duration_since(*at) < TOKEN_CACHE);
+            self.swept = Some(now);
+        }
+        self.by_hash.insert(hash, (w, now));
+    }
+
+    /// About how many workers asked within the last [`TOKEN_CACHE`] or two.
+    fn workers(&self) -> usize {
+        self.by_hash.len()
+    }
+}
+
+/// One worker call being served; counted down when dropped.
+struct CallGuard(Arc<std::sync::atomic::AtomicUsize>);
+
+impl CallGuard {
+    fn enter(calls: &Arc<std::sync::atomic::AtomicUsize>) -> (CallGuard, usize) {
+        let now = calls.fetch_add(1, std::sync::atomic::Ordering::AcqRel) + 1;
+        (CallGuard(calls.clone()), now)
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// Worker calls served at once per database connection before leases are told
+/// to come back: enough to keep every connection and replay permit busy, few
+/// enough that a call never waits long behind the others.
+pub const CALLS_PER_CONNECTION: usize = 1;
+
+/// Shortest wait a busy server tells a lease to wait (then up to as much again,
+/// at random).
+pub const BUSY_RETRY_MIN: Duration = Duration::from_millis(200);
+
+/// Longest base wait a busy server tells a lease.
+pub const BUSY_RETRY_MAX: Duration = Duration::from_secs(3);
+
+/// How often, per second, the whole fleet should ask a busy server again.
+pub const BUSY_ASKS_PER_S: u64 = 250;
 
 /// Competitions and bots by key.
 #[derive(Debug, Default)]
@@ -167,15 +242,30 @@ impl LadderService {
             return Ok(Caller::Admin);
         }
         // Looked up by its hash: the store never holds a token, and a lookup by
-        // hash gives away nothing of a token's text through timing.
-        match self
-            .store
-            .worker_by_token_hash(&token_hash(token))
-            .await
-            .map_err(status_of)?
+        // hash gives away nothing of a token's text through timing. Known tokens
+        // are kept for TOKEN_CACHE, so a busy fleet's calls cost no query each;
+        // a revocation on this server forgets them at once.
+        let hash = token_hash(token);
+        if let Ok(cache) = self.tokens.lock()
+            && let Some(w) = cache.get(&hash)
         {
-            Some(w) => Ok(Caller::Worker(w)),
+            return Ok(Caller::Worker(w.clone()));
+        }
+        match self.store.worker_by_token_hash(&hash).await.map_err(status_of)? {
+            Some(w) => {
+                if let Ok(mut cache) = self.tokens.lock() {
+                    cache.insert(hash, w.clone());
+                }
+                Ok(Caller::Worker(w))
+            }
             None => Err(Status::unauthenticated("unknown or revoked token")),
+        }
+    }
+
+    /// Forgets every known token: after a revocation.
+    fn forget_tokens(&self) {
+        if let Ok(mut cache) = self.tokens.lock() {
+            *cache = TokenCache::default();
         }
     }
 
@@ -241,6 +331,9 @@ impl LadderService {
             }),
             catalog: std::sync::Mutex::new(Arc::default()),
             replays: tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, usize::from)),
+            calls: Arc::default(),
+            tokens: std::sync::Mutex::default(),
+            calls_max: (CALLS_PER_CONNECTION * store.max_connections() as usize).min(4),
         }
     }
 
@@ -348,6 +441,30 @@ impl LadderService {
     /// `retry_after_ms` means the scheduler looked and could schedule nothing.
     async fn lease_groups(&self, worker: &WorkerRow, max: usize) -> Result<LeaseGroupsReply, Status> {
         let max = max.clamp(1, MAX_BATCH);
+        // Admission: when the server is already serving as many worker calls as
+        // its database can take, queueing one more lease only makes every call
+        // slower (the closed loop of a fleet of workers piles up here). It is told
+        // to come back instead, after a wait that grows with the load, jittered
+        // so the fleet does not come back at once. Reports are never turned away:
+        // their games are played.
+        let (call, in_flight) = CallGuard::enter(&self.calls);
+        if in_flight > self.calls_max {
+            // Longer the more workers are asking (those whose tokens were seen
+            // lately), so that the fleet's asking again stays at about
+            // BUSY_ASKS_PER_S however large it is; never past a few seconds,
+            // short against a lease of minutes.
+            let workers = self.tokens.lock().map_or(1, |c| c.workers()) as u64;
+            let base = (workers * 1000 / BUSY_ASKS_PER_S).clamp(
+                BUSY_RETRY_MIN.as_millis() as u64,
+                BUSY_RETRY_MAX.as_millis() as u64,
+            );
+            let jitter = referee::seed::os_seed() % base;
+            return Ok(LeaseGroupsReply {
+                groups: Vec::new(),
+                groups_in_progress: true,
+                retry_after_ms: (base + jitter) as u32,
+            });
+        }
         let token = new_token()?;
         let lease_ms = self.cfg.lease.as_millis() as i64;
         let lease_now = |want: usize| {
@@ -366,6 +483,8 @@ impl LadderService {
         }
         let mut retry_after_ms = 0;
         if groups.is_empty() {
+            // Waiting for the scheduler is not serving.
+            drop(call);
             let look = tokio::time::timeout(LEASE_WAIT, looked.changed()).await;
             match look {
                 Ok(Ok(())) => {
@@ -456,6 +575,7 @@ impl LadderService {
                 reports.len()
             )));
         }
+        let _call = CallGuard::enter(&self.calls);
         let ids: Vec<i64> = reports.iter().map(|r| r.group_id).collect();
         let groups: HashMap<i64, crate::store::GroupRow> = self
             .store
@@ -629,6 +749,7 @@ impl Ladder for LadderService {
         self.need_admin(&req).await?;
         let name = req.into_inner().name;
         let w = self.store.revoke_worker(&name).await.map_err(status_of)?;
+        self.forget_tokens();
         tracing::info!(worker = %name, "worker revoked");
         let info = self.worker_infos().await?.into_iter().find(|i| i.name == w.name);
         Ok(Response::new(info.unwrap_or(WorkerInfo {
@@ -652,6 +773,7 @@ impl Ladder for LadderService {
         self.need_admin(&req).await?;
         let name = req.into_inner().name;
         let (groups, games) = self.store.void_worker(&name).await.map_err(status_of)?;
+        self.forget_tokens();
         self.standings.forget_all();
         tracing::warn!(worker = %name, groups, games, "worker voided: its groups are played again");
         Ok(Response::new(VoidWorkerReply { name, groups, games }))

@@ -450,6 +450,11 @@ impl Store {
         })
     }
 
+    /// Most connections the pool opens.
+    pub fn max_connections(&self) -> u32 {
+        self.pool.options().get_max_connections()
+    }
+
     /// The dialect.
     pub fn dialect(&self) -> Dialect {
         self.dialect

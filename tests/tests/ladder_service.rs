@@ -1152,3 +1152,61 @@ async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_rem
         server.stop().await;
     }
 }
+
+/// A burst of leases past what the server serves at once: each is answered at
+/// once, with groups or with `retry_after_ms` (never a false "no work" while
+/// groups are left), and asking as told hands out every group exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_leases_is_told_to_come_back_and_every_group_is_handed_out_once() {
+    for store in test_stores("burst").await {
+        let kind = store.kind;
+        let server = start(&store.url, Duration::from_secs(60)).await;
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+        setup(&mut a, "burst", 2 * 300, BOTS).await;
+        let mut clients = Vec::new();
+        for _ in 0..48 {
+            clients.push(worker::connect(&server.url, WORKER, None).await.unwrap());
+        }
+        let mut leased = Vec::new();
+        let mut told_to_wait = 0;
+        loop {
+            let calls: Vec<_> = clients
+                .drain(..)
+                .map(|mut w| {
+                    tokio::spawn(async move {
+                        let r = w
+                            .lease_groups(LeaseGroupsRequest { max_groups: 4 })
+                            .await
+                            .unwrap()
+                            .into_inner();
+                        (w, r)
+                    })
+                })
+                .collect();
+            let mut finished = false;
+            for c in calls {
+                let (w, r) = c.await.unwrap();
+                clients.push(w);
+                if r.groups.is_empty() {
+                    if r.retry_after_ms == 0 {
+                        finished = true;
+                    } else {
+                        told_to_wait += 1;
+                        assert!(r.retry_after_ms <= 6_000, "{kind}: {}", r.retry_after_ms);
+                    }
+                }
+                leased.extend(r.groups.into_iter().map(|g| g.group_no));
+            }
+            if finished {
+                break;
+            }
+        }
+        leased.sort_unstable();
+        let n = leased.len();
+        leased.dedup();
+        assert_eq!((n, leased.len()), (300, 300), "{kind}: every group once");
+        assert_eq!(leased.last(), Some(&299), "{kind}");
+        eprintln!("{kind}: {told_to_wait} leases told to come back");
+        server.stop().await;
+    }
+}
