@@ -18,20 +18,19 @@ pub struct Site {
     standings: Arc<StandingsCache>,
 }
 
-/// The routes: `/`, `/api/standings.json`, `/api/games/{id}`.
+/// The routes: `/`, `/games/{id}` (the viewer), `/api/standings.json`,
+/// `/api/games/{id}` (the record).
 pub fn router(store: Store, standings: Arc<StandingsCache>) -> Router {
     Router::new()
         .route("/", get(page))
+        .route("/games/{id}", get(game_page))
         .route("/api/standings.json", get(standings_json))
         .route("/api/games/{id}", get(game_json))
         .with_state(Site { store, standings })
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    referee::text::html_escaped(s).into_owned()
 }
 
 fn internal(e: impl std::fmt::Display) -> Response {
@@ -96,6 +95,35 @@ async fn game_json(State(site): State<Site>, Path(id): Path<String>) -> Response
     match store.record(id).await {
         Ok(Some((_, json))) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
         Ok(None) => (StatusCode::NOT_FOUND, format!("no game {id}\n")).into_response(),
+        Err(e) => internal(e),
+    }
+}
+
+/// A stored game in the viewer (`referee::view`): the same page `referee view`
+/// writes, replayed from the record.
+async fn game_page(State(site): State<Site>, Path(id): Path<String>) -> Response {
+    let Ok(id) = id.parse::<i64>() else {
+        return (StatusCode::BAD_REQUEST, "a game id is a number\n").into_response();
+    };
+    let json = match site.store.record(id).await {
+        Ok(Some((_, json))) => json,
+        Ok(None) => return (StatusCode::NOT_FOUND, format!("no game {id}\n")).into_response(),
+        Err(e) => return internal(e),
+    };
+    // Replaying is CPU work: off the executor.
+    let page = tokio::task::spawn_blocking(move || {
+        let rec: referee::GameRecord = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+        let names: Vec<String> = rec
+            .seats
+            .iter()
+            .map(|s| s.entrant.clone().unwrap_or_else(|| s.name.clone()))
+            .collect();
+        referee::view::html(&rec, &format!("game {id}: {}", names.join(" v "))).map_err(|e| e.to_string())
+    })
+    .await;
+    match page {
+        Ok(Ok(html)) => Html(html).into_response(),
+        Ok(Err(e)) => internal(format!("game {id} does not replay: {e}")),
         Err(e) => internal(e),
     }
 }
@@ -171,7 +199,7 @@ async fn page(State(site): State<Site>) -> Response {
                 .collect();
             let _ = write!(
                 h,
-                "<tr><td><a href=\"/api/games/{id}\">{id}</a></td><td>{}</td><td>{}</td></tr>",
+                "<tr><td><a href=\"/games/{id}\">{id}</a> (<a href=\"/api/games/{id}\">JSON</a>)</td><td>{}</td><td>{}</td></tr>",
                 seats.join(", "),
                 escape(g["termination"].as_str().unwrap_or("")),
                 id = g["id"],

@@ -28,6 +28,7 @@ pub mod setup;
 pub mod spec;
 pub mod text;
 pub mod transport;
+pub mod view;
 
 pub use clock::{Limits, TimeControl};
 pub use fault::{Fault, FaultKind};

@@ -57,6 +57,11 @@ enum Command {
     Replay(ReplayArgs),
     /// Draw a recorded game move by move.
     Show(ShowArgs),
+    /// Write a recorded game as one HTML page to watch in a browser, move by move:
+    /// first/previous/next/last, play at a speed, a scrubber, arrow keys, each
+    /// move's time, info lines and faults, and the full state or what one seat saw.
+    /// The page is self-contained: it works offline and fetches nothing.
+    View(ViewArgs),
     /// Check that a bot follows the protocol: handshake, ping, ids, legal moves, speed, quit.
     ///
     /// Each line says ok, FAIL, or -- (not checked: nothing was seen that could
@@ -262,6 +267,23 @@ struct ShowArgs {
     index: u64,
 }
 
+#[derive(Args)]
+struct ViewArgs {
+    /// Record file (JSON Lines).
+    file: PathBuf,
+    /// Which game of the file, from 1.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    index: u64,
+    /// Where to write the page (`-` for standard output).
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        default_value = "game.html"
+    )]
+    output: PathBuf,
+}
+
 impl GameArgs {
     fn limits(&self) -> anyhow::Result<Limits> {
         let tc = match (&self.tc, self.movetime) {
@@ -379,6 +401,7 @@ fn main() -> anyhow::Result<()> {
         Command::Match(a) => matchplay(a),
         Command::Replay(a) => replay_files(&a),
         Command::Show(a) => show(&a),
+        Command::View(a) => view(&a),
         Command::CheckBot(a) => check(a),
         Command::Bench(a) => bench(a),
         Command::Games => {
@@ -651,23 +674,51 @@ fn replay_files(a: &ReplayArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn show(a: &ShowArgs) -> anyhow::Result<()> {
-    let lines = record::read_lines(&a.file).map_err(anyhow::Error::msg)?;
+/// Game `index` (from 1) of a record file; bad lines are named on stderr.
+fn record_at(file: &std::path::Path, index: u64) -> anyhow::Result<record::GameRecord> {
+    let lines = record::read_lines(file).map_err(anyhow::Error::msg)?;
     for (line, why) in &lines.bad {
-        eprintln!("{}:{line}: skipped: {}", a.file.display(), escaped(why));
+        eprintln!("{}:{line}: skipped: {}", file.display(), escaped(why));
     }
-    let (_, rec) = lines
+    let count = lines.records.len();
+    lines
         .records
-        .get(usize::try_from(a.index - 1).unwrap_or(usize::MAX))
-        .with_context(|| {
-            format!(
-                "{} holds {} games; there is no game {}",
-                a.file.display(),
-                lines.records.len(),
-                a.index
-            )
-        })?;
-    print!("{}", replay::show(rec));
+        .into_iter()
+        .nth(usize::try_from(index - 1).unwrap_or(usize::MAX))
+        .map(|(_, rec)| rec)
+        .with_context(|| format!("{} holds {count} games; there is no game {index}", file.display()))
+}
+
+fn show(a: &ShowArgs) -> anyhow::Result<()> {
+    print!("{}", replay::show(&record_at(&a.file, a.index)?));
+    Ok(())
+}
+
+fn view(a: &ViewArgs) -> anyhow::Result<()> {
+    let rec = record_at(&a.file, a.index)?;
+    let title = format!(
+        "{} — {} (game {} of {})",
+        rec.game,
+        rec.seats
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" v "),
+        a.index,
+        a.file.display()
+    );
+    let page = referee::view::html(&rec, &title)
+        .with_context(|| format!("game {} of {} does not replay", a.index, a.file.display()))?;
+    if a.output.as_os_str() == "-" {
+        print!("{page}");
+    } else {
+        std::fs::write(&a.output, page).with_context(|| format!("cannot write {}", a.output.display()))?;
+        eprintln!(
+            "wrote {} ({} moves); open it in a browser",
+            a.output.display(),
+            rec.moves.len()
+        );
+    }
     Ok(())
 }
 

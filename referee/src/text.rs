@@ -47,6 +47,20 @@ pub fn escaped(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `s` as HTML text or an attribute value: `& < > " '` escaped.
+pub fn html_escaped(s: &str) -> Cow<'_, str> {
+    if !s.contains(['&', '<', '>', '"', '\'']) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&#39;"),
+    )
+}
+
 /// What `s` costs in a JSON record: control characters become six bytes
 /// (`\u001b`), quotes and backslashes two.
 pub fn json_len(s: &str) -> usize {

@@ -1210,3 +1210,62 @@ async fn a_burst_of_leases_is_told_to_come_back_and_every_group_is_handed_out_on
         server.stop().await;
     }
 }
+
+/// A plain HTTP/1.1 GET on loopback: status and body.
+async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).await.unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, body.to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_page_links_every_game_to_its_viewer() {
+    let store = test_stores("web").await.remove(0);
+    let db = Store::open(&store.url).await.unwrap();
+    db.add_worker("w1", &service::token_hash(WORKER)).await.unwrap();
+    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (url, web) = (
+        format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port()),
+        http.local_addr().unwrap(),
+    );
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let cfg = ServiceConfig {
+        admin_token: ADMIN.into(),
+        lease: Duration::from_secs(60),
+        tls: None,
+        suspend_after: service::SUSPEND_AFTER,
+    };
+    let task = tokio::spawn(service::run(grpc, Some(http), db, cfg, async move {
+        let _ = rx.await;
+    }));
+    let mut a = worker::connect(&url, ADMIN, None).await.unwrap();
+    setup(&mut a, "web", 8, BOTS).await;
+    worker::run(until_idle(&url, "web", 1), std::future::pending())
+        .await
+        .unwrap();
+    let (status, front) = http_get(web, "/").await;
+    assert_eq!(status, 200);
+    let first = front.find("href=\"/games/").expect("a link to a game's viewer");
+    let id: i64 = front[first + 13..].split('"').next().unwrap().parse().unwrap();
+    let (status, record) = http_get(web, &format!("/api/games/{id}")).await;
+    assert_eq!(status, 200);
+    let rec: referee::GameRecord = serde_json::from_str(&record).unwrap();
+    let (status, page) = http_get(web, &format!("/games/{id}")).await;
+    assert_eq!(status, 200);
+    let data = &page[page.find(r#"id="data">"#).unwrap() + 10..];
+    let data: serde_json::Value = serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap();
+    assert_eq!(data["frames"].as_array().unwrap().len(), rec.moves.len() + 1);
+    assert_eq!(http_get(web, "/games/999999").await.0, 404);
+    assert_eq!(http_get(web, "/games/x").await.0, 400);
+    let _ = tx.send(());
+    task.await.unwrap().unwrap();
+}

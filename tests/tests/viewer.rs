@@ -1,0 +1,241 @@
+//! The game viewer (`referee view`): the page's states are the engine's, and in a
+//! real browser (headless Chromium) the page shows, at move N, what the engine's
+//! position at move N says. Screenshots at desktop and phone widths are kept in
+//! `target/test-artifacts/viewer/`.
+
+use astragal_tests::{binary, workspace_root};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A game of `game` between random bots, recorded; returns the record file.
+fn recorded(game: &str, dir: &Path) -> PathBuf {
+    let seats = *engine::game_info(game).unwrap().seats.start();
+    let file = dir.join(format!("{game}.jsonl"));
+    let mut args = vec!["play", "--game", game, "--seed", "11", "--record"];
+    let path = file.to_str().unwrap().to_owned();
+    args.push(&path);
+    for _ in 0..seats {
+        args.extend(["--bot", "builtin:random"]);
+    }
+    let o = Command::new(binary("referee")).args(&args).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    file
+}
+
+fn view(record: &Path, out: &Path) {
+    let o = Command::new(binary("referee"))
+        .args(["view", record.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The JSON the page carries.
+fn page_data(html: &str) -> serde_json::Value {
+    let start = html
+        .find(r#"<script type="application/json" id="data">"#)
+        .unwrap();
+    let body = &html[start..];
+    let body = &body[body.find('>').unwrap() + 1..body.find("</script>").unwrap()];
+    serde_json::from_str(body).unwrap()
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("astragal-viewer-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The engine's game after `n` moves of the record.
+fn engine_at(rec: &referee::GameRecord, n: usize) -> Box<dyn engine::AnyGame> {
+    let mut g = engine::new_game(&rec.game, &rec.options, Some(rec.seats.len()), rec.seed).unwrap();
+    for m in &rec.moves[..n] {
+        g.play(m.seat, &m.mv).unwrap();
+    }
+    g
+}
+
+#[test]
+fn every_state_on_the_page_is_the_engines_and_the_page_fetches_nothing() {
+    let dir = temp_dir("data");
+    for game in engine::GAME_IDS {
+        let file = recorded(game, &dir);
+        let out = dir.join(format!("{game}.html"));
+        view(&file, &out);
+        let html = std::fs::read_to_string(&out).unwrap();
+        // Self-contained: nothing to load from anywhere.
+        for outside in ["src=\"http", "href=\"http", "@import", "fetch(", "XMLHttpRequest"] {
+            assert!(!html.contains(outside), "{game}: {outside}");
+        }
+        let rec: referee::GameRecord =
+            serde_json::from_str(std::fs::read_to_string(&file).unwrap().lines().next().unwrap()).unwrap();
+        let data = page_data(&html);
+        let frames = data["frames"].as_array().unwrap();
+        assert_eq!(frames.len(), rec.moves.len() + 1, "{game}");
+        for (n, f) in frames.iter().enumerate() {
+            let g = engine_at(&rec, n);
+            assert_eq!(f["full"].as_str().unwrap(), g.render(), "{game} at {n}");
+            for s in 0..rec.seats.len() {
+                assert_eq!(f["observations"][s], g.observation(s), "{game} at {n}, seat {s}");
+            }
+            if n > 0 {
+                assert_eq!(f["played"]["move"], rec.moves[n - 1].mv.as_str(), "{game} at {n}");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn text_a_bot_wrote_cannot_become_markup() {
+    let dir = temp_dir("escape");
+    let file = recorded("ur", &dir);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut rec: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    rec["moves"][0]["info"] = serde_json::json!(["</script><script>document.title='owned'</script>"]);
+    rec["seats"][0]["name"] = serde_json::json!("<img src=x onerror=alert(1)>");
+    std::fs::write(&file, format!("{rec}\n")).unwrap();
+    let out = dir.join("ur.html");
+    view(&file, &out);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !html.contains("</script><script>document.title"),
+        "the info line closed the script"
+    );
+    assert!(!html.contains("<img src=x"), "a name became markup");
+    assert_eq!(
+        page_data(&html)["frames"][1]["played"]["info"][0],
+        "</script><script>document.title='owned'</script>"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Headless Chromium, if it is here: CI installs it, and there a missing one fails.
+fn chromium() -> Option<PathBuf> {
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        if let Ok(o) = Command::new("which").arg(name).output()
+            && o.status.success()
+        {
+            return Some(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+        }
+    }
+    assert!(
+        std::env::var("CI").is_err(),
+        "CI has no Chromium: .ci/run installs it"
+    );
+    eprintln!("no chromium on PATH: the browser test is skipped (apt-get install chromium)");
+    None
+}
+
+fn headless(browser: &Path, profile: &Path) -> Command {
+    let mut c = Command::new(browser);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+        "--disable-extensions",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    c
+}
+
+/// What the page's DOM is after its script ran, at `url`.
+fn dom(browser: &Path, profile: &Path, url: &str) -> String {
+    let o = headless(browser, profile)
+        .args(["--virtual-time-budget=3000", "--dump-dom", url])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// The values of every `name="..."` attribute in `html`.
+fn attributes<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
+    let key = format!("{name}=\"");
+    html.match_indices(&key)
+        .map(|(i, _)| {
+            let rest = &html[i + key.len()..];
+            &rest[..rest.find('"').unwrap()]
+        })
+        .collect()
+}
+
+#[test]
+fn in_a_real_browser_the_board_at_move_n_is_the_engines_position_at_move_n() {
+    let Some(browser) = chromium() else { return };
+    let dir = temp_dir("browser");
+    let profile = dir.join("profile");
+    let shots = workspace_root().join("target/test-artifacts/viewer");
+    std::fs::create_dir_all(&shots).unwrap();
+    for game in engine::GAME_IDS {
+        let file = recorded(game, &dir);
+        let out = dir.join(format!("{game}.html"));
+        view(&file, &out);
+        let rec: referee::GameRecord =
+            serde_json::from_str(std::fs::read_to_string(&file).unwrap().lines().next().unwrap()).unwrap();
+        let n = rec.moves.len() / 2;
+        let whole = dom(&browser, &profile, &format!("file://{}#{n}", out.display()));
+        // The board as drawn (not the script that draws it).
+        let start = whole.find(r#"<div id="board""#).expect("a board");
+        let page = &whole[start..start + whole[start..].find(r#"<div class="controls">"#).unwrap()];
+        assert_eq!(
+            attributes(page, "data-ply"),
+            [n.to_string()],
+            "{game}: the page is not at move {n}"
+        );
+        let g = engine_at(&rec, n);
+        if game == "ur" {
+            // Every piece on the board where the engine has it, and nothing else.
+            let obs = g.observation(0);
+            let mut want: Vec<String> = (0..2)
+                .flat_map(|p| {
+                    obs["pieces"][p]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|h| h.as_u64().unwrap())
+                        .filter(|&h| h != 0 && h != 15)
+                        .map(move |h| format!("{p}:{h}"))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let mut drawn: Vec<String> = attributes(page, "data-piece")
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect();
+            want.sort();
+            drawn.sort();
+            assert!(!want.is_empty(), "a game half played has pieces on the board");
+            assert_eq!(drawn, want, "ur at move {n}");
+            assert_eq!(
+                attributes(page, "data-cell").len(),
+                20,
+                "Ur's board has twenty squares"
+            );
+        } else {
+            // Drawn as the engine renders it.
+            let rendered = referee::text::html_escaped(&g.render()).into_owned();
+            assert!(
+                page.contains(&rendered),
+                "{game} at move {n}: the page does not show\n{rendered}"
+            );
+        }
+        for (width, height, name) in [(1200, 900, "desktop"), (390, 1000, "phone")] {
+            let png = shots.join(format!("{game}-{name}.png"));
+            let o = headless(&browser, &profile)
+                .arg(format!("--window-size={width},{height}"))
+                .arg(format!("--screenshot={}", png.display()))
+                .arg(format!("file://{}#{n}", out.display()))
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success() && png.exists(),
+                "{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
