@@ -186,41 +186,96 @@ fn in_a_real_browser_the_board_at_move_n_is_the_engines_position_at_move_n() {
             "{game}: the page is not at move {n}"
         );
         let g = engine_at(&rec, n);
-        if game == "ur" {
-            // Every piece on the board where the engine has it, and nothing else.
-            let obs = g.observation(0);
-            let mut want: Vec<String> = (0..2)
-                .flat_map(|p| {
-                    obs["pieces"][p]
-                        .as_array()
-                        .unwrap()
+        let drawn = |attr: &str| {
+            let mut v: Vec<String> = attributes(page, attr).iter().map(|s| (*s).to_owned()).collect();
+            v.sort();
+            v
+        };
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v
+        };
+        let obs: Vec<serde_json::Value> = (0..rec.seats.len()).map(|s| g.observation(s)).collect();
+        let list = |v: &serde_json::Value| v.as_array().unwrap().clone();
+        match game {
+            "ur" => {
+                let want: Vec<String> = (0..2)
+                    .flat_map(|p| {
+                        list(&obs[0]["pieces"][p])
+                            .iter()
+                            .map(|h| h.as_u64().unwrap())
+                            .filter(|&h| h != 0 && h != 15)
+                            .map(move |h| format!("{p}:{h}"))
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                assert!(!want.is_empty(), "a game half played has pieces on the board");
+                assert_eq!(drawn("data-piece"), sorted(want), "ur at move {n}");
+                assert_eq!(drawn("data-cell").len(), 20, "Ur's board has twenty squares");
+            }
+            "uptick" => {
+                let want = list(&obs[0]["dice"])
+                    .iter()
+                    .map(|d| format!("{}:{}:{}", d["cell"].as_str().unwrap(), d["seat"], d["value"]))
+                    .collect();
+                assert_eq!(drawn("data-die"), sorted(want), "uptick at move {n}");
+            }
+            "utara" => {
+                let want = list(&obs[0]["dice"])
+                    .iter()
+                    .map(|d| format!("{}:{}", d["cell"].as_str().unwrap(), d["face"].as_str().unwrap()))
+                    .collect();
+                assert_eq!(drawn("data-die"), sorted(want), "utara at move {n}");
+                let blocks = list(&obs[0]["blocks"])
+                    .iter()
+                    .map(|b| b.as_str().unwrap().to_owned())
+                    .collect();
+                assert_eq!(drawn("data-block"), sorted(blocks), "utara at move {n}");
+            }
+            "cuatto" => {
+                let want = list(&obs[0]["teams"])
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(t, spots)| {
+                        list(spots)
+                            .iter()
+                            .map(|s| format!("{t}:{}", s.as_str().unwrap()))
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                assert_eq!(drawn("data-checker"), sorted(want), "cuatto at move {n}");
+            }
+            "spartan" => {
+                let hp = (0..2).map(|a| format!("{a}:{}", obs[0]["hp"][a])).collect();
+                assert_eq!(drawn("data-hp"), sorted(hp), "spartan at move {n}");
+                let dice = (0..2)
+                    .flat_map(|a| {
+                        list(&obs[a]["your_dice"])
+                            .iter()
+                            .map(|d| format!("{a}:{d}"))
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                assert_eq!(
+                    drawn("data-die"),
+                    sorted(dice),
+                    "spartan at move {n}, the full state"
+                );
+                // As seat 0 saw it: its own dice, and of the other army only how many.
+                let seen = dom(&browser, &profile, &format!("file://{}#{n}:0", out.display()));
+                let hidden: Vec<String> =
+                    attributes(&seen[seen.find(r#"<div id="board""#).unwrap()..], "data-die")
                         .iter()
-                        .map(|h| h.as_u64().unwrap())
-                        .filter(|&h| h != 0 && h != 15)
-                        .map(move |h| format!("{p}:{h}"))
-                        .collect::<Vec<_>>()
-                })
-                .collect();
-            let mut drawn: Vec<String> = attributes(page, "data-piece")
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect();
-            want.sort();
-            drawn.sort();
-            assert!(!want.is_empty(), "a game half played has pieces on the board");
-            assert_eq!(drawn, want, "ur at move {n}");
-            assert_eq!(
-                attributes(page, "data-cell").len(),
-                20,
-                "Ur's board has twenty squares"
-            );
-        } else {
-            // Drawn as the engine renders it.
-            let rendered = referee::text::html_escaped(&g.render()).into_owned();
-            assert!(
-                page.contains(&rendered),
-                "{game} at move {n}: the page does not show\n{rendered}"
-            );
+                        .filter(|d| d.starts_with("1:"))
+                        .map(|d| (*d).to_owned())
+                        .collect();
+                assert_eq!(
+                    hidden,
+                    vec!["1:?".to_owned(); obs[0]["in_hand"][1].as_u64().unwrap() as usize],
+                    "seat 0's view shows army 1's dice only as a count"
+                );
+            }
+            other => panic!("no drawing check for {other}: add one with its drawing"),
         }
         for (width, height, name) in [(1200, 900, "desktop"), (390, 1000, "phone")] {
             let png = shots.join(format!("{game}-{name}.png"));
