@@ -119,14 +119,7 @@ fn replay_on_this_engine(
     rec: &GameRecord,
     mut on_move: impl FnMut(usize, &dyn engine::AnyGame),
 ) -> Result<(), ReplayError> {
-    let setup = GameSetup {
-        game: rec.game.clone(),
-        options: rec.options.clone(),
-        seed: rec.seed,
-        position: rec.start_position.clone(),
-        pairing: rec.pairing,
-    };
-    let mut game = create_game(&setup, rec.seats.len()).map_err(|e| ReplayError::Setup(e.to_string()))?;
+    let mut game = start_of(rec)?;
     let seats = rec.seats.len();
     check_fault_list(rec)?;
     let mut faulted = vec![false; seats];
@@ -249,6 +242,21 @@ pub fn replay(rec: &GameRecord) -> Result<(), ReplayError> {
     replay_with(rec, |_, _| {})
 }
 
+/// A recorded game as it stood before its first move.
+///
+/// # Errors
+/// The record's game, options or start position are refused.
+pub fn start_of(rec: &GameRecord) -> Result<Box<dyn engine::AnyGame>, ReplayError> {
+    let setup = GameSetup {
+        game: rec.game.clone(),
+        options: rec.options.clone(),
+        seed: rec.seed,
+        position: rec.start_position.clone(),
+        pairing: rec.pairing,
+    };
+    create_game(&setup, rec.seats.len()).map_err(|e| ReplayError::Setup(e.to_string()))
+}
+
 /// The game drawn move by move, as text.
 pub fn show(rec: &GameRecord) -> String {
     let mut out = String::new();
@@ -265,14 +273,7 @@ pub fn show(rec: &GameRecord) -> String {
         escaped(&rec.options.join(" ")),
         names.join("\n")
     ));
-    let setup = GameSetup {
-        game: rec.game.clone(),
-        options: rec.options.clone(),
-        seed: rec.seed,
-        position: rec.start_position.clone(),
-        pairing: None,
-    };
-    if let Ok(g) = create_game(&setup, rec.seats.len()) {
+    if let Ok(g) = start_of(rec) {
         out.push_str(&format!("\nstart\n{}", g.render()));
     }
     let result = replay_with(rec, |i, g| {

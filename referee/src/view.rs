@@ -6,9 +6,8 @@
 //! judges a rule: it draws what the engine says (each seat's observation, and the
 //! full state as the engine renders it).
 
-use crate::game::{GameSetup, create_game};
 use crate::record::GameRecord;
-use crate::replay::{ReplayError, replay_with};
+use crate::replay::{ReplayError, replay_with, start_of};
 
 /// One state of a game: before the first move, then after each.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -48,14 +47,7 @@ pub struct FramedMove {
 /// # Errors
 /// The record does not replay (the same errors as `referee replay`).
 pub fn frames(rec: &GameRecord) -> Result<Vec<Frame>, ReplayError> {
-    let setup = GameSetup {
-        game: rec.game.clone(),
-        options: rec.options.clone(),
-        seed: rec.seed,
-        position: rec.start_position.clone(),
-        pairing: rec.pairing,
-    };
-    let start = create_game(&setup, rec.seats.len()).map_err(|e| ReplayError::Setup(e.to_string()))?;
+    let start = start_of(rec)?;
     let seats = rec.seats.len();
     let frame = |ply: usize, played: Option<FramedMove>, g: &dyn engine::AnyGame| Frame {
         ply,
