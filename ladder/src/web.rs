@@ -24,6 +24,7 @@ pub fn router(store: Store, standings: Arc<StandingsCache>) -> Router {
     Router::new()
         .route("/", get(page))
         .route("/games/{id}", get(game_page))
+        .route("/bots/{name}", get(bot_page))
         .route("/api/standings.json", get(standings_json))
         .route("/api/games/{id}", get(game_json))
         .with_state(Site { store, standings })
@@ -128,17 +129,214 @@ async fn game_page(State(site): State<Site>, Path(id): Path<String>) -> Response
     }
 }
 
+/// Everything a bot's page shows: never its command line or environment.
+async fn bot_snapshot(site: &Site, name: &str) -> Result<Option<serde_json::Value>, String> {
+    let store = &site.store;
+    let all = store.bots().await.map_err(|e| e.to_string())?;
+    let Some(bot) = all.iter().find(|b| b.name == name) else {
+        return Ok(None);
+    };
+    let names: std::collections::HashMap<i64, &str> = all.iter().map(|b| (b.id, b.name.as_str())).collect();
+    // Its versions, oldest first: follow `previous` back, and the rows that name it forward.
+    let mut versions = vec![bot];
+    while let Some(prev) = versions[0]
+        .previous_id
+        .and_then(|id| all.iter().find(|b| b.id == id))
+    {
+        versions.insert(0, prev);
+    }
+    while let Some(next) = all
+        .iter()
+        .find(|b| b.previous_id == versions.last().map(|v| v.id))
+    {
+        versions.push(next);
+    }
+    let mut competitions = Vec::new();
+    for c in store.competitions().await.map_err(|e| e.to_string())? {
+        if c.game != bot.game {
+            continue;
+        }
+        // The rating as last fitted (it may lag the newest games by a refit).
+        let st = site.standings.get(&c).await.map_err(|e| e.to_string())?;
+        let row = st.rows.iter().find(|r| r.name == bot.name);
+        // Results against each opponent it met, and its newest games.
+        let results = store.results(c.id).await.map_err(|e| e.to_string())?;
+        let mut against: std::collections::BTreeMap<&str, [u64; 3]> = std::collections::BTreeMap::new();
+        let mut recent = Vec::new();
+        for r in results.iter().rev() {
+            let Some(me) = r.bots.iter().position(|&b| b == bot.id) else {
+                continue;
+            };
+            for (s, other) in r.bots.iter().enumerate().filter(|&(s, _)| s != me) {
+                let name = names.get(other).copied().unwrap_or("?");
+                let k = match r.ranks[me].cmp(&r.ranks[s]) {
+                    std::cmp::Ordering::Less => 0,
+                    std::cmp::Ordering::Equal => 1,
+                    std::cmp::Ordering::Greater => 2,
+                };
+                against.entry(name).or_default()[k] += 1;
+            }
+            if recent.len() < 20 {
+                recent.push(serde_json::json!({
+                    "id": r.id,
+                    "seats": r.bots.iter().map(|b| names.get(b).copied().unwrap_or("?")).collect::<Vec<_>>(),
+                    "place": r.ranks[me],
+                    "termination": r.termination,
+                }));
+            }
+        }
+        if against.is_empty() {
+            continue;
+        }
+        let played: u64 =
+            against.values().map(|[w, d, l]| w + d + l).sum::<u64>() / (c.seats as u64 - 1).max(1);
+        competitions.push(serde_json::json!({
+            "competition": c.name,
+            "rank": row.map(|r| r.rank),
+            "elo": row.map(|r| r.elo),
+            "ci95": row.map(|r| r.ci95),
+            "games": played,
+            "score": row.map(|r| r.score),
+            "forfeits": row.map(|r| r.forfeits),
+            "against": against.iter().map(|(n, [w, d, l])| serde_json::json!({"opponent": n, "wins": w, "draws": d, "losses": l})).collect::<Vec<_>>(),
+            "recent": recent,
+        }));
+    }
+    Ok(Some(serde_json::json!({
+        "name": bot.name,
+        "game": bot.game,
+        "status": bot.status,
+        "status_reason": bot.status_reason,
+        "version": bot.version,
+        "versions": versions.iter().map(|v| serde_json::json!({"name": v.name, "version": v.version, "status": v.status})).collect::<Vec<_>>(),
+        "competitions": competitions,
+    })))
+}
+
+/// `/bots/{name}` (a page) and `/bots/{name}.json`.
+async fn bot_page(State(site): State<Site>, Path(name): Path<String>) -> Response {
+    let (name, json) = match name.strip_suffix(".json") {
+        Some(n) => (n.to_owned(), true),
+        None => (name, false),
+    };
+    let snap = match bot_snapshot(&site, &name).await {
+        Ok(Some(v)) => v,
+        Ok(None) => {
+            return (
+                StatusCode::NOT_FOUND,
+                format!("no bot named {:?}\n", escape(&name)),
+            )
+                .into_response();
+        }
+        Err(e) => return internal(e),
+    };
+    if json {
+        return ([(header::CONTENT_TYPE, "application/json")], snap.to_string()).into_response();
+    }
+    let text = |v: &serde_json::Value| escape(v.as_str().unwrap_or(""));
+    let mut h = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{name} · astragal ladder</title><style>{STYLE}</style></head><body><main>\
+         <p><a href=\"/\">ladder</a> · <a href=\"/bots/{name}.json\">JSON</a></p><h1>{name}</h1>\
+         <p>{game} · version {version} · <b>{status}</b>{reason}</p>",
+        name = text(&snap["name"]),
+        game = text(&snap["game"]),
+        version = snap["version"],
+        status = text(&snap["status"]),
+        reason = match snap["status_reason"].as_str() {
+            Some(r) if !r.is_empty() => format!(" — {}", escape(r)),
+            _ => String::new(),
+        },
+    );
+    let versions = snap["versions"].as_array().cloned().unwrap_or_default();
+    if versions.len() > 1 {
+        h.push_str("<p>Versions: ");
+        let links: Vec<String> = versions
+            .iter()
+            .map(|v| {
+                format!(
+                    "<a href=\"/bots/{n}\">{n}</a> ({})",
+                    text(&v["status"]),
+                    n = text(&v["name"])
+                )
+            })
+            .collect();
+        h.push_str(&links.join(" → "));
+        h.push_str("</p>");
+    }
+    for c in snap["competitions"].as_array().cloned().unwrap_or_default() {
+        let rating = match c["elo"].as_f64() {
+            Some(elo) => {
+                let (elo, ci) =
+                    crate::standings::elo_cells(elo, c["ci95"].as_f64().unwrap_or(f64::INFINITY), None);
+                format!(
+                    "rank {} · Elo {} ± {} · score {:.1}% · {} forfeits · ",
+                    c["rank"],
+                    escape(&elo),
+                    escape(&ci),
+                    c["score"].as_f64().unwrap_or(0.0),
+                    c["forfeits"]
+                )
+            }
+            None => "not rated yet · ".to_owned(),
+        };
+        let _ = write!(
+            h,
+            "<h2>{}</h2><p>{rating}{} games</p>\
+             <table><caption>Against each opponent</caption><thead><tr><th>opponent</th><th>won</th><th>drawn</th><th>lost</th></tr></thead><tbody>",
+            text(&c["competition"]),
+            c["games"],
+        );
+        for a in c["against"].as_array().cloned().unwrap_or_default() {
+            let _ = write!(
+                h,
+                "<tr><td><a href=\"/bots/{n}\">{n}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                a["wins"],
+                a["draws"],
+                a["losses"],
+                n = text(&a["opponent"]),
+            );
+        }
+        h.push_str("</tbody></table><table><caption>Newest games</caption><thead><tr><th>game</th><th>seats</th><th>place</th><th>end</th></tr></thead><tbody>");
+        for g in c["recent"].as_array().cloned().unwrap_or_default() {
+            let seats: Vec<String> = g["seats"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .iter()
+                .map(&text)
+                .collect();
+            let _ = write!(
+                h,
+                "<tr><td><a href=\"/games/{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                seats.join(", "),
+                g["place"],
+                text(&g["termination"]),
+                id = g["id"],
+            );
+        }
+        h.push_str("</tbody></table>");
+    }
+    h.push_str("</main></body></html>");
+    Html(h).into_response()
+}
+
+/// The pages' shared look: readable on a 390 px phone (tables scroll, not the page).
+const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#fafbfc}\
+main{max-width:960px;margin:0 auto;padding:12px 16px}table{border-collapse:collapse;margin:0 0 1em;display:block;overflow-x:auto}\
+caption{text-align:left;font-weight:600;padding:4px 0}td,th{padding:2px 10px;text-align:right;border-bottom:1px solid #d5d9e2}\
+td:first-child,th:first-child{text-align:left}a{color:#2d5fd3}";
+
 async fn page(State(site): State<Site>) -> Response {
     let snap = match snapshot(&site).await {
         Ok(v) => v,
         Err(e) => return internal(e),
     };
-    let mut h = String::from(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>astragal ladder</title>\
-         <meta http-equiv=\"refresh\" content=\"30\">\
-         <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1em}\
-         td,th{padding:2px 10px;text-align:right}td:nth-child(2),th:nth-child(2){text-align:left}</style>\
-         </head><body><h1>astragal ladder</h1><p><a href=\"/api/standings.json\">JSON</a></p>",
+    let mut h = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>astragal ladder</title>\
+         <meta http-equiv=\"refresh\" content=\"30\"><style>{STYLE}</style></head><body><main>\
+         <h1>astragal ladder</h1><p><a href=\"/api/standings.json\">JSON</a></p>"
     );
     let comps = snap["competitions"].as_array().cloned().unwrap_or_default();
     if comps.is_empty() {
@@ -172,9 +370,8 @@ async fn page(State(site): State<Site>) -> Response {
             );
             let _ = write!(
                 h,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}/{}/{}</td><td>{:.2}</td></tr>",
+                "<tr><td>{}</td><td><a href=\"/bots/{name}\">{name}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}/{}/{}</td><td>{:.2}</td></tr>",
                 r["rank"],
-                escape(r["name"].as_str().unwrap_or("")),
                 escape(&elo),
                 escape(&ci),
                 r["games"],
@@ -183,6 +380,7 @@ async fn page(State(site): State<Site>) -> Response {
                 r["draws"],
                 r["losses"],
                 r["avg_rank"].as_f64().unwrap_or(0.0),
+                name = escape(r["name"].as_str().unwrap_or("")),
             );
         }
         h.push_str(
@@ -195,7 +393,12 @@ async fn page(State(site): State<Site>) -> Response {
                 .unwrap_or_default()
                 .iter()
                 .zip(g["ranks"].as_array().cloned().unwrap_or_default())
-                .map(|(b, r)| format!("{} ({r})", escape(b.as_str().unwrap_or(""))))
+                .map(|(b, r)| {
+                    format!(
+                        "<a href=\"/bots/{n}\">{n}</a> ({r})",
+                        n = escape(b.as_str().unwrap_or(""))
+                    )
+                })
                 .collect();
             let _ = write!(
                 h,
@@ -207,6 +410,6 @@ async fn page(State(site): State<Site>) -> Response {
         }
         h.push_str("</table>");
     }
-    h.push_str("</body></html>");
+    h.push_str("</main></body></html>");
     Html(h).into_response()
 }

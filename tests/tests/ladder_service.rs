@@ -1265,6 +1265,40 @@ async fn the_web_page_links_every_game_to_its_viewer() {
     let data: serde_json::Value = serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap();
     assert_eq!(data["frames"].as_array().unwrap().len(), rec.moves.len() + 1);
     assert_eq!(http_get(web, "/games/999999").await.0, 404);
+    // Each bot has a page: its results against each opponent and its newest
+    // games linked to the viewer, and never its command line.
+    let bot = &front[front.find("href=\"/bots/").unwrap_or_else(|| panic!("{front}")) + 12..];
+    let bot = bot.split('"').next().unwrap();
+    let (status, page) = http_get(web, &format!("/bots/{bot}")).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains("Against each opponent") && page.contains("href=\"/games/"),
+        "{page}"
+    );
+    assert!(
+        !page.contains("builtin:"),
+        "a bot's page shows its command line: {page}"
+    );
+    let (status, json) = http_get(web, &format!("/bots/{bot}.json")).await;
+    assert_eq!(status, 200);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let c = &json["competitions"][0];
+    let met: u64 = c["against"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["wins"].as_u64().unwrap() + a["draws"].as_u64().unwrap() + a["losses"].as_u64().unwrap())
+        .sum();
+    // All 8 games are on the front page's recent list: count the bot's there.
+    let recent_games = &front[front.find("Recent games").unwrap()..];
+    let rows = recent_games
+        .split("<tr>")
+        .filter(|r| r.contains(&format!("href=\"/bots/{bot}\"")))
+        .count() as u64;
+    assert_eq!(met, rows, "{bot}'s results against others: {json}");
+    assert_eq!(c["recent"].as_array().unwrap().len() as u64, rows, "{json}");
+    assert!(!json.to_string().contains("builtin:"));
+    assert_eq!(http_get(web, "/bots/nosuch").await.0, 404);
     assert_eq!(http_get(web, "/games/x").await.0, 400);
     let _ = tx.send(());
     task.await.unwrap().unwrap();
