@@ -44,13 +44,27 @@ async fn snapshot(site: &Site) -> Result<serde_json::Value, String> {
     let mut out = Vec::new();
     for c in store.competitions().await.map_err(|e| e.to_string())? {
         let st = site.standings.get(&c).await.map_err(|e| e.to_string())?;
-        let names: std::collections::HashMap<i64, String> = store
-            .entrants(c.id)
-            .await
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(|b| (b.id, b.name))
+        let entrants = store.entrants(c.id).await.map_err(|e| e.to_string())?;
+        let names: std::collections::HashMap<i64, String> =
+            entrants.iter().map(|b| (b.id, b.name.clone())).collect();
+        // Bots out of play, by name, with why: the table marks them.
+        let out_of_play: serde_json::Map<String, serde_json::Value> = entrants
+            .iter()
+            .filter(|b| b.status != crate::store::BotStatus::Active)
+            .map(|b| {
+                (
+                    b.name.clone(),
+                    serde_json::json!({"status": b.status, "reason": b.status_reason}),
+                )
+            })
             .collect();
+        let games = store.game_count(c.id).await.map_err(|e| e.to_string())?;
+        // A competition that reached its `max_games` is finished, though open.
+        let status = if c.max_games > 0 && games >= c.max_games {
+            "finished".to_owned()
+        } else {
+            c.status.to_string()
+        };
         let recent: Vec<serde_json::Value> = store
             .recent(c.id, 20)
             .await
@@ -72,8 +86,10 @@ async fn snapshot(site: &Site) -> Result<serde_json::Value, String> {
             "game": c.game,
             "options": c.options,
             "seats": c.seats,
-            "status": c.status,
+            "status": status,
             "max_games": c.max_games,
+            "games": games,
+            "out_of_play": out_of_play,
             "standings": st,
             "recent": recent,
         }));
@@ -357,7 +373,7 @@ async fn page(State(site): State<Site>) -> Response {
             ),
             c["seats"],
             escape(c["status"].as_str().unwrap_or("")),
-            st["games"],
+            c["games"],
             escape(st["anchor"].as_str().unwrap_or("")),
         );
         h.push_str("<table><tr><th>rank</th><th>bot</th><th>Elo</th><th>±95%</th><th>games</th><th>score</th><th>W/D/L</th><th>avg. rank</th></tr>");
@@ -370,7 +386,7 @@ async fn page(State(site): State<Site>) -> Response {
             );
             let _ = write!(
                 h,
-                "<tr><td>{}</td><td><a href=\"/bots/{name}\">{name}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}/{}/{}</td><td>{:.2}</td></tr>",
+                "<tr><td>{}</td><td><a href=\"/bots/{name}\">{name}</a>{mark}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}%</td><td>{}/{}/{}</td><td>{:.2}</td></tr>",
                 r["rank"],
                 escape(&elo),
                 escape(&ci),
@@ -381,6 +397,14 @@ async fn page(State(site): State<Site>) -> Response {
                 r["losses"],
                 r["avg_rank"].as_f64().unwrap_or(0.0),
                 name = escape(r["name"].as_str().unwrap_or("")),
+                mark = match &c["out_of_play"][r["name"].as_str().unwrap_or("")] {
+                    serde_json::Value::Null => String::new(),
+                    o => format!(
+                        " <abbr title=\"{}\">({})</abbr>",
+                        escape(o["reason"].as_str().unwrap_or("")),
+                        escape(o["status"].as_str().unwrap_or(""))
+                    ),
+                },
             );
         }
         h.push_str(

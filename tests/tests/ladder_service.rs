@@ -1299,6 +1299,29 @@ async fn the_web_page_links_every_game_to_its_viewer() {
     assert_eq!(c["recent"].as_array().unwrap().len() as u64, rows, "{json}");
     assert!(!json.to_string().contains("builtin:"));
     assert_eq!(http_get(web, "/bots/nosuch").await.0, 404);
+    // All of its max_games played: finished. A bot taken out of play is marked.
+    a.set_bot_status(SetBotStatusRequest {
+        name: "first".into(),
+        status: "disabled".into(),
+        reason: "under review".into(),
+    })
+    .await
+    .unwrap();
+    let (status, json) = http_get(web, "/api/standings.json").await;
+    assert_eq!(status, 200);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let c = &json["competitions"][0];
+    assert_eq!(
+        (c["status"].as_str(), c["games"].as_u64()),
+        (Some("finished"), Some(8)),
+        "{c}"
+    );
+    assert_eq!(c["out_of_play"]["first"]["status"], "disabled", "{c}");
+    assert_eq!(
+        c["out_of_play"]["first"]["reason"],
+        "disabled by the admin: under review"
+    );
+    assert!(c["out_of_play"].get("rnd").is_none(), "{c}");
     assert_eq!(http_get(web, "/games/x").await.0, 400);
     let _ = tx.send(());
     task.await.unwrap().unwrap();
