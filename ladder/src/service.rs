@@ -402,23 +402,8 @@ impl LadderService {
 
     /// A bot as the admin is told of it.
     async fn bot_info(&self, b: &BotRow) -> Result<BotInfo, Status> {
-        let previous = match b.previous_id {
-            Some(id) => self
-                .store
-                .bots()
-                .await
-                .map_err(status_of)?
-                .into_iter()
-                .find(|p| p.id == id)
-                .map(|p| p.name),
-            None => None,
-        };
-        let names: HashMap<i64, &str> = previous
-            .as_deref()
-            .zip(b.previous_id)
-            .map(|(n, id)| (id, n))
-            .into_iter()
-            .collect();
+        let all = self.store.bots().await.map_err(status_of)?;
+        let names: HashMap<i64, &str> = all.iter().map(|x| (x.id, x.name.as_str())).collect();
         Ok(bot_info(b, &names))
     }
 
