@@ -9,7 +9,7 @@
 //! instead of fitting again.
 
 use crate::standings::{self, Standings};
-use crate::store::{CompetitionRow, Store};
+use crate::store::{CompetitionRow, RatingPoint, ResultRow, Store, now_ms};
 use crate::tournament::TournamentError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,6 +18,63 @@ use std::time::{Duration, Instant};
 /// How old standings may get while games keep arriving.
 pub const MAX_AGE: Duration = Duration::from_secs(2);
 
+/// What the pages read besides the standings, built in the same pass over the
+/// results as the fit, so a bot's page never reads every result.
+#[derive(Debug, Default)]
+pub struct ResultIndex {
+    /// Each bot's games, oldest first.
+    pub games_of: HashMap<i64, Vec<i64>>,
+    /// Wins, draws and losses of a bot against another, keyed (bot, opponent).
+    pub against: HashMap<(i64, i64), [u64; 3]>,
+}
+
+impl ResultIndex {
+    fn of(results: &[ResultRow]) -> ResultIndex {
+        let mut ix = ResultIndex::default();
+        for r in results {
+            for (s, &bot) in r.bots.iter().enumerate() {
+                ix.games_of.entry(bot).or_default().push(r.id);
+                for (o, &other) in r.bots.iter().enumerate().filter(|&(o, _)| o != s) {
+                    let k = match r.ranks[s].cmp(&r.ranks[o]) {
+                        std::cmp::Ordering::Less => 0,
+                        std::cmp::Ordering::Equal => 1,
+                        std::cmp::Ordering::Greater => 2,
+                    };
+                    ix.against.entry((bot, other)).or_default()[k] += 1;
+                }
+            }
+        }
+        ix
+    }
+}
+
+/// A competition's standings and result index, as of one fit.
+#[derive(Debug, Clone)]
+pub struct Fit {
+    /// The standings.
+    pub standings: Arc<Standings>,
+    /// Each bot's games and results against the others.
+    pub index: Arc<ResultIndex>,
+}
+
+/// A rating point is kept when the competition has grown by this share since the
+/// last one (at least [`POINT_MIN_GAMES`]), or [`POINT_MAX_AGE_MS`] has passed.
+const POINT_GROWTH: i64 = 20;
+const POINT_MIN_GAMES: i64 = 20;
+const POINT_MAX_AGE_MS: i64 = 3_600_000;
+
+/// Whether a fit of `games` games is a new point of the rating history, after the
+/// last kept point `(games, at_ms)`.
+fn point_due(last: Option<(i64, i64)>, games: i64, now: i64) -> bool {
+    match last {
+        None => games > 0,
+        Some((g, at)) => {
+            games > g
+                && (games - g >= (g / POINT_GROWTH).max(POINT_MIN_GAMES) || now - at >= POINT_MAX_AGE_MS)
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Entry {
     /// Games in the fit.
@@ -25,7 +82,7 @@ struct Entry {
     /// The competition's newest game key when it was fit.
     newest: i64,
     at: Instant,
-    standings: Arc<Standings>,
+    fit: Fit,
 }
 
 /// Standings per competition.
@@ -36,6 +93,9 @@ pub struct StandingsCache {
     /// One refit at a time per competition.
     refits: Mutex<HashMap<i64, Arc<tokio::sync::Mutex<()>>>>,
     max_age: Duration,
+    /// The last rating point kept per competition, `(games, at_ms)`: read from the
+    /// store on the first fit.
+    points: Mutex<HashMap<i64, Option<(i64, i64)>>>,
 }
 
 impl StandingsCache {
@@ -51,17 +111,18 @@ impl StandingsCache {
             entries: Mutex::new(HashMap::new()),
             refits: Mutex::new(HashMap::new()),
             max_age,
+            points: Mutex::new(HashMap::new()),
         }
     }
 
-    fn fresh(&self, id: i64, newest: i64, current: bool) -> Option<Arc<Standings>> {
+    fn fresh(&self, id: i64, newest: i64, current: bool) -> Option<Fit> {
         let entries = self.entries.lock().ok()?;
         let e = entries.get(&id)?;
         // Keys are shared by all competitions: the difference is at most the games
         // new to this one (a count would walk every game; this is one index probe).
         let new = newest - e.newest;
         let stale = new > 0 && (current || new >= (e.games / 20).max(20) || e.at.elapsed() >= self.max_age);
-        (!stale).then(|| e.standings.clone())
+        (!stale).then(|| e.fit.clone())
     }
 
     /// Drops every cached fit: games were removed (a voided worker), which the
@@ -77,7 +138,7 @@ impl StandingsCache {
     /// # Errors
     /// The store, or results the fit refuses.
     pub async fn get(&self, c: &CompetitionRow) -> Result<Arc<Standings>, TournamentError> {
-        self.standings(c, false).await
+        Ok(self.fit(c, false).await?.standings)
     }
 
     /// The standings of `c` as last fit, at once: a stale fit starts a refit in
@@ -89,13 +150,22 @@ impl StandingsCache {
     /// # Errors
     /// The store, or results the fit refuses (first fit only).
     pub async fn latest(self: &Arc<Self>, c: &CompetitionRow) -> Result<Arc<Standings>, TournamentError> {
+        Ok(self.latest_fit(c).await?.standings)
+    }
+
+    /// The fit of `c` as last made, at once, as [`Self::latest`] does: what the
+    /// pages read, so that no page waits for a refit (only for a first fit).
+    ///
+    /// # Errors
+    /// The store, or results the fit refuses (first fit only).
+    pub async fn latest_fit(self: &Arc<Self>, c: &CompetitionRow) -> Result<Fit, TournamentError> {
         let last = self
             .entries
             .lock()
             .ok()
-            .and_then(|e| e.get(&c.id).map(|e| e.standings.clone()));
+            .and_then(|e| e.get(&c.id).map(|e| e.fit.clone()));
         let Some(last) = last else {
-            return self.get(c).await;
+            return self.fit(c, false).await;
         };
         let newest = self.store.newest_game(c.id).await?;
         let running = self
@@ -120,10 +190,10 @@ impl StandingsCache {
     /// # Errors
     /// The store, or results the fit refuses.
     pub async fn current(&self, c: &CompetitionRow) -> Result<Arc<Standings>, TournamentError> {
-        self.standings(c, true).await
+        Ok(self.fit(c, true).await?.standings)
     }
 
-    async fn standings(&self, c: &CompetitionRow, current: bool) -> Result<Arc<Standings>, TournamentError> {
+    async fn fit(&self, c: &CompetitionRow, current: bool) -> Result<Fit, TournamentError> {
         let newest = self.store.newest_game(c.id).await?;
         if let Some(st) = self.fresh(c.id, newest, current) {
             return Ok(st);
@@ -150,23 +220,77 @@ impl StandingsCache {
             .collect();
         let results = self.store.results(c.id).await?;
         let seats = c.seats as usize;
-        let st = tokio::task::spawn_blocking(move || standings::compute(&bots, &results, seats, None))
-            .await
-            .map_err(|e| TournamentError::Setup(format!("the rating fit failed: {e}")))?
-            .map_err(TournamentError::Setup)?;
-        let st = Arc::new(st);
+        let ids: HashMap<String, i64> = bots.iter().map(|(id, name)| (name.clone(), *id)).collect();
+        let (st, index) = tokio::task::spawn_blocking(move || {
+            standings::compute(&bots, &results, seats, None).map(|st| (st, ResultIndex::of(&results)))
+        })
+        .await
+        .map_err(|e| TournamentError::Setup(format!("the rating fit failed: {e}")))?
+        .map_err(TournamentError::Setup)?;
+        let fit = Fit {
+            standings: Arc::new(st),
+            index: Arc::new(index),
+        };
+        if let Err(e) = self.keep_point(c.id, &fit.standings, &ids).await {
+            // The history misses a point; the standings are still right.
+            tracing::warn!(competition = %c.name, "keeping a rating point: {e}");
+        }
         if let Ok(mut entries) = self.entries.lock() {
             entries.insert(
                 c.id,
                 Entry {
-                    games: st.games as i64,
+                    games: fit.standings.games as i64,
                     newest,
                     at: Instant::now(),
-                    standings: st.clone(),
+                    fit: fit.clone(),
                 },
             );
         }
-        Ok(st)
+        Ok(fit)
+    }
+
+    /// Keeps this fit as a point of every bot's rating history, if one is due.
+    async fn keep_point(
+        &self,
+        competition_id: i64,
+        st: &Standings,
+        ids: &HashMap<String, i64>,
+    ) -> Result<(), TournamentError> {
+        let known = self
+            .points
+            .lock()
+            .ok()
+            .and_then(|p| p.get(&competition_id).copied());
+        let last = match known {
+            Some(last) => last,
+            None => self.store.last_rating_point(competition_id).await?,
+        };
+        let (games, now) = (st.games as i64, now_ms());
+        if !point_due(last, games, now) {
+            if let Ok(mut p) = self.points.lock() {
+                p.insert(competition_id, last);
+            }
+            return Ok(());
+        }
+        let points: Vec<RatingPoint> = st
+            .rows
+            .iter()
+            .filter(|r| r.games > 0 && r.elo.is_finite())
+            .filter_map(|r| {
+                Some(RatingPoint {
+                    bot_id: *ids.get(&r.name)?,
+                    games,
+                    at_ms: now,
+                    elo: r.elo,
+                    ci95: r.ci95.is_finite().then_some(r.ci95),
+                })
+            })
+            .collect();
+        self.store.add_rating_points(competition_id, &points).await?;
+        if let Ok(mut p) = self.points.lock() {
+            p.insert(competition_id, Some((games, now)));
+        }
+        Ok(())
     }
 }
 
@@ -194,8 +318,73 @@ mod tests {
             termination: "normal".into(),
             record: "{}".into(),
             fault_kinds: String::new(),
+            faults: vec![],
         };
         store.record_games(&[new], 2).await.unwrap();
+    }
+
+    #[test]
+    fn a_rating_point_is_due_after_a_twentieth_more_games_or_an_hour() {
+        assert!(!point_due(None, 0, 0), "no games, no point");
+        assert!(point_due(None, 1, 0));
+        assert!(
+            !point_due(Some((100, 0)), 100, 10 * POINT_MAX_AGE_MS),
+            "no new game"
+        );
+        assert!(!point_due(Some((100, 0)), 119, 1000));
+        assert!(point_due(Some((100, 0)), 120, 1000), "at least 20 more");
+        assert!(!point_due(Some((10_000, 0)), 10_499, 1000));
+        assert!(point_due(Some((10_000, 0)), 10_500, 1000), "a twentieth more");
+        assert!(
+            point_due(Some((10_000, 0)), 10_001, POINT_MAX_AGE_MS),
+            "an hour later"
+        );
+    }
+
+    #[tokio::test]
+    async fn each_fit_that_is_due_keeps_a_rating_point_and_indexes_every_game() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let c = store
+            .create_competition(&NewCompetition {
+                name: "c".into(),
+                game: "ur".into(),
+                options: vec![],
+                seats: 2,
+                format: "ladder".into(),
+                seed: 1,
+                max_games: 0,
+                time: "movetime=100".into(),
+                config: String::new(),
+            })
+            .await
+            .unwrap();
+        let mut ids = Vec::new();
+        for name in ["a", "b"] {
+            let bot = store
+                .register_bot(name, "ur", "builtin:random", &[])
+                .await
+                .unwrap();
+            store.add_entrant(c.id, bot.id).await.unwrap();
+            ids.push(bot.id);
+        }
+        let cache = StandingsCache::with_max_age(store.clone(), Duration::from_secs(3600));
+        // a wins 2 of every 3.
+        let mut fits = Vec::new();
+        for g in 0..45 {
+            game(&store, &c, g, &ids, usize::from(g % 3 == 2)).await;
+            fits.push(cache.current(&c).await.unwrap().games);
+        }
+        let history = store.rating_history(c.id, ids[0]).await.unwrap();
+        let at: Vec<i64> = history.iter().map(|p| p.games).collect();
+        assert_eq!(at, [1, 21, 41], "points after 1 game, then every 20 more");
+        assert!(history.last().unwrap().elo > 0.0, "{history:?}");
+        let other = store.rating_history(c.id, ids[1]).await.unwrap();
+        assert!(other.last().unwrap().elo < 0.0, "{other:?}");
+        let arc = Arc::new(cache);
+        let fit = arc.latest_fit(&c).await.unwrap();
+        assert_eq!(fit.index.games_of[&ids[0]].len(), 45);
+        assert_eq!(fit.index.against[&(ids[0], ids[1])], [30, 0, 15]);
+        assert_eq!(fit.index.against[&(ids[1], ids[0])], [15, 0, 30]);
     }
 
     #[tokio::test]

@@ -301,6 +301,77 @@ pub struct NewGame {
     pub record: String,
     /// The kinds of its faults, comma-separated (empty: none).
     pub fault_kinds: String,
+    /// Its faults by seat and kind, for the bot pages.
+    pub faults: Vec<SeatFaults>,
+}
+
+/// A game's faults of one kind at one seat: how many, and the first one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SeatFaults {
+    /// The seat.
+    pub seat: usize,
+    /// The kind (`timeout`, `illegal`, ...).
+    pub kind: String,
+    /// How many of this kind the seat had in the game.
+    pub count: u64,
+    /// The first one's detail.
+    pub detail: String,
+    /// Moves recorded before the first one.
+    pub at_move: usize,
+}
+
+/// A bot's faults of one kind in a competition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FaultTally {
+    /// The kind.
+    pub kind: String,
+    /// Faults of that kind.
+    pub faults: i64,
+    /// Games with at least one.
+    pub games: i64,
+}
+
+/// One stored fault row, for a bot's page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FaultRow {
+    /// The game.
+    pub game_id: i64,
+    /// The kind.
+    pub kind: String,
+    /// How many of this kind in that game.
+    pub count: i64,
+    /// The first one's detail (as the referee wrote it: redact before showing).
+    pub detail: String,
+    /// Moves recorded before it.
+    pub at_move: i64,
+}
+
+/// A bot's rating as fit at one point of a competition.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RatingPoint {
+    /// Bot.
+    pub bot_id: i64,
+    /// Games in the competition at the fit.
+    pub games: i64,
+    /// When it was kept (ms since the epoch).
+    pub at_ms: i64,
+    /// Elo as fit.
+    pub elo: f64,
+    /// Half-width of the 95% interval; None while unbounded.
+    pub ci95: Option<f64>,
+}
+
+/// How busy a competition is now, for its page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Activity {
+    /// Games recorded in the last hour.
+    pub games_last_hour: i64,
+    /// Workers holding an unexpired lease of one of its groups.
+    pub workers_active: i64,
+    /// Groups scheduled and waiting for a worker.
+    pub groups_waiting: i64,
+    /// Groups leased now.
+    pub groups_playing: i64,
 }
 
 /// A worker known to the service.
@@ -1217,7 +1288,46 @@ impl Store {
             }
             inserted += q.execute(&mut **tx).await?.rows_affected();
         }
+        for g in games.iter().filter(|g| !g.faults.is_empty()) {
+            Self::insert_faults(tx, g).await?;
+        }
         Ok(inserted)
+    }
+
+    /// A stored game's faults, once: a game already itemized (reported twice) is
+    /// skipped. Faulted games are few, so two statements each is cheap.
+    async fn insert_faults(tx: &mut sqlx::Transaction<'_, sqlx::Any>, g: &NewGame) -> Result<()> {
+        let row = sqlx::query(
+            "SELECT id FROM games WHERE group_id = $1 AND rotation = $2
+             AND NOT EXISTS (SELECT 1 FROM faults f WHERE f.game_id = games.id)",
+        )
+        .bind(g.group_id)
+        .bind(g.rotation)
+        .fetch_optional(&mut **tx)
+        .await?;
+        let Some(row) = row else { return Ok(()) };
+        let game_id: i64 = row.try_get(0)?;
+        let faults: Vec<&SeatFaults> = g.faults.iter().filter(|f| f.seat < g.bots.len()).collect();
+        for chunk in faults.chunks(100) {
+            let sql = format!(
+                "INSERT INTO faults (game_id, competition_id, bot_id, seat, kind, count, detail, at_move) VALUES {}",
+                value_rows(chunk.len(), 8)
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for f in chunk {
+                q = q
+                    .bind(game_id)
+                    .bind(g.competition_id)
+                    .bind(g.bots[f.seat])
+                    .bind(f.seat as i64)
+                    .bind(&f.kind)
+                    .bind(f.count as i64)
+                    .bind(&f.detail)
+                    .bind(f.at_move as i64);
+            }
+            q.execute(&mut **tx).await?;
+        }
+        Ok(())
     }
 
     /// Stores games in one transaction (a game already stored is skipped) and marks
@@ -1477,6 +1587,13 @@ impl Store {
             .bind(now_ms())
             .execute(&mut *tx)
             .await?;
+        sqlx::query(
+            "DELETE FROM faults WHERE game_id IN (SELECT g.id FROM games g
+             JOIN match_groups m ON m.id = g.group_id WHERE m.reported_by = $1)",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
         let games = sqlx::query(
             "DELETE FROM games WHERE group_id IN (SELECT id FROM match_groups WHERE reported_by = $1)",
         )
@@ -1655,6 +1772,211 @@ impl Store {
             competition_id,
         )
         .await
+    }
+
+    /// Results of the games `ids`, in key order.
+    ///
+    /// # Errors
+    /// The database, or a corrupt row.
+    pub async fn results_by_id(&self, ids: &[i64]) -> Result<Vec<ResultRow>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(100) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+            let sql = format!(
+                "SELECT id, group_id, rotation, bots, ranks, termination FROM games WHERE id IN ({})",
+                marks.join(", ")
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for &id in chunk {
+                q = q.bind(id);
+            }
+            for row in q.fetch_all(&self.pool).await? {
+                out.push(Self::result_row(&row)?);
+            }
+        }
+        out.sort_unstable_by_key(|r| r.id);
+        Ok(out)
+    }
+
+    /// A page of a competition's results, newest first: at most `limit` with keys
+    /// below `before` (keyset pagination: one index range, however deep the page).
+    ///
+    /// # Errors
+    /// The database, or a corrupt row.
+    pub async fn results_before(
+        &self,
+        competition_id: i64,
+        before: i64,
+        limit: i64,
+    ) -> Result<Vec<ResultRow>> {
+        let rows = sqlx::query(
+            "SELECT id, group_id, rotation, bots, ranks, termination FROM games
+             WHERE competition_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
+        )
+        .bind(competition_id)
+        .bind(before)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(Self::result_row).collect()
+    }
+
+    /// A bot's faults in a competition, by kind.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn fault_tally(&self, competition_id: i64, bot_id: i64) -> Result<Vec<FaultTally>> {
+        let rows = sqlx::query(
+            "SELECT kind, SUM(count), COUNT(*) FROM faults WHERE bot_id = $1 AND competition_id = $2
+             GROUP BY kind ORDER BY kind",
+        )
+        .bind(bot_id)
+        .bind(competition_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(FaultTally {
+                    kind: r.try_get(0)?,
+                    faults: r.try_get(1)?,
+                    games: r.try_get(2)?,
+                })
+            })
+            .collect()
+    }
+
+    /// A bot's newest faults in a competition, newest first.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn recent_faults(&self, competition_id: i64, bot_id: i64, limit: i64) -> Result<Vec<FaultRow>> {
+        let rows = sqlx::query(
+            "SELECT game_id, kind, count, detail, at_move FROM faults WHERE bot_id = $1 AND competition_id = $2
+             ORDER BY id DESC LIMIT $3",
+        )
+        .bind(bot_id)
+        .bind(competition_id)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(FaultRow {
+                    game_id: r.try_get(0)?,
+                    kind: r.try_get(1)?,
+                    count: r.try_get(2)?,
+                    detail: r.try_get(3)?,
+                    at_move: r.try_get(4)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Keeps a fit's ratings as one point of each bot's history (a point another
+    /// server on the same store kept already is left as it is).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn add_rating_points(&self, competition_id: i64, points: &[RatingPoint]) -> Result<()> {
+        let mut tx = self.write_tx().await?;
+        for chunk in points.chunks(100) {
+            let sql = format!(
+                "INSERT INTO rating_points (competition_id, bot_id, games, at_ms, elo, ci95) VALUES {}
+                 ON CONFLICT (competition_id, bot_id, games) DO NOTHING",
+                value_rows(chunk.len(), 6)
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for p in chunk {
+                q = q
+                    .bind(competition_id)
+                    .bind(p.bot_id)
+                    .bind(p.games)
+                    .bind(p.at_ms)
+                    .bind(p.elo)
+                    .bind(p.ci95);
+            }
+            q.execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The newest kept point of a competition: `(games, at_ms)`, if any.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn last_rating_point(&self, competition_id: i64) -> Result<Option<(i64, i64)>> {
+        let row = sqlx::query("SELECT MAX(games), MAX(at_ms) FROM rating_points WHERE competition_id = $1")
+            .bind(competition_id)
+            .fetch_one(&self.pool)
+            .await?;
+        let games: Option<i64> = row.try_get(0)?;
+        let at: Option<i64> = row.try_get(1)?;
+        Ok(games.zip(at))
+    }
+
+    /// A bot's rating history in a competition, oldest first.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn rating_history(&self, competition_id: i64, bot_id: i64) -> Result<Vec<RatingPoint>> {
+        let rows = sqlx::query(
+            "SELECT bot_id, games, at_ms, elo, ci95 FROM rating_points WHERE competition_id = $1 AND bot_id = $2
+             ORDER BY games",
+        )
+        .bind(competition_id)
+        .bind(bot_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(RatingPoint {
+                    bot_id: r.try_get(0)?,
+                    games: r.try_get(1)?,
+                    at_ms: r.try_get(2)?,
+                    elo: r.try_get(3)?,
+                    ci95: r.try_get(4)?,
+                })
+            })
+            .collect()
+    }
+
+    /// How busy a competition is now.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn activity(&self, competition_id: i64) -> Result<Activity> {
+        let now = now_ms();
+        let games_last_hour: i64 =
+            sqlx::query("SELECT COUNT(*) FROM games WHERE competition_id = $1 AND recorded_ms >= $2")
+                .bind(competition_id)
+                .bind(now - 3_600_000)
+                .fetch_one(&self.pool)
+                .await?
+                .try_get(0)?;
+        // Through the partial indexes of leased and of scheduled groups: few rows.
+        let row = sqlx::query(
+            "SELECT COUNT(DISTINCT lease_worker), COUNT(*) FROM match_groups
+             WHERE status = 'leased' AND lease_expires_ms > $2 AND competition_id = $1",
+        )
+        .bind(competition_id)
+        .bind(now)
+        .fetch_one(&self.pool)
+        .await?;
+        let (workers_active, groups_playing): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+        let groups_waiting: i64 = sqlx::query(
+            "SELECT COUNT(*) FROM match_groups WHERE status = 'scheduled' AND competition_id = $1",
+        )
+        .bind(competition_id)
+        .fetch_one(&self.pool)
+        .await?
+        .try_get(0)?;
+        Ok(Activity {
+            games_last_hour,
+            workers_active,
+            groups_waiting,
+            groups_playing,
+        })
     }
 
     /// Closes the pool (waits for connections to finish).

@@ -3,7 +3,7 @@
 //! kill with no game lost or counted twice.
 
 use crate::standings::{self, Standings};
-use crate::store::{CompetitionRow, NewCompetition, NewGame, Store, StoreError};
+use crate::store::{CompetitionRow, NewCompetition, NewGame, SeatFaults, Store, StoreError};
 use referee::clock::{Limits, TimeControl};
 use referee::game::{GameSetup, LogPlace, SeatSetup};
 use referee::record::{GameRecord, Pairing};
@@ -450,7 +450,30 @@ pub fn new_game(
             .map(|f| f.kind.to_string())
             .collect::<Vec<_>>()
             .join(","),
+        faults: seat_faults(rec),
     }
+}
+
+/// Longest fault detail kept for the pages (the record keeps all of it).
+const FAULT_DETAIL_CHARS: usize = 300;
+
+/// A record's faults by seat and kind: a count, and the first one's detail.
+pub fn seat_faults(rec: &GameRecord) -> Vec<SeatFaults> {
+    let mut out: Vec<SeatFaults> = Vec::new();
+    for f in &rec.faults {
+        let kind = f.kind.to_string();
+        match out.iter_mut().find(|s| s.seat == f.seat && s.kind == kind) {
+            Some(s) => s.count += 1,
+            None => out.push(SeatFaults {
+                seat: f.seat,
+                kind,
+                count: 1,
+                detail: f.detail.chars().take(FAULT_DETAIL_CHARS).collect(),
+                at_move: f.at_move,
+            }),
+        }
+    }
+    out
 }
 
 /// Standings of a competition from its stored results.
