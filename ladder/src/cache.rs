@@ -57,6 +57,10 @@ pub struct Fit {
     pub index: Arc<ResultIndex>,
 }
 
+/// Below this many games the pages see every game (a fit is quick); above, the
+/// last fit, refit in the background.
+pub const PAGE_EXACT_GAMES: u64 = 5_000;
+
 /// A rating point is kept when the competition has grown by this share since the
 /// last one (at least [`POINT_MIN_GAMES`]), or [`POINT_MAX_AGE_MS`] has passed.
 const POINT_GROWTH: i64 = 20;
@@ -150,22 +154,35 @@ impl StandingsCache {
     /// # Errors
     /// The store, or results the fit refuses (first fit only).
     pub async fn latest(self: &Arc<Self>, c: &CompetitionRow) -> Result<Arc<Standings>, TournamentError> {
-        Ok(self.latest_fit(c).await?.standings)
+        Ok(self.last_fit(c, 0).await?.standings)
     }
 
-    /// The fit of `c` as last made, at once, as [`Self::latest`] does: what the
-    /// pages read, so that no page waits for a refit (only for a first fit).
+    /// The fit the pages read. Below [`PAGE_EXACT_GAMES`] games a fit takes
+    /// milliseconds, so it covers every game recorded now; above, it is the fit as
+    /// last made, at once, as [`Self::latest`] gives it, so that no page waits for
+    /// a refit of a large competition (only for its first fit).
     ///
     /// # Errors
-    /// The store, or results the fit refuses (first fit only).
+    /// The store, or results the fit refuses.
     pub async fn latest_fit(self: &Arc<Self>, c: &CompetitionRow) -> Result<Fit, TournamentError> {
+        self.last_fit(c, PAGE_EXACT_GAMES).await
+    }
+
+    /// The last fit at once (a stale one refit in the background), unless there
+    /// is none or it holds fewer than `exact_below` games: then a fit of every
+    /// game now.
+    async fn last_fit(
+        self: &Arc<Self>,
+        c: &CompetitionRow,
+        exact_below: u64,
+    ) -> Result<Fit, TournamentError> {
         let last = self
             .entries
             .lock()
             .ok()
             .and_then(|e| e.get(&c.id).map(|e| e.fit.clone()));
-        let Some(last) = last else {
-            return self.fit(c, false).await;
+        let Some(last) = last.filter(|f| f.standings.games >= exact_below) else {
+            return self.fit(c, exact_below > 0).await;
         };
         let newest = self.store.newest_game(c.id).await?;
         let running = self

@@ -347,7 +347,7 @@ pub struct FaultRow {
 }
 
 /// A bot's rating as fit at one point of a competition.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RatingPoint {
     /// Bot.
     pub bot_id: i64,
