@@ -1827,7 +1827,7 @@ impl Store {
     /// The database.
     pub async fn fault_tally(&self, competition_id: i64, bot_id: i64) -> Result<Vec<FaultTally>> {
         let rows = sqlx::query(
-            "SELECT kind, SUM(count), COUNT(*) FROM faults WHERE bot_id = $1 AND competition_id = $2
+            "SELECT kind, CAST(SUM(count) AS BIGINT), COUNT(*) FROM faults WHERE bot_id = $1 AND competition_id = $2
              GROUP BY kind ORDER BY kind",
         )
         .bind(bot_id)

@@ -512,3 +512,90 @@ pub fn forged_faults(record: &referee::GameRecord) -> Vec<(&'static str, referee
     out.push(("a fault by seat 7 of 2", r));
     out
 }
+
+/// Headless Chromium for the page tests: CI installs it (`.ci/run`), and there a
+/// missing one fails; elsewhere the browser tests are skipped without it.
+pub mod browser {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    /// Chromium's path, if it is here.
+    ///
+    /// # Panics
+    /// Under CI (`CI` set) when it is missing.
+    pub fn chromium() -> Option<PathBuf> {
+        for name in ["chromium", "chromium-browser", "google-chrome"] {
+            if let Ok(o) = Command::new("which").arg(name).output()
+                && o.status.success()
+            {
+                return Some(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+            }
+        }
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI has no Chromium: .ci/run installs it"
+        );
+        eprintln!("no chromium on PATH: the browser test is skipped (apt-get install chromium)");
+        None
+    }
+
+    /// A headless run with its own profile, no first-run or background traffic.
+    pub fn headless(browser: &Path, profile: &Path) -> Command {
+        let mut c = Command::new(browser);
+        c.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()));
+        c
+    }
+
+    /// What the page's DOM is after its script ran, at `url`.
+    ///
+    /// # Panics
+    /// When the browser fails.
+    pub fn dom(browser: &Path, profile: &Path, url: &str) -> String {
+        let o = headless(browser, profile)
+            .args(["--virtual-time-budget=3000", "--dump-dom", url])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    }
+
+    /// A screenshot of `url` in a window `width` × `height`, to `png`.
+    ///
+    /// # Panics
+    /// When the browser fails or writes no picture.
+    pub fn screenshot(browser: &Path, profile: &Path, url: &str, (width, height): (u32, u32), png: &Path) {
+        let o = headless(browser, profile)
+            .arg(format!("--window-size={width},{height}"))
+            .arg(format!("--screenshot={}", png.display()))
+            .arg(url)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success() && png.exists(),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+
+    /// The values of every `name="..."` attribute in `html`.
+    pub fn attributes<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
+        let key = format!(" {name}=\"");
+        html.match_indices(&key)
+            .map(|(i, _)| {
+                let rest = &html[i + key.len()..];
+                &rest[..rest.find('"').unwrap_or(rest.len())]
+            })
+            .collect()
+    }
+}

@@ -1226,27 +1226,51 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
     (status, body.to_owned())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_web_page_links_every_game_to_its_viewer() {
-    let store = test_stores("web").await.remove(0);
-    let db = Store::open(&store.url).await.unwrap();
-    db.add_worker("w1", &service::token_hash(WORKER)).await.unwrap();
+/// A server with its web pages on loopback: the gRPC URL, the pages' address.
+struct WebServer {
+    url: String,
+    web: std::net::SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), service::ServeError>>,
+}
+
+async fn web_server(db: &str) -> WebServer {
+    let store = Store::open(db).await.unwrap();
+    store
+        .add_worker("w1", &service::token_hash(WORKER))
+        .await
+        .unwrap();
     let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let (url, web) = (
         format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port()),
         http.local_addr().unwrap(),
     );
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let (stop, rx) = tokio::sync::oneshot::channel::<()>();
     let cfg = ServiceConfig {
         admin_token: ADMIN.into(),
         lease: Duration::from_secs(60),
         tls: None,
         suspend_after: service::SUSPEND_AFTER,
     };
-    let task = tokio::spawn(service::run(grpc, Some(http), db, cfg, async move {
+    let task = tokio::spawn(service::run(grpc, Some(http), store, cfg, async move {
         let _ = rx.await;
     }));
+    WebServer { url, web, stop, task }
+}
+
+impl WebServer {
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.unwrap().unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_page_links_every_game_to_its_viewer() {
+    let store = test_stores("web").await.remove(0);
+    let server = web_server(&store.url).await;
+    let (url, web) = (server.url.clone(), server.web);
     let mut a = worker::connect(&url, ADMIN, None).await.unwrap();
     setup(&mut a, "web", 8, BOTS).await;
     worker::run(until_idle(&url, "web", 1), std::future::pending())
@@ -1323,6 +1347,299 @@ async fn the_web_page_links_every_game_to_its_viewer() {
     );
     assert!(c["out_of_play"].get("rnd").is_none(), "{c}");
     assert_eq!(http_get(web, "/games/x").await.0, 400);
-    let _ = tx.send(());
-    task.await.unwrap().unwrap();
+    server.stop().await;
+}
+
+/// The JSON at `path`, which must answer 200.
+async fn get_json(web: std::net::SocketAddr, path: &str) -> serde_json::Value {
+    let (status, body) = http_get(web, path).await;
+    assert_eq!(status, 200, "{path}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
+}
+
+/// Every game id of a competition (of one bot, with `bot`), walking the games
+/// list page by page as a reader would, newest first.
+async fn all_game_ids(web: std::net::SocketAddr, competition: &str, bot: Option<&str>) -> Vec<i64> {
+    let mut ids = Vec::new();
+    let mut before: Option<i64> = None;
+    loop {
+        let mut args: Vec<String> = before.map(|b| format!("before={b}")).into_iter().collect();
+        args.extend(bot.map(|b| format!("bot={b}")));
+        let page = get_json(
+            web,
+            &format!("/competitions/{competition}/games.json?{}", args.join("&")),
+        )
+        .await;
+        ids.extend(
+            page["games"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|g| g["id"].as_i64().unwrap()),
+        );
+        match page["next_before"].as_i64() {
+            Some(b) => before = Some(b),
+            None => return ids,
+        }
+    }
+}
+
+/// The host's typo with a secret on its command line and in its environment.
+const TYPO_SPEC: &str = "pyhton3 /srv/secret-dir/nothing.py --token=SECRETXYZ";
+const TYPO_SECRETS: &[&str] = &[
+    "pyhton3",
+    "secret-dir",
+    "nothing.py",
+    "SECRETXYZ",
+    "sk-verysecret-77",
+];
+
+/// A ladder whose games are all played: `rnd`, `rnd7`, `first` and `typo` (a
+/// command that cannot start, suspended after five games), `games` in all.
+async fn played_ladder(db: &str, competition: &str, games: u64) -> WebServer {
+    let server = web_server(db).await;
+    let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+    a.register_bot(RegisterBotRequest {
+        name: "typo".into(),
+        game: "ur".into(),
+        spec: TYPO_SPEC.into(),
+        env: vec![EnvVar {
+            key: "API_KEY".into(),
+            value: "sk-verysecret-77".into(),
+        }],
+    })
+    .await
+    .unwrap();
+    setup(&mut a, competition, games, BOTS).await;
+    worker::run(until_idle(&server.url, competition, 2), std::future::pending())
+        .await
+        .unwrap();
+    server
+}
+
+/// Attack: a host's bot has secrets on its command line and in its environment,
+/// and cannot start, so the referee's fault details quote its command. No public
+/// page, JSON or record shows any of it (though the stored records do).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_page_shows_a_command_line_or_an_environment_value() {
+    let store = test_stores("redact").await.remove(0);
+    let server = played_ladder(&store.url, "open", 40).await;
+    let web = server.web;
+    let db = Store::open(&store.url).await.unwrap();
+    let ids = all_game_ids(web, "open", None).await;
+    assert_eq!(ids.len(), 40);
+    let typo_games = all_game_ids(web, "open", Some("typo")).await;
+    assert!((5..=6).contains(&typo_games.len()), "{typo_games:?}");
+    // What there is to hide: the stored record quotes the command.
+    let (_, raw) = db.record(typo_games[0]).await.unwrap().unwrap();
+    assert!(raw.contains("pyhton3") && raw.contains("SECRETXYZ"), "{raw}");
+    let mut pages: Vec<String> = [
+        "/",
+        "/api/standings.json",
+        "/competitions/open",
+        "/competitions/open.json",
+        "/competitions/open/games",
+        "/competitions/open/games.json",
+        "/competitions/open/games?bot=typo",
+        "/bots/typo",
+        "/bots/typo.json",
+        "/bots/rnd",
+    ]
+    .iter()
+    .map(|p| (*p).to_owned())
+    .collect();
+    for id in &typo_games {
+        pages.push(format!("/games/{id}"));
+        pages.push(format!("/api/games/{id}"));
+    }
+    for path in &pages {
+        let (status, body) = http_get(web, path).await;
+        assert_eq!(status, 200, "{path}");
+        for secret in TYPO_SECRETS {
+            assert!(!body.contains(secret), "{path} shows {secret}: {body}");
+        }
+    }
+    // What stays: the record still replays, the bot is named, the fault is said.
+    let rec: referee::GameRecord =
+        serde_json::from_value(get_json(web, &format!("/api/games/{}", typo_games[0])).await).unwrap();
+    assert!(referee::replay::replay(&rec).is_ok());
+    let bot = get_json(web, "/bots/typo.json").await;
+    assert_eq!(bot["status"], "suspended", "{bot}");
+    let reason = bot["status_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("could not start") && reason.contains("[hidden]"),
+        "{reason}"
+    );
+    // Faults by kind: a spawn fault in every game it was seated in.
+    let c = &bot["competitions"][0];
+    let spawn = c["faults_by_kind"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["kind"] == "spawn")
+        .unwrap_or_else(|| panic!("{c}"));
+    assert_eq!(spawn["games"].as_u64(), Some(typo_games.len() as u64), "{c}");
+    let newest = &c["newest_faults"][0];
+    assert_eq!(newest["game"].as_i64(), Some(typo_games[0]), "{c}");
+    assert!(newest["detail"].as_str().unwrap().contains("cannot start"), "{c}");
+    let (_, page) = http_get(web, "/bots/typo").await;
+    assert!(page.contains("data-kind=\"spawn\""), "{page}");
+    server.stop().await;
+}
+
+/// The competition page draws every standing's interval and says how busy it is;
+/// the games list, walked page by page, holds every game once, and per bot its
+/// own games; the bot page's rating history climbs in games, and its results
+/// against each opponent add up to its games.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn competition_and_bot_pages_hold_every_game_once_and_each_bots_history() {
+    for store in test_stores("pages").await {
+        let kind = store.kind;
+        let server = played_ladder(&store.url, "big", 130).await;
+        let web = server.web;
+        let c = get_json(web, "/competitions/big.json").await;
+        assert_eq!(
+            (c["status"].as_str(), c["games"].as_u64()),
+            (Some("finished"), Some(130)),
+            "{kind}: {c}"
+        );
+        let a = &c["activity"];
+        assert_eq!(a["games_last_hour"].as_u64(), Some(130), "{kind}: {a}");
+        assert_eq!(
+            (a["workers_active"].as_u64(), a["groups_waiting"].as_u64()),
+            (Some(0), Some(0)),
+            "{kind}: {a}"
+        );
+        let rows = c["standings"]["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 4, "{kind}");
+        let (_, page) = http_get(web, "/competitions/big").await;
+        assert_eq!(page.matches("data-interval=").count(), 4, "{kind}: {page}");
+        assert!(page.contains("href=\"/competitions/big/games\""), "{kind}");
+
+        let ids = all_game_ids(web, "big", None).await;
+        assert_eq!(ids.len(), 130, "{kind}: three pages of 50, 50 and 30");
+        assert!(
+            ids.windows(2).all(|w| w[0] > w[1]),
+            "{kind}: newest first, each once: {ids:?}"
+        );
+        for r in rows {
+            let name = r["name"].as_str().unwrap();
+            let mine = all_game_ids(web, "big", Some(name)).await;
+            assert_eq!(mine.len() as u64, r["games"].as_u64().unwrap(), "{kind}: {name}");
+            assert!(mine.iter().all(|id| ids.contains(id)), "{kind}: {name}");
+            let bot = get_json(web, &format!("/bots/{name}.json")).await;
+            let bc = &bot["competitions"][0];
+            let met: u64 = bc["against"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| {
+                    a["wins"].as_u64().unwrap() + a["draws"].as_u64().unwrap() + a["losses"].as_u64().unwrap()
+                })
+                .sum();
+            assert_eq!(met, mine.len() as u64, "{kind}: {name}: {bc}");
+            if name == "typo" {
+                continue;
+            }
+            let history = bc["rating_history"].as_array().unwrap();
+            assert!(!history.is_empty(), "{kind}: {name}: {bc}");
+            let at: Vec<u64> = history.iter().map(|p| p["games"].as_u64().unwrap()).collect();
+            assert!(
+                at.windows(2).all(|w| w[0] < w[1]) && *at.last().unwrap() <= 130,
+                "{kind}: {at:?}"
+            );
+            let (_, page) = http_get(web, &format!("/bots/{name}")).await;
+            assert_eq!(
+                page.matches("data-point=").count(),
+                history.len(),
+                "{kind}: {name}"
+            );
+        }
+        assert_eq!(http_get(web, "/competitions/nosuch").await.0, 404);
+        assert_eq!(http_get(web, "/competitions/big/games?bot=nosuch").await.0, 404);
+        assert_eq!(http_get(web, "/competitions/big/games?before=x").await.0, 400);
+        server.stop().await;
+    }
+}
+
+/// In headless Chromium: the front page, a competition's page and bot pages show
+/// the standings, the interval bars, the rating chart and the faults as their JSON
+/// says. Screenshots at desktop and phone widths go to
+/// `target/test-artifacts/ladder/`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_real_browser_the_ladder_pages_show_what_their_json_says() {
+    use astragal_tests::browser::{attributes, chromium, dom, screenshot};
+    let Some(browser) = chromium() else { return };
+    let store = test_stores("browser").await.remove(0);
+    let server = played_ladder(&store.url, "shown", 60).await;
+    let web = server.web;
+    let base = format!("http://{web}");
+    let profile = std::env::temp_dir().join(format!("astragal-ladder-browser-{}", std::process::id()));
+    let shots = astragal_tests::workspace_root().join("target/test-artifacts/ladder");
+    std::fs::create_dir_all(&shots).unwrap();
+    let c = get_json(web, "/competitions/shown.json").await;
+    let names: Vec<String> = c["standings"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_owned())
+        .collect();
+    let rnd = get_json(web, "/bots/rnd.json").await;
+    let typo = get_json(web, "/bots/typo.json").await;
+    let pages = [
+        ("front", "/"),
+        ("competition", "/competitions/shown"),
+        ("bot", "/bots/rnd"),
+        ("bot-faults", "/bots/typo"),
+    ];
+    let checks = tokio::task::spawn_blocking(move || {
+        for (name, path) in pages {
+            let url = format!("{base}{path}");
+            let page = dom(&browser, &profile, &url);
+            match name {
+                "front" | "competition" => {
+                    let drawn: Vec<String> = attributes(&page, "data-bot")
+                        .iter()
+                        .map(|s| (*s).to_owned())
+                        .collect();
+                    assert_eq!(drawn, names, "{path}: the standings in their order");
+                    assert_eq!(attributes(&page, "data-interval").len(), names.len(), "{path}");
+                }
+                "bot" => {
+                    let history = rnd["competitions"][0]["rating_history"].as_array().unwrap();
+                    let want: Vec<String> = history
+                        .iter()
+                        .map(|p| format!("{}:{:.1}", p["games"], p["elo"].as_f64().unwrap()))
+                        .collect();
+                    assert_eq!(
+                        attributes(&page, "data-point"),
+                        want,
+                        "{path}: the chart's points"
+                    );
+                }
+                _ => {
+                    let kinds: Vec<&str> = typo["competitions"][0]["faults_by_kind"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|t| t["kind"].as_str().unwrap())
+                        .collect();
+                    assert_eq!(attributes(&page, "data-kind"), kinds, "{path}");
+                    assert!(!page.contains("pyhton3"), "{path}");
+                }
+            }
+            for (size, width) in [((1200, 1400), "desktop"), ((390, 1600), "phone")] {
+                screenshot(
+                    &browser,
+                    &profile,
+                    &url,
+                    size,
+                    &shots.join(format!("{name}-{width}.png")),
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&profile);
+    });
+    checks.await.unwrap();
+    server.stop().await;
 }

@@ -3,6 +3,7 @@
 //! position at move N says. Screenshots at desktop and phone widths are kept in
 //! `target/test-artifacts/viewer/`.
 
+use astragal_tests::browser::{attributes, chromium, dom, screenshot};
 use astragal_tests::{binary, workspace_root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -108,58 +109,6 @@ fn text_a_bot_wrote_cannot_become_markup() {
         "</script><script>document.title='owned'</script>"
     );
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Headless Chromium, if it is here: CI installs it, and there a missing one fails.
-fn chromium() -> Option<PathBuf> {
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        if let Ok(o) = Command::new("which").arg(name).output()
-            && o.status.success()
-        {
-            return Some(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
-        }
-    }
-    assert!(
-        std::env::var("CI").is_err(),
-        "CI has no Chromium: .ci/run installs it"
-    );
-    eprintln!("no chromium on PATH: the browser test is skipped (apt-get install chromium)");
-    None
-}
-
-fn headless(browser: &Path, profile: &Path) -> Command {
-    let mut c = Command::new(browser);
-    c.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--hide-scrollbars",
-        "--no-first-run",
-        "--disable-extensions",
-    ])
-    .arg(format!("--user-data-dir={}", profile.display()));
-    c
-}
-
-/// What the page's DOM is after its script ran, at `url`.
-fn dom(browser: &Path, profile: &Path, url: &str) -> String {
-    let o = headless(browser, profile)
-        .args(["--virtual-time-budget=3000", "--dump-dom", url])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
-}
-
-/// The values of every `name="..."` attribute in `html`.
-fn attributes<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
-    let key = format!("{name}=\"");
-    html.match_indices(&key)
-        .map(|(i, _)| {
-            let rest = &html[i + key.len()..];
-            &rest[..rest.find('"').unwrap()]
-        })
-        .collect()
 }
 
 #[test]
@@ -277,18 +226,14 @@ fn in_a_real_browser_the_board_at_move_n_is_the_engines_position_at_move_n() {
             }
             other => panic!("no drawing check for {other}: add one with its drawing"),
         }
-        for (width, height, name) in [(1200, 900, "desktop"), (390, 1000, "phone")] {
+        for (size, name) in [((1200, 900), "desktop"), ((390, 1000), "phone")] {
             let png = shots.join(format!("{game}-{name}.png"));
-            let o = headless(&browser, &profile)
-                .arg(format!("--window-size={width},{height}"))
-                .arg(format!("--screenshot={}", png.display()))
-                .arg(format!("file://{}#{n}", out.display()))
-                .output()
-                .unwrap();
-            assert!(
-                o.status.success() && png.exists(),
-                "{}",
-                String::from_utf8_lossy(&o.stderr)
+            screenshot(
+                &browser,
+                &profile,
+                &format!("file://{}#{n}", out.display()),
+                size,
+                &png,
             );
         }
     }

@@ -84,6 +84,7 @@ async fn snapshot(site: &Site, name: &str) -> Result<Option<serde_json::Value>, 
             "rank": row.map(|r| r.rank),
             "elo": row.map(|r| r.elo),
             "ci95": row.map(|r| r.ci95),
+            "separated": row.and_then(|r| r.separated),
             "games": ids.len(),
             "score": row.map(|r| r.score),
             "forfeits": row.map(|r| r.forfeits),
@@ -164,13 +165,19 @@ pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> 
 fn competition_section(bot: &serde_json::Value, c: &serde_json::Value) -> String {
     let rating = match c["elo"].as_f64() {
         Some(elo) => {
+            let separated = serde_json::from_value(c["separated"].clone()).ok().flatten();
             let (elo, ci) =
-                crate::standings::elo_cells(elo, c["ci95"].as_f64().unwrap_or(f64::INFINITY), None);
+                crate::standings::elo_cells(elo, c["ci95"].as_f64().unwrap_or(f64::INFINITY), separated);
             format!(
-                "rank {} · Elo <b>{}</b> ± {} · score {:.1}% · {} forfeits · ",
+                "rank {} · Elo <b>{}</b>{} · score {:.1}% · {} forfeits · ",
                 c["rank"],
                 escape(&elo),
-                escape(&ci),
+                // A separated bot's Elo is a bound, with no interval to give.
+                if separated.is_some() {
+                    String::new()
+                } else {
+                    format!(" ± {}", escape(&ci))
+                },
                 c["score"].as_f64().unwrap_or(0.0),
                 c["forfeits"]
             )
@@ -221,7 +228,7 @@ fn competition_section(bot: &serde_json::Value, c: &serde_json::Value) -> String
             );
         }
         h.push_str(
-            "</tbody></table><table><caption>Newest faults</caption><thead><tr><th>game</th><th>kind</th><th>times</th><th>at move</th><th>detail</th></tr></thead><tbody>",
+            "</tbody></table><table class=\"faults\"><caption>Newest faults</caption><thead><tr><th>game</th><th>kind</th><th>times</th><th>at move</th></tr></thead><tbody>",
         );
         for f in c["newest_faults"]
             .as_array()
@@ -230,7 +237,8 @@ fn competition_section(bot: &serde_json::Value, c: &serde_json::Value) -> String
         {
             let _ = write!(
                 h,
-                "<tr><td><a href=\"/games/{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td><td class=\"detail\">{}</td></tr>",
+                "<tr class=\"head\"><td><a href=\"/games/{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>\
+                 <tr><td colspan=\"4\" class=\"detail\">{}</td></tr>",
                 text(&f["kind"]),
                 f["count"],
                 f["at_move"],

@@ -117,8 +117,9 @@ fn standings_table(c: &serde_json::Value) -> String {
         .collect();
     let scale = svg::interval_scale(&cells);
     let mut h = format!(
-        "<table class=\"standings\"><caption>Standings (Elo: {}; bars: the 95% interval, dashed: 0)</caption>\
-         <thead><tr><th>rank</th><th>bot</th><th>Elo</th><th>±95%</th><th>interval</th><th>games</th><th>score</th>\
+        "<p class=\"note\">Elo: {}. Bars: each bot's 95% interval on one scale; dashed: 0.</p>\
+         <table class=\"standings\"><caption>Standings</caption>\
+         <thead><tr><th>rank</th><th class=\"name\">bot</th><th>Elo</th><th>±95%</th><th>interval</th><th>games</th><th>score</th>\
          <th>W/D/L</th><th>avg. rank</th></tr></thead><tbody>",
         text(&st["anchor"]),
     );
@@ -136,13 +137,13 @@ fn standings_table(c: &serde_json::Value) -> String {
         };
         let _ = write!(
             h,
-            "<tr data-bot=\"{n}\"><td>{}</td><td><a href=\"/bots/{}\">{n}</a>{mark}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+            "<tr data-bot=\"{n}\"><td>{}</td><td class=\"name\"><a href=\"/bots/{}\">{n}</a>{mark}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
              <td>{:.1}%</td><td>{}/{}/{}</td><td>{:.2}</td></tr>",
             r["rank"],
             segment(name),
             escape(&elo),
             escape(&ci),
-            svg::interval_bar(elo_v, ci_v, scale),
+            svg::interval_bar(elo_v, ci_v, separated, scale),
             r["games"],
             r["score"].as_f64().unwrap_or(0.0),
             r["wins"],

@@ -28,11 +28,12 @@ impl Redactor {
         let mut secrets: Vec<String> = Vec::new();
         for b in bots {
             secrets.push(b.spec.clone());
-            secrets.extend(
-                b.spec
-                    .split_whitespace()
-                    .map(|w| w.trim_matches(['"', '\'']).to_owned()),
-            );
+            for word in b.spec.split_whitespace().map(|w| w.trim_matches(['"', '\''])) {
+                secrets.push(word.to_owned());
+                // A program's file name stands alone too (a seat that never said
+                // its name is named after it), and so does each directory.
+                secrets.extend(word.split('/').map(str::to_owned));
+            }
             secrets.extend(b.env.iter().map(|(_, v)| v.clone()));
         }
         // Two letters are too common to hide (and say nothing of a command).
@@ -98,7 +99,7 @@ mod tests {
             bot("mybot", "mybot", &[]),
         ]);
         let said = r
-            .text(r#"cannot start "pyhton3 /srv/bots/nothing.py --key=s3cret": No such file; env abcd-1234"#);
+            .text(r#"cannot start "pyhton3 /srv/bots/nothing.py --key=s3cret": No such file; env abcd-1234; seat nothing.py"#);
         for secret in ["pyhton3", "nothing.py", "s3cret", "abcd-1234", "/srv/bots"] {
             assert!(!said.contains(secret), "{secret} in {said}");
         }

@@ -1,6 +1,7 @@
 //! Charts drawn on the server as inline SVG: the pages need no script and no
 //! network, and a phone draws them at its own width.
 
+use crate::separation::Separation;
 use crate::store::RatingPoint;
 use std::fmt::Write as _;
 
@@ -36,20 +37,22 @@ fn tick_step(span: f64, n: f64) -> f64 {
         .unwrap_or(10.0 * p)
 }
 
-/// Widest interval drawn: an unbounded one is drawn to the chart's edge.
+/// Widest interval drawn (a point with a huge one would flatten the rest).
 const CLIP: f64 = 800.0;
 
 /// A bot's rating after each kept point: Elo as a line, the 95% interval as a
 /// band, x the games the competition had then. Each point carries
 /// `data-point="GAMES:ELO"` and a title with its time.
 pub fn rating_chart(points: &[RatingPoint]) -> String {
-    let (w, h, left, right, top, bottom) = (640.0, 240.0, 52.0, 12.0, 12.0, 34.0);
+    let (w, h, left, right, top, bottom) = (480.0, 240.0, 50.0, 12.0, 12.0, 34.0);
     if points.is_empty() {
         return "<p>No rating history yet: a point is kept at each fit once the competition has grown by a \
                 twentieth.</p>"
             .to_owned();
     }
-    let band = |p: &RatingPoint| p.ci95.unwrap_or(CLIP).min(CLIP);
+    // The band spans only the points with an interval (a separated bot has none).
+    let bounded: Vec<&RatingPoint> = points.iter().filter(|p| p.ci95.is_some()).collect();
+    let band = |p: &RatingPoint| p.ci95.unwrap_or(0.0).min(CLIP);
     let lo = points
         .iter()
         .map(|p| p.elo - band(p))
@@ -85,17 +88,19 @@ pub fn rating_chart(points: &[RatingPoint]) -> String {
         t += step;
     }
     // The band: up along the upper bounds, back along the lower.
-    let mut band_path: Vec<String> = points
+    let mut band_path: Vec<String> = bounded
         .iter()
         .map(|p| format!("{:.1},{:.1}", x(p.games), y(p.elo + band(p))))
         .collect();
     band_path.extend(
-        points
+        bounded
             .iter()
             .rev()
             .map(|p| format!("{:.1},{:.1}", x(p.games), y(p.elo - band(p)))),
     );
-    let _ = write!(s, "<polygon class=\"band\" points=\"{}\"/>", band_path.join(" "));
+    if !bounded.is_empty() {
+        let _ = write!(s, "<polygon class=\"band\" points=\"{}\"/>", band_path.join(" "));
+    }
     let line: Vec<String> = points
         .iter()
         .map(|p| format!("{:.1},{:.1}", x(p.games), y(p.elo)))
@@ -138,15 +143,18 @@ pub fn interval_scale(rows: &[(f64, f64)]) -> (f64, f64) {
 }
 
 /// One standing's Elo and 95% interval on the shared scale, with the anchor's 0
-/// marked: `data-interval="LOW:HIGH"` (`-inf`/`inf` for an unbounded side).
-pub fn interval_bar(elo: f64, ci95: f64, (lo, hi): (f64, f64)) -> String {
+/// marked: `data-interval="LOW:HIGH"`. A separated bot's Elo is a one-sided bound
+/// (`≤` for one that never won: `-inf:ELO`; `≥` for one that never lost:
+/// `ELO:inf`), drawn to the edge on its open side.
+pub fn interval_bar(elo: f64, ci95: f64, separated: Option<Separation>, (lo, hi): (f64, f64)) -> String {
     let (w, h) = (180.0, 16.0);
-    let x = |e: f64| ((e - lo) / (hi - lo) * w).clamp(0.0, w);
-    let (a, b) = if ci95.is_finite() {
-        (x(elo - ci95), x(elo + ci95))
-    } else {
-        (0.0, w)
+    let (low, high) = match separated {
+        Some(Separation::NeverWon) => (f64::NEG_INFINITY, elo),
+        Some(Separation::NeverLost) => (elo, f64::INFINITY),
+        None if ci95.is_finite() => (elo - ci95, elo + ci95),
+        None => (f64::NEG_INFINITY, f64::INFINITY),
     };
+    let x = |e: f64| ((e - lo) / (hi - lo) * w).clamp(0.0, w);
     let bound = |v: f64| {
         if v.is_finite() {
             format!("{v:.0}")
@@ -156,13 +164,23 @@ pub fn interval_bar(elo: f64, ci95: f64, (lo, hi): (f64, f64)) -> String {
             "-inf".to_owned()
         }
     };
+    // A bound is drawn as a bar end; a point estimate as a dot.
+    let mark = if separated.is_some() {
+        format!(
+            "<line x1=\"{m:.1}\" x2=\"{m:.1}\" y1=\"2\" y2=\"14\" class=\"end\"/>",
+            m = x(elo)
+        )
+    } else {
+        format!("<circle cx=\"{:.1}\" cy=\"8\" r=\"3.5\"/>", x(elo))
+    };
     format!(
         "<svg class=\"bar\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" data-interval=\"{}:{}\" aria-hidden=\"true\">\
          <line x1=\"{z:.1}\" x2=\"{z:.1}\" y1=\"0\" y2=\"{h}\" class=\"zero\"/>\
-         <line x1=\"{a:.1}\" x2=\"{b:.1}\" y1=\"8\" y2=\"8\" class=\"ci\"/><circle cx=\"{:.1}\" cy=\"8\" r=\"3.5\"/></svg>",
-        bound(elo - ci95),
-        bound(elo + ci95),
-        x(elo),
+         <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"8\" y2=\"8\" class=\"ci\"/>{mark}</svg>",
+        bound(low),
+        bound(high),
+        x(low),
+        x(high),
         z = x(0.0),
     )
 }
@@ -205,6 +223,14 @@ mod tests {
                 .unwrap();
             assert!((0.0..=240.0).contains(&cy), "{c}");
         }
-        assert!(interval_bar(10.0, f64::INFINITY, (-100.0, 100.0)).contains("data-interval=\"-inf:inf\""));
+        let scale = (-100.0, 100.0);
+        assert!(interval_bar(10.0, 20.0, None, scale).contains("data-interval=\"-10:30\""));
+        assert!(interval_bar(10.0, f64::INFINITY, None, scale).contains("data-interval=\"-inf:inf\""));
+        let never_won = interval_bar(-50.0, f64::INFINITY, Some(Separation::NeverWon), scale);
+        assert!(never_won.contains("data-interval=\"-inf:-50\""), "{never_won}");
+        // Drawn from the left edge to its bound at x = 45.
+        assert!(never_won.contains("x1=\"0.0\" x2=\"45.0\""), "{never_won}");
+        let never_lost = interval_bar(50.0, f64::INFINITY, Some(Separation::NeverLost), scale);
+        assert!(never_lost.contains("data-interval=\"50:inf\""), "{never_lost}");
     }
 }
