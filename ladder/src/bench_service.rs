@@ -222,7 +222,7 @@ async fn pg_admin(url: &str, sql: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn percentile(sorted: &[u32], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[u32], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -339,31 +339,62 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
     client
 }
 
+/// A store made for one bench run and removed after it: a new SQLite file, or a
+/// new database on a PostgreSQL server (the user needs CREATE DATABASE).
+pub(crate) struct TempStore {
+    /// Its URL.
+    pub url: String,
+    /// `sqlite` or `postgres`.
+    pub kind: &'static str,
+    dir: PathBuf,
+    admin: Option<(String, String)>,
+}
+
+impl TempStore {
+    /// A new store as `--db` asks: `sqlite` or a postgres:// server URL.
+    pub async fn create(db: &str, tag: &str) -> anyhow::Result<TempStore> {
+        let dir = std::env::temp_dir().join(format!("astragal-{tag}-{}", referee::seed::os_seed()));
+        if db == "sqlite" {
+            std::fs::create_dir_all(&dir)?;
+            let url = format!("sqlite:{}", dir.join("bench.db").display());
+            Ok(TempStore {
+                url,
+                kind: "sqlite",
+                dir,
+                admin: None,
+            })
+        } else if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+            let name = format!("astragal_bench_{:x}", referee::seed::os_seed());
+            pg_admin(db, &format!("CREATE DATABASE {name}")).await?;
+            Ok(TempStore {
+                url: with_database(db, &name),
+                kind: "postgres",
+                dir,
+                admin: Some((db.to_owned(), name)),
+            })
+        } else {
+            anyhow::bail!("--db {db:?}: give `sqlite` or a postgres:// URL");
+        }
+    }
+
+    /// Removes it.
+    pub async fn remove(self) -> anyhow::Result<()> {
+        if let Some((admin, name)) = &self.admin {
+            pg_admin(admin, &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await?;
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        Ok(())
+    }
+}
+
 /// Runs the benchmark.
 ///
 /// # Errors
 /// The server cannot start, the database cannot be made, or a call fails in set-up.
 pub async fn run(cfg: &BenchServiceConfig) -> anyhow::Result<BenchServiceReport> {
-    let temp = std::env::temp_dir().join(format!("astragal-bench-service-{}", referee::seed::os_seed()));
-    let (db, database, pg_drop) = if cfg.db == "sqlite" {
-        std::fs::create_dir_all(&temp)?;
-        (
-            format!("sqlite:{}", temp.join("bench.db").display()),
-            "sqlite".to_owned(),
-            None,
-        )
-    } else if cfg.db.starts_with("postgres://") || cfg.db.starts_with("postgresql://") {
-        let name = format!("astragal_bench_{:x}", referee::seed::os_seed());
-        pg_admin(&cfg.db, &format!("CREATE DATABASE {name}")).await?;
-        (with_database(&cfg.db, &name), "postgres".to_owned(), Some(name))
-    } else {
-        anyhow::bail!("--db {:?}: give `sqlite` or a postgres:// URL", cfg.db);
-    };
-    let result = measure(cfg, &db, &database).await;
-    if let Some(name) = pg_drop {
-        pg_admin(&cfg.db, &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await?;
-    }
-    let _ = std::fs::remove_dir_all(&temp);
+    let store = TempStore::create(&cfg.db, "bench-service").await?;
+    let result = measure(cfg, &store.url, store.kind).await;
+    store.remove().await?;
     result
 }
 

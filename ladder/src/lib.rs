@@ -8,6 +8,7 @@
 
 pub mod audit;
 pub mod bench_service;
+pub mod bench_web;
 pub mod cache;
 pub mod elo;
 pub mod rating;

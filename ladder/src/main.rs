@@ -64,6 +64,14 @@ enum Command {
     /// With PostgreSQL, a new database is made on that server for the run and
     /// dropped after it (the user needs CREATE DATABASE).
     BenchService(BenchServiceArgs),
+    /// Measure the public pages of a large competition: fill a new store with
+    /// simulated results (default 100,000 games, with faults and rating history),
+    /// serve the pages on loopback and ask for each of them again and again; print
+    /// p50/p99/max per page.
+    ///
+    ///   ladder bench-web --games 100000
+    ///   ladder bench-web --db postgres://postgres@127.0.0.1:5432/postgres
+    BenchWeb(BenchWebArgs),
     /// Run the ladder service: gRPC API (admin, reads, worker leases) and a web page.
     Serve(ServeArgs),
     /// Lease groups from a ladder server, play them, report the records.
@@ -550,6 +558,29 @@ struct BenchServiceArgs {
 }
 
 #[derive(Args)]
+struct BenchWebArgs {
+    /// `sqlite` (a new file, removed after) or a postgres:// URL (a new database on
+    /// that server, dropped after).
+    #[arg(long, default_value = "sqlite")]
+    db: String,
+    /// Games in the competition.
+    #[arg(long, default_value_t = 100_000, value_parser = |s: &str| number_in(s, 2u64, 10_000_000))]
+    games: u64,
+    /// Bots in it.
+    #[arg(long, default_value_t = 12, value_parser = |s: &str| number_in(s, 2usize, 1000))]
+    bots: usize,
+    /// Requests per page.
+    #[arg(long, default_value_t = 50, value_parser = |s: &str| number_in(s, 1usize, 100_000))]
+    requests: usize,
+    /// Seed of the simulated results.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
 struct BenchSprtArgs {
     /// Simulated tests per hypothesis, gap and kind of pairs.
     #[arg(long, default_value_t = 2000, value_parser = |s: &str| number_in(s, 10u64, 10_000_000))]
@@ -619,6 +650,23 @@ fn bench_service(a: BenchServiceArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn bench_web(a: BenchWebArgs) -> anyhow::Result<()> {
+    let cfg = ladder::bench_web::BenchWebConfig {
+        db: a.db,
+        games: a.games,
+        bots: a.bots,
+        requests: a.requests,
+        seed: a.seed,
+    };
+    let report = runtime()?.block_on(ladder::bench_web::run(&cfg))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{report}");
+    }
+    Ok(())
+}
+
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -639,6 +687,7 @@ fn main() -> anyhow::Result<()> {
         Command::Sprt(a) => sprt_cmd(a),
         Command::BenchSprt(a) => bench_sprt(a),
         Command::BenchService(a) => bench_service(a),
+        Command::BenchWeb(a) => bench_web(a),
         Command::BenchFit(a) => bench_fit(a),
         Command::Serve(a) => serve_cmd(a),
         Command::Worker(a) => worker_cmd(a),

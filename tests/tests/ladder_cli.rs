@@ -608,6 +608,55 @@ fn bench_service_runs_a_real_server_and_reports_each_row_or_names_a_bad_database
 }
 
 #[test]
+fn bench_web_times_every_page_of_a_filled_competition() {
+    let o = ladder(&[
+        "bench-web",
+        "--games",
+        "3001",
+        "--bots",
+        "5",
+        "--requests",
+        "3",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (report["games"].as_u64(), report["bots"].as_u64()),
+        (Some(3001), Some(5))
+    );
+    let pages = report["pages"].as_array().unwrap();
+    let names: Vec<&str> = pages.iter().map(|p| p["page"].as_str().unwrap()).collect();
+    for want in [
+        "/",
+        "/competitions/bench",
+        "/bots/b2",
+        "/games/",
+        "/competitions/bench/games?bot=b2&before=",
+    ] {
+        assert!(
+            names.iter().any(|n| n.starts_with(want)),
+            "{want} not measured: {names:?}"
+        );
+    }
+    for p in pages {
+        // Every page answered (the bench fails on any other status) with a body.
+        assert!(p["bytes"].as_u64().unwrap() > 0, "{p}");
+        assert!(
+            p["p50_ms"].as_f64().unwrap() <= p["max_ms"].as_f64().unwrap(),
+            "{p}"
+        );
+    }
+    let o = ladder(&["bench-web", "--db", "mysql://x"]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("give `sqlite` or a postgres:// URL"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
 fn admin_manages_bots_and_says_refusals_in_plain_sentences() {
     let dir = std::env::temp_dir().join(format!("astragal-admin-bots-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
