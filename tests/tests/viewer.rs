@@ -111,6 +111,54 @@ fn text_a_bot_wrote_cannot_become_markup() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Utara: the cells whose dice move `n` collected (in the engine's states before
+/// and after it, within one round).
+fn sailed(rec: &referee::GameRecord, n: usize) -> Vec<String> {
+    if n == 0 {
+        return vec![];
+    }
+    let (before, after) = (
+        engine_at(rec, n - 1).observation(0),
+        engine_at(rec, n).observation(0),
+    );
+    if before["round"][0] != after["round"][0] {
+        return vec![];
+    }
+    let cells = |o: &serde_json::Value| -> Vec<String> {
+        o["dice"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["cell"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let now = cells(&after);
+    cells(&before).into_iter().filter(|c| !now.contains(c)).collect()
+}
+
+/// Cuatto: `position:team` wherever one team has two or more checkers.
+fn cuatto_blocks(obs: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for (t, spots) in obs["teams"].as_array().unwrap().iter().enumerate() {
+        let mut count = std::collections::BTreeMap::<u64, u32>::new();
+        for s in spots.as_array().unwrap() {
+            let s = s.as_str().unwrap().trim_end_matches(['p', 's']);
+            if let Ok(p) = s.parse::<u64>()
+                && p > 0
+            {
+                *count.entry(p).or_default() += 1;
+            }
+        }
+        out.extend(
+            count
+                .into_iter()
+                .filter(|&(_, k)| k >= 2)
+                .map(|(p, _)| format!("{p}:{t}")),
+        );
+    }
+    out
+}
+
 #[test]
 fn in_a_real_browser_the_board_at_move_n_is_the_engines_position_at_move_n() {
     let Some(browser) = chromium() else { return };
@@ -124,7 +172,18 @@ fn in_a_real_browser_the_board_at_move_n_is_the_engines_position_at_move_n() {
         view(&file, &out);
         let rec: referee::GameRecord =
             serde_json::from_str(std::fs::read_to_string(&file).unwrap().lines().next().unwrap()).unwrap();
-        let n = rec.moves.len() / 2;
+        // Half way, or for Utara and Cuatto the first move from there that shows
+        // a path sailed or a block, so that those drawings are checked too.
+        let half = rec.moves.len() / 2;
+        let shows = |n: usize| match game {
+            "utara" => !sailed(&rec, n).is_empty(),
+            "cuatto" => !cuatto_blocks(&engine_at(&rec, n).observation(0)).is_empty(),
+            _ => true,
+        };
+        let n = (half..=rec.moves.len())
+            .chain(1..half)
+            .find(|&n| shows(n))
+            .unwrap_or_else(|| panic!("{game}: no move shows what is checked"));
         let whole = dom(&browser, &profile, &format!("file://{}#{n}", out.display()));
         // The board as drawn (not the script that draws it).
         let start = whole.find(r#"<div id="board""#).expect("a board");
@@ -180,6 +239,11 @@ fn in_a_real_browser_the_board_at_move_n_is_the_engines_position_at_move_n() {
                     .map(|b| b.as_str().unwrap().to_owned())
                     .collect();
                 assert_eq!(drawn("data-block"), sorted(blocks), "utara at move {n}");
+                assert_eq!(
+                    drawn("data-sailed"),
+                    sorted(sailed(&rec, n)),
+                    "utara's path at move {n}"
+                );
             }
             "cuatto" => {
                 let want = list(&obs[0]["teams"])
@@ -193,6 +257,11 @@ fn in_a_real_browser_the_board_at_move_n_is_the_engines_position_at_move_n() {
                     })
                     .collect();
                 assert_eq!(drawn("data-checker"), sorted(want), "cuatto at move {n}");
+                assert_eq!(
+                    drawn("data-block"),
+                    sorted(cuatto_blocks(&obs[0])),
+                    "cuatto's blocks at move {n}"
+                );
             }
             "spartan" => {
                 let hp = (0..2).map(|a| format!("{a}:{}", obs[0]["hp"][a])).collect();
