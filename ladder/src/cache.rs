@@ -340,6 +340,35 @@ mod tests {
         store.record_games(&[new], 2).await.unwrap();
     }
 
+    /// A store with a two-seat competition of bots `a` and `b`: their keys.
+    async fn two_bots() -> (Store, CompetitionRow, Vec<i64>) {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let c = store
+            .create_competition(&NewCompetition {
+                name: "c".into(),
+                game: "ur".into(),
+                options: vec![],
+                seats: 2,
+                format: "ladder".into(),
+                seed: 1,
+                max_games: 0,
+                time: "movetime=100".into(),
+                config: String::new(),
+            })
+            .await
+            .unwrap();
+        let mut ids = Vec::new();
+        for name in ["a", "b"] {
+            let bot = store
+                .register_bot(name, "ur", "builtin:random", &[])
+                .await
+                .unwrap();
+            store.add_entrant(c.id, bot.id).await.unwrap();
+            ids.push(bot.id);
+        }
+        (store, c, ids)
+    }
+
     #[test]
     fn a_rating_point_is_due_after_a_twentieth_more_games_or_an_hour() {
         assert!(!point_due(None, 0, 0), "no games, no point");
@@ -360,36 +389,12 @@ mod tests {
 
     #[tokio::test]
     async fn each_fit_that_is_due_keeps_a_rating_point_and_indexes_every_game() {
-        let store = Store::open("sqlite::memory:").await.unwrap();
-        let c = store
-            .create_competition(&NewCompetition {
-                name: "c".into(),
-                game: "ur".into(),
-                options: vec![],
-                seats: 2,
-                format: "ladder".into(),
-                seed: 1,
-                max_games: 0,
-                time: "movetime=100".into(),
-                config: String::new(),
-            })
-            .await
-            .unwrap();
-        let mut ids = Vec::new();
-        for name in ["a", "b"] {
-            let bot = store
-                .register_bot(name, "ur", "builtin:random", &[])
-                .await
-                .unwrap();
-            store.add_entrant(c.id, bot.id).await.unwrap();
-            ids.push(bot.id);
-        }
+        let (store, c, ids) = two_bots().await;
         let cache = StandingsCache::with_max_age(store.clone(), Duration::from_secs(3600));
-        // a wins 2 of every 3.
-        let mut fits = Vec::new();
+        // a wins 2 of every 3; a fit after every game.
         for g in 0..45 {
             game(&store, &c, g, &ids, usize::from(g % 3 == 2)).await;
-            fits.push(cache.current(&c).await.unwrap().games);
+            assert_eq!(cache.current(&c).await.unwrap().games, g as u64 + 1);
         }
         let history = store.rating_history(c.id, ids[0]).await.unwrap();
         let at: Vec<i64> = history.iter().map(|p| p.games).collect();
@@ -406,30 +411,7 @@ mod tests {
 
     #[tokio::test]
     async fn standings_are_fit_once_until_games_arrive() {
-        let store = Store::open("sqlite::memory:").await.unwrap();
-        let c = store
-            .create_competition(&NewCompetition {
-                name: "c".into(),
-                game: "ur".into(),
-                options: vec![],
-                seats: 2,
-                format: "ladder".into(),
-                seed: 1,
-                max_games: 0,
-                time: "movetime=100".into(),
-                config: String::new(),
-            })
-            .await
-            .unwrap();
-        let mut ids = Vec::new();
-        for name in ["a", "b"] {
-            let bot = store
-                .register_bot(name, "ur", "builtin:random", &[])
-                .await
-                .unwrap();
-            store.add_entrant(c.id, bot.id).await.unwrap();
-            ids.push(bot.id);
-        }
+        let (store, c, ids) = two_bots().await;
         game(&store, &c, 0, &ids, 0).await;
         let cache = StandingsCache::with_max_age(store.clone(), Duration::from_secs(3600));
         let first = cache.get(&c).await.unwrap();
