@@ -122,7 +122,9 @@ table.faults tr.head td{border-bottom:none}figure{margin:0 0 1em}figcaption{font
 .out{color:#8a4b00}.note{font-size:.9em;color:#5a6170;margin:.2em 0}.chart{width:100%;max-width:560px;height:auto;background:#fff;border:1px solid #d5d9e2}\
 .chart .grid{stroke:#e4e7ee}.chart .tick{font-size:13px;fill:#5a6170}.chart .band{fill:#2d5fd3;fill-opacity:.15}\
 .chart .line{fill:none;stroke:#2d5fd3;stroke-width:2}.chart circle{fill:#2d5fd3}\
-.bar .zero{stroke:#b9bfcc;stroke-dasharray:2 2}.bar .ci{stroke:#2d5fd3;stroke-width:3}.bar circle{fill:#1d2330}.bar .end{stroke:#1d2330;stroke-width:2}";
+.bar .zero{stroke:#b9bfcc;stroke-dasharray:2 2}.bar .ci{stroke:#2d5fd3;stroke-width:3}.bar circle{fill:#1d2330}.bar .end{stroke:#1d2330;stroke-width:2}\
+@media (max-width:520px){td,th{padding:3px 5px}.bar{width:84px;height:12px}main{padding:10px}\
+.standings .out{display:block;font-size:.85em}}";
 
 /// Bot names by key, for showing results.
 async fn names(store: &Store) -> Result<(HashMap<i64, String>, Redactor), String> {

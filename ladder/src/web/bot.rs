@@ -188,7 +188,7 @@ fn competition_section(bot: &serde_json::Value, c: &serde_json::Value) -> String
     let history: Vec<RatingPoint> = serde_json::from_value(c["rating_history"].clone()).unwrap_or_default();
     let mut h = format!(
         "<section><h2><a href=\"/competitions/{}\">{}</a></h2><p>{rating}{} games</p>\
-         <figure><figcaption>Elo over the competition's games (band: 95% interval)</figcaption>{}</figure>\
+         <figure><figcaption>Elo as the competition's games were played (band: its 95% interval)</figcaption>{}</figure>\
          <table><caption>Against each opponent</caption><thead><tr><th>opponent</th><th>won</th><th>drawn</th><th>lost</th></tr></thead><tbody>",
         segment(comp),
         escape(comp),

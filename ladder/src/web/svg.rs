@@ -44,7 +44,7 @@ const CLIP: f64 = 800.0;
 /// band, x the games the competition had then. Each point carries
 /// `data-point="GAMES:ELO"` and a title with its time.
 pub fn rating_chart(points: &[RatingPoint]) -> String {
-    let (w, h, left, right, top, bottom) = (480.0, 240.0, 50.0, 12.0, 12.0, 34.0);
+    let (w, h, left, right, top, bottom) = (480.0, 250.0, 50.0, 12.0, 12.0, 48.0);
     if points.is_empty() {
         return "<p>No rating history yet: a point is kept at each fit once the competition has grown by a \
                 twentieth.</p>"
@@ -120,14 +120,20 @@ pub fn rating_chart(points: &[RatingPoint]) -> String {
             p.elo,
         );
     }
+    // The axis is games played (a rating moves only as games arrive); its ends
+    // also say when.
+    let (first, last) = (&points[0], &points[points.len() - 1]);
     let _ = write!(
         s,
-        "<text x=\"{left}\" y=\"{}\" class=\"tick\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\" class=\"tick\">{} games</text></svg>",
-        h - 10.0,
-        points[0].games,
-        w - right,
-        h - 10.0,
-        points[points.len() - 1].games,
+        "<text x=\"{left}\" y=\"{g}\" class=\"tick\">{} games</text><text x=\"{left}\" y=\"{d}\" class=\"tick\">{} UTC</text>\
+         <text x=\"{r}\" y=\"{g}\" text-anchor=\"end\" class=\"tick\">{} games</text><text x=\"{r}\" y=\"{d}\" text-anchor=\"end\" class=\"tick\">{} UTC</text></svg>",
+        first.games,
+        utc(first.at_ms),
+        last.games,
+        utc(last.at_ms),
+        g = h - 24.0,
+        d = h - 8.0,
+        r = w - right,
     );
     s
 }
@@ -221,7 +227,7 @@ mod tests {
                 .unwrap()
                 .parse()
                 .unwrap();
-            assert!((0.0..=240.0).contains(&cy), "{c}");
+            assert!((12.0..=250.0 - 48.0).contains(&cy), "inside the plot: {c}");
         }
         let scale = (-100.0, 100.0);
         assert!(interval_bar(10.0, 20.0, None, scale).contains("data-interval=\"-10:30\""));
