@@ -1429,7 +1429,9 @@ async fn no_page_shows_a_command_line_or_an_environment_value() {
     let ids = all_game_ids(web, "open", None).await;
     assert_eq!(ids.len(), 40);
     let typo_games = all_game_ids(web, "open", Some("typo")).await;
-    assert!((5..=6).contains(&typo_games.len()), "{typo_games:?}");
+    // Suspended after five failed starts: at most the rest of that group and one
+    // more group the second play slot held by then (two games each).
+    assert!((5..=8).contains(&typo_games.len()), "{typo_games:?}");
     // What there is to hide: the stored record quotes the command.
     let (_, raw) = db.record(typo_games[0]).await.unwrap().unwrap();
     assert!(raw.contains("pyhton3") && raw.contains("SECRETXYZ"), "{raw}");
