@@ -126,11 +126,25 @@ table.faults tr.head td{border-bottom:none}figure{margin:0 0 1em}figcaption{font
 @media (max-width:520px){td,th{padding:3px 5px}.bar{width:84px;height:12px}main{padding:10px}\
 .standings .out{display:block;font-size:.85em}}";
 
-/// Bot names by key, for showing results.
-async fn names(store: &Store) -> Result<(HashMap<i64, String>, Redactor), String> {
-    let bots = store.bots().await.map_err(|e| e.to_string())?;
-    let names = bots.iter().map(|b| (b.id, b.name.clone())).collect();
-    Ok((names, Redactor::new(&bots)))
+/// Every registered bot, read once per request: names by key for showing
+/// results, and what no page may show of them.
+struct Bots {
+    all: Vec<crate::store::BotRow>,
+    names: HashMap<i64, String>,
+    redactor: Redactor,
+}
+
+impl Bots {
+    async fn read(store: &Store) -> Result<Bots, String> {
+        let all = store.bots().await.map_err(|e| e.to_string())?;
+        let names = all.iter().map(|b| (b.id, b.name.clone())).collect();
+        let redactor = Redactor::new(&all);
+        Ok(Bots { all, names, redactor })
+    }
+
+    fn named(&self, name: &str) -> Option<&crate::store::BotRow> {
+        self.all.iter().find(|b| b.name == name)
+    }
 }
 
 /// A result as the pages list it: seats by name.
@@ -177,7 +191,7 @@ async fn public_record(site: &Site, id: i64) -> Result<referee::GameRecord, Resp
         Ok(None) => return Err(not_found(format!("no game {id}"))),
         Err(e) => return Err(internal(e)),
     };
-    let (_, redactor) = names(&site.store).await.map_err(internal)?;
+    let redactor = Bots::read(&site.store).await.map_err(internal)?.redactor;
     let mut rec: referee::GameRecord =
         serde_json::from_str(&json).map_err(|e| internal(format!("game {id} has a corrupt record: {e}")))?;
     redactor.record(&mut rec);
@@ -185,13 +199,12 @@ async fn public_record(site: &Site, id: i64) -> Result<referee::GameRecord, Resp
 }
 
 fn game_id(id: &str) -> Result<i64, Response> {
-    id.trim_end_matches(".json")
-        .parse::<i64>()
+    id.parse::<i64>()
         .map_err(|_| (StatusCode::BAD_REQUEST, "a game id is a number\n").into_response())
 }
 
 async fn game_json(State(site): State<Site>, Path(id): Path<String>) -> Response {
-    let id = match game_id(&id) {
+    let id = match game_id(id.trim_end_matches(".json")) {
         Ok(id) => id,
         Err(r) => return r,
     };
@@ -207,8 +220,9 @@ async fn game_json(State(site): State<Site>, Path(id): Path<String>) -> Response
 /// A stored game in the viewer (`referee::view`): the same page `referee view`
 /// writes, replayed from the record.
 async fn game_page(State(site): State<Site>, Path(id): Path<String>) -> Response {
-    let Ok(id) = id.parse::<i64>() else {
-        return (StatusCode::BAD_REQUEST, "a game id is a number\n").into_response();
+    let id = match game_id(&id) {
+        Ok(id) => id,
+        Err(r) => return r,
     };
     let rec = match public_record(&site, id).await {
         Ok(rec) => rec,

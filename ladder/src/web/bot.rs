@@ -3,7 +3,7 @@
 //! its newest games. Never its command line or environment.
 
 use super::{
-    Site, escape, games_rows, internal, json, json_suffix, names, not_found, page_html, result_json, segment,
+    Bots, Site, escape, games_rows, internal, json, json_suffix, not_found, page_html, result_json, segment,
     svg, text,
 };
 use crate::store::RatingPoint;
@@ -18,11 +18,11 @@ const NEWEST_FAULTS: i64 = 10;
 /// Everything a bot's page shows, as JSON.
 async fn snapshot(site: &Site, name: &str) -> Result<Option<serde_json::Value>, Response> {
     let store = &site.store;
-    let all = store.bots().await.map_err(internal)?;
-    let Some(bot) = all.iter().find(|b| b.name == name) else {
+    let known = Bots::read(store).await.map_err(internal)?;
+    let (all, names, redactor) = (&known.all, &known.names, &known.redactor);
+    let Some(bot) = known.named(name) else {
         return Ok(None);
     };
-    let (names, redactor) = names(store).await.map_err(internal)?;
     let name_of = |id: &i64| names.get(id).cloned().unwrap_or_else(|| "?".into());
     // Its versions, oldest first: follow `previous` back, and the rows naming it forward.
     let mut versions = vec![bot];
@@ -93,7 +93,7 @@ async fn snapshot(site: &Site, name: &str) -> Result<Option<serde_json::Value>, 
             "faults_by_kind": tally,
             "newest_faults": faults,
             "recent": recent.iter().map(|r| {
-                let mut g = result_json(r, &names);
+                let mut g = result_json(r, names);
                 g["place"] = r.bots.iter().position(|&b| b == bot.id).map(|s| r.ranks[s]).into();
                 g
             }).collect::<Vec<_>>(),

@@ -3,7 +3,7 @@
 //! of all its games, page by page.
 
 use super::{
-    STYLE, Site, escape, games_rows, internal, json, json_suffix, names, not_found, page_html, result_json,
+    Bots, STYLE, Site, escape, games_rows, internal, json, json_suffix, not_found, page_html, result_json,
     segment, svg, text,
 };
 use crate::store::{BotStatus, CompetitionRow};
@@ -18,11 +18,11 @@ const PAGE_GAMES: i64 = 50;
 const RECENT: i64 = 20;
 
 /// Everything a competition's page shows, as JSON.
-async fn snapshot(site: &Site, c: &CompetitionRow) -> Result<serde_json::Value, String> {
+async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<serde_json::Value, String> {
     let store = &site.store;
     let fit = site.standings.latest_fit(c).await.map_err(|e| e.to_string())?;
     let entrants = store.entrants(c.id).await.map_err(|e| e.to_string())?;
-    let (names, redactor) = names(store).await?;
+    let (names, redactor) = (&bots.names, &bots.redactor);
     // Bots out of play, by name, with why: the table marks them.
     let out_of_play: serde_json::Map<String, serde_json::Value> = entrants
         .iter()
@@ -47,7 +47,7 @@ async fn snapshot(site: &Site, c: &CompetitionRow) -> Result<serde_json::Value, 
         .await
         .map_err(|e| e.to_string())?
         .iter()
-        .map(|r| result_json(r, &names))
+        .map(|r| result_json(r, names))
         .collect();
     Ok(serde_json::json!({
         "name": c.name,
@@ -67,9 +67,10 @@ async fn snapshot(site: &Site, c: &CompetitionRow) -> Result<serde_json::Value, 
 }
 
 async fn front_snapshot(site: &Site) -> Result<serde_json::Value, String> {
+    let bots = Bots::read(&site.store).await?;
     let mut out = Vec::new();
     for c in site.store.competitions().await.map_err(|e| e.to_string())? {
-        out.push(snapshot(site, &c).await?);
+        out.push(snapshot(site, &c, &bots).await?);
     }
     Ok(serde_json::json!({ "competitions": out }))
 }
@@ -213,7 +214,11 @@ pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> 
         Ok(c) => c,
         Err(r) => return r,
     };
-    let snap = match snapshot(&site, &c).await {
+    let bots = match Bots::read(&site.store).await {
+        Ok(b) => b,
+        Err(e) => return internal(e),
+    };
+    let snap = match snapshot(&site, &c, &bots).await {
         Ok(v) => v,
         Err(e) => return internal(e),
     };
@@ -261,13 +266,14 @@ async fn games_snapshot(
 ) -> Result<serde_json::Value, Response> {
     let before = q.before.unwrap_or(i64::MAX);
     let store = &site.store;
+    let known = Bots::read(store).await.map_err(internal)?;
     let rows = match &q.bot {
         None => store
             .results_before(c.id, before, PAGE_GAMES)
             .await
             .map_err(internal)?,
         Some(bot) => {
-            let Some(b) = store.bot(bot).await.map_err(internal)? else {
+            let Some(b) = known.named(bot) else {
                 return Err(not_found(format!("no bot named {:?}", escape(bot))));
             };
             // The bot's games come from the fit's index: one slice, however many.
@@ -285,14 +291,13 @@ async fn games_snapshot(
             rows
         }
     };
-    let (names, _) = names(store).await.map_err(internal)?;
     let next = (rows.len() as i64 == PAGE_GAMES)
         .then(|| rows.last().map(|r| r.id))
         .flatten();
     Ok(serde_json::json!({
         "competition": c.name,
         "bot": q.bot,
-        "games": rows.iter().map(|r| result_json(r, &names)).collect::<Vec<_>>(),
+        "games": rows.iter().map(|r| result_json(r, &known.names)).collect::<Vec<_>>(),
         "next_before": next,
     }))
 }
