@@ -259,3 +259,30 @@ fn competition_section(bot: &serde_json::Value, c: &serde_json::Value) -> String
     );
     h
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Attack: a bot's move is quoted in its illegal-move fault, so a hostile bot
+    /// writes markup as its move. Neither that nor any other text reaching the
+    /// page becomes markup.
+    #[test]
+    fn text_from_faults_and_results_cannot_become_markup() {
+        let evil = "<img src=x onerror=alert(1)></td><script>alert(2)</script>";
+        let bot = serde_json::json!({"name": "b"});
+        let c = serde_json::json!({
+            "competition": "c",
+            "elo": 10.0, "ci95": 20.0, "rank": 1, "score": 50.0, "forfeits": 0, "games": 1,
+            "rating_history": [],
+            "against": [{"opponent": evil, "wins": 1, "draws": 0, "losses": 0}],
+            "faults_by_kind": [{"kind": evil, "faults": 1, "games": 1}],
+            "newest_faults": [{"game": 1, "kind": evil, "count": 1, "at_move": 3,
+                               "detail": format!("illegal move {evil:?}: no such move")}],
+            "recent": [{"id": 1, "bots": [evil, "b"], "ranks": [1, 2], "termination": evil}],
+        });
+        let html = competition_section(&bot, &c);
+        assert!(!html.contains("<img") && !html.contains("<script"), "{html}");
+        assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"), "{html}");
+    }
+}
