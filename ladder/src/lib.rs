@@ -1,25 +1,21 @@
 //! # astragal ladder
 //!
-//! What a competition host runs: tournaments between bots with mirrored groups,
-//! maximum-likelihood Elo with 95% intervals ([`rating`]), pentanomial statistics
-//! and the SPRT ([`stats`]), a persistent store (SQLite embedded, PostgreSQL shared),
-//! a scheduling service over gRPC with a read-only web page, and workers that lease
-//! groups of games and play them with the referee library.
+//! What a competition host runs. The statistics live in the `rating` crate (pure);
+//! this crate holds what touches the world:
+//!
+//! | module | what it is |
+//! |---|---|
+//! | [`store`] | the persistent store (SQLite embedded, PostgreSQL shared), one file per aggregate |
+//! | [`server`] | `ladder serve`: the gRPC service, its auth, the scheduler, the standings cache |
+//! | [`web`] | the public pages and their JSON |
+//! | [`worker`] | `ladder worker`: lease groups, play them with the referee library, report |
+//! | [`local`] | runs without a server: tournaments, SPRTs, standings from records |
+//!
+//! The `ladder` binary (`src/bin/ladder/`) is one file per command, benchmarks
+//! included; the library has no benchmark in its API.
 
-pub mod audit;
-pub mod bench_service;
-pub mod bench_web;
-pub mod cache;
-pub mod elo;
-pub mod rating;
-pub mod schedule;
-pub mod separation;
-pub mod service;
-pub mod sprt;
-pub mod sprt_estimate;
-pub mod standings;
-pub mod stats;
+pub mod local;
+pub mod server;
 pub mod store;
-pub mod tournament;
 pub mod web;
 pub mod worker;

@@ -30,6 +30,20 @@ pub enum Termination {
     Forfeit,
 }
 
+impl std::str::FromStr for Termination {
+    type Err = String;
+
+    /// The word [`Termination`]'s `Display` writes.
+    fn from_str(s: &str) -> Result<Termination, String> {
+        match s {
+            "normal" => Ok(Termination::Normal),
+            "cap" => Ok(Termination::Cap),
+            "forfeit" => Ok(Termination::Forfeit),
+            _ => Err(format!("{s:?} is not a termination (normal, cap or forfeit)")),
+        }
+    }
+}
+
 impl std::fmt::Display for Termination {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {

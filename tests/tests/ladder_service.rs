@@ -3,7 +3,7 @@
 //! leases, and ratings recomputed from the records alone.
 
 use astragal_tests::test_stores;
-use ladder::service::{self, ServiceConfig};
+use ladder::server::{self, ServiceConfig};
 use ladder::store::Store;
 use ladder::worker::{self, Client, WorkerConfig};
 use proto::ladder::*;
@@ -28,7 +28,7 @@ async fn start(db: &str, lease: Duration) -> Server {
 async fn start_with(db: &str, lease: Duration, tls: Option<tonic::transport::Identity>) -> Server {
     let store = Store::open(db).await.expect("store opens");
     store
-        .add_worker("w1", &service::token_hash(WORKER))
+        .add_worker("w1", &server::token_hash(WORKER))
         .await
         .expect("a new store takes a worker");
     serve(store, lease, tls).await
@@ -52,10 +52,10 @@ async fn serve(store: Store, lease: Duration, tls: Option<tonic::transport::Iden
         admin_token: ADMIN.into(),
         lease,
         tls,
-        suspend_after: service::SUSPEND_AFTER,
+        suspend_after: server::SUSPEND_AFTER,
     };
     let task = tokio::spawn(async move {
-        service::run(grpc, None, store, cfg, async move {
+        server::run(grpc, None, store, cfg, async move {
             let _ = rx.await;
         })
         .await
@@ -276,7 +276,7 @@ async fn a_worker_plays_a_competition_and_ratings_come_back_from_the_records() {
         keys.sort_unstable();
         keys.dedup();
         assert_eq!(keys.len(), 60);
-        let again = ladder::standings::from_records(&records, None).unwrap();
+        let again = ladder::local::standings_from_records(&records, None).unwrap();
         for row in &st.rows {
             let r = again.rows.iter().find(|r| r.name == row.bot).unwrap();
             assert!(
@@ -1231,15 +1231,12 @@ struct WebServer {
     url: String,
     web: std::net::SocketAddr,
     stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<Result<(), service::ServeError>>,
+    task: tokio::task::JoinHandle<Result<(), server::ServeError>>,
 }
 
 async fn web_server(db: &str) -> WebServer {
     let store = Store::open(db).await.unwrap();
-    store
-        .add_worker("w1", &service::token_hash(WORKER))
-        .await
-        .unwrap();
+    store.add_worker("w1", &server::token_hash(WORKER)).await.unwrap();
     let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let (url, web) = (
@@ -1251,9 +1248,9 @@ async fn web_server(db: &str) -> WebServer {
         admin_token: ADMIN.into(),
         lease: Duration::from_secs(60),
         tls: None,
-        suspend_after: service::SUSPEND_AFTER,
+        suspend_after: server::SUSPEND_AFTER,
     };
-    let task = tokio::spawn(service::run(grpc, Some(http), store, cfg, async move {
+    let task = tokio::spawn(server::run(grpc, Some(http), store, cfg, async move {
         let _ = rx.await;
     }));
     WebServer { url, web, stop, task }

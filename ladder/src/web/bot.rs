@@ -167,7 +167,7 @@ fn competition_section(bot: &serde_json::Value, c: &serde_json::Value) -> String
         Some(elo) => {
             let separated = serde_json::from_value(c["separated"].clone()).ok().flatten();
             let (elo, ci) =
-                crate::standings::elo_cells(elo, c["ci95"].as_f64().unwrap_or(f64::INFINITY), separated);
+                rating::standings::elo_cells(elo, c["ci95"].as_f64().unwrap_or(f64::INFINITY), separated);
             format!(
                 "rank {} · Elo <b>{}</b>{} · score {:.1}% · {} forfeits · ",
                 c["rank"],

@@ -126,7 +126,7 @@ fn standings_table(c: &serde_json::Value) -> String {
     );
     for (r, &(elo_v, ci_v)) in rows.iter().zip(&cells) {
         let separated = serde_json::from_value(r["separated"].clone()).ok().flatten();
-        let (elo, ci) = crate::standings::elo_cells(elo_v, ci_v, separated);
+        let (elo, ci) = rating::standings::elo_cells(elo_v, ci_v, separated);
         let name = r["name"].as_str().unwrap_or("");
         let mark = match &c["out_of_play"][name] {
             serde_json::Value::Null => String::new(),

@@ -1,8 +1,8 @@
 //! Charts drawn on the server as inline SVG: the pages need no script and no
 //! network, and a phone draws them at its own width.
 
-use crate::separation::Separation;
 use crate::store::RatingPoint;
+use rating::separation::Separation;
 use std::fmt::Write as _;
 
 /// `ms` since the epoch as `YYYY-MM-DD HH:MM` UTC.

@@ -1,11 +1,35 @@
 //! Standings: ratings, scores and mirrored-pair statistics from stored results.
 
-use crate::rating::{Anchor, Ratings, Results, Separation};
-use crate::stats::{EloEstimate, Pentanomial};
-use crate::store::ResultRow;
+use crate::fit::{Anchor, Ratings, Results, Separation};
+use crate::sprt::{EloEstimate, Pentanomial};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt::Write as _;
+
+/// One game's result, as the standings count it: who sat where, in which places,
+/// and whether a fault ended it. Groups are the unit that is independent: mirrored
+/// games share their dice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameResult {
+    /// Game key (named in errors).
+    pub id: i64,
+    /// Group key; games of one mirrored group share it.
+    pub group_id: i64,
+    /// Rotation within the group.
+    pub rotation: i64,
+    /// Bot ids by seat.
+    pub bots: Vec<i64>,
+    /// Places by seat (1 = first; ties share a place).
+    pub ranks: Vec<u32>,
+    /// A seat's fault ended the game (the faulted seat is placed last).
+    pub forfeit: bool,
+}
+
+impl AsRef<GameResult> for GameResult {
+    fn as_ref(&self) -> &GameResult {
+        self
+    }
+}
 
 /// One bot's line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -91,9 +115,9 @@ pub struct Standings {
 ///
 /// # Errors
 /// A result naming a bot not in `bots`, or one the fit refuses.
-pub fn compute(
+pub fn compute<R: AsRef<GameResult>>(
     bots: &[(i64, String)],
-    results: &[ResultRow],
+    results: &[R],
     seats: usize,
     anchor: Option<(&str, f64)>,
 ) -> Result<Standings, String> {
@@ -123,6 +147,7 @@ pub fn compute(
     let mut pair_groups: HashMap<i64, (usize, usize, usize, u32)> = HashMap::new();
     let mut players = Vec::with_capacity(seats);
     for r in results {
+        let r: &GameResult = r.as_ref();
         players.clear();
         for id in &r.bots {
             let &i = index
@@ -150,7 +175,7 @@ pub fn compute(
             let tied = r.ranks.iter().filter(|&&x| x == rank).count();
             let place = f64::from(rank) + (tied as f64 - 1.0) / 2.0;
             points[p] += (m as f64 - place) / (m as f64 - 1.0);
-            if r.termination == "forfeit" && rank as usize == m {
+            if r.forfeit && rank as usize == m {
                 row.forfeits += 1;
             }
         }
@@ -251,56 +276,6 @@ pub fn compute(
     })
 }
 
-/// Standings computed from game records alone: entrants are the records' entrant
-/// names (or the names the bots announced), mirrored groups their seed and group.
-///
-/// # Errors
-/// A record the fit refuses.
-pub fn from_records(
-    records: &[referee::GameRecord],
-    anchor: Option<(&str, f64)>,
-) -> Result<Standings, String> {
-    let mut names: Vec<String> = Vec::new();
-    let mut groups: HashMap<(u64, u64), i64> = HashMap::new();
-    let mut results = Vec::with_capacity(records.len());
-    for (i, rec) in records.iter().enumerate() {
-        let bots = rec
-            .seats
-            .iter()
-            .map(|s| {
-                let name = s.entrant.as_ref().unwrap_or(&s.name);
-                match names.iter().position(|n| n == name) {
-                    Some(k) => k as i64,
-                    None => {
-                        names.push(name.clone());
-                        names.len() as i64 - 1
-                    }
-                }
-            })
-            .collect();
-        let next = groups.len() as i64;
-        let group_id = match rec.pairing {
-            Some(p) => *groups.entry((rec.seed, p.group)).or_insert(next),
-            None => -(i as i64) - 1,
-        };
-        results.push(ResultRow {
-            id: i as i64 + 1,
-            group_id,
-            rotation: rec.pairing.map_or(0, |p| p.rotation as i64),
-            bots,
-            ranks: rec.outcome.ranks.iter().map(|&r| u32::from(r)).collect(),
-            termination: rec.termination.to_string(),
-        });
-    }
-    let seats = records.iter().map(|r| r.seats.len()).max().unwrap_or(2);
-    let bots: Vec<(i64, String)> = names
-        .into_iter()
-        .enumerate()
-        .map(|(i, n)| (i as i64, n))
-        .collect();
-    compute(&bots, &results, seats, anchor)
-}
-
 impl Standings {
     /// The standings as a text table.
     pub fn table(&self) -> String {
@@ -375,14 +350,14 @@ impl Standings {
 mod tests {
     use super::*;
 
-    fn result(id: i64, group: i64, bots: [i64; 2], ranks: [u32; 2]) -> ResultRow {
-        ResultRow {
+    fn result(id: i64, group: i64, bots: [i64; 2], ranks: [u32; 2]) -> GameResult {
+        GameResult {
             id,
             group_id: group,
             rotation: id % 2,
             bots: bots.to_vec(),
             ranks: ranks.to_vec(),
-            termination: "normal".into(),
+            forfeit: false,
         }
     }
 
@@ -413,7 +388,7 @@ mod tests {
 
     pub(super) fn sweep(groups: i64) -> Standings {
         let bots = vec![(10, "a".to_owned()), (20, "b".to_owned())];
-        let results: Vec<ResultRow> = (0..groups)
+        let results: Vec<GameResult> = (0..groups)
             .flat_map(|g| {
                 [
                     result(2 * g, g, [10, 20], [1, 2]),
@@ -450,13 +425,13 @@ mod tests {
     #[test]
     fn shared_places_split_the_points() {
         let bots: Vec<(i64, String)> = (0..3).map(|i| (i, format!("p{i}"))).collect();
-        let r = ResultRow {
+        let r = GameResult {
             id: 1,
             group_id: 1,
             rotation: 0,
             bots: vec![0, 1, 2],
             ranks: vec![1, 1, 3],
-            termination: "normal".into(),
+            forfeit: false,
         };
         let st = compute(&bots, &[r], 3, Some(("p2", 0.0))).unwrap();
         let by_name = |n: &str| st.rows.iter().find(|r| r.name == n).unwrap().clone();

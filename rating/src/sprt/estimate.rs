@@ -10,7 +10,7 @@
 //! the LOS is its value at Elo 0. The Brownian model is a good approximation while the
 //! Elo difference is small; far from the bounds it is only a guide.
 
-use crate::stats::{EloModel, NELO_PER_T, Pentanomial, Sprt, expected_score, moments_of, normal_cdf};
+use crate::sprt::{EloModel, NELO_PER_T, Pentanomial, Sprt, expected_score, moments_of, normal_cdf};
 
 /// The stopping-aware estimate, in the test's Elo model.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]

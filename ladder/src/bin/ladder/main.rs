@@ -1,9 +1,13 @@
 //! `ladder`: tournaments, ratings, the SPRT, the scheduling service and its workers.
 
+mod bench_service;
+mod bench_web;
+
 use anyhow::{Context, bail};
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand};
+use ladder::local::tournament::{self, Format, TournamentConfig};
 use ladder::store::Store;
-use ladder::tournament::{self, Format, TournamentConfig};
 use referee::clock::number_in;
 use referee::sandbox::{Level, Sandbox, SandboxArgs};
 use referee::spec::BotSpec;
@@ -109,7 +113,7 @@ struct ServeArgs {
     /// Suspend a bot after this many reported games in a row in which it could not
     /// start or shake hands (a mistyped command, a missing file), so that it stops
     /// taking the schedule; `ladder admin enable NAME` resumes it. 0: never.
-    #[arg(long, default_value_t = ladder::service::SUSPEND_AFTER)]
+    #[arg(long, default_value_t = ladder::server::SUSPEND_AFTER)]
     suspend_after: u32,
 }
 
@@ -516,8 +520,9 @@ struct SprtArgs {
     /// The scale of elo0 and elo1: normalized Elo (the score's distance from 50% in
     /// units of its own spread, so the same bounds suit drawish and decisive games;
     /// limited to ±150) or logistic Elo (the familiar scale of the ratings).
-    #[arg(long, value_enum, default_value_t = ladder::stats::EloModel::Normalized)]
-    model: ladder::stats::EloModel,
+    #[arg(long, default_value_t = rating::sprt::EloModel::Normalized,
+          value_parser = clap::builder::PossibleValuesParser::new(["normalized", "logistic"]).try_map(|s| s.parse::<rating::sprt::EloModel>()))]
+    model: rating::sprt::EloModel,
     /// False positive rate.
     #[arg(long, default_value_t = 0.05, value_parser = |s: &str| number_in(s, 0.0001, 0.5))]
     alpha: f64,
@@ -631,7 +636,7 @@ fn anchor_of(text: &Option<String>) -> anyhow::Result<Option<(String, f64)>> {
 
 fn bench_service(a: BenchServiceArgs) -> anyhow::Result<()> {
     engine::game_info(&a.game)?;
-    let cfg = ladder::bench_service::BenchServiceConfig {
+    let cfg = bench_service::BenchServiceConfig {
         db: a.db,
         server_program: std::env::current_exe().context("cannot find this program to run as the server")?,
         workers: a.workers,
@@ -641,7 +646,7 @@ fn bench_service(a: BenchServiceArgs) -> anyhow::Result<()> {
         game: a.game,
         bots: a.bots,
     };
-    let report = runtime()?.block_on(ladder::bench_service::run(&cfg))?;
+    let report = runtime()?.block_on(bench_service::run(&cfg))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -651,14 +656,14 @@ fn bench_service(a: BenchServiceArgs) -> anyhow::Result<()> {
 }
 
 fn bench_web(a: BenchWebArgs) -> anyhow::Result<()> {
-    let cfg = ladder::bench_web::BenchWebConfig {
+    let cfg = bench_web::BenchWebConfig {
         db: a.db,
         games: a.games,
         bots: a.bots,
         requests: a.requests,
         seed: a.seed,
     };
-    let report = runtime()?.block_on(ladder::bench_web::run(&cfg))?;
+    let report = runtime()?.block_on(bench_web::run(&cfg))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -786,7 +791,7 @@ fn tournament_cmd(a: TournamentArgs) -> anyhow::Result<()> {
 fn ratings_cmd(a: RatingsArgs) -> anyhow::Result<()> {
     let anchor = anchor_of(&a.anchor)?;
     let anchor_ref = anchor.as_ref().map(|(n, e)| (n.as_str(), *e));
-    let mut out: Vec<(String, ladder::standings::Standings)> = Vec::new();
+    let mut out: Vec<(String, rating::standings::Standings)> = Vec::new();
     // Lines of --records files that are not games that replay: reported after the
     // ratings of the good ones, and the command fails.
     let mut refused: Vec<String> = Vec::new();
@@ -804,7 +809,7 @@ fn ratings_cmd(a: RatingsArgs) -> anyhow::Result<()> {
         }
         out.push((
             "records".into(),
-            ladder::standings::from_records(&records, anchor_ref).map_err(anyhow::Error::msg)?,
+            ladder::local::standings_from_records(&records, anchor_ref).map_err(anyhow::Error::msg)?,
         ));
     } else {
         let Some(url) = a.db else {
@@ -838,7 +843,7 @@ fn ratings_cmd(a: RatingsArgs) -> anyhow::Result<()> {
                         );
                     }
                 }
-                ladder::standings::from_records(&records, anchor_ref).map_err(anyhow::Error::msg)?
+                ladder::local::standings_from_records(&records, anchor_ref).map_err(anyhow::Error::msg)?
             } else {
                 rt.block_on(tournament::standings_of(&store, c, anchor_ref))?
             };
@@ -875,9 +880,9 @@ fn sprt_cmd(a: SprtArgs) -> anyhow::Result<()> {
     }
     let bots = name_bots(&[a.bot.clone(), a.vs.clone()])?;
     let test =
-        ladder::stats::Sprt::new(a.model, a.elo0, a.elo1, a.alpha, a.beta).map_err(anyhow::Error::msg)?;
+        rating::sprt::Sprt::new(a.model, a.elo0, a.elo1, a.alpha, a.beta).map_err(anyhow::Error::msg)?;
     let stop = interrupt_flag();
-    let cfg = ladder::sprt::SprtConfig {
+    let cfg = ladder::local::sprt::SprtConfig {
         game: a.game.game.clone(),
         options: a.game.opts.clone(),
         bots,
@@ -893,7 +898,7 @@ fn sprt_cmd(a: SprtArgs) -> anyhow::Result<()> {
         fresh_bots: a.game.fresh_bots,
         stop: Some(stop),
     };
-    let report = ladder::sprt::run(&cfg, sprt_progress())?;
+    let report = ladder::local::sprt::run(&cfg, sprt_progress())?;
     print!("{}", report.text(&cfg));
     if report.interrupted {
         // The conventional status of a run stopped by SIGINT.
@@ -925,13 +930,13 @@ fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
 
 /// The running state of an SPRT: on a terminal one line rewritten at most 10 times a
 /// second, else a line every 5 seconds.
-fn sprt_progress() -> impl FnMut(&ladder::stats::SequentialTest, u64, u64) {
+fn sprt_progress() -> impl FnMut(&rating::sprt::SequentialTest, u64, u64) {
     let tty = std::io::stderr().is_terminal();
     let mut last: Option<std::time::Instant> = None;
     let started = std::time::Instant::now();
     move |test, done, total| {
         let every = std::time::Duration::from_millis(if tty { 100 } else { 5000 });
-        let finished = test.decision != ladder::stats::SprtDecision::Continue || done >= total;
+        let finished = test.decision != rating::sprt::SprtDecision::Continue || done >= total;
         if last.is_some_and(|t| t.elapsed() < every) && !finished {
             return;
         }
@@ -941,7 +946,7 @@ fn sprt_progress() -> impl FnMut(&ladder::stats::SequentialTest, u64, u64) {
         let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-9);
         let line = format!(
             "{}  {rate:.1} games/s, at most {:.0} s left",
-            ladder::sprt::progress_line(test, done, total),
+            ladder::local::sprt::progress_line(test, done, total),
             total.saturating_sub(done) as f64 / rate.max(1e-9)
         );
         if tty {
@@ -962,11 +967,11 @@ fn bench_sprt(a: BenchSprtArgs) -> anyhow::Result<()> {
     );
     let start = std::time::Instant::now();
     for &gap in &a.gaps {
-        let test = ladder::stats::Sprt::new(ladder::stats::EloModel::Logistic, 0.0, gap, 0.05, 0.05)
+        let test = rating::sprt::Sprt::new(rating::sprt::EloModel::Logistic, 0.0, gap, 0.05, 0.05)
             .map_err(anyhow::Error::msg)?;
         for draw_heavy in [false, true] {
-            let at0 = ladder::stats::simulate(test, 0.0, draw_heavy, a.runs, a.seed);
-            let at1 = ladder::stats::simulate(test, gap, draw_heavy, a.runs, a.seed.wrapping_add(1));
+            let at0 = rating::sprt::simulate(test, 0.0, draw_heavy, a.runs, a.seed);
+            let at1 = rating::sprt::simulate(test, gap, draw_heavy, a.runs, a.seed.wrapping_add(1));
             let rate = |k: u64| 100.0 * k as f64 / a.runs as f64;
             println!(
                 "{gap:>5} {:<12} {:>7.2}% {:>7.2}% {:>12.0} {:>12.0}",
@@ -989,8 +994,13 @@ fn bench_sprt(a: BenchSprtArgs) -> anyhow::Result<()> {
 }
 
 fn bench_fit(a: BenchFitArgs) -> anyhow::Result<()> {
-    let (results, build, fit) =
-        ladder::rating::bench(a.games, a.bots, a.seats).map_err(anyhow::Error::msg)?;
+    let games = rating::fit::SimulatedGames::new(a.games, a.bots, a.seats).map_err(anyhow::Error::msg)?;
+    let start = std::time::Instant::now();
+    let results = games.results()?;
+    let build = start.elapsed().as_secs_f64();
+    let start = std::time::Instant::now();
+    let steps = results.fit(rating::fit::Anchor::Mean(0.0)).iterations;
+    let fit = (start.elapsed().as_secs_f64(), steps);
     println!(
         "{} games among {} bots ({} seats): {} distinct rankings; aggregating {:.3} s, fitting {:.3} s ({} Newton steps), {:.3} s in all",
         a.games,
@@ -1045,13 +1055,13 @@ fn serve_cmd(a: ServeArgs) -> anyhow::Result<()> {
             }
             None => None,
         };
-        let cfg = ladder::service::ServiceConfig {
+        let cfg = ladder::server::ServiceConfig {
             admin_token,
             lease: std::time::Duration::from_secs_f64(a.lease_seconds),
             tls,
             suspend_after: a.suspend_after,
         };
-        ladder::service::run(grpc, http, store, cfg, shutdown_signal()).await?;
+        ladder::server::run(grpc, http, store, cfg, shutdown_signal()).await?;
         anyhow::Ok(())
     })
 }

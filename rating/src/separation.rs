@@ -25,9 +25,9 @@ pub enum Separation {
 /// the games and the players' game counts.
 pub fn classify(n: usize, orders: impl Iterator<Item = u128>, games: &[u64]) -> Vec<Option<Separation>> {
     let mut ahead: Vec<Vec<u32>> = vec![Vec::new(); n];
-    let mut order = [0u32; crate::rating::MAX_SEATS];
+    let mut order = [0u32; crate::order::MAX_SEATS];
     for key in orders {
-        let m = crate::rating::unpack(key, &mut order);
+        let m = crate::order::unpack(key, &mut order);
         for a in 0..m {
             for b in a + 1..m {
                 ahead[order[a] as usize].push(order[b]);
@@ -142,7 +142,7 @@ fn components(ahead: &[Vec<u32>], behind: &[Vec<u32>]) -> Vec<usize> {
 mod tests {
     use super::*;
 
-    use crate::rating::pack as key;
+    use crate::order::pack as key;
 
     #[test]
     fn a_player_that_never_lost_and_one_that_never_won_are_found() {

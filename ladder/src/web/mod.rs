@@ -23,7 +23,7 @@ mod competition;
 pub mod redact;
 mod svg;
 
-use crate::cache::StandingsCache;
+use crate::server::cache::StandingsCache;
 use crate::store::{ResultRow, Store};
 use axum::Router;
 use axum::extract::{Path, State};

@@ -8,8 +8,8 @@
 //! more.
 
 use crate::bench_service::{TempStore, percentile};
-use crate::cache::StandingsCache;
-use crate::store::{NewCompetition, NewGame, RatingPoint, SeatFaults, Store, now_ms};
+use ladder::server::cache::StandingsCache;
+use ladder::store::{NewCompetition, NewGame, RatingPoint, SeatFaults, Store, now_ms};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use std::sync::Arc;
@@ -220,7 +220,7 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<i64> {
     // A history as a long-running ladder keeps it: a point per bot whenever the
     // competition grew by a twentieth. Its values are the final fit's, widened
     // for fewer games: only how many rows there are matters here.
-    let st = crate::tournament::standings_of(store, &c, None).await?;
+    let st = ladder::local::tournament::standings_of(store, &c, None).await?;
     let mut at = 20i64;
     let mut points = Vec::new();
     while at <= cfg.games as i64 {
@@ -273,7 +273,7 @@ async fn measure(cfg: &BenchWebConfig, temp: &TempStore) -> anyhow::Result<Bench
     let fill_seconds = t.elapsed().as_secs_f64();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
-    let app = crate::web::router(store.clone(), Arc::new(StandingsCache::new(store.clone())));
+    let app = ladder::web::router(store.clone(), Arc::new(StandingsCache::new(store.clone())));
     let server = tokio::spawn(async move { axum::serve(listener, app).await });
     let t = Instant::now();
     let (status, _) = get(addr, "/").await?;

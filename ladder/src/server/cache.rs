@@ -8,9 +8,9 @@
 //! and callers that find a stale one while a refit is running wait for its result
 //! instead of fitting again.
 
-use crate::standings::{self, Standings};
+use crate::local::tournament::TournamentError;
 use crate::store::{CompetitionRow, RatingPoint, ResultRow, Store, now_ms};
-use crate::tournament::TournamentError;
+use rating::standings::{self, Standings};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

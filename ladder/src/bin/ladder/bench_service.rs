@@ -4,7 +4,7 @@
 //! Prints what a host sizing a server needs: groups and games per second, lease
 //! and report latency, and the server's own CPU per game.
 
-use crate::worker::{Client, connect, play_lease};
+use ladder::worker::{Client, connect, play_lease};
 use proto::ladder::{
     AddWorkerRequest, LeaseGroupsRequest, OpenCompetitionRequest, RegisterBotRequest, ReportGroupsRequest,
     ReportRequest,
@@ -297,7 +297,7 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
                         records,
                     })
                 })
-                .collect::<Result<Vec<_>, crate::worker::WorkerError>>()
+                .collect::<Result<Vec<_>, ladder::worker::WorkerError>>()
         })
         .await;
         drop(permit);

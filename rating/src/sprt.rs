@@ -20,6 +20,8 @@
 //! that the error rates are near their nominal values even when one pair moves the
 //! LLR a lot.
 
+pub mod estimate;
+
 pub use crate::elo::{elo_of_score, expected_score, normal_cdf};
 
 /// Weight given to an empty pentanomial cell before the LLR is computed.
@@ -285,7 +287,7 @@ fn mle_with_t_value(p: &[f64; 5], t: f64) -> Result<[f64; 5], StatsError> {
 }
 
 /// The scale the hypotheses are in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EloModel {
     /// Logistic Elo: the expected score is `1 / (1 + 10^(-elo/400))`, whatever the
@@ -297,6 +299,18 @@ pub enum EloModel {
     /// is, so one pair of bounds fits every game; fishtest's default.
     #[default]
     Normalized,
+}
+
+impl std::str::FromStr for EloModel {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<EloModel, String> {
+        match s {
+            "logistic" => Ok(EloModel::Logistic),
+            "normalized" => Ok(EloModel::Normalized),
+            _ => Err(format!("{s:?} is not an Elo model: use normalized or logistic")),
+        }
+    }
 }
 
 impl std::fmt::Display for EloModel {

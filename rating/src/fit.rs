@@ -23,7 +23,7 @@
 //! information, carried through the anchoring (the ratings' average, or one player).
 //!
 //! ```
-//! use ladder::rating::{Anchor, Results};
+//! use rating::fit::{Anchor, Results};
 //! let mut results = Results::new(2);
 //! for _ in 0..30 { results.add(&[0, 1], &[1, 2]).unwrap(); } // 0 beats 1
 //! for _ in 0..10 { results.add(&[1, 0], &[1, 2]).unwrap(); } // 1 beats 0
@@ -34,6 +34,8 @@
 //! ```
 
 pub use crate::elo::expected_score;
+pub use crate::order::{MAX_PLAYERS, MAX_SEATS};
+use crate::order::{pack, unpack};
 use std::collections::HashMap;
 use std::f64::consts::LN_10;
 
@@ -42,12 +44,6 @@ pub const ELO_PER_NAT: f64 = 400.0 / LN_10;
 
 /// Standard deviation of the prior on each rating, in Elo.
 pub const PRIOR_SD_ELO: f64 = 2000.0;
-
-/// Most seats a game may have.
-pub const MAX_SEATS: usize = 7;
-
-/// Most players the packed ranking keys can name.
-pub const MAX_PLAYERS: usize = 1 << 16;
 
 /// A result that cannot enter the fit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -99,22 +95,6 @@ pub struct Results {
     groups: HashMap<i64, Vec<(u128, f64)>>,
     /// Games added with their group.
     grouped: u64,
-}
-
-pub(crate) fn pack(order: &[u32]) -> u128 {
-    let mut key = order.len() as u128;
-    for (j, &p) in order.iter().enumerate() {
-        key |= u128::from(p) << (4 + 16 * j);
-    }
-    key
-}
-
-pub(crate) fn unpack(key: u128, out: &mut [u32; MAX_SEATS]) -> usize {
-    let m = (key & 0xf) as usize;
-    for (j, slot) in out.iter_mut().enumerate().take(m) {
-        *slot = ((key >> (4 + 16 * j)) & 0xffff) as u32;
-    }
-    m
 }
 
 impl Results {
@@ -974,62 +954,83 @@ impl Ratings {
     }
 }
 
-/// Simulates `games` games of `seats` seats among `bots` bots of spread strengths,
-/// then times adding them and fitting. Returns the results and the seconds taken to
-/// add them, and to fit (with the Newton steps used).
-///
-/// # Errors
-/// Seat or bot counts the fit does not take.
-pub fn bench(games: u64, bots: usize, seats: usize) -> Result<(Results, f64, (f64, usize)), String> {
-    use rand_chacha::ChaCha8Rng;
-    use rand_core::{Rng, SeedableRng};
-    if !(2..=MAX_SEATS).contains(&seats) || bots < seats || bots > MAX_PLAYERS {
-        return Err(format!(
-            "{bots} bots and {seats} seats: need 2..={MAX_SEATS} seats and at least as many bots"
-        ));
-    }
-    let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let strength: Vec<f64> = (0..bots)
-        .map(|i| (i as f64 * 600.0 / bots as f64) / ELO_PER_NAT)
-        .collect();
-    let mut players = vec![0u32; games as usize * seats];
-    let mut ranks = vec![0u32; games as usize * seats];
-    for g in 0..games as usize {
-        let ps = &mut players[g * seats..(g + 1) * seats];
-        let mut k = 0;
-        while k < seats {
-            let p = (rng.next_u64() % bots as u64) as u32;
-            if !ps[..k].contains(&p) {
-                ps[k] = p;
-                k += 1;
+/// Games simulated among bots of spread strengths (0 to 600 Elo), seats drawn at
+/// random and places drawn from Plackett–Luce: material for `ladder bench-fit`
+/// and for tests of the fit at scale.
+#[derive(Debug, Clone)]
+pub struct SimulatedGames {
+    seats: usize,
+    bots: usize,
+    /// Players of game `g` at `g * seats..(g + 1) * seats`.
+    players: Vec<u32>,
+    /// Their places, laid out as `players`.
+    ranks: Vec<u32>,
+}
+
+impl SimulatedGames {
+    /// Simulates `games` games of `seats` seats among `bots` bots, from a fixed seed.
+    ///
+    /// # Errors
+    /// Seat or bot counts the fit does not take.
+    pub fn new(games: u64, bots: usize, seats: usize) -> Result<SimulatedGames, String> {
+        use rand_chacha::ChaCha8Rng;
+        use rand_core::{Rng, SeedableRng};
+        if !(2..=MAX_SEATS).contains(&seats) || bots < seats || bots > MAX_PLAYERS {
+            return Err(format!(
+                "{bots} bots and {seats} seats: need 2..={MAX_SEATS} seats and at least as many bots"
+            ));
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let strength: Vec<f64> = (0..bots)
+            .map(|i| (i as f64 * 600.0 / bots as f64) / ELO_PER_NAT)
+            .collect();
+        let mut players = vec![0u32; games as usize * seats];
+        let mut ranks = vec![0u32; games as usize * seats];
+        for g in 0..games as usize {
+            let ps = &mut players[g * seats..(g + 1) * seats];
+            let mut k = 0;
+            while k < seats {
+                let p = (rng.next_u64() % bots as u64) as u32;
+                if !ps[..k].contains(&p) {
+                    ps[k] = p;
+                    k += 1;
+                }
+            }
+            // Gumbel noise on the strengths gives a Plackett–Luce order.
+            let keys: Vec<f64> = ps
+                .iter()
+                .map(|&p| {
+                    let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                    strength[p as usize] - (-u.ln()).ln()
+                })
+                .collect();
+            for s in 0..seats {
+                ranks[g * seats + s] = 1 + keys.iter().filter(|&&k| k > keys[s]).count() as u32;
             }
         }
-        // Gumbel noise on the strengths gives a Plackett–Luce order.
-        let keys: Vec<f64> = ps
-            .iter()
-            .map(|&p| {
-                let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-                strength[p as usize] - (-u.ln()).ln()
-            })
-            .collect();
-        for s in 0..seats {
-            ranks[g * seats + s] = 1 + keys.iter().filter(|&&k| k > keys[s]).count() as u32;
+        Ok(SimulatedGames {
+            seats,
+            bots,
+            players,
+            ranks,
+        })
+    }
+
+    /// The games aggregated for fitting.
+    ///
+    /// # Errors
+    /// None for games made by [`SimulatedGames::new`]; the fit's own checks.
+    pub fn results(&self) -> Result<Results, ResultError> {
+        let mut results = Results::new(self.bots);
+        for (players, ranks) in self
+            .players
+            .chunks_exact(self.seats)
+            .zip(self.ranks.chunks_exact(self.seats))
+        {
+            results.add(players, ranks)?;
         }
+        Ok(results)
     }
-    let start = std::time::Instant::now();
-    let mut results = Results::new(bots);
-    for g in 0..games as usize {
-        results
-            .add(
-                &players[g * seats..(g + 1) * seats],
-                &ranks[g * seats..(g + 1) * seats],
-            )
-            .map_err(|e| e.to_string())?;
-    }
-    let build = start.elapsed().as_secs_f64();
-    let start = std::time::Instant::now();
-    let fit = results.fit(Anchor::Mean(0.0));
-    Ok((results, build, (start.elapsed().as_secs_f64(), fit.iterations)))
 }
 
 #[cfg(test)]
@@ -1314,7 +1315,7 @@ mod tests {
 
     #[test]
     fn the_bench_recovers_its_spread_of_strengths() {
-        let (results, _, _) = bench(20_000, 5, 2).unwrap();
+        let results = SimulatedGames::new(20_000, 5, 2).unwrap().results().unwrap();
         let fit = results.fit(Anchor::Player(0, 0.0));
         // Strengths are 0, 120, ..., 480 Elo.
         for i in 1..5 {
@@ -1325,7 +1326,7 @@ mod tests {
                 fit.elo[i]
             );
         }
-        assert!(bench(10, 1, 2).is_err());
+        assert!(SimulatedGames::new(10, 1, 2).is_err());
     }
 
     #[test]

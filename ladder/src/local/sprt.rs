@@ -1,7 +1,7 @@
 //! `ladder sprt`: mirrored pairs between two bots until the GSPRT decides.
 
-use crate::sprt_estimate::{StoppedEstimate, stopped_estimate};
-use crate::stats::{EloModel, Pentanomial, SequentialTest, Sprt, SprtDecision};
+use rating::sprt::estimate::{StoppedEstimate, stopped_estimate};
+use rating::sprt::{EloModel, Pentanomial, SequentialTest, Sprt, SprtDecision};
 use referee::clock::Limits;
 use referee::game::{GameSetup, LogPlace, SeatSetup};
 use referee::record::Pairing;

@@ -2,8 +2,8 @@
 //! this machine with the referee library and recorded in a store, resumable after a
 //! kill with no game lost or counted twice.
 
-use crate::standings::{self, Standings};
 use crate::store::{CompetitionRow, NewCompetition, NewGame, SeatFaults, Store, StoreError};
+use rating::standings::{self, Standings};
 use referee::clock::{Limits, TimeControl};
 use referee::game::{GameSetup, LogPlace, SeatSetup};
 use referee::record::{GameRecord, Pairing};

@@ -145,7 +145,7 @@ pub fn play_lease(
 ) -> Result<Vec<String>, WorkerError> {
     let limits = Limits {
         sandbox: sandbox.clone(),
-        ..crate::tournament::limits_from(&lease.time).map_err(WorkerError::Lease)?
+        ..crate::local::tournament::limits_from(&lease.time).map_err(WorkerError::Lease)?
     };
     let n = lease.entrants.len();
     let specs: Vec<BotSpec> = lease
@@ -306,7 +306,7 @@ fn claim(claimed: &AtomicU64, max: Option<u64>, batch: u64) -> u64 {
     }
 }
 
-/// Splits reports into calls of at most [`crate::service::MAX_BATCH`] groups and
+/// Splits reports into calls of at most [`crate::server::MAX_BATCH`] groups and
 /// [`REPORT_BATCH_BYTES`] of records (a single larger group goes alone).
 fn report_calls(reports: Vec<ReportRequest>) -> Vec<Vec<ReportRequest>> {
     let mut calls: Vec<Vec<ReportRequest>> = Vec::new();
@@ -314,7 +314,7 @@ fn report_calls(reports: Vec<ReportRequest>) -> Vec<Vec<ReportRequest>> {
     for r in reports {
         let size: usize = r.records.iter().map(String::len).sum();
         match calls.last_mut() {
-            Some(call) if call.len() < crate::service::MAX_BATCH && bytes + size <= REPORT_BATCH_BYTES => {
+            Some(call) if call.len() < crate::server::MAX_BATCH && bytes + size <= REPORT_BATCH_BYTES => {
                 bytes += size;
                 call.push(r);
             }
@@ -328,8 +328,8 @@ fn report_calls(reports: Vec<ReportRequest>) -> Vec<Vec<ReportRequest>> {
 }
 
 /// Most bytes of records in one report call: half what the server takes
-/// ([`crate::service::MAX_REPORT_BYTES`]), for the message's own framing.
-pub const REPORT_BATCH_BYTES: usize = crate::service::MAX_REPORT_BYTES / 2;
+/// ([`crate::server::MAX_REPORT_BYTES`]), for the message's own framing.
+pub const REPORT_BATCH_BYTES: usize = crate::server::MAX_REPORT_BYTES / 2;
 
 async fn work_loop(
     k: usize,
@@ -340,7 +340,7 @@ async fn work_loop(
     let name = format!("{}/{k}", cfg.name);
     let mut client: Option<Client> = None;
     let player = PlayThread::start(&name, cfg.log_dir.clone(), cfg.sandbox.clone())?;
-    let batch = cfg.batch.clamp(1, crate::service::MAX_BATCH) as u64;
+    let batch = cfg.batch.clamp(1, crate::server::MAX_BATCH) as u64;
     loop {
         let want = claim(claimed, cfg.max_groups, batch);
         if want == 0 {

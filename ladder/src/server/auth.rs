@@ -1,0 +1,140 @@
+//! Who is calling: the admin token, or a worker's own token (stored as its hash).
+
+use super::service::{LadderService, status_of};
+use crate::store::WorkerRow;
+use std::collections::HashMap;
+use std::time::Duration;
+use tonic::{Request, Status};
+
+/// Who is calling: the admin, or a worker known by its own token.
+#[derive(Debug, Clone)]
+pub(super) enum Caller {
+    Admin,
+    Worker(WorkerRow),
+}
+
+/// How long a worker's token is trusted without reading the store again. A
+/// token revoked through this server stops at once; through another server
+/// sharing the database, within this long.
+pub const TOKEN_CACHE: Duration = Duration::from_secs(2);
+
+/// Workers whose tokens were seen lately, by the token's hash.
+#[derive(Default)]
+pub(super) struct TokenCache {
+    pub(super) by_hash: HashMap<String, (WorkerRow, std::time::Instant)>,
+    /// When entries older than [`TOKEN_CACHE`] were last dropped.
+    pub(super) swept: Option<std::time::Instant>,
+}
+
+impl TokenCache {
+    pub(super) fn get(&self, hash: &str) -> Option<&WorkerRow> {
+        self.by_hash
+            .get(hash)
+            .filter(|(_, at)| at.elapsed() < TOKEN_CACHE)
+            .map(|(w, _)| w)
+    }
+
+    pub(super) fn insert(&mut self, hash: String, w: WorkerRow) {
+        let now = std::time::Instant::now();
+        if self.swept.is_none_or(|t| now.duration_since(t) >= TOKEN_CACHE) {
+            self.by_hash
+                .retain(|_, (_, at)| now.duration_since(*at) < TOKEN_CACHE);
+            self.swept = Some(now);
+        }
+        self.by_hash.insert(hash, (w, now));
+    }
+
+    /// About how many workers asked within the last [`TOKEN_CACHE`] or two.
+    pub(super) fn workers(&self) -> usize {
+        self.by_hash.len()
+    }
+}
+/// The SHA-256 of a token, in hex: what the store keeps of a worker's token.
+pub fn token_hash(token: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A new worker token: 256 bits from the operating system's random source, in hex.
+///
+/// # Errors
+/// The operating system has no random source to give.
+pub fn new_token() -> Result<String, Status> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| Status::internal(format!("no random source: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+pub(super) fn bearer<T>(req: &Request<T>) -> Result<&str, Status> {
+    let Some(value) = req.metadata().get("authorization") else {
+        return Err(Status::unauthenticated(
+            "missing authorization metadata: send `authorization: Bearer <token>`",
+        ));
+    };
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .ok_or_else(|| Status::unauthenticated("authorization is not `Bearer <token>`"))
+}
+
+pub(super) fn constant_time_eq(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && !a.is_empty()
+        && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl LadderService {
+    /// Who sent `req`: the admin token, or a worker's token that is not revoked.
+    pub(super) async fn caller<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
+        let token = bearer(req)?;
+        if constant_time_eq(token, &self.cfg.admin_token) {
+            return Ok(Caller::Admin);
+        }
+        // Looked up by its hash: the store never holds a token, and a lookup by
+        // hash gives away nothing of a token's text through timing. Known tokens
+        // are kept for TOKEN_CACHE, so a busy fleet's calls cost no query each;
+        // a revocation on this server forgets them at once.
+        let hash = token_hash(token);
+        if let Ok(cache) = self.tokens.lock()
+            && let Some(w) = cache.get(&hash)
+        {
+            return Ok(Caller::Worker(w.clone()));
+        }
+        match self.store.worker_by_token_hash(&hash).await.map_err(status_of)? {
+            Some(w) => {
+                if let Ok(mut cache) = self.tokens.lock() {
+                    cache.insert(hash, w.clone());
+                }
+                Ok(Caller::Worker(w))
+            }
+            None => Err(Status::unauthenticated("unknown or revoked token")),
+        }
+    }
+
+    /// Forgets every known token: after a revocation.
+    pub(super) fn forget_tokens(&self) {
+        if let Ok(mut cache) = self.tokens.lock() {
+            *cache = TokenCache::default();
+        }
+    }
+
+    pub(super) async fn need_admin<T>(&self, req: &Request<T>) -> Result<(), Status> {
+        match self.caller(req).await? {
+            Caller::Admin => Ok(()),
+            Caller::Worker(_) => Err(Status::permission_denied("this call needs the admin token")),
+        }
+    }
+
+    pub(super) async fn need_worker<T>(&self, req: &Request<T>) -> Result<WorkerRow, Status> {
+        match self.caller(req).await? {
+            Caller::Worker(w) => Ok(w),
+            Caller::Admin => Err(Status::permission_denied(
+                "leases and reports need a worker's own token (ladder admin add-worker), so every group is someone's",
+            )),
+        }
+    }
+}

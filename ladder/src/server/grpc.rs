@@ -1,0 +1,387 @@
+//! The gRPC adapter: each call of `ladder.proto` checked for its caller and handed
+//! to the service's logic.
+
+use super::auth::{new_token, token_hash};
+use super::service::*;
+use crate::local::tournament::limits_from;
+use crate::store::{BotRow, BotStatus, Completion, NewCompetition};
+use proto::ladder::ladder_server::Ladder;
+use proto::ladder::*;
+use referee::spec::BotSpec;
+use std::collections::HashMap;
+use tonic::{Request, Response, Status};
+
+#[tonic::async_trait]
+impl Ladder for LadderService {
+    async fn add_worker(&self, req: Request<AddWorkerRequest>) -> Result<Response<AddWorkerReply>, Status> {
+        self.need_admin(&req).await?;
+        let name = req.into_inner().name;
+        valid_name("worker name", &name)?;
+        let token = new_token()?;
+        self.store
+            .add_worker(&name, &token_hash(&token))
+            .await
+            .map_err(status_of)?;
+        tracing::info!(worker = %name, "worker added");
+        Ok(Response::new(AddWorkerReply { name, token }))
+    }
+
+    async fn revoke_worker(&self, req: Request<WorkerRequest>) -> Result<Response<WorkerInfo>, Status> {
+        self.need_admin(&req).await?;
+        let name = req.into_inner().name;
+        let w = self.store.revoke_worker(&name).await.map_err(status_of)?;
+        self.forget_tokens();
+        tracing::info!(worker = %name, "worker revoked");
+        let info = self.worker_infos().await?.into_iter().find(|i| i.name == w.name);
+        Ok(Response::new(info.unwrap_or(WorkerInfo {
+            name: w.name,
+            revoked: true,
+            ..WorkerInfo::default()
+        })))
+    }
+
+    async fn list_workers(
+        &self,
+        req: Request<ListWorkersRequest>,
+    ) -> Result<Response<ListWorkersReply>, Status> {
+        self.need_admin(&req).await?;
+        Ok(Response::new(ListWorkersReply {
+            workers: self.worker_infos().await?,
+        }))
+    }
+
+    async fn void_worker(&self, req: Request<WorkerRequest>) -> Result<Response<VoidWorkerReply>, Status> {
+        self.need_admin(&req).await?;
+        let name = req.into_inner().name;
+        let (groups, games) = self.store.void_worker(&name).await.map_err(status_of)?;
+        self.forget_tokens();
+        self.standings.forget_all();
+        tracing::warn!(worker = %name, groups, games, "worker voided: its groups are played again");
+        Ok(Response::new(VoidWorkerReply { name, groups, games }))
+    }
+
+    async fn register_bot(&self, req: Request<RegisterBotRequest>) -> Result<Response<BotInfo>, Status> {
+        self.need_admin(&req).await?;
+        let r = req.into_inner();
+        valid_name("bot name", &r.name)?;
+        engine::game_info(&r.game).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let (spec, env) = checked_spec(&r.spec, &r.env)?;
+        if let Some(old) = self.store.bot(&r.name).await.map_err(status_of)?
+            && (old.game != r.game || old.spec != spec || old.env != env)
+        {
+            return Err(Status::already_exists(format!(
+                "bot {:?} is already registered ({} {:?}); to change its command, \
+                 `ladder admin update {} SPEC` makes a new version",
+                old.name, old.game, old.spec, old.name
+            )));
+        }
+        let bot = self
+            .store
+            .register_bot(&r.name, &r.game, &spec, &env)
+            .await
+            .map_err(status_of)?;
+        self.enter_open_competitions(&bot).await?;
+        tracing::info!(bot = %bot.name, game = %bot.game, "bot registered");
+        Ok(Response::new(self.bot_info(&bot).await?))
+    }
+
+    async fn list_bots(&self, req: Request<ListBotsRequest>) -> Result<Response<ListBotsReply>, Status> {
+        self.need_admin(&req).await?;
+        let all = self.store.bots().await.map_err(status_of)?;
+        let names: HashMap<i64, &str> = all.iter().map(|b| (b.id, b.name.as_str())).collect();
+        Ok(Response::new(ListBotsReply {
+            bots: all.iter().map(|b| bot_info(b, &names)).collect(),
+        }))
+    }
+
+    async fn set_bot_status(&self, req: Request<SetBotStatusRequest>) -> Result<Response<BotInfo>, Status> {
+        self.need_admin(&req).await?;
+        let r = req.into_inner();
+        let status = match r.status.as_str() {
+            "active" | "enabled" | "enable" => BotStatus::Active,
+            "disabled" | "disable" => BotStatus::Disabled,
+            "removed" | "remove" => BotStatus::Removed,
+            other => {
+                return Err(Status::invalid_argument(format!(
+                    "a bot's status can be set to active, disabled or removed, not {other:?}"
+                )));
+            }
+        };
+        let reason = match (status, r.reason.trim()) {
+            (BotStatus::Active, _) => String::new(),
+            (_, "") => format!("{status} by the admin"),
+            (_, why) => format!("{status} by the admin: {}", referee::text::capped(why, 200)),
+        };
+        let (bot, withdrawn) = self
+            .store
+            .set_bot_status(&r.name, status, &reason)
+            .await
+            .map_err(status_of)?;
+        if withdrawn > 0 {
+            self.scheduler.forget().await;
+        }
+        tracing::info!(bot = %bot.name, status = %bot.status, withdrawn, "bot status set");
+        Ok(Response::new(self.bot_info(&bot).await?))
+    }
+
+    async fn update_bot(&self, req: Request<RegisterBotRequest>) -> Result<Response<BotInfo>, Status> {
+        self.need_admin(&req).await?;
+        let r = req.into_inner();
+        let (spec, env) = checked_spec(&r.spec, &r.env)?;
+        if let Some(old) = self.store.bot(&r.name).await.map_err(status_of)?
+            && !r.game.is_empty()
+            && r.game != old.game
+        {
+            return Err(Status::invalid_argument(format!(
+                "bot {:?} plays {}; a new version plays the same game (register a new bot for {})",
+                old.name, old.game, r.game
+            )));
+        }
+        let bot = self
+            .store
+            .update_bot(&r.name, &spec, &env)
+            .await
+            .map_err(status_of)?;
+        self.scheduler.forget().await;
+        self.enter_open_competitions(&bot).await?;
+        tracing::info!(bot = %bot.name, "bot updated");
+        Ok(Response::new(self.bot_info(&bot).await?))
+    }
+
+    async fn open_competition(
+        &self,
+        req: Request<OpenCompetitionRequest>,
+    ) -> Result<Response<CompetitionInfo>, Status> {
+        self.need_admin(&req).await?;
+        let r = req.into_inner();
+        valid_name("competition name", &r.name)?;
+        let info = engine::game_info(&r.game).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let seats = if r.seats == 0 {
+            *info.seats.start()
+        } else {
+            r.seats as usize
+        };
+        let game = engine::new_game(&r.game, &r.options, Some(seats), 0)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let time = match (r.tc.is_empty(), r.movetime_ms) {
+            (false, 0) => format!("tc={}", r.tc),
+            (false, _) => return Err(Status::invalid_argument("give tc or movetime_ms, not both")),
+            (true, 0) => "movetime=5000".into(),
+            (true, ms) => format!("movetime={ms}"),
+        };
+        limits_from(&time).map_err(Status::invalid_argument)?;
+        let c = self
+            .store
+            .create_competition(&NewCompetition {
+                name: r.name.clone(),
+                game: r.game.clone(),
+                options: game.options().to_vec(),
+                seats: seats as i64,
+                format: "ladder".into(),
+                // Unless the admin gave one: 64 bits no one knows, from which every
+                // group's seed derives (`engine::group_seed`).
+                seed: r.seed.unwrap_or_else(referee::seed::os_seed) as i64,
+                max_games: r.max_games as i64,
+                time,
+                config: String::new(),
+            })
+            .await
+            .map_err(status_of)?;
+        for b in self.store.bots().await.map_err(status_of)? {
+            if b.game == c.game {
+                self.store.add_entrant(c.id, b.id).await.map_err(status_of)?;
+            }
+        }
+        tracing::info!(competition = %c.name, game = %c.game, "competition opened");
+        Ok(Response::new(self.competition_info(&c).await?))
+    }
+
+    async fn close_competition(
+        &self,
+        req: Request<CloseCompetitionRequest>,
+    ) -> Result<Response<CompetitionInfo>, Status> {
+        self.need_admin(&req).await?;
+        let name = req.into_inner().name;
+        self.store.set_status(&name, false).await.map_err(status_of)?;
+        let c = self.competition_named(&name).await?;
+        Ok(Response::new(self.competition_info(&c).await?))
+    }
+
+    async fn list_competitions(
+        &self,
+        req: Request<ListCompetitionsRequest>,
+    ) -> Result<Response<ListCompetitionsReply>, Status> {
+        self.caller(&req).await?;
+        let mut competitions = Vec::new();
+        for c in self.store.competitions().await.map_err(status_of)? {
+            competitions.push(self.competition_info(&c).await?);
+        }
+        Ok(Response::new(ListCompetitionsReply { competitions }))
+    }
+
+    async fn standings(&self, req: Request<StandingsRequest>) -> Result<Response<StandingsReply>, Status> {
+        self.caller(&req).await?;
+        let c = self.competition_named(&req.into_inner().competition).await?;
+        let st = self
+            .standings
+            .current(&c)
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?;
+        Ok(Response::new(StandingsReply {
+            competition: c.name,
+            games: st.games,
+            anchor: st.anchor.clone(),
+            rows: st
+                .rows
+                .iter()
+                .map(|r| StandingRow {
+                    rank: r.rank as u32,
+                    bot: r.name.clone(),
+                    elo: r.elo,
+                    ci95: r.ci95,
+                    games: r.games,
+                    score: r.score,
+                    wins: r.wins,
+                    draws: r.draws,
+                    losses: r.losses,
+                    avg_rank: r.avg_rank,
+                })
+                .collect(),
+        }))
+    }
+
+    async fn game_records(
+        &self,
+        req: Request<GameRecordsRequest>,
+    ) -> Result<Response<GameRecordsReply>, Status> {
+        self.caller(&req).await?;
+        let r = req.into_inner();
+        let c = self.competition_named(&r.competition).await?;
+        let limit = if r.limit == 0 { 1000 } else { r.limit.min(1000) };
+        let records = self
+            .store
+            .records(c.id, r.after_id, i64::from(limit))
+            .await
+            .map_err(status_of)?
+            .into_iter()
+            .map(|(id, json)| StoredRecord { id, json })
+            .collect();
+        Ok(Response::new(GameRecordsReply { records }))
+    }
+
+    async fn lease(&self, req: Request<LeaseRequest>) -> Result<Response<LeaseReply>, Status> {
+        let worker = self.need_worker(&req).await?;
+        let reply = self.lease_groups(&worker, 1).await?;
+        Ok(Response::new(reply.groups.into_iter().next().unwrap_or(
+            LeaseReply {
+                groups_in_progress: reply.groups_in_progress,
+                retry_after_ms: reply.retry_after_ms,
+                ..LeaseReply::default()
+            },
+        )))
+    }
+
+    async fn report(&self, req: Request<ReportRequest>) -> Result<Response<ReportReply>, Status> {
+        let worker = self.need_worker(&req).await?;
+        let verdict = self
+            .report_groups(&worker, vec![req.into_inner()])
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Status::internal("no outcome for a report"))??;
+        Ok(Response::new(ReportReply {
+            outcome: outcome_word(verdict).into(),
+        }))
+    }
+
+    async fn lease_groups(
+        &self,
+        req: Request<LeaseGroupsRequest>,
+    ) -> Result<Response<LeaseGroupsReply>, Status> {
+        let worker = self.need_worker(&req).await?;
+        let max = req.into_inner().max_groups as usize;
+        Ok(Response::new(
+            LadderService::lease_groups(self, &worker, max).await?,
+        ))
+    }
+
+    async fn report_groups(
+        &self,
+        req: Request<ReportGroupsRequest>,
+    ) -> Result<Response<ReportGroupsReply>, Status> {
+        let worker = self.need_worker(&req).await?;
+        let reports = req.into_inner().reports;
+        let ids: Vec<i64> = reports.iter().map(|r| r.group_id).collect();
+        let verdicts = LadderService::report_groups(self, &worker, reports).await?;
+        Ok(Response::new(ReportGroupsReply {
+            outcomes: ids
+                .into_iter()
+                .zip(verdicts)
+                .map(|(group_id, v)| match v {
+                    Ok(done) => GroupOutcome {
+                        group_id,
+                        outcome: outcome_word(done).into(),
+                        ..GroupOutcome::default()
+                    },
+                    Err(s) => GroupOutcome {
+                        group_id,
+                        outcome: "refused".into(),
+                        code: s.code() as u32,
+                        message: s.message().to_owned(),
+                    },
+                })
+                .collect(),
+        }))
+    }
+}
+
+/// How a stored report is named to the worker.
+pub(super) fn outcome_word(done: Completion) -> &'static str {
+    match done {
+        Completion::Recorded => "recorded",
+        Completion::AlreadyDone | Completion::LeaseLost => "already_recorded",
+    }
+}
+
+/// A spec and environment as the admin gave them, checked: it parses, a built-in
+/// exists and takes its options, a command line splits, only a program has an
+/// environment. Returns them as stored.
+pub(super) fn checked_spec(text: &str, vars: &[EnvVar]) -> Result<(String, Vec<(String, String)>), Status> {
+    let spec = BotSpec::parse(text).map_err(|e| Status::invalid_argument(format!("the bot spec: {e}")))?;
+    if spec == BotSpec::Human {
+        return Err(Status::invalid_argument("a ladder bot cannot be `human`"));
+    }
+    spec.check()
+        .map_err(|e| Status::invalid_argument(format!("the bot spec: {e}")))?;
+    let mut env = Vec::with_capacity(vars.len());
+    for v in vars {
+        let pair = referee::sandbox::parse_env_pair(&format!("{}={}", v.key, v.value))
+            .map_err(|e| Status::invalid_argument(format!("environment: {e}")))?;
+        env.push(pair);
+    }
+    if !env.is_empty() && !matches!(spec, BotSpec::Process { .. }) {
+        return Err(Status::invalid_argument(
+            "only a program has an environment: this bot is not one",
+        ));
+    }
+    Ok((spec.to_string(), env))
+}
+
+/// What the admin is told of a bot (its environment's values never).
+pub(super) fn bot_info(b: &BotRow, names: &HashMap<i64, &str>) -> BotInfo {
+    BotInfo {
+        id: b.id,
+        name: b.name.clone(),
+        game: b.game.clone(),
+        spec: b.spec.clone(),
+        env_keys: b.env.iter().map(|(k, _)| k.clone()).collect(),
+        status: b.status.to_string(),
+        status_reason: b.status_reason.clone(),
+        version: b.version,
+        previous: b
+            .previous_id
+            .and_then(|id| names.get(&id).map(|n| (*n).to_owned()))
+            .unwrap_or_default(),
+        start_failures: b.start_failures,
+    }
+}

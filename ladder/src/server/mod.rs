@@ -1,0 +1,133 @@
+//! `ladder serve`: the gRPC API (admin, reads, worker leases) and a read-only web
+//! page of standings and recent games with its JSON.
+//!
+//! Workers are not trusted: every reported record is checked against the lease
+//! (game, options, seed, seats, bots, rotations) and replayed move by move; one that
+//! does not reproduce is refused and nothing of the group is stored.
+
+mod auth;
+pub mod cache;
+mod grpc;
+mod scheduler;
+mod service;
+pub mod tally;
+
+pub use auth::{TOKEN_CACHE, new_token, token_hash};
+pub use scheduler::{BACKLOG_EVERY, BACKLOG_MIN, Scheduler};
+pub use service::{BUSY_ASKS_PER_S, BUSY_RETRY_MAX, BUSY_RETRY_MIN, CALLS_PER_CONNECTION, LadderService};
+
+use crate::server::cache::StandingsCache;
+use crate::store::Store;
+use proto::ladder::ladder_server::LadderServer;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Largest message the service takes: a report (a worker splits a batch to fit,
+/// `worker::REPORT_BATCH_BYTES`). What a record can hold is
+/// capped by the referee (`docs/security.md` has the sum: a group of the longest
+/// games with every bot flooding `info` stays under a tenth of this), so the limit
+/// is never what stops an honest worker; reports also travel gzip-compressed.
+pub const MAX_REPORT_BYTES: usize = 16 << 20;
+
+/// Most groups leased or reported in one call.
+pub const MAX_BATCH: usize = 64;
+
+/// Longest a lease that found no group ready waits for the background scheduler's
+/// next look before it answers "ask again" (`retry_after_ms`). Leases never
+/// schedule themselves: hundreds of them doing so at once queued behind each
+/// other for seconds (lease p99 6.3 s at 500 workers).
+pub const LEASE_WAIT: Duration = Duration::from_millis(250);
+
+/// What a worker is told to wait when no group is ready yet but more are coming.
+pub const RETRY_AFTER: Duration = Duration::from_millis(100);
+
+/// Service settings.
+#[derive(Clone)]
+pub struct ServiceConfig {
+    /// Token for admin calls.
+    pub admin_token: String,
+    /// How long a worker holds a lease.
+    pub lease: Duration,
+    /// The server's certificate and key for TLS; plain HTTP/2 without.
+    pub tls: Option<tonic::transport::Identity>,
+    /// Suspend a bot after this many reported games in a row in which it could
+    /// not start or shake hands (0: never).
+    pub suspend_after: u32,
+}
+
+/// Default of [`ServiceConfig::suspend_after`].
+pub const SUSPEND_AFTER: u32 = 5;
+
+impl std::fmt::Debug for ServiceConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token or the key.
+        f.debug_struct("ServiceConfig")
+            .field("lease", &self.lease)
+            .field("tls", &self.tls.is_some())
+            .field("suspend_after", &self.suspend_after)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the service stopped other than by its shutdown.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The gRPC server failed.
+    #[error("the gRPC server: {0}")]
+    Grpc(#[from] tonic::transport::Error),
+    /// The web server failed.
+    #[error("the web server: {0}")]
+    Web(#[from] std::io::Error),
+    /// The web server's task panicked.
+    #[error("the web server's task: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// Serves the gRPC API on `grpc` and, if given, the web page on `http`, until
+/// `shutdown` completes.
+///
+/// # Errors
+/// A server that fails.
+pub async fn run(
+    grpc: tokio::net::TcpListener,
+    http: Option<tokio::net::TcpListener>,
+    store: Store,
+    cfg: ServiceConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let standings = Arc::new(StandingsCache::new(store.clone()));
+    let web = http.map(|listener| {
+        let app = crate::web::router(store.clone(), standings.clone());
+        let mut rx = stop_rx.clone();
+        tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.wait_for(|s| *s).await;
+                })
+                .await
+        })
+    });
+    let incoming = tonic::transport::server::TcpIncoming::from(grpc).with_nodelay(Some(true));
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(identity) = cfg.tls.clone() {
+        builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
+    }
+    let service = LadderService::new(store, cfg, standings);
+    let scheduler = tokio::spawn(service.scheduler.clone().keep_ahead(stop_rx.clone()));
+    let svc = LadderServer::new(service)
+        .max_decoding_message_size(MAX_REPORT_BYTES)
+        .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
+        .send_compressed(tonic::codec::CompressionEncoding::Gzip);
+    let result = builder
+        .add_service(svc)
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await;
+    let _ = stop_tx.send(true);
+    let _ = scheduler.await;
+    if let Some(web) = web {
+        web.await??;
+    }
+    Ok(result?)
+}

@@ -1,0 +1,234 @@
+//! The background scheduler: keeps groups ready so a lease never schedules.
+
+use super::service::*;
+use super::tally::Tally;
+use crate::server::cache::StandingsCache;
+use crate::store::{BotRow, BotStatus, CompetitionRow, CompetitionStatus, GroupStatus, Store};
+use rating::schedule::Candidate;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+use tonic::Status;
+
+/// Chooses who plays next and stores the groups; one per server.
+pub struct Scheduler {
+    pub(super) store: Store,
+    pub(super) standings: Arc<StandingsCache>,
+    // Scheduling reads then writes; one at a time per server keeps it simple (with
+    // several servers the group-number key settles races). Per competition, what
+    // has been scheduled so far.
+    pub(super) tallies: Mutex<HashMap<i64, Tally>>,
+    /// Groups asked for in leases on this server so far: the demand the backlog
+    /// follows (what was asked, not what was had, so a backlog run dry grows).
+    pub(super) wanted: std::sync::atomic::AtomicU64,
+    /// Rung by a lease that found too few groups ready.
+    pub(super) wake: tokio::sync::Notify,
+    /// Told after every look at the backlog, for leases waiting on one.
+    pub(super) looks: tokio::sync::watch::Sender<Look>,
+}
+
+/// What the scheduler's last look at the backlog found.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Look {
+    /// Groups were ready, or it stored some: a lease that found none should ask
+    /// again. False: every open competition is full or has too few bots.
+    pub(super) could_schedule: bool,
+}
+
+impl Scheduler {
+    /// Forgets what was scheduled, so the next batch reads it again: after
+    /// groups were withdrawn, which no longer count.
+    pub async fn forget(&self) {
+        self.tallies.lock().await.clear();
+    }
+
+    /// What the scheduler knows of each bot: its rating from the standings cache
+    /// (refit as games arrive, on the blocking pool, never under a lock the
+    /// scheduler holds) and its games from the tally, played or scheduled, so a
+    /// new bot is not put into every group at once.
+    pub(super) async fn candidates(
+        &self,
+        c: &CompetitionRow,
+        bots: &[BotRow],
+        tally: &Tally,
+    ) -> Result<Vec<Candidate>, Status> {
+        let st = self
+            .standings
+            .latest(c)
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?;
+        let by_name: HashMap<&str, &rating::standings::Standing> =
+            st.rows.iter().map(|r| (r.name.as_str(), r)).collect();
+        Ok(bots
+            .iter()
+            .map(|b| {
+                let (elo, sd) = by_name
+                    .get(b.name.as_str())
+                    .map_or((0.0, rating::fit::PRIOR_SD_ELO), |r| {
+                        // A separated bot (never lost, or never won) has a bound,
+                        // not an interval: uncertain, but less so than a newcomer.
+                        let sd = if r.ci95.is_finite() {
+                            r.ci95 / 1.959964
+                        } else {
+                            400.0
+                        };
+                        (r.elo, sd)
+                    });
+                Candidate {
+                    id: b.id,
+                    elo,
+                    sd,
+                    games: tally.games.get(&b.id).copied().unwrap_or(0),
+                }
+            })
+            .collect())
+    }
+
+    /// Schedules up to `want` groups, each in the open competition with the fewest
+    /// groups that can take one. Returns how many it stored.
+    pub(super) async fn schedule_batch(&self, want: usize) -> Result<usize, Status> {
+        let mut tallies = self.tallies.lock().await;
+        struct Open {
+            c: CompetitionRow,
+            candidates: Vec<Candidate>,
+            picks: Vec<Vec<i64>>,
+            room: u64,
+        }
+        let mut open = Vec::new();
+        for c in self.store.competitions().await.map_err(status_of)? {
+            if c.status != CompetitionStatus::Open {
+                continue;
+            }
+            let tally = tallies.entry(c.id).or_default();
+            for g in self
+                .store
+                .groups_after(c.id, tally.read_from())
+                .await
+                .map_err(status_of)?
+            {
+                if g.status != GroupStatus::Withdrawn {
+                    tally.add(g.id, &g.bots, c.seats as u64);
+                }
+            }
+            let room = if c.max_games > 0 {
+                (c.max_games as u64)
+                    .div_ceil(c.seats as u64)
+                    .saturating_sub(tally.groups)
+            } else {
+                u64::MAX
+            };
+            if room == 0 {
+                continue;
+            }
+            let mut bots = self.store.entrants(c.id).await.map_err(status_of)?;
+            bots.retain(|b| b.status == BotStatus::Active);
+            let candidates = self.candidates(&c, &bots, tally).await?;
+            open.push(Open {
+                c,
+                candidates,
+                picks: Vec::new(),
+                room,
+            });
+        }
+        for _ in 0..want {
+            let Some(o) = open
+                .iter_mut()
+                .filter(|o| o.room > o.picks.len() as u64)
+                .min_by_key(|o| (tallies[&o.c.id].groups + o.picks.len() as u64, o.c.id))
+            else {
+                break;
+            };
+            let tally = tallies
+                .get_mut(&o.c.id)
+                .ok_or_else(|| Status::internal("no tally"))?;
+            let seats = o.c.seats as u64;
+            let Some(ids) = rating::schedule::pick(&o.candidates, seats as usize, &tally.met) else {
+                o.room = 0;
+                continue;
+            };
+            // With 3+ seats, the orientation that evens out who follows whom.
+            let ids = referee::seating::balanced_order_by(ids, &tally.follows);
+            // Counted at once so the next pick of this batch sees it.
+            tally.count(&ids, seats, 1);
+            for c in o.candidates.iter_mut().filter(|c| ids.contains(&c.id)) {
+                c.games += seats;
+            }
+            o.picks.push(ids);
+        }
+        let mut stored = 0;
+        for o in open.into_iter().filter(|o| !o.picks.is_empty()) {
+            let tally = tallies
+                .get_mut(&o.c.id)
+                .ok_or_else(|| Status::internal("no tally"))?;
+            let seats = o.c.seats as u64;
+            // Taken back, then counted as stored (by key, so a refresh skips them).
+            for ids in &o.picks {
+                tally.count(ids, seats, -1);
+            }
+            let groups = self
+                .store
+                .schedule_many(&o.c, &o.picks)
+                .await
+                .map_err(status_of)?;
+            for g in &groups {
+                tally.add(g.id, &g.bots, seats);
+            }
+            stored += groups.len();
+        }
+        Ok(stored)
+    }
+
+    /// Keeps about two seconds of leases' asking worth of groups ready (at least
+    /// [`BACKLOG_MIN`]), so a lease is one query and never waits for the scheduler;
+    /// looks every [`BACKLOG_EVERY`] or when a lease found too few. Ends with `stop`.
+    pub async fn keep_ahead(self: Arc<Self>, mut stop: tokio::sync::watch::Receiver<bool>) {
+        let mut last = (std::time::Instant::now(), 0u64);
+        let mut rate = 0.0f64;
+        loop {
+            tokio::select! {
+                _ = stop.wait_for(|s| *s) => return,
+                () = self.wake.notified() => {}
+                () = tokio::time::sleep(BACKLOG_EVERY) => {}
+            }
+            let wanted = self.wanted.load(std::sync::atomic::Ordering::Relaxed);
+            let secs = last.0.elapsed().as_secs_f64();
+            if secs >= 0.05 {
+                // Groups leased per second, smoothed over a few looks.
+                let now = (wanted - last.1) as f64 / secs;
+                rate = if rate == 0.0 { now } else { 0.7 * rate + 0.3 * now };
+                last = (std::time::Instant::now(), wanted);
+            }
+            // Two seconds of demand: a fleet's leases arrive in bursts (every
+            // worker of a batch comes back at once), and a lease that finds the
+            // backlog empty waits for the next look.
+            let target = ((2.0 * rate) as usize).max(BACKLOG_MIN);
+            let ready = match self.store.groups_ready().await {
+                Ok(n) => n as usize,
+                Err(e) => {
+                    tracing::warn!("the scheduler cannot count the groups ready: {e}");
+                    continue;
+                }
+            };
+            let mut could_schedule = ready > 0;
+            if ready < target / 2 {
+                let want = (target - ready).min(16 * BACKLOG_MIN);
+                match self.schedule_batch(want).await {
+                    Ok(stored) => could_schedule |= stored > 0,
+                    Err(e) => {
+                        // Told as "ask again": a passing database fault is not the end.
+                        could_schedule = true;
+                        tracing::warn!("the scheduler failed: {}", e.message());
+                    }
+                }
+            }
+            self.looks.send_replace(Look { could_schedule });
+        }
+    }
+}
+
+/// Fewest groups the background scheduler keeps ready.
+pub const BACKLOG_MIN: usize = 256;
+
+/// How often the background scheduler looks at the backlog.
+pub const BACKLOG_EVERY: Duration = Duration::from_millis(200);

@@ -1,0 +1,536 @@
+//! The service's logic: leases, reports checked by replay, the catalog of
+//! competitions and bots. The gRPC adapter (`grpc.rs`) calls it.
+
+use super::auth::TokenCache;
+use super::grpc::bot_info;
+use super::scheduler::{Look, Scheduler};
+use super::*;
+use crate::local::tournament::new_game;
+use crate::server::cache::StandingsCache;
+use crate::store::{
+    BotRow, BotStatus, CompetitionRow, CompetitionStatus, Completion, SeatStart, Store, StoreError, WorkerRow,
+};
+use proto::ladder::*;
+use referee::fault::FaultKind;
+use referee::record::GameRecord;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+use tonic::Status;
+
+/// The gRPC service.
+pub struct LadderService {
+    pub(super) store: Store,
+    pub(super) cfg: Arc<ServiceConfig>,
+    /// Standings per competition, shared with the web page.
+    pub(super) standings: Arc<StandingsCache>,
+    /// Schedules groups: in the background, and for a lease that finds none.
+    pub(super) scheduler: Arc<Scheduler>,
+    /// Replays at once: one per core.
+    pub(super) replays: tokio::sync::Semaphore,
+    /// Competitions and bots by key (`LadderService::catalog`).
+    pub(super) catalog: std::sync::Mutex<Arc<Catalog>>,
+    /// Worker calls (leases and reports) being served now.
+    pub(super) calls: Arc<std::sync::atomic::AtomicUsize>,
+    /// Workers by their token's hash, with when each was read.
+    pub(super) tokens: std::sync::Mutex<TokenCache>,
+    /// Past this many worker calls at once, a lease is told to come back
+    /// (`retry_after_ms`) rather than queued: see [`LadderService::lease_groups`].
+    pub(super) calls_max: usize,
+}
+
+/// One worker call being served; counted down when dropped.
+pub(super) struct CallGuard(Arc<std::sync::atomic::AtomicUsize>);
+
+impl CallGuard {
+    pub(super) fn enter(calls: &Arc<std::sync::atomic::AtomicUsize>) -> (CallGuard, usize) {
+        let now = calls.fetch_add(1, std::sync::atomic::Ordering::AcqRel) + 1;
+        (CallGuard(calls.clone()), now)
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// Worker calls served at once per database connection before leases are told
+/// to come back: enough to keep every connection and replay permit busy, few
+/// enough that a call never waits long behind the others.
+pub const CALLS_PER_CONNECTION: usize = 1;
+
+/// Shortest wait a busy server tells a lease to wait (then up to as much again,
+/// at random).
+pub const BUSY_RETRY_MIN: Duration = Duration::from_millis(200);
+
+/// Longest base wait a busy server tells a lease.
+pub const BUSY_RETRY_MAX: Duration = Duration::from_secs(3);
+
+/// How often, per second, the whole fleet should ask a busy server again.
+pub const BUSY_ASKS_PER_S: u64 = 250;
+
+/// Competitions and bots by key.
+#[derive(Debug, Default)]
+pub(super) struct Catalog {
+    pub(super) competitions: HashMap<i64, CompetitionRow>,
+    pub(super) bots: HashMap<i64, BotRow>,
+}
+
+pub(super) fn status_of(e: StoreError) -> Status {
+    match e {
+        StoreError::Conflict(m) => Status::already_exists(m),
+        StoreError::NotFound(m) => Status::not_found(m),
+        other => Status::internal(other.to_string()),
+    }
+}
+
+pub(super) fn valid_name(what: &str, name: &str) -> Result<(), Status> {
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.#".contains(c))
+    {
+        return Err(Status::invalid_argument(format!(
+            "{what} {name:?}: use 1 to 64 letters, digits, '_', '-', '.', '#'"
+        )));
+    }
+    Ok(())
+}
+
+impl LadderService {
+    /// Every worker with its audit (`crate::audit`).
+    pub(super) async fn worker_infos(&self) -> Result<Vec<WorkerInfo>, Status> {
+        let workers = self.store.workers().await.map_err(status_of)?;
+        let games = self.store.reported_games().await.map_err(status_of)?;
+        let ids: Vec<i64> = workers.iter().map(|w| w.id).collect();
+        let audits = rating::audit::audit(&ids, &games);
+        Ok(workers
+            .into_iter()
+            .zip(audits)
+            .map(|(w, a)| WorkerInfo {
+                name: w.name,
+                revoked: w.revoked,
+                groups: a.groups,
+                games: a.games,
+                faults: a
+                    .kinds
+                    .into_iter()
+                    .map(|k| FaultCount {
+                        kind: k.kind,
+                        games: k.games,
+                        rate: k.rate,
+                        others_rate: k.others_rate,
+                        z: k.z,
+                    })
+                    .collect(),
+                flag: a.flag,
+            })
+            .collect())
+    }
+
+    /// A service over a store, with the standings cache it shares with the page.
+    pub fn new(store: Store, cfg: ServiceConfig, standings: Arc<StandingsCache>) -> LadderService {
+        LadderService {
+            store: store.clone(),
+            cfg: Arc::new(cfg),
+            standings: standings.clone(),
+            scheduler: Arc::new(Scheduler {
+                store: store.clone(),
+                standings: standings.clone(),
+                tallies: Mutex::new(HashMap::new()),
+                wanted: std::sync::atomic::AtomicU64::new(0),
+                wake: tokio::sync::Notify::new(),
+                looks: tokio::sync::watch::Sender::new(Look::default()),
+            }),
+            catalog: std::sync::Mutex::new(Arc::default()),
+            replays: tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, usize::from)),
+            calls: Arc::default(),
+            tokens: std::sync::Mutex::default(),
+            calls_max: (CALLS_PER_CONNECTION * store.max_connections() as usize).min(4),
+        }
+    }
+
+    pub(super) async fn competition_info(&self, c: &CompetitionRow) -> Result<CompetitionInfo, Status> {
+        let games = self.store.game_count(c.id).await.map_err(status_of)?;
+        let bots = self.store.entrants(c.id).await.map_err(status_of)?;
+        Ok(CompetitionInfo {
+            name: c.name.clone(),
+            game: c.game.clone(),
+            options: c.options.clone(),
+            seats: c.seats as u32,
+            status: c.status.to_string(),
+            games: games as u64,
+            max_games: c.max_games as u64,
+            bots: bots.into_iter().map(|b| b.name).collect(),
+        })
+    }
+
+    pub(super) async fn competition_named(&self, name: &str) -> Result<CompetitionRow, Status> {
+        self.store
+            .competition(name)
+            .await
+            .map_err(status_of)?
+            .ok_or_else(|| Status::not_found(format!("no competition named {name:?}")))
+    }
+
+    /// The competitions and bots with these keys (and all others known). Their
+    /// rows never change once made (a bot registered again must match; a
+    /// competition's game, options, seed and time are fixed), so they are kept,
+    /// and read again only when a key is missing: a row another server made.
+    pub(super) async fn catalog(&self, competitions: &[i64], bots: &[i64]) -> Result<Arc<Catalog>, Status> {
+        let known = self
+            .catalog
+            .lock()
+            .map_err(|_| Status::internal("catalog poisoned"))?
+            .clone();
+        if competitions.iter().all(|id| known.competitions.contains_key(id))
+            && bots.iter().all(|id| known.bots.contains_key(id))
+        {
+            return Ok(known);
+        }
+        let fresh = Arc::new(Catalog {
+            competitions: self
+                .store
+                .competitions()
+                .await
+                .map_err(status_of)?
+                .into_iter()
+                .map(|c| (c.id, c))
+                .collect(),
+            bots: self
+                .store
+                .bots()
+                .await
+                .map_err(status_of)?
+                .into_iter()
+                .map(|b| (b.id, b))
+                .collect(),
+        });
+        *self
+            .catalog
+            .lock()
+            .map_err(|_| Status::internal("catalog poisoned"))? = fresh.clone();
+        Ok(fresh)
+    }
+
+    /// A bot as the admin is told of it.
+    pub(super) async fn bot_info(&self, b: &BotRow) -> Result<BotInfo, Status> {
+        let all = self.store.bots().await.map_err(status_of)?;
+        let names: HashMap<i64, &str> = all.iter().map(|x| (x.id, x.name.as_str())).collect();
+        Ok(bot_info(b, &names))
+    }
+
+    /// Enters an active bot in every open competition of its game.
+    pub(super) async fn enter_open_competitions(&self, bot: &BotRow) -> Result<(), Status> {
+        if bot.status != BotStatus::Active {
+            return Ok(());
+        }
+        for c in self.store.competitions().await.map_err(status_of)? {
+            if c.status == CompetitionStatus::Open && c.game == bot.game {
+                self.store.add_entrant(c.id, bot.id).await.map_err(status_of)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Leases up to `max` groups to `worker` under one token. The background
+    /// scheduler keeps groups ready; a lease that finds none wakes it and waits
+    /// (at most [`LEASE_WAIT`]) for its next look. "No work" without a
+    /// `retry_after_ms` means the scheduler looked and could schedule nothing.
+    pub(super) async fn lease_groups(
+        &self,
+        worker: &WorkerRow,
+        max: usize,
+    ) -> Result<LeaseGroupsReply, Status> {
+        let max = max.clamp(1, MAX_BATCH);
+        // Admission: when the server is already serving as many worker calls as
+        // its database can take, queueing one more lease only makes every call
+        // slower (the closed loop of a fleet of workers piles up here). It is told
+        // to come back instead, after a wait that grows with the load, jittered
+        // so the fleet does not come back at once. Reports are never turned away:
+        // their games are played.
+        let (call, in_flight) = CallGuard::enter(&self.calls);
+        if in_flight > self.calls_max {
+            // Longer the more workers are asking (those whose tokens were seen
+            // lately), so that the fleet's asking again stays at about
+            // BUSY_ASKS_PER_S however large it is; never past a few seconds,
+            // short against a lease of minutes.
+            let workers = self.tokens.lock().map_or(1, |c| c.workers()) as u64;
+            let base = (workers * 1000 / BUSY_ASKS_PER_S).clamp(
+                BUSY_RETRY_MIN.as_millis() as u64,
+                BUSY_RETRY_MAX.as_millis() as u64,
+            );
+            let jitter = referee::seed::os_seed() % base;
+            return Ok(LeaseGroupsReply {
+                groups: Vec::new(),
+                groups_in_progress: true,
+                retry_after_ms: (base + jitter) as u32,
+            });
+        }
+        let token = new_token()?;
+        let lease_ms = self.cfg.lease.as_millis() as i64;
+        let lease_now = |want: usize| {
+            let now = crate::store::now_ms();
+            self.store
+                .lease_many(&worker.name, &token, now, now + lease_ms, want as i64)
+        };
+        let mut groups = lease_now(max).await.map_err(status_of)?;
+        self.scheduler
+            .wanted
+            .fetch_add(max as u64, std::sync::atomic::Ordering::Relaxed);
+        // Subscribed before the wake, so the look the wake causes is not missed.
+        let mut looked = self.scheduler.looks.subscribe();
+        if groups.len() < max {
+            self.scheduler.wake.notify_one();
+        }
+        let mut retry_after_ms = 0;
+        if groups.is_empty() {
+            // Waiting for the scheduler is not serving.
+            drop(call);
+            let look = tokio::time::timeout(LEASE_WAIT, looked.changed()).await;
+            match look {
+                Ok(Ok(())) => {
+                    groups = lease_now(max).await.map_err(status_of)?;
+                    let could_schedule = looked.borrow().could_schedule;
+                    if groups.is_empty() && could_schedule {
+                        retry_after_ms = RETRY_AFTER.as_millis() as u32;
+                    }
+                }
+                // The scheduler is still at work (or stopping): ask again soon.
+                Ok(Err(_)) | Err(_) => retry_after_ms = RETRY_AFTER.as_millis() as u32,
+            }
+        }
+        if groups.is_empty() {
+            let in_progress = self.store.groups_in_progress().await.map_err(status_of)?;
+            return Ok(LeaseGroupsReply {
+                groups: Vec::new(),
+                groups_in_progress: in_progress > 0,
+                retry_after_ms,
+            });
+        }
+        let comp_ids: Vec<i64> = groups.iter().map(|g| g.competition_id).collect();
+        let bot_ids: Vec<i64> = groups.iter().flat_map(|g| g.bots.iter().copied()).collect();
+        let catalog = self.catalog(&comp_ids, &bot_ids).await?;
+        let (competitions, bots) = (&catalog.competitions, &catalog.bots);
+        let mut out = Vec::with_capacity(groups.len());
+        for g in groups {
+            let c = competitions
+                .get(&g.competition_id)
+                .ok_or_else(|| Status::internal(format!("group {} has no competition", g.id)))?;
+            tracing::debug!(worker = %worker.name, group = g.id, competition = %c.name, "group leased");
+            out.push(LeaseReply {
+                has_work: true,
+                lease: token.clone(),
+                group_id: g.id,
+                competition: c.name.clone(),
+                game: c.game.clone(),
+                options: c.options.clone(),
+                seed: g.seed as u64,
+                group_no: g.group_no as u64,
+                entrants: g
+                    .bots
+                    .iter()
+                    .map(|id| {
+                        let bot = bots.get(id);
+                        Entrant {
+                            bot: bot.map(|b| b.name.clone()).unwrap_or_default(),
+                            spec: bot.map(|b| b.spec.clone()).unwrap_or_default(),
+                            env: bot
+                                .map(|b| {
+                                    b.env
+                                        .iter()
+                                        .map(|(key, value)| EnvVar {
+                                            key: key.clone(),
+                                            value: value.clone(),
+                                        })
+                                        .collect()
+                                })
+                                .unwrap_or_default(),
+                        }
+                    })
+                    .collect(),
+                time: c.time.clone(),
+                expires_in_ms: lease_ms as u64,
+                groups_in_progress: false,
+                retry_after_ms: 0,
+            });
+        }
+        tracing::info!(worker = %worker.name, groups = out.len(), "groups leased");
+        Ok(LeaseGroupsReply {
+            groups: out,
+            groups_in_progress: false,
+            retry_after_ms: 0,
+        })
+    }
+
+    /// Judges and stores several groups' reports: each checked against its lease
+    /// and replayed (on the blocking pool, at most one batch per core at once),
+    /// then all that pass stored in one transaction. One verdict per report.
+    pub(super) async fn report_groups(
+        &self,
+        worker: &WorkerRow,
+        reports: Vec<ReportRequest>,
+    ) -> Result<Vec<Result<Completion, Status>>, Status> {
+        if reports.len() > MAX_BATCH {
+            return Err(Status::invalid_argument(format!(
+                "{} reports in one call: send at most {MAX_BATCH}",
+                reports.len()
+            )));
+        }
+        let _call = CallGuard::enter(&self.calls);
+        let ids: Vec<i64> = reports.iter().map(|r| r.group_id).collect();
+        let groups: HashMap<i64, crate::store::GroupRow> = self
+            .store
+            .groups_by_id(&ids)
+            .await
+            .map_err(status_of)?
+            .into_iter()
+            .map(|g| (g.id, g))
+            .collect();
+        let comp_ids: Vec<i64> = groups.values().map(|g| g.competition_id).collect();
+        let bot_ids: Vec<i64> = groups.values().flat_map(|g| g.bots.iter().copied()).collect();
+        let catalog = self.catalog(&comp_ids, &bot_ids).await?;
+        // Replaying is CPU work: on the blocking pool, not an executor thread, and
+        // no more batches at once than there are cores.
+        let _permit = self
+            .replays
+            .acquire()
+            .await
+            .map_err(|_| Status::unavailable("the server is stopping"))?;
+        let checked = tokio::task::spawn_blocking(move || {
+            reports
+                .into_iter()
+                .map(|r| {
+                    let group = groups
+                        .get(&r.group_id)
+                        .ok_or_else(|| Status::not_found(format!("no group {}", r.group_id)))?;
+                    let c = catalog
+                        .competitions
+                        .get(&group.competition_id)
+                        .ok_or_else(|| Status::internal(format!("group {} has no competition", group.id)))?;
+                    let (games, starts) = Self::verify(c, group, &catalog.bots, &r.records)
+                        .map_err(|e| Status::new(e.code(), format!("group {}: {}", group.id, e.message())))?;
+                    Ok((r.group_id, r.lease, games, starts))
+                })
+                .collect::<Vec<Result<_, Status>>>()
+        })
+        .await
+        .map_err(|e| Status::internal(format!("the replay failed: {e}")))?;
+        drop(_permit);
+        let passed: Vec<crate::store::LeaseReport<'_>> = checked
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .map(|(group_id, lease, games, starts)| crate::store::LeaseReport {
+                group_id: *group_id,
+                token: lease,
+                games,
+                starts,
+            })
+            .collect();
+        let (stored, suspended) = self
+            .store
+            .complete_leases(&passed, Some(worker.id), i64::from(self.cfg.suspend_after))
+            .await
+            .map_err(status_of)?;
+        let mut stored = stored.into_iter();
+        let mut out = Vec::with_capacity(checked.len());
+        for r in &checked {
+            out.push(match r {
+                Err(e) => {
+                    tracing::warn!(worker = %worker.name, "report refused: {}", e.message());
+                    Err(e.clone())
+                }
+                Ok((group_id, ..)) => match stored.next() {
+                    Some(Ok(Completion::LeaseLost)) => Err(Status::failed_precondition(format!(
+                        "the lease on group {group_id} expired and the group went to another worker"
+                    ))),
+                    Some(Ok(done)) => Ok(done),
+                    Some(Err(e)) => Err(status_of(e)),
+                    None => Err(Status::internal("no outcome for a report")),
+                },
+            });
+        }
+        let recorded = out
+            .iter()
+            .filter(|r| matches!(r, Ok(Completion::Recorded)))
+            .count();
+        tracing::info!(worker = %worker.name, groups = recorded, "groups recorded");
+        for bot in &suspended {
+            tracing::warn!(bot = %bot.name, "bot suspended: it could not start or shake hands in {} reported games in a row", self.cfg.suspend_after);
+        }
+        if !suspended.is_empty() {
+            self.scheduler.forget().await;
+        }
+        Ok(out)
+    }
+
+    /// Checks a group's reported records against what was leased and replays each.
+    pub(super) fn verify(
+        c: &CompetitionRow,
+        group: &crate::store::GroupRow,
+        bots: &HashMap<i64, BotRow>,
+        texts: &[String],
+    ) -> Result<(Vec<crate::store::NewGame>, Vec<SeatStart>), Status> {
+        let n = c.seats as usize;
+        if texts.len() != n {
+            return Err(Status::invalid_argument(format!(
+                "a group of {n}-seat games has {n} records (one per rotation); got {}",
+                texts.len()
+            )));
+        }
+        let mut games = Vec::with_capacity(n);
+        let mut starts = Vec::with_capacity(n * n);
+        let mut seen = vec![false; n];
+        for (k, text) in texts.iter().enumerate() {
+            let bad = |why: String| Status::invalid_argument(format!("record {k}: {why}"));
+            let mut rec: GameRecord =
+                serde_json::from_str(text).map_err(|e| bad(format!("does not parse: {e}")))?;
+            let pairing = rec.pairing.ok_or_else(|| bad("has no pairing".into()))?;
+            let r = pairing.rotation;
+            if pairing.group != group.group_no as u64 || r >= n || seen[r] {
+                return Err(bad(format!(
+                    "pairing (group {}, rotation {r}) is not an unplayed rotation of group {}",
+                    pairing.group, group.group_no
+                )));
+            }
+            seen[r] = true;
+            if rec.game != c.game || rec.options != c.options || rec.seed != group.seed as u64 {
+                return Err(bad(format!(
+                    "is {} {:?} seed {}, but the lease is {} {:?} seed {}",
+                    rec.game, rec.options, rec.seed, c.game, c.options, group.seed
+                )));
+            }
+            if rec.start_position.is_some() || rec.seats.len() != n {
+                return Err(bad("has another start or number of seats than leased".into()));
+            }
+            let seat_bots = referee::seating::seated(&group.bots, r);
+            for (s, id) in seat_bots.iter().enumerate() {
+                let bot = bots
+                    .get(id)
+                    .ok_or_else(|| Status::internal(format!("group names unknown bot {id}")))?;
+                if rec.seats[s].spec != bot.spec
+                    || rec.seats[s].entrant.as_deref().is_some_and(|e| e != bot.name)
+                {
+                    return Err(bad(format!("seat {s} is not {} ({})", bot.name, bot.spec)));
+                }
+                rec.seats[s].entrant = Some(bot.name.clone());
+            }
+            referee::replay::replay(&rec).map_err(|e| bad(format!("does not reproduce: {e}")))?;
+            for (s, &bot) in seat_bots.iter().enumerate() {
+                let failed = rec
+                    .faults
+                    .iter()
+                    .find(|f| f.seat == s && matches!(f.kind, FaultKind::Spawn | FaultKind::Handshake));
+                starts.push(SeatStart {
+                    bot,
+                    failure: failed.map(|f| format!("{}: {}", f.kind, f.detail)),
+                });
+            }
+            games.push(new_game(c.id, group.id, r, seat_bots, &rec));
+        }
+        Ok((games, starts))
+    }
+}

@@ -1,0 +1,261 @@
+//! Bots: registration, status, new versions, and the run of failed starts that suspends one.
+
+use super::*;
+
+impl Store {
+    pub(super) fn bot_row(r: &AnyRow) -> Result<BotRow> {
+        Ok(BotRow {
+            id: r.try_get("id")?,
+            name: r.try_get("name")?,
+            game: r.try_get("game")?,
+            spec: r.try_get("spec")?,
+            env: serde_json::from_str(&r.try_get::<String, _>("env")?)
+                .map_err(|e| StoreError::Corrupt(format!("bot environment: {e}")))?,
+            status: r.try_get::<String, _>("status")?.parse()?,
+            status_reason: r.try_get("status_reason")?,
+            start_failures: r.try_get("start_failures")?,
+            version: r.try_get("version")?,
+            previous_id: r.try_get("previous_id")?,
+        })
+    }
+
+    pub(super) const BOT_COLUMNS: &str =
+        "id, name, game, spec, env, status, status_reason, start_failures, version, previous_id";
+
+    /// Registers a bot, or returns the one of that name if it is the same.
+    ///
+    /// # Errors
+    /// The name is taken by a bot with another game, spec or environment.
+    pub async fn register_bot(
+        &self,
+        name: &str,
+        game: &str,
+        spec: &str,
+        env: &[(String, String)],
+    ) -> Result<BotRow> {
+        let env_json = serde_json::to_string(env).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        sqlx::query(
+            "INSERT INTO bots (name, game, spec, env, created_ms) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(game)
+        .bind(spec)
+        .bind(&env_json)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        let bot = self
+            .bot(name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("bot {name:?} vanished")))?;
+        if bot.game != game || bot.spec != spec || bot.env != env {
+            return Err(StoreError::Conflict(format!(
+                "bot name {name:?} is taken (game {}, spec {:?}, {} environment variables)",
+                bot.game,
+                bot.spec,
+                bot.env.len()
+            )));
+        }
+        Ok(bot)
+    }
+
+    /// A bot by name.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn bot(&self, name: &str) -> Result<Option<BotRow>> {
+        let sql = format!("SELECT {} FROM bots WHERE name = $1", Self::BOT_COLUMNS);
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(Self::bot_row).transpose()
+    }
+
+    /// Every bot, by id.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn bots(&self) -> Result<Vec<BotRow>> {
+        let sql = format!("SELECT {} FROM bots ORDER BY id", Self::BOT_COLUMNS);
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(Self::bot_row).collect()
+    }
+
+    /// Sets a bot's status. Taking it out of play withdraws the groups it was
+    /// scheduled in that no worker holds yet; putting it back clears its run of
+    /// start failures. Returns the bot and how many groups were withdrawn.
+    ///
+    /// # Errors
+    /// No such bot ([`StoreError::NotFound`]), a superseded or removed bot put back
+    /// ([`StoreError::Conflict`]), or the database.
+    pub async fn set_bot_status(&self, name: &str, status: BotStatus, reason: &str) -> Result<(BotRow, u64)> {
+        let bot = self
+            .bot(name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("no bot named {name:?}")))?;
+        if matches!(bot.status, BotStatus::Superseded | BotStatus::Removed) && status != BotStatus::Removed {
+            return Err(StoreError::Conflict(format!(
+                "bot {name:?} is {} ({}); it cannot be {}",
+                bot.status,
+                bot.status_reason,
+                match status {
+                    BotStatus::Active => "enabled",
+                    _ => "changed",
+                }
+            )));
+        }
+        let mut tx = self.write_tx().await?;
+        sqlx::query(
+            "UPDATE bots SET status = $2, status_reason = $3,
+             start_failures = CASE WHEN $2 = 'active' THEN 0 ELSE start_failures END WHERE id = $1",
+        )
+        .bind(bot.id)
+        .bind(status.as_str())
+        .bind(reason)
+        .execute(&mut *tx)
+        .await?;
+        let withdrawn = if status == BotStatus::Active {
+            0
+        } else {
+            Self::withdraw_groups_of(&mut tx, bot.id).await?
+        };
+        tx.commit().await?;
+        let bot = self
+            .bot(name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("bot {name:?} vanished")))?;
+        Ok((bot, withdrawn))
+    }
+
+    /// Withdraws the scheduled (not leased) groups a bot sits in.
+    pub(super) async fn withdraw_groups_of(
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        bot_id: i64,
+    ) -> Result<u64> {
+        // `bots` is the ids joined by commas: match the id between commas.
+        Ok(sqlx::query(
+            "UPDATE match_groups SET status = 'withdrawn'
+             WHERE status = 'scheduled' AND (',' || bots || ',') LIKE $1",
+        )
+        .bind(format!("%,{bot_id},%"))
+        .execute(&mut **tx)
+        .await?
+        .rows_affected())
+    }
+
+    /// Replaces a bot with a new version: a new row `BASE@N` (its own rating) with
+    /// the new spec and environment, linked to the old one, which is superseded
+    /// (its games and rating stay; its scheduled groups are withdrawn).
+    ///
+    /// # Errors
+    /// No such bot, a superseded or removed one, or the database.
+    pub async fn update_bot(&self, name: &str, spec: &str, env: &[(String, String)]) -> Result<BotRow> {
+        let old = self
+            .bot(name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("no bot named {name:?}")))?;
+        if matches!(old.status, BotStatus::Superseded | BotStatus::Removed) {
+            return Err(StoreError::Conflict(format!(
+                "bot {name:?} is {} ({}): update its newest version",
+                old.status, old.status_reason
+            )));
+        }
+        let base = name.split_once('@').map_or(name, |(b, _)| b);
+        let version = old.version + 1;
+        let new_name = format!("{base}@{version}");
+        let env_json = serde_json::to_string(env).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let mut tx = self.write_tx().await?;
+        sqlx::query(
+            "INSERT INTO bots (name, game, spec, env, created_ms, version, previous_id) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&new_name)
+        .bind(&old.game)
+        .bind(spec)
+        .bind(&env_json)
+        .bind(now_ms())
+        .bind(version)
+        .bind(old.id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE bots SET status = 'superseded', status_reason = $2 WHERE id = $1")
+            .bind(old.id)
+            .bind(format!("replaced by {new_name}"))
+            .execute(&mut *tx)
+            .await?;
+        Self::withdraw_groups_of(&mut tx, old.id).await?;
+        tx.commit().await?;
+        self.bot(&new_name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("bot {new_name:?} vanished")))
+    }
+
+    /// Counts reported games against bots' runs of games in a row in which they
+    /// could not start or shake hands (see [`StartRun`]). A bot whose run reaches
+    /// `limit` (0: never) is suspended with `reason(bot, run)`, and its scheduled
+    /// groups withdrawn. Returns the bots suspended now, as they were.
+    ///
+    pub(super) async fn count_start_failures(
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        runs: &[(i64, StartRun)],
+        limit: i64,
+        reason: impl Fn(i64, i64) -> String,
+    ) -> Result<Vec<BotRow>> {
+        // Started, and no failure since: one statement for all, which writes
+        // nothing in the usual case (no run to clear).
+        let cleared: Vec<i64> = runs
+            .iter()
+            .filter(|(_, run)| *run == StartRun::Restarted(0))
+            .map(|(id, _)| *id)
+            .collect();
+        if !cleared.is_empty() {
+            let marks: Vec<String> = (1..=cleared.len()).map(|k| format!("${k}")).collect();
+            let sql = format!(
+                "UPDATE bots SET start_failures = 0 WHERE start_failures <> 0 AND id IN ({})",
+                marks.join(", ")
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for id in &cleared {
+                q = q.bind(*id);
+            }
+            q.execute(&mut **tx).await?;
+        }
+        let mut suspended = Vec::new();
+        for &(bot_id, run) in runs {
+            let (sql, n) = match run {
+                StartRun::Restarted(0) | StartRun::Continued(0) => continue,
+                StartRun::Restarted(n) => ("UPDATE bots SET start_failures = $2 WHERE id = $1", n),
+                StartRun::Continued(n) => (
+                    "UPDATE bots SET start_failures = start_failures + $2 WHERE id = $1",
+                    n,
+                ),
+            };
+            sqlx::query(sql).bind(bot_id).bind(n).execute(&mut **tx).await?;
+            if limit <= 0 {
+                continue;
+            }
+            let sql = format!(
+                "SELECT {} FROM bots WHERE id = $1 AND status = 'active' AND start_failures >= $2",
+                Self::BOT_COLUMNS
+            );
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(bot_id)
+                .bind(limit)
+                .fetch_optional(&mut **tx)
+                .await?;
+            if let Some(row) = row {
+                let bot = Self::bot_row(&row)?;
+                sqlx::query("UPDATE bots SET status = 'suspended', status_reason = $2 WHERE id = $1")
+                    .bind(bot_id)
+                    .bind(reason(bot_id, bot.start_failures))
+                    .execute(&mut **tx)
+                    .await?;
+                Self::withdraw_groups_of(tx, bot_id).await?;
+                suspended.push(bot);
+            }
+        }
+        Ok(suspended)
+    }
+}

@@ -1,0 +1,141 @@
+//! Competitions and their entrants.
+
+use super::*;
+
+impl Store {
+    pub(super) fn competition_row(r: &AnyRow) -> Result<CompetitionRow> {
+        let options: String = r.try_get("options")?;
+        Ok(CompetitionRow {
+            id: r.try_get("id")?,
+            name: r.try_get("name")?,
+            game: r.try_get("game")?,
+            options: serde_json::from_str(&options).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            seats: r.try_get("seats")?,
+            format: r.try_get("format")?,
+            seed: r.try_get("seed")?,
+            max_games: r.try_get("max_games")?,
+            time: r.try_get("time")?,
+            status: r.try_get::<String, _>("status")?.parse()?,
+            config: r.try_get("config")?,
+        })
+    }
+
+    const COMPETITION_COLUMNS: &str =
+        "id, name, game, options, seats, format, seed, max_games, time, status, config";
+
+    /// Creates an open competition.
+    ///
+    /// # Errors
+    /// The name is taken.
+    pub async fn create_competition(&self, c: &NewCompetition) -> Result<CompetitionRow> {
+        let inserted = sqlx::query(
+            "INSERT INTO competitions (name, game, options, seats, format, seed, max_games, time, status, config, created_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(&c.name)
+        .bind(&c.game)
+        .bind(serde_json::to_string(&c.options).unwrap_or_default())
+        .bind(c.seats)
+        .bind(&c.format)
+        .bind(c.seed)
+        .bind(c.max_games)
+        .bind(&c.time)
+        .bind(&c.config)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!(
+                "competition {:?} already exists",
+                c.name
+            )));
+        }
+        self.competition(&c.name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("competition {:?} vanished", c.name)))
+    }
+
+    /// A competition by name.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn competition(&self, name: &str) -> Result<Option<CompetitionRow>> {
+        let sql = format!(
+            "SELECT {} FROM competitions WHERE name = $1",
+            Self::COMPETITION_COLUMNS
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(Self::competition_row).transpose()
+    }
+
+    /// Every competition, by id.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn competitions(&self) -> Result<Vec<CompetitionRow>> {
+        let sql = format!(
+            "SELECT {} FROM competitions ORDER BY id",
+            Self::COMPETITION_COLUMNS
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(Self::competition_row).collect()
+    }
+
+    /// Opens or closes a competition.
+    ///
+    /// # Errors
+    /// No such competition.
+    pub async fn set_status(&self, name: &str, open: bool) -> Result<()> {
+        let r = sqlx::query("UPDATE competitions SET status = $1 WHERE name = $2")
+            .bind(
+                if open {
+                    CompetitionStatus::Open
+                } else {
+                    CompetitionStatus::Closed
+                }
+                .as_str(),
+            )
+            .bind(name)
+            .execute(&self.pool)
+            .await?;
+        if r.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("no competition named {name:?}")));
+        }
+        Ok(())
+    }
+
+    /// Enters a bot in a competition (again is fine).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn add_entrant(&self, competition_id: i64, bot_id: i64) -> Result<()> {
+        sqlx::query("INSERT INTO entrants (competition_id, bot_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+            .bind(competition_id)
+            .bind(bot_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// A competition's bots, by id.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn entrants(&self, competition_id: i64) -> Result<Vec<BotRow>> {
+        let columns: Vec<String> = Self::BOT_COLUMNS.split(", ").map(|c| format!("b.{c}")).collect();
+        let sql = format!(
+            "SELECT {} FROM bots b JOIN entrants e ON e.bot_id = b.id WHERE e.competition_id = $1 ORDER BY b.id",
+            columns.join(", ")
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(competition_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(Self::bot_row).collect()
+    }
+}

@@ -1,0 +1,379 @@
+//! Games read back: results, records, faults, rating history and activity.
+
+use super::*;
+
+impl Store {
+    /// Reads `id, group_id, rotation, bots, ranks, termination`.
+    pub(super) fn result_row(r: &AnyRow) -> Result<ResultRow> {
+        let bots: String = r.try_get(3)?;
+        let ranks: String = r.try_get(4)?;
+        let termination: String = r.try_get(5)?;
+        let termination: referee::Termination = termination.parse().map_err(StoreError::Corrupt)?;
+        Ok(ResultRow {
+            game: rating::GameResult {
+                id: r.try_get(0)?,
+                group_id: r.try_get(1)?,
+                rotation: r.try_get(2)?,
+                bots: split_ids(&bots)?,
+                ranks: split_ids(&ranks)?,
+                forfeit: termination == referee::Termination::Forfeit,
+            },
+            termination,
+        })
+    }
+
+    /// Rotations of a group already stored.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn stored_rotations(&self, competition_id: i64) -> Result<Vec<(i64, i64)>> {
+        let rows = sqlx::query("SELECT group_id, rotation FROM games WHERE competition_id = $1")
+            .bind(competition_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+    }
+
+    /// Every result of a competition, in recording order.
+    ///
+    /// # Errors
+    /// The database, or a corrupt row.
+    pub async fn results(&self, competition_id: i64) -> Result<Vec<ResultRow>> {
+        let rows = sqlx::query(
+            "SELECT id, group_id, rotation, bots, ranks, termination FROM games WHERE competition_id = $1 ORDER BY id",
+        )
+        .bind(competition_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(Self::result_row).collect()
+    }
+
+    /// Game records of a competition after game key `after`, oldest first, at most `limit`.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn records(&self, competition_id: i64, after: i64, limit: i64) -> Result<Vec<(i64, String)>> {
+        let rows = sqlx::query(
+            "SELECT id, record FROM games WHERE competition_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+        )
+        .bind(competition_id)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+    }
+
+    /// The newest results of a competition, newest first.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn recent(&self, competition_id: i64, limit: i64) -> Result<Vec<ResultRow>> {
+        let rows = sqlx::query(
+            "SELECT id, group_id, rotation, bots, ranks, termination FROM games WHERE competition_id = $1
+             ORDER BY id DESC LIMIT $2",
+        )
+        .bind(competition_id)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(Self::result_row).collect()
+    }
+
+    /// Groups scheduled for a competition, done or not.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn group_count(&self, competition_id: i64) -> Result<i64> {
+        self.count(
+            "SELECT COUNT(*) FROM match_groups WHERE competition_id = $1",
+            competition_id,
+        )
+        .await
+    }
+
+    /// Groups of open competitions scheduled and not yet leased.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn groups_ready(&self) -> Result<i64> {
+        Ok(sqlx::query(
+            "SELECT COUNT(*) FROM match_groups g JOIN competitions c ON c.id = g.competition_id
+             WHERE g.status = 'scheduled' AND c.status = 'open'",
+        )
+        .fetch_one(&self.pool)
+        .await?
+        .try_get(0)?)
+    }
+
+    /// Groups of open competitions leased to a worker and not yet done.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn groups_in_progress(&self) -> Result<i64> {
+        Ok(sqlx::query(
+            "SELECT COUNT(*) FROM match_groups g JOIN competitions c ON c.id = g.competition_id
+             WHERE c.status = 'open' AND g.status = 'leased'",
+        )
+        .fetch_one(&self.pool)
+        .await?
+        .try_get(0)?)
+    }
+
+    /// Runs a `SELECT COUNT(*) ... WHERE ... = $1`.
+    pub(super) async fn count(&self, sql: &'static str, id: i64) -> Result<i64> {
+        Ok(sqlx::query(sql)
+            .bind(id)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)?)
+    }
+
+    /// One stored record: its competition and JSON.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn record(&self, game_id: i64) -> Result<Option<(i64, String)>> {
+        let row = sqlx::query("SELECT competition_id, record FROM games WHERE id = $1")
+            .bind(game_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).transpose()
+    }
+
+    /// The key of a competition's newest game (0 with none): one probe of the
+    /// index, where a count walks every game.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn newest_game(&self, competition_id: i64) -> Result<i64> {
+        let newest: Option<i64> = sqlx::query("SELECT MAX(id) FROM games WHERE competition_id = $1")
+            .bind(competition_id)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)?;
+        Ok(newest.unwrap_or(0))
+    }
+
+    /// Games stored for a competition.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn game_count(&self, competition_id: i64) -> Result<i64> {
+        self.count(
+            "SELECT COUNT(*) FROM games WHERE competition_id = $1",
+            competition_id,
+        )
+        .await
+    }
+
+    /// Results of the games `ids`, in key order.
+    ///
+    /// # Errors
+    /// The database, or a corrupt row.
+    pub async fn results_by_id(&self, ids: &[i64]) -> Result<Vec<ResultRow>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(100) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+            let sql = format!(
+                "SELECT id, group_id, rotation, bots, ranks, termination FROM games WHERE id IN ({})",
+                marks.join(", ")
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for &id in chunk {
+                q = q.bind(id);
+            }
+            for row in q.fetch_all(&self.pool).await? {
+                out.push(Self::result_row(&row)?);
+            }
+        }
+        out.sort_unstable_by_key(|r| r.id);
+        Ok(out)
+    }
+
+    /// A page of a competition's results, newest first: at most `limit` with keys
+    /// below `before` (keyset pagination: one index range, however deep the page).
+    ///
+    /// # Errors
+    /// The database, or a corrupt row.
+    pub async fn results_before(
+        &self,
+        competition_id: i64,
+        before: i64,
+        limit: i64,
+    ) -> Result<Vec<ResultRow>> {
+        let rows = sqlx::query(
+            "SELECT id, group_id, rotation, bots, ranks, termination FROM games
+             WHERE competition_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
+        )
+        .bind(competition_id)
+        .bind(before)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(Self::result_row).collect()
+    }
+
+    /// A bot's faults in a competition, by kind.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn fault_tally(&self, competition_id: i64, bot_id: i64) -> Result<Vec<FaultTally>> {
+        let rows = sqlx::query(
+            "SELECT kind, CAST(SUM(count) AS BIGINT), COUNT(*) FROM faults WHERE bot_id = $1 AND competition_id = $2
+             GROUP BY kind ORDER BY kind",
+        )
+        .bind(bot_id)
+        .bind(competition_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(FaultTally {
+                    kind: r.try_get(0)?,
+                    faults: r.try_get(1)?,
+                    games: r.try_get(2)?,
+                })
+            })
+            .collect()
+    }
+
+    /// A bot's newest faults in a competition, newest first.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn recent_faults(&self, competition_id: i64, bot_id: i64, limit: i64) -> Result<Vec<FaultRow>> {
+        let rows = sqlx::query(
+            "SELECT game_id, kind, count, detail, at_move FROM faults WHERE bot_id = $1 AND competition_id = $2
+             ORDER BY id DESC LIMIT $3",
+        )
+        .bind(bot_id)
+        .bind(competition_id)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(FaultRow {
+                    game_id: r.try_get(0)?,
+                    kind: r.try_get(1)?,
+                    count: r.try_get(2)?,
+                    detail: r.try_get(3)?,
+                    at_move: r.try_get(4)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Keeps a fit's ratings as one point of each bot's history (a point another
+    /// server on the same store kept already is left as it is).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn add_rating_points(&self, competition_id: i64, points: &[RatingPoint]) -> Result<()> {
+        let mut tx = self.write_tx().await?;
+        for chunk in points.chunks(100) {
+            let sql = format!(
+                "INSERT INTO rating_points (competition_id, bot_id, games, at_ms, elo, ci95) VALUES {}
+                 ON CONFLICT (competition_id, bot_id, games) DO NOTHING",
+                value_rows(chunk.len(), 6)
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for p in chunk {
+                q = q
+                    .bind(competition_id)
+                    .bind(p.bot_id)
+                    .bind(p.games)
+                    .bind(p.at_ms)
+                    .bind(p.elo)
+                    .bind(p.ci95);
+            }
+            q.execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The newest kept point of a competition: `(games, at_ms)`, if any.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn last_rating_point(&self, competition_id: i64) -> Result<Option<(i64, i64)>> {
+        let row = sqlx::query("SELECT MAX(games), MAX(at_ms) FROM rating_points WHERE competition_id = $1")
+            .bind(competition_id)
+            .fetch_one(&self.pool)
+            .await?;
+        let games: Option<i64> = row.try_get(0)?;
+        let at: Option<i64> = row.try_get(1)?;
+        Ok(games.zip(at))
+    }
+
+    /// A bot's rating history in a competition, oldest first.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn rating_history(&self, competition_id: i64, bot_id: i64) -> Result<Vec<RatingPoint>> {
+        let rows = sqlx::query(
+            "SELECT bot_id, games, at_ms, elo, ci95 FROM rating_points WHERE competition_id = $1 AND bot_id = $2
+             ORDER BY games",
+        )
+        .bind(competition_id)
+        .bind(bot_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(RatingPoint {
+                    bot_id: r.try_get(0)?,
+                    games: r.try_get(1)?,
+                    at_ms: r.try_get(2)?,
+                    elo: r.try_get(3)?,
+                    ci95: r.try_get(4)?,
+                })
+            })
+            .collect()
+    }
+
+    /// How busy a competition is now.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn activity(&self, competition_id: i64) -> Result<Activity> {
+        let now = now_ms();
+        let games_last_hour: i64 =
+            sqlx::query("SELECT COUNT(*) FROM games WHERE competition_id = $1 AND recorded_ms >= $2")
+                .bind(competition_id)
+                .bind(now - 3_600_000)
+                .fetch_one(&self.pool)
+                .await?
+                .try_get(0)?;
+        // Through the partial indexes of leased and of scheduled groups: few rows.
+        let row = sqlx::query(
+            "SELECT COUNT(DISTINCT lease_worker), COUNT(*) FROM match_groups
+             WHERE status = 'leased' AND lease_expires_ms > $2 AND competition_id = $1",
+        )
+        .bind(competition_id)
+        .bind(now)
+        .fetch_one(&self.pool)
+        .await?;
+        let (workers_active, groups_playing): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+        let groups_waiting: i64 = sqlx::query(
+            "SELECT COUNT(*) FROM match_groups WHERE status = 'scheduled' AND competition_id = $1",
+        )
+        .bind(competition_id)
+        .fetch_one(&self.pool)
+        .await?
+        .try_get(0)?;
+        Ok(Activity {
+            games_last_hour,
+            workers_active,
+            groups_waiting,
+            groups_playing,
+        })
+    }
+
+    /// Closes the pool (waits for connections to finish).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}

@@ -1,0 +1,624 @@
+//! The persistent store: bots, competitions, mirrored groups and every game record.
+//!
+//! One code path for both back ends through sqlx's `Any` driver: SQLite (WAL) is the
+//! embedded default, PostgreSQL the store several servers and workers share. The SQL
+//! is the common subset (`$n` parameters, `ON CONFLICT`, `RETURNING`); the few places
+//! that differ — auto-increment keys and row locks for leasing — go through
+//! [`Dialect`].
+//!
+//! Exactly-once recording rests on the schema, not on the callers: a game is keyed by
+//! `(group_id, rotation)`, and a group is marked done in the same transaction that
+//! stores its games.
+
+use serde::{Deserialize, Serialize};
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Row};
+
+mod bots;
+mod competitions;
+mod games;
+mod groups;
+mod workers;
+
+/// A store operation that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database refused or could not be reached.
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+    /// A URL the store does not take.
+    #[error("store URL {0:?} is neither sqlite:FILE (or a file path) nor postgres://...")]
+    Url(String),
+    /// A name already taken with different settings.
+    #[error("{0}")]
+    Conflict(String),
+    /// Something named does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// A stored value that does not parse.
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+    /// The schema could not be brought up to date.
+    #[error("migrating the database: {0}")]
+    Migration(String),
+}
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+/// Which SQL dialect the store speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// SQLite.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+/// The schema's migrations, one SQL file each, per dialect where they differ
+/// (`ladder/migrations/`), embedded at build time and applied by sqlx's migrator
+/// (which records them in `_sqlx_migrations` and, on PostgreSQL, takes a lock so
+/// that two servers starting at once migrate once).
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+
+/// A registered bot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BotRow {
+    /// Key.
+    pub id: i64,
+    /// Unique name.
+    pub name: String,
+    /// Game it plays.
+    pub game: String,
+    /// How to run it (a referee `--bot` spec).
+    pub spec: String,
+    /// Environment variables for its process (key, value).
+    pub env: Vec<(String, String)>,
+    /// Whether it is scheduled.
+    pub status: BotStatus,
+    /// Why it is not active, in words (empty when active).
+    pub status_reason: String,
+    /// Reported games in a row in which it could not start or shake hands.
+    pub start_failures: i64,
+    /// 1 for a bot as registered; each update makes a new row one higher.
+    pub version: i64,
+    /// The version this one replaced.
+    pub previous_id: Option<i64>,
+}
+
+/// A competition: a game with options among a set of bots.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompetitionRow {
+    /// Key.
+    pub id: i64,
+    /// Unique name.
+    pub name: String,
+    /// Game id.
+    pub game: String,
+    /// Game options, `key=value`.
+    pub options: Vec<String>,
+    /// Seats per game.
+    pub seats: i64,
+    /// `ladder` (scheduled by ratings), `round-robin` or `gauntlet`.
+    pub format: String,
+    /// The competition's seed: group g plays `engine::group_seed(seed, g)`. Drawn
+    /// from the operating system unless the host gave one.
+    pub seed: i64,
+    /// Games to play in all; 0 = no limit.
+    pub max_games: i64,
+    /// Time control: `movetime=MS` or `tc=BASE+INC`.
+    pub time: String,
+    /// Whether workers get its groups.
+    pub status: CompetitionStatus,
+    /// What created it (a tournament's settings, to resume only the same one).
+    pub config: String,
+}
+
+/// What to create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCompetition {
+    /// Unique name.
+    pub name: String,
+    /// Game id.
+    pub game: String,
+    /// Game options.
+    pub options: Vec<String>,
+    /// Seats per game.
+    pub seats: i64,
+    /// Format.
+    pub format: String,
+    /// Seed of group 0.
+    pub seed: i64,
+    /// Games in all; 0 = no limit.
+    pub max_games: i64,
+    /// Time control.
+    pub time: String,
+    /// Settings fingerprint.
+    pub config: String,
+}
+
+/// One group's report to [`Store::complete_leases`].
+#[derive(Debug, Clone, Copy)]
+pub struct LeaseReport<'a> {
+    /// The group.
+    pub group_id: i64,
+    /// The lease it was played under.
+    pub token: &'a str,
+    /// Its games, checked.
+    pub games: &'a [NewGame],
+    /// Its seats, game by game in the order played: counted towards each bot's
+    /// run of failed starts when the group is recorded.
+    pub starts: &'a [SeatStart],
+}
+
+/// A seat of a reported game: its bot, and why it could not start or shake
+/// hands, if it could not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatStart {
+    /// The bot.
+    pub bot: i64,
+    /// `kind: detail` of its spawn or handshake fault.
+    pub failure: Option<String>,
+}
+
+/// A mirrored group: the same seed played once per seat rotation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupRow {
+    /// Key.
+    pub id: i64,
+    /// Its competition.
+    pub competition_id: i64,
+    /// Number within the competition.
+    pub group_no: i64,
+    /// Seed of every game in it.
+    pub seed: i64,
+    /// Bot ids in rotation 0's seat order; rotation r puts `bots[(s + r) % n]` in seat s.
+    pub bots: Vec<i64>,
+    /// Where it stands.
+    pub status: GroupStatus,
+}
+
+/// Whether a competition's groups go to workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompetitionStatus {
+    /// Scheduled and leased.
+    Open,
+    /// Kept, but nothing new is played.
+    Closed,
+}
+
+/// Where a mirrored group stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupStatus {
+    /// Waiting for a worker.
+    Scheduled,
+    /// A worker holds it until its lease expires.
+    Leased,
+    /// Every rotation is recorded.
+    Done,
+    /// One of its bots was taken out of play before a worker leased it: never
+    /// played, and not counted as scheduled.
+    Withdrawn,
+}
+
+macro_rules! stored_as_text {
+    ($ty:ident { $($variant:ident = $text:literal),* $(,)? }) => {
+        impl $ty {
+            /// The text the store keeps.
+            pub fn as_str(self) -> &'static str {
+                match self { $($ty::$variant => $text),* }
+            }
+        }
+
+        impl std::str::FromStr for $ty {
+            type Err = StoreError;
+            fn from_str(text: &str) -> Result<$ty> {
+                match text {
+                    $($text => Ok($ty::$variant),)*
+                    other => Err(StoreError::Corrupt(format!(
+                        concat!("unknown ", stringify!($ty), " {:?}"),
+                        other
+                    ))),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+stored_as_text!(CompetitionStatus { Open = "open", Closed = "closed" });
+stored_as_text!(GroupStatus {
+    Scheduled = "scheduled",
+    Leased = "leased",
+    Done = "done",
+    Withdrawn = "withdrawn",
+});
+
+/// Whether a bot is scheduled, and if not, who took it out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BotStatus {
+    /// Scheduled in its game's open competitions.
+    Active,
+    /// Taken out by the admin; `enable` puts it back.
+    Disabled,
+    /// Taken out by the server: it could not start or shake hands in too many
+    /// reported games in a row; `enable` puts it back.
+    Suspended,
+    /// Replaced by a newer version (`update`); its games and rating stay.
+    Superseded,
+    /// Taken out for good; its games stay.
+    Removed,
+}
+
+stored_as_text!(BotStatus {
+    Active = "active",
+    Disabled = "disabled",
+    Suspended = "suspended",
+    Superseded = "superseded",
+    Removed = "removed",
+});
+
+/// What a batch of reported games did to a bot's run of games in a row in which
+/// it could not start or shake hands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartRun {
+    /// It started in some game: the run is now the failures after its last start.
+    Restarted(i64),
+    /// It started in none: the run grows by this many.
+    Continued(i64),
+}
+
+impl StartRun {
+    /// The run after one more game, in which the bot started or did not.
+    #[must_use]
+    pub fn then(self, started: bool) -> StartRun {
+        match (self, started) {
+            (_, true) => StartRun::Restarted(0),
+            (StartRun::Restarted(n), false) => StartRun::Restarted(n + 1),
+            (StartRun::Continued(n), false) => StartRun::Continued(n + 1),
+        }
+    }
+}
+
+/// A played game to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewGame {
+    /// Competition.
+    pub competition_id: i64,
+    /// Group.
+    pub group_id: i64,
+    /// Rotation within the group.
+    pub rotation: i64,
+    /// Bot ids by seat.
+    pub bots: Vec<i64>,
+    /// Places by seat.
+    pub ranks: Vec<u32>,
+    /// `normal`, `cap` or `forfeit`.
+    pub termination: String,
+    /// The referee's JSON record.
+    pub record: String,
+    /// The kinds of its faults, comma-separated (empty: none).
+    pub fault_kinds: String,
+    /// Its faults by seat and kind, for the bot pages.
+    pub faults: Vec<SeatFaults>,
+}
+
+/// A game's faults of one kind at one seat: how many, and the first one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SeatFaults {
+    /// The seat.
+    pub seat: usize,
+    /// The kind (`timeout`, `illegal`, ...).
+    pub kind: String,
+    /// How many of this kind the seat had in the game.
+    pub count: u64,
+    /// The first one's detail.
+    pub detail: String,
+    /// Moves recorded before the first one.
+    pub at_move: usize,
+}
+
+/// A bot's faults of one kind in a competition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FaultTally {
+    /// The kind.
+    pub kind: String,
+    /// Faults of that kind.
+    pub faults: i64,
+    /// Games with at least one.
+    pub games: i64,
+}
+
+/// One stored fault row, for a bot's page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FaultRow {
+    /// The game.
+    pub game_id: i64,
+    /// The kind.
+    pub kind: String,
+    /// How many of this kind in that game.
+    pub count: i64,
+    /// The first one's detail (as the referee wrote it: redact before showing).
+    pub detail: String,
+    /// Moves recorded before it.
+    pub at_move: i64,
+}
+
+/// A bot's rating as fit at one point of a competition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RatingPoint {
+    /// Bot.
+    pub bot_id: i64,
+    /// Games in the competition at the fit.
+    pub games: i64,
+    /// When it was kept (ms since the epoch).
+    pub at_ms: i64,
+    /// Elo as fit.
+    pub elo: f64,
+    /// Half-width of the 95% interval; None while unbounded.
+    pub ci95: Option<f64>,
+}
+
+/// How busy a competition is now, for its page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Activity {
+    /// Games recorded in the last hour.
+    pub games_last_hour: i64,
+    /// Workers holding an unexpired lease of one of its groups.
+    pub workers_active: i64,
+    /// Groups scheduled and waiting for a worker.
+    pub groups_waiting: i64,
+    /// Groups leased now.
+    pub groups_playing: i64,
+}
+
+/// A worker known to the service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerRow {
+    /// Key.
+    pub id: i64,
+    /// Unique name.
+    pub name: String,
+    /// Whether its token was revoked.
+    pub revoked: bool,
+}
+
+/// A stored game's result, compact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultRow {
+    /// What the standings count.
+    pub game: rating::GameResult,
+    /// How it ended.
+    pub termination: referee::Termination,
+}
+
+impl std::ops::Deref for ResultRow {
+    type Target = rating::GameResult;
+
+    fn deref(&self) -> &rating::GameResult {
+        &self.game
+    }
+}
+
+impl AsRef<rating::GameResult> for ResultRow {
+    fn as_ref(&self) -> &rating::GameResult {
+        &self.game
+    }
+}
+
+/// How a report of a leased group ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// Stored.
+    Recorded,
+    /// Another report already stored this group.
+    AlreadyDone,
+    /// The lease expired and the group went to another worker.
+    LeaseLost,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn join_ids<T: ToString>(ids: &[T]) -> String {
+    ids.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+}
+
+fn split_ids<T: std::str::FromStr>(text: &str) -> Result<Vec<T>> {
+    text.split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse()
+                .map_err(|_| StoreError::Corrupt(format!("id list {text:?}")))
+        })
+        .collect()
+}
+
+/// `($1, $2, ...), (...)`: the placeholders of `rows` rows of `columns` values
+/// each, for a many-row `INSERT`.
+fn value_rows(rows: usize, columns: usize) -> String {
+    (0..rows)
+        .map(|r| {
+            let marks: Vec<String> = (1..=columns).map(|c| format!("${}", r * columns + c)).collect();
+            format!("({})", marks.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The store.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: AnyPool,
+    dialect: Dialect,
+}
+
+impl Store {
+    /// Opens (creating if needed) and migrates a store: `sqlite:FILE`, a plain file
+    /// path (SQLite), `sqlite::memory:` or `postgres://...`.
+    ///
+    /// # Errors
+    /// A URL of another kind, or a database that cannot be opened or migrated.
+    pub async fn open(url: &str) -> Result<Store> {
+        sqlx::any::install_default_drivers();
+        let (url, dialect) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            (url.to_owned(), Dialect::Postgres)
+        } else if url == "sqlite::memory:" {
+            (url.to_owned(), Dialect::Sqlite)
+        } else if let Some(rest) = url.strip_prefix("sqlite:") {
+            let path = rest.trim_start_matches("//");
+            let sep = if path.contains('?') { '&' } else { '?' };
+            (format!("sqlite:{path}{sep}mode=rwc"), Dialect::Sqlite)
+        } else if !url.contains("://") && !url.is_empty() {
+            (format!("sqlite:{url}?mode=rwc"), Dialect::Sqlite)
+        } else {
+            return Err(StoreError::Url(url.to_owned()));
+        };
+        let memory = url == "sqlite::memory:";
+        let pool = AnyPoolOptions::new()
+            // An in-memory SQLite database lives in one connection.
+            .max_connections(if memory {
+                1
+            } else if dialect == Dialect::Sqlite {
+                4
+            } else {
+                8
+            })
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if dialect == Dialect::Sqlite {
+                        // WAL: readers do not block the writer; NORMAL sync is durable
+                        // across process crashes (the kill -9 case), not power loss.
+                        for pragma in [
+                            "PRAGMA journal_mode=WAL",
+                            "PRAGMA synchronous=NORMAL",
+                            "PRAGMA busy_timeout=10000",
+                            "PRAGMA foreign_keys=ON",
+                            // 32 MiB of pages per connection (the default is 2 MiB):
+                            // the unfinished groups and recent games stay in memory.
+                            "PRAGMA cache_size=-32768",
+                        ] {
+                            sqlx::query(pragma).execute(&mut *conn).await?;
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .connect(&url)
+            .await?;
+        let store = Store { pool, dialect };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// A transaction that will write. SQLite takes the write lock at once: a
+    /// transaction that reads first and writes later cannot wait for the lock and
+    /// fails with "database is locked" when another writer is in.
+    async fn write_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>> {
+        Ok(match self.dialect {
+            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Dialect::Postgres => self.pool.begin().await?,
+        })
+    }
+
+    /// Most connections the pool opens.
+    pub fn max_connections(&self) -> u32 {
+        self.pool.options().get_max_connections()
+    }
+
+    /// The dialect.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    async fn migrate(&self) -> Result<()> {
+        let migrator = match self.dialect {
+            Dialect::Sqlite => &SQLITE_MIGRATIONS,
+            Dialect::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrator
+            .run(&self.pool)
+            .await
+            .map_err(|e| StoreError::Migration(e.to_string()))
+    }
+
+    /// The newest migration applied.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn schema_version(&self) -> Result<i64> {
+        let v: Option<i64> = sqlx::query("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)?;
+        Ok(v.unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database made when migrations were a list in this file (their own
+    /// `schema_migrations` table, no `_sqlx_migrations`) opens, keeps its rows and
+    /// takes new ones.
+    #[tokio::test]
+    async fn a_database_from_before_migration_files_opens_with_everything_kept() {
+        sqlx::any::install_default_drivers();
+        let path = std::env::temp_dir().join(format!("astragal-legacy-{}.db", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let url = format!("sqlite:{}", path.display());
+        {
+            let pool = AnyPoolOptions::new()
+                .max_connections(1)
+                .connect(&format!("{url}?mode=rwc"))
+                .await
+                .unwrap();
+            let legacy =
+                include_str!("../../migrations/sqlite/0001_initial.sql").replace(" IF NOT EXISTS", "");
+            let statements = legacy
+                .split(';')
+                .map(|s| s.lines().filter(|l| !l.starts_with("--")).collect::<Vec<_>>().join("\n"))
+                .filter(|s| !s.trim().is_empty())
+                .chain([
+                    "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, applied_ms BIGINT NOT NULL)".into(),
+                    "INSERT INTO schema_migrations VALUES (1, 0)".into(),
+                    "INSERT INTO bots (name, game, spec, created_ms) VALUES ('old', 'ur', 'builtin:random', 0)".into(),
+                ]);
+            for statement in statements {
+                sqlx::query(sqlx::AssertSqlSafe(statement))
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+            }
+            pool.close().await;
+        }
+        let store = Store::open(&url).await.unwrap();
+        // Brought up to the newest migration, its old rows kept.
+        let newest = SQLITE_MIGRATIONS.iter().map(|m| m.version).max().unwrap();
+        assert_eq!(store.schema_version().await.unwrap(), newest);
+        let bots = store.bots().await.unwrap();
+        assert_eq!(bots.len(), 1);
+        assert_eq!(bots[0].name, "old");
+        assert!(bots[0].env.is_empty(), "a bot from before environments has none");
+        store
+            .register_bot("new", "ur", "builtin:first", &[])
+            .await
+            .unwrap();
+        assert_eq!(store.bots().await.unwrap().len(), 2);
+        drop(store);
+        let _ = std::fs::remove_file(&path);
+    }
+}

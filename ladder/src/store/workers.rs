@@ -1,0 +1,151 @@
+//! Workers: their tokens (stored as hashes), and voiding what one reported.
+
+use super::*;
+
+impl Store {
+    pub(super) fn worker_row(r: &AnyRow) -> Result<WorkerRow> {
+        Ok(WorkerRow {
+            id: r.try_get("id")?,
+            name: r.try_get("name")?,
+            revoked: r.try_get::<Option<i64>, _>("revoked_ms")?.is_some(),
+        })
+    }
+
+    /// Adds a worker known by the SHA-256 of its token.
+    ///
+    /// # Errors
+    /// The name is taken, or the database.
+    pub async fn add_worker(&self, name: &str, token_hash: &str) -> Result<WorkerRow> {
+        let inserted = sqlx::query(
+            "INSERT INTO workers (name, token_hash, created_ms) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(token_hash)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!(
+                "a worker named {name:?} exists (revoke it and add another name)"
+            )));
+        }
+        self.worker(name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("worker {name:?} vanished")))
+    }
+
+    /// A worker by name.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn worker(&self, name: &str) -> Result<Option<WorkerRow>> {
+        let row = sqlx::query("SELECT id, name, revoked_ms FROM workers WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(Self::worker_row).transpose()
+    }
+
+    /// The worker whose token has this SHA-256, if it is not revoked.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn worker_by_token_hash(&self, token_hash: &str) -> Result<Option<WorkerRow>> {
+        let row = sqlx::query(
+            "SELECT id, name, revoked_ms FROM workers WHERE token_hash = $1 AND revoked_ms IS NULL",
+        )
+        .bind(token_hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(Self::worker_row).transpose()
+    }
+
+    /// Every worker, by name.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn workers(&self) -> Result<Vec<WorkerRow>> {
+        let rows = sqlx::query("SELECT id, name, revoked_ms FROM workers ORDER BY name")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(Self::worker_row).collect()
+    }
+
+    /// Revokes a worker's token: its calls are refused from now on.
+    ///
+    /// # Errors
+    /// No such worker, or the database.
+    pub async fn revoke_worker(&self, name: &str) -> Result<WorkerRow> {
+        let done = sqlx::query("UPDATE workers SET revoked_ms = $2 WHERE name = $1 AND revoked_ms IS NULL")
+            .bind(name)
+            .bind(now_ms())
+            .execute(&self.pool)
+            .await?;
+        match self.worker(name).await? {
+            Some(w) => Ok(w),
+            None if done.rows_affected() == 0 => Err(StoreError::NotFound(format!("no worker {name:?}"))),
+            None => Err(StoreError::NotFound(format!("worker {name:?} vanished"))),
+        }
+    }
+
+    /// What each worker reported: `(worker id, group id, fault kinds)` per stored
+    /// game of a group a worker reported.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn reported_games(&self) -> Result<Vec<(i64, i64, String)>> {
+        let rows = sqlx::query(
+            "SELECT m.reported_by, g.group_id, g.fault_kinds FROM games g
+             JOIN match_groups m ON m.id = g.group_id WHERE m.reported_by IS NOT NULL",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .collect()
+    }
+
+    /// Revokes a worker and removes every game of the groups it reported, which are
+    /// scheduled again (other workers play them). Returns `(groups, games)` voided.
+    ///
+    /// # Errors
+    /// No such worker, or the database (then nothing changes).
+    pub async fn void_worker(&self, name: &str) -> Result<(u64, u64)> {
+        let mut tx = self.write_tx().await?;
+        let row = sqlx::query("SELECT id FROM workers WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("no worker {name:?}")))?;
+        let id: i64 = row.try_get(0)?;
+        sqlx::query("UPDATE workers SET revoked_ms = $2 WHERE id = $1 AND revoked_ms IS NULL")
+            .bind(id)
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "DELETE FROM faults WHERE game_id IN (SELECT g.id FROM games g
+             JOIN match_groups m ON m.id = g.group_id WHERE m.reported_by = $1)",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        let games = sqlx::query(
+            "DELETE FROM games WHERE group_id IN (SELECT id FROM match_groups WHERE reported_by = $1)",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        let groups = sqlx::query(
+            "UPDATE match_groups SET status = 'scheduled', lease_token = NULL, lease_worker = NULL,
+             lease_expires_ms = NULL, reported_by = NULL WHERE reported_by = $1",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        tx.commit().await?;
+        Ok((groups, games))
+    }
+}
