@@ -7,7 +7,7 @@
 //! request is its whole round trip on loopback: the server's time and a little
 //! more.
 
-use crate::bench_service::{TempStore, percentile};
+use super::service::{TempStore, percentile};
 use ladder::server::cache::StandingsCache;
 use ladder::store::{NewCompetition, NewGame, RatingPoint, SeatFaults, Store, now_ms};
 use rand_chacha::ChaCha8Rng;

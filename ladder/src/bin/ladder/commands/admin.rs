@@ -1,0 +1,405 @@
+//! `ladder admin`: the host's calls to a running server.
+use super::{read_pem, read_secret, runtime, said};
+use clap::{Args, Subcommand};
+use referee::clock::number_in;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub(crate) struct AdminArgs {
+    /// Server URL.
+    #[arg(long, default_value = "http://127.0.0.1:50060")]
+    pub(crate) server: String,
+    /// File holding the admin token (else $ASTRAGAL_ADMIN_TOKEN): its first line,
+    /// the server's token, at least 16 characters.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// The authority that signed an https:// server's certificate (PEM), if not a
+    /// public one.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ca_cert: Option<PathBuf>,
+    #[command(subcommand)]
+    pub(crate) action: AdminAction,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum AdminAction {
+    /// Register a bot for a game: NAME GAME SPEC.
+    RegisterBot {
+        /// Unique name.
+        name: String,
+        /// Game id.
+        game: String,
+        /// How to run it (a referee --bot spec).
+        spec: String,
+        /// An environment variable for its process, KEY=VALUE (repeatable): the
+        /// only thing of the host's a worker passes it.
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+    },
+    /// Open a competition among the game's bots.
+    Open {
+        /// Unique name.
+        name: String,
+        /// Game id.
+        #[arg(long)]
+        game: String,
+        /// Game option key=value (repeatable).
+        #[arg(long = "opt")]
+        opts: Vec<String>,
+        /// Seats per game (default: the game's smallest).
+        #[arg(long, default_value_t = 0, value_parser = |s: &str| number_in(s, 0u32, 64))]
+        seats: u32,
+        /// Games in all (0: keep playing).
+        #[arg(long, default_value_t = 0)]
+        max_games: u64,
+        /// The competition's seed, for a reproducible run: every group's dice
+        /// derive from it, so anyone who knows it knows them. Without it the server
+        /// draws 64 bits from its random source (recommended).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Milliseconds per move.
+        #[arg(long, default_value_t = 5000, value_parser = |s: &str| number_in(s, 1u64, referee::clock::MAX_MOVE_MS))]
+        movetime: u64,
+    },
+    /// Stop scheduling a competition.
+    Close {
+        /// Its name.
+        name: String,
+    },
+    /// List competitions.
+    List,
+    /// Print a competition's standings.
+    Standings {
+        /// Its name.
+        name: String,
+    },
+    /// Add a worker and print its token (once: the server keeps only its hash).
+    /// Give the token to the worker in a file (--token-file) or its environment.
+    AddWorker {
+        /// Unique name; every group it reports is recorded as its.
+        name: String,
+    },
+    /// Revoke a worker's token (its results stay; see void-worker).
+    RevokeWorker {
+        /// Its name.
+        name: String,
+    },
+    /// Every worker: groups and games reported, faults by kind against the other
+    /// workers' rates, and a flag where a worker stands out.
+    Workers,
+    /// Revoke a worker and remove every game it reported; its groups are played
+    /// again by other workers.
+    VoidWorker {
+        /// Its name.
+        name: String,
+    },
+    /// Every bot: status (active, disabled, suspended, superseded, removed), why,
+    /// version, and its run of games in a row in which it could not start.
+    Bots,
+    /// Take a bot out of play: it is scheduled in no new group, and the groups it
+    /// was scheduled in that no worker holds are withdrawn. Its games stay.
+    Disable {
+        /// Its name.
+        name: String,
+        /// Why, shown with its status.
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// Put a disabled or suspended bot back into play (a suspended one's run of
+    /// failed starts starts again from 0).
+    Enable {
+        /// Its name.
+        name: String,
+    },
+    /// Take a bot out of play for good (enable cannot undo it; update can make a
+    /// new version). Its games and its rating stay.
+    Remove {
+        /// Its name.
+        name: String,
+        /// Why, shown with its status.
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// Replace a bot's command (or environment): a new bot NAME@N with a rating of
+    /// its own, linked to the one it replaces, which stops being scheduled.
+    Update {
+        /// The bot's name (its newest version).
+        name: String,
+        /// How to run the new version (a referee --bot spec).
+        spec: String,
+        /// An environment variable for its process, KEY=VALUE (repeatable); the
+        /// new version has only those given here.
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+    },
+}
+
+pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
+    use proto::ladder::*;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let token = read_secret(a.token_file.as_deref(), "ASTRAGAL_ADMIN_TOKEN", "admin token")?;
+        let ca = read_pem(a.ca_cert.as_deref())?;
+        let mut c = ladder::worker::connect(&a.server, &token, ca.as_deref()).await?;
+        let describe = |i: CompetitionInfo| {
+            format!(
+                "{}: {} {} · {} seats · {} · {} games{} · bots: {}",
+                i.name,
+                i.game,
+                i.options.join(" "),
+                i.seats,
+                i.status,
+                i.games,
+                if i.max_games > 0 {
+                    format!(" of {}", i.max_games)
+                } else {
+                    String::new()
+                },
+                i.bots.join(", ")
+            )
+        };
+        match a.action {
+            AdminAction::RegisterBot {
+                name,
+                game,
+                spec,
+                env,
+            } => {
+                let env = env_vars(&env)?;
+                let b = c
+                    .register_bot(RegisterBotRequest {
+                        name,
+                        game,
+                        spec,
+                        env,
+                    })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                println!("{}", describe_bot(&b));
+            }
+            AdminAction::Bots => {
+                for b in c
+                    .list_bots(ListBotsRequest {})
+                    .await
+                    .map_err(said)?
+                    .into_inner()
+                    .bots
+                {
+                    println!("{}", describe_bot(&b));
+                }
+            }
+            AdminAction::Disable { name, reason } => set_bot_status(&mut c, name, "disabled", reason).await?,
+            AdminAction::Enable { name } => set_bot_status(&mut c, name, "active", String::new()).await?,
+            AdminAction::Remove { name, reason } => set_bot_status(&mut c, name, "removed", reason).await?,
+            AdminAction::Update { name, spec, env } => {
+                let env = env_vars(&env)?;
+                let b = c
+                    .update_bot(RegisterBotRequest {
+                        name,
+                        game: String::new(),
+                        spec,
+                        env,
+                    })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                println!("{}", describe_bot(&b));
+            }
+            AdminAction::Open {
+                name,
+                game,
+                opts,
+                seats,
+                max_games,
+                seed,
+                movetime,
+            } => {
+                let i = c
+                    .open_competition(OpenCompetitionRequest {
+                        name,
+                        game,
+                        options: opts,
+                        seats,
+                        seed,
+                        max_games,
+                        movetime_ms: movetime,
+                        tc: String::new(),
+                    })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                println!("{}", describe(i));
+            }
+            AdminAction::Close { name } => {
+                let i = c
+                    .close_competition(CloseCompetitionRequest { name })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                println!("{}", describe(i));
+            }
+            AdminAction::List => {
+                for i in c
+                    .list_competitions(ListCompetitionsRequest {})
+                    .await
+                    .map_err(said)?
+                    .into_inner()
+                    .competitions
+                {
+                    println!("{}", describe(i));
+                }
+            }
+            AdminAction::Standings { name } => {
+                let s = c
+                    .standings(StandingsRequest { competition: name })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                println!(
+                    "{:>4}  {:<24} {:>7} {:>6} {:>7} {:>7}",
+                    "rank", "bot", "Elo", "±95%", "games", "score"
+                );
+                for r in s.rows {
+                    println!(
+                        "{:>4}  {:<24} {:>7.0} {:>6.0} {:>7} {:>6.1}%",
+                        r.rank, r.bot, r.elo, r.ci95, r.games, r.score
+                    );
+                }
+                println!("{} games; {}", s.games, s.anchor);
+            }
+            AdminAction::AddWorker { name } => {
+                let w = c
+                    .add_worker(AddWorkerRequest { name })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                eprintln!(
+                    "worker {}: its token is below, shown once. Save it to a file only the worker reads \
+                     and run `ladder worker --token-file FILE`.",
+                    w.name
+                );
+                println!("{}", w.token);
+            }
+            AdminAction::RevokeWorker { name } => {
+                let w = c
+                    .revoke_worker(WorkerRequest { name })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                println!(
+                    "worker {} revoked ({} groups, {} games reported stay)",
+                    w.name, w.groups, w.games
+                );
+            }
+            AdminAction::Workers => {
+                let list = c
+                    .list_workers(ListWorkersRequest {})
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                println!(
+                    "{:<20} {:>8} {:>7} {:>8}  faulted games (rate, others' rate, z)",
+                    "worker", "status", "groups", "games"
+                );
+                for w in list.workers {
+                    let faults: Vec<String> = w
+                        .faults
+                        .iter()
+                        .filter(|f| f.games > 0)
+                        .map(|f| {
+                            format!(
+                                "{} {} ({:.1}%, {:.1}%, {:+.1})",
+                                f.kind,
+                                f.games,
+                                100.0 * f.rate,
+                                100.0 * f.others_rate,
+                                f.z
+                            )
+                        })
+                        .collect();
+                    println!(
+                        "{:<20} {:>8} {:>7} {:>8}  {}",
+                        w.name,
+                        if w.revoked { "revoked" } else { "active" },
+                        w.groups,
+                        w.games,
+                        if faults.is_empty() {
+                            "-".into()
+                        } else {
+                            faults.join("; ")
+                        }
+                    );
+                    if !w.flag.is_empty() {
+                        println!("{:<20} FLAGGED: {}", "", w.flag);
+                    }
+                }
+            }
+            AdminAction::VoidWorker { name } => {
+                let v = c
+                    .void_worker(WorkerRequest { name })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                println!(
+                    "worker {} revoked; {} games of {} groups removed, to be played again",
+                    v.name, v.games, v.groups
+                );
+            }
+        }
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn env_vars(pairs: &[String]) -> anyhow::Result<Vec<proto::ladder::EnvVar>> {
+    pairs
+        .iter()
+        .map(|kv| {
+            referee::sandbox::parse_env_pair(kv)
+                .map(|(key, value)| proto::ladder::EnvVar { key, value })
+                .map_err(|e| anyhow::anyhow!("--env: {e}"))
+        })
+        .collect()
+}
+
+/// `ladder admin disable|enable|remove`: sets the status and prints the bot.
+async fn set_bot_status(
+    c: &mut ladder::worker::Client,
+    name: String,
+    status: &str,
+    reason: String,
+) -> anyhow::Result<()> {
+    let b = c
+        .set_bot_status(proto::ladder::SetBotStatusRequest {
+            name,
+            status: status.into(),
+            reason,
+        })
+        .await
+        .map_err(said)?
+        .into_inner();
+    println!("{}", describe_bot(&b));
+    Ok(())
+}
+
+fn describe_bot(b: &proto::ladder::BotInfo) -> String {
+    let mut line = format!(
+        "{} ({}, v{}): {} · {}",
+        b.name, b.game, b.version, b.spec, b.status
+    );
+    if !b.status_reason.is_empty() {
+        line.push_str(&format!(" — {}", b.status_reason));
+    }
+    if !b.previous.is_empty() {
+        line.push_str(&format!(" · replaces {}", b.previous));
+    }
+    if b.start_failures > 0 {
+        line.push_str(&format!(" · {} failed starts in a row", b.start_failures));
+    }
+    if !b.env_keys.is_empty() {
+        line.push_str(&format!(" · environment: {}", b.env_keys.join(", ")));
+    }
+    line
+}

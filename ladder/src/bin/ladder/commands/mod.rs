@@ -1,0 +1,156 @@
+//! The `ladder` commands, one file each, and what several of them share.
+
+pub mod admin;
+pub mod bench;
+pub mod ratings;
+pub mod serve;
+pub mod sprt;
+pub mod tournament;
+pub mod worker;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use referee::clock::number_in;
+use referee::sandbox::{Level, Sandbox, SandboxArgs};
+use referee::spec::BotSpec;
+use std::path::PathBuf;
+
+/// A refusal from the server, said as a sentence (tonic's own form is a debug
+/// dump of code, metadata and details).
+pub(crate) fn said(s: tonic::Status) -> anyhow::Error {
+    use tonic::Code;
+    let m = s.message();
+    match s.code() {
+        Code::Unauthenticated | Code::PermissionDenied => {
+            anyhow::anyhow!("the server refused the token: {m}")
+        }
+        Code::Unavailable => anyhow::anyhow!("the server cannot be reached or is stopping: {m}"),
+        Code::DeadlineExceeded => anyhow::anyhow!("the server did not answer in time: {m}"),
+        _ => anyhow::anyhow!("{m}"),
+    }
+}
+
+/// A secret from a file (its first line) or else an environment variable; never
+/// from the command line, which any process on the machine can read.
+pub(crate) fn read_secret(file: Option<&std::path::Path>, env: &str, what: &str) -> anyhow::Result<String> {
+    let secret = match file {
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the {what} from {}", path.display()))?
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_owned(),
+        None => std::env::var(env)
+            .map_err(|_| anyhow::anyhow!("no {what}: give a file holding it, or set {env}"))?,
+    };
+    if secret.len() < 16 {
+        bail!(
+            "the {what} is {} characters; use at least 16 (e.g. `openssl rand -hex 32`)",
+            secret.len()
+        );
+    }
+    Ok(secret)
+}
+
+pub(crate) fn read_pem(path: Option<&std::path::Path>) -> anyhow::Result<Option<Vec<u8>>> {
+    path.map(|p| std::fs::read(p).with_context(|| format!("cannot read {}", p.display())))
+        .transpose()
+}
+
+#[derive(Args)]
+pub(crate) struct GameArgs {
+    /// Game id (see `referee games`).
+    #[arg(long)]
+    pub(crate) game: String,
+    /// Game option key=value (repeatable), e.g. --opt rules=finkel.
+    #[arg(long = "opt")]
+    pub(crate) opts: Vec<String>,
+    /// Fixed time per move in milliseconds.
+    #[arg(long, default_value_t = 5000, conflicts_with = "tc", value_parser = |s: &str| number_in(s, 1u64, referee::clock::MAX_MOVE_MS))]
+    pub(crate) movetime: u64,
+    /// Clock per seat instead, base+increment in seconds (e.g. 10+0.1).
+    #[arg(long)]
+    pub(crate) tc: Option<String>,
+    /// Games played at the same time.
+    #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 1024))]
+    pub(crate) concurrency: usize,
+    /// The run's seed, to play it again: group g plays a seed derived from it
+    /// (recorded in each game). Without it, 64 random bits from the operating
+    /// system, printed at the start.
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+    /// Write each bot's stderr (capped) to files in this directory.
+    #[arg(long)]
+    pub(crate) log_dir: Option<PathBuf>,
+    /// Start every bot process anew for each game. By default a process that ends
+    /// a game without a fault plays the next game on its thread too (told
+    /// `newgame`, checked with `isready`): much faster with quick bots, but a bot
+    /// that keeps state between games carries it over.
+    #[arg(long)]
+    pub(crate) fresh_bots: bool,
+    #[command(flatten)]
+    pub(crate) sandbox: SandboxArgs,
+}
+
+impl GameArgs {
+    /// The sandbox the flags ask for (`none` by default: the host's own bots),
+    /// checked here, with the logs and a SQLite store kept from isolated bots.
+    pub(crate) fn sandbox(&self, db: Option<&str>) -> anyhow::Result<Sandbox> {
+        let mut sandbox = self.sandbox.sandbox(Level::None).map_err(anyhow::Error::msg)?;
+        sandbox.check()?;
+        if let Some(dir) = &self.log_dir {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
+        }
+        let db_file = db
+            .filter(|d| !d.starts_with("postgres"))
+            .map(|d| PathBuf::from(d.strip_prefix("sqlite:").unwrap_or(d)));
+        sandbox.hide(self.log_dir.iter().cloned().chain(db_file));
+        Ok(sandbox)
+    }
+
+    pub(crate) fn time(&self) -> String {
+        match &self.tc {
+            Some(tc) => format!("tc={tc}"),
+            None => format!("movetime={}", self.movetime),
+        }
+    }
+}
+
+/// Names every entrant (`NAME=SPEC` or `SPEC`); a tournament seats no person.
+pub(crate) fn name_bots(texts: &[String]) -> anyhow::Result<Vec<(String, BotSpec)>> {
+    let named = referee::spec::name_entrants(texts).map_err(anyhow::Error::msg)?;
+    if named.iter().any(|(_, spec)| matches!(spec, BotSpec::Human)) {
+        bail!("a tournament cannot seat `human`; use `referee play` to play a bot yourself");
+    }
+    Ok(named)
+}
+
+pub(crate) fn anchor_of(text: &Option<String>) -> anyhow::Result<Option<(String, f64)>> {
+    Ok(match text {
+        None => None,
+        Some(t) => match t.split_once('=') {
+            None => Some((t.clone(), 0.0)),
+            Some((n, e)) => Some((
+                n.to_owned(),
+                e.parse()
+                    .with_context(|| format!("--anchor {t:?}: ELO is not a number"))?,
+            )),
+        },
+    })
+}
+
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+pub(crate) async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+    }
+}

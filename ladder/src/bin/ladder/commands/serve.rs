@@ -1,0 +1,85 @@
+//! `ladder serve`: the gRPC API and the web pages.
+use super::{read_secret, runtime, shutdown_signal};
+use anyhow::Context;
+use clap::Args;
+use ladder::store::Store;
+use referee::clock::number_in;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub(crate) struct ServeArgs {
+    /// Store: sqlite:FILE (or a file path) or postgres://user@host/db.
+    #[arg(long)]
+    pub(crate) db: String,
+    /// gRPC address.
+    #[arg(long, default_value = "127.0.0.1:50060")]
+    pub(crate) listen: String,
+    /// Web page address (standings and recent games, and their JSON); none if absent.
+    #[arg(long)]
+    pub(crate) http: Option<String>,
+    /// File holding the admin token (else $ASTRAGAL_ADMIN_TOKEN): its first line, at
+    /// least 16 characters (e.g. `openssl rand -hex 32`); never on the command
+    /// line, where any process can read it. Workers get their own tokens:
+    /// `ladder admin add-worker NAME`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) admin_token_file: Option<PathBuf>,
+    /// Seconds a worker holds a lease before its group goes to another worker.
+    #[arg(long, default_value_t = 120.0, value_parser = |s: &str| number_in(s, 1.0, 86_400.0))]
+    pub(crate) lease_seconds: f64,
+    /// Serve gRPC over TLS with this certificate (PEM; with --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub(crate) tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub(crate) tls_key: Option<PathBuf>,
+    /// Suspend a bot after this many reported games in a row in which it could not
+    /// start or shake hands (a mistyped command, a missing file), so that it stops
+    /// taking the schedule; `ladder admin enable NAME` resumes it. 0: never.
+    #[arg(long, default_value_t = ladder::server::SUSPEND_AFTER)]
+    pub(crate) suspend_after: u32,
+}
+
+pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    let admin_token = read_secret(
+        a.admin_token_file.as_deref(),
+        "ASTRAGAL_ADMIN_TOKEN",
+        "admin token",
+    )?;
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(cert), Some(key)) => Some(tonic::transport::Identity::from_pem(
+            std::fs::read(cert).with_context(|| format!("cannot read {}", cert.display()))?,
+            std::fs::read(key).with_context(|| format!("cannot read {}", key.display()))?,
+        )),
+        _ => None,
+    };
+    let rt = runtime()?;
+    rt.block_on(async {
+        let store = Store::open(&a.db)
+            .await
+            .with_context(|| format!("opening store {}", a.db))?;
+        let grpc = tokio::net::TcpListener::bind(&a.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", a.listen))?;
+        eprintln!("ladder: gRPC on {}", grpc.local_addr()?);
+        let http = match &a.http {
+            Some(addr) => {
+                let l = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot listen on {addr}"))?;
+                eprintln!("ladder: web on http://{}", l.local_addr()?);
+                Some(l)
+            }
+            None => None,
+        };
+        let cfg = ladder::server::ServiceConfig {
+            admin_token,
+            lease: std::time::Duration::from_secs_f64(a.lease_seconds),
+            tls,
+            suspend_after: a.suspend_after,
+        };
+        ladder::server::run(grpc, http, store, cfg, shutdown_signal()).await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

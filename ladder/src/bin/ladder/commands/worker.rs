@@ -1,0 +1,82 @@
+//! `ladder worker`: lease groups, play them in the sandbox, report.
+use super::{read_pem, read_secret, runtime, shutdown_signal};
+use anyhow::{Context, bail};
+use clap::Args;
+use referee::clock::number_in;
+use referee::sandbox::{Level, SandboxArgs};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub(crate) struct WorkerArgs {
+    /// Server URL.
+    #[arg(long, default_value = "http://127.0.0.1:50060")]
+    pub(crate) server: String,
+    /// File holding this worker's token (else $ASTRAGAL_WORKER_TOKEN); the admin
+    /// makes one with `ladder admin add-worker NAME`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// The authority that signed an https:// server's certificate (PEM), if not a
+    /// public one.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ca_cert: Option<PathBuf>,
+    /// Groups played at once.
+    #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 1024))]
+    pub(crate) concurrency: usize,
+    /// Groups each of the --concurrency tasks leases, and reports, per call (1 to
+    /// 64). With quick bots, 8 to 32 cut the round trips to the server; every group
+    /// of a batch must be played within one lease period (the server's --lease-seconds).
+    #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 64))]
+    pub(crate) batch: usize,
+    /// Name in this worker's own log lines (the server knows it by its token).
+    #[arg(long, default_value = "worker")]
+    pub(crate) name: String,
+    /// Stop after this many groups.
+    #[arg(long, value_parser = |s: &str| number_in(s, 1u64, u64::MAX))]
+    pub(crate) max_groups: Option<u64>,
+    /// Stop when the server has nothing to play.
+    #[arg(long)]
+    pub(crate) exit_when_idle: bool,
+    /// Write each bot's stderr (capped) to files in this directory.
+    #[arg(long)]
+    pub(crate) log_dir: Option<PathBuf>,
+    /// Run bots with `--sandbox none`. A worker runs programs that strangers
+    /// registered, so it isolates them unless the host says this too.
+    #[arg(long)]
+    pub(crate) allow_unsandboxed: bool,
+    /// Containment of bots (default here: isolated).
+    #[command(flatten)]
+    pub(crate) sandbox: SandboxArgs,
+}
+
+pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
+    let mut sandbox = a.sandbox.sandbox(Level::Isolated).map_err(anyhow::Error::msg)?;
+    if sandbox.level == Level::None && !a.allow_unsandboxed {
+        bail!(
+            "a worker runs programs strangers registered: it refuses `--sandbox none` unless you also pass \
+             --allow-unsandboxed (see docs/security.md)"
+        );
+    }
+    sandbox.check().context("bots cannot be isolated on this machine; to run them anyway, pass `--sandbox none --allow-unsandboxed` (see docs/security.md)")?;
+    if let Some(dir) = &a.log_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    }
+    sandbox.hide(a.log_dir.iter().cloned());
+    let rt = runtime()?;
+    let cfg = ladder::worker::WorkerConfig {
+        token: read_secret(a.token_file.as_deref(), "ASTRAGAL_WORKER_TOKEN", "worker token")?,
+        ca_pem: read_pem(a.ca_cert.as_deref())?,
+        server: a.server,
+        name: a.name,
+        concurrency: a.concurrency,
+        batch: a.batch,
+        max_groups: a.max_groups,
+        exit_when_idle: a.exit_when_idle,
+        log_dir: a.log_dir,
+        sandbox,
+        progress: true,
+    };
+    let n = rt.block_on(ladder::worker::run(cfg, shutdown_signal()))?;
+    eprintln!("ladder worker: {n} groups reported");
+    Ok(ExitCode::SUCCESS)
+}
