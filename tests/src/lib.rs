@@ -599,3 +599,95 @@ pub mod browser {
             .collect()
     }
 }
+
+/// A `ladder serve` of the built binary on loopback, on ports the system chose:
+/// its gRPC URL and its pages' address, read from the lines it prints once it
+/// listens (no polling). Killed and reaped when dropped.
+pub struct LadderServer {
+    /// `http://127.0.0.1:PORT`, the gRPC API.
+    pub url: String,
+    /// The web pages.
+    pub web: std::net::SocketAddr,
+    child: std::process::Child,
+}
+
+impl LadderServer {
+    /// Starts `ladder serve --db DB` with the admin token `admin_token` and `extra`
+    /// arguments; returns once both ports listen.
+    ///
+    /// # Panics
+    /// If the server does not start.
+    pub fn start(db: &str, admin_token: &str, extra: &[&str]) -> LadderServer {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(binary("ladder"))
+            .args([
+                "serve",
+                "--db",
+                db,
+                "--listen",
+                "127.0.0.1:0",
+                "--http",
+                "127.0.0.1:0",
+            ])
+            .args(extra)
+            .env("ASTRAGAL_ADMIN_TOKEN", admin_token)
+            .current_dir(workspace_root())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("ladder serve starts");
+        let mut lines = std::io::BufReader::new(child.stderr.take().expect("piped")).lines();
+        let mut said = String::new();
+        let (mut url, mut web) = (None, None);
+        while url.is_none() || web.is_none() {
+            let Some(Ok(line)) = lines.next() else {
+                let _ = child.kill();
+                panic!("ladder serve ended before it listened: {said}");
+            };
+            said.push_str(&line);
+            said.push('\n');
+            if let Some(addr) = line.strip_prefix("ladder: gRPC on ") {
+                url = Some(format!("http://{addr}"));
+            } else if let Some(addr) = line.strip_prefix("ladder: web on http://") {
+                web = Some(addr.parse().expect("an address"));
+            }
+        }
+        // Keep reading its log so it never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        LadderServer {
+            url: url.expect("read above"),
+            web: web.expect("read above"),
+            child,
+        }
+    }
+}
+
+impl Drop for LadderServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A plain HTTP/1.1 GET on loopback: the status and the body.
+///
+/// # Panics
+/// If the server does not answer with HTTP.
+pub fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("the server listens");
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .expect("a request");
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("an answer");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    (status, body.to_owned())
+}

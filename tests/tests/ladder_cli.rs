@@ -715,3 +715,121 @@ fn admin_manages_bots_and_says_refusals_in_plain_sentences() {
     assert!(err.contains("the server refused the token"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The red team's path to a worker's token: `add-worker > w1.token` left it
+/// world-readable, the bot was shown its folder, read it, wrote it on an `info`
+/// line, and the public pages showed it. Now the file is private, masked from the
+/// bot, and any worker token a bot writes reads `[hidden]` on every page.
+#[test]
+fn a_workers_token_never_reaches_a_bot_or_a_page() {
+    use std::os::unix::fs::PermissionsExt;
+    if let Err(e) = referee::sandbox::Sandbox::at(referee::sandbox::Level::Isolated).check() {
+        assert!(std::env::var("CI").is_err(), "CI must isolate bots: {e}");
+        eprintln!("SKIPPED: a worker isolates by default, and {e}");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("astragal-worker-token-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let bot = dir.join("bot");
+    std::fs::create_dir_all(&bot).unwrap();
+    std::fs::write(bot.join("notes.txt"), "the bot's own").unwrap();
+    let db = dir.join("ladder.db");
+    let server = astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &[]);
+    let admin = |args: &[&str]| admin_at(&server.url, args);
+    // The worker's token, saved the way the docs say, in the bot's own folder.
+    let token_file = bot.join("w1.token");
+    let saved = Command::new(binary("ladder"))
+        .args(["admin", "--server", &server.url, "add-worker", "w1"])
+        .env("ASTRAGAL_ADMIN_TOKEN", ADMIN_TOKEN)
+        .stdout(std::fs::File::create(&token_file).unwrap())
+        .output()
+        .unwrap();
+    assert!(saved.status.success(), "{}", text(&saved));
+    let mode = std::fs::metadata(&token_file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the token file is {mode:o}");
+    let token = std::fs::read_to_string(&token_file).unwrap().trim().to_owned();
+    // Another worker's token, left readable in the bot's folder by mistake: the
+    // bot reads it and writes it on an `info` line.
+    let other = add_worker(&server.url, "w2");
+    std::fs::write(bot.join("w2.txt"), &other).unwrap();
+    let attacker = format!(
+        "{} --attack read --secret {token} --read={} --read={} {}",
+        env!("CARGO_BIN_EXE_attack_bot"),
+        token_file.display(),
+        bot.join("w2.txt").display(),
+        bot.join("notes.txt").display(),
+    );
+    admin(&["register-bot", "attacker", "ur", &attacker]);
+    admin(&["register-bot", "first", "ur", "builtin:first"]);
+    admin(&[
+        "open",
+        "tokens",
+        "--game",
+        "ur",
+        "--max-games",
+        "2",
+        "--movetime",
+        "2000",
+    ]);
+    let logs = dir.join("logs");
+    let out = Command::new(binary("ladder"))
+        .args([
+            "worker",
+            "--server",
+            &server.url,
+            "--exit-when-idle",
+            "--token-file",
+        ])
+        .arg(&token_file)
+        .arg("--log-dir")
+        .arg(&logs)
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let mut reports = Vec::new();
+    for entry in std::fs::read_dir(&logs).unwrap().flatten() {
+        let log = std::fs::read_to_string(entry.path()).unwrap();
+        reports.extend(
+            log.lines()
+                .filter(|l| l.starts_with("ATTACK read"))
+                .map(str::to_owned),
+        );
+    }
+    let own: Vec<&String> = reports.iter().filter(|r| r.contains("w1.token")).collect();
+    assert_eq!(own.len(), 2, "{reports:?}");
+    assert!(own.iter().all(|r| r.contains(": contained ")), "{own:?}");
+    // The stored record holds what the bot wrote (so the pages below can fail)...
+    let rt = runtime();
+    let store = rt
+        .block_on(ladder::store::Store::open(db.to_str().unwrap()))
+        .unwrap();
+    let (_, stored) = rt.block_on(store.record(1)).unwrap().expect("game 1 is stored");
+    assert!(
+        stored.contains(&other),
+        "the bot did not write the token: {stored}"
+    );
+    // ...and no page shows it, nor the worker's own token or the admin token.
+    for path in [
+        "/",
+        "/competitions/tokens",
+        "/bots/attacker",
+        "/bots/attacker.json",
+        "/games/1",
+        "/api/games/1",
+        "/api/games/2",
+    ] {
+        let (status, body) = astragal_tests::http_get(server.web, path);
+        assert_eq!(status, 200, "{path}: {body}");
+        for secret in [&token, &other, &ADMIN_TOKEN.to_owned()] {
+            assert!(!body.contains(secret.as_str()), "{path} shows a token");
+        }
+    }
+    let (_, record) = astragal_tests::http_get(server.web, "/api/games/1");
+    // The line is there, the token in it hidden.
+    assert!(
+        record.contains("\"info\":[\"") && record.contains("[hidden]"),
+        "{record}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

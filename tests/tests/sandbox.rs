@@ -328,6 +328,75 @@ fn a_bot_writing_past_the_file_size_limit_is_stopped() {
 }
 
 #[test]
+fn an_isolated_bot_is_shown_its_own_folder_and_never_where_a_link_leads() {
+    if !isolation("links") {
+        return;
+    }
+    let dir = Scratch::new("links");
+    let (bot, private) = (dir.path("bot"), dir.path("private"));
+    std::fs::create_dir_all(&bot).unwrap();
+    std::fs::create_dir_all(&private).unwrap();
+    let secret = "host-secret-5d1e";
+    let token = private.join("token");
+    std::fs::write(&token, secret).unwrap();
+    std::fs::write(bot.join("notes.txt"), "the bot's own").unwrap();
+    std::os::unix::fs::symlink("/", bot.join("data")).unwrap();
+    std::os::unix::fs::symlink(&private, bot.join("cfg")).unwrap();
+    std::os::unix::fs::symlink(&token, bot.join("token.txt")).unwrap();
+    let reads = [
+        token.clone(),
+        bot.join("cfg/token"),
+        bot.join("token.txt"),
+        PathBuf::from(format!("{}/data{}", bot.display(), token.display())),
+    ];
+    let reads: Vec<String> = reads.iter().map(|p| format!("--read={}", p.display())).collect();
+    let reads = reads.join(" ");
+    // Links named on the command line are refused before the bot starts: before,
+    // `data/` showed the whole machine and `cfg/` the private folder.
+    for named in ["data/", "cfg/", "token.txt"] {
+        let run = attack(
+            "ur",
+            &dir,
+            "play",
+            Level::Isolated,
+            &format!("read --secret {secret} {reads} {}/{named}", bot.display()),
+            &[],
+            &[],
+        );
+        assert!(
+            run.reports_of("read").is_empty(),
+            "{named}: the bot ran: {:?}",
+            run.reports
+        );
+        let faults = run.faults();
+        assert!(
+            faults
+                .iter()
+                .any(|(seat, kind, detail)| *seat == 0 && kind == "spawn" && detail.contains("link")),
+            "{named}: {faults:?}\n{}",
+            run.output
+        );
+    }
+    // Its own folder is shown, and the links in it lead nowhere.
+    let run = attack(
+        "ur",
+        &dir,
+        "play",
+        Level::Isolated,
+        &format!(
+            "read --secret {secret} {reads} {}",
+            bot.join("notes.txt").display()
+        ),
+        &[],
+        &[],
+    );
+    honest_unaffected(&run);
+    let said = run.reports_of("read");
+    assert_eq!(said.len(), 4, "{:?}\n{}", run.reports, run.output);
+    assert!(said.iter().all(|r| r.contains(": contained ")), "{said:?}");
+}
+
+#[test]
 fn an_isolated_bot_cannot_write_records_a_database_or_the_host_files() {
     if !isolation("write") {
         return;

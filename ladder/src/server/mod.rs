@@ -99,7 +99,7 @@ pub async fn run(
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let standings = Arc::new(StandingsCache::new(store.clone()));
     let web = http.map(|listener| {
-        let app = crate::web::router(store.clone(), standings.clone());
+        let app = crate::web::router(store.clone(), standings.clone(), Some(&cfg.admin_token));
         let mut rx = stop_rx.clone();
         tokio::spawn(async move {
             axum::serve(listener, app)

@@ -18,7 +18,7 @@ const NEWEST_FAULTS: i64 = 10;
 /// Everything a bot's page shows, as JSON.
 async fn snapshot(site: &Site, name: &str) -> Result<Option<serde_json::Value>, Response> {
     let store = &site.store;
-    let known = Bots::read(store).await.map_err(internal)?;
+    let known = Bots::read(site).await.map_err(internal)?;
     let (all, names, redactor) = (&known.all, &known.names, &known.redactor);
     let Some(bot) = known.named(name) else {
         return Ok(None);

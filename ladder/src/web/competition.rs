@@ -67,7 +67,7 @@ async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<serde_
 }
 
 async fn front_snapshot(site: &Site) -> Result<serde_json::Value, String> {
-    let bots = Bots::read(&site.store).await?;
+    let bots = Bots::read(site).await?;
     let mut out = Vec::new();
     for c in site.store.competitions().await.map_err(|e| e.to_string())? {
         out.push(snapshot(site, &c, &bots).await?);
@@ -214,7 +214,7 @@ pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> 
         Ok(c) => c,
         Err(r) => return r,
     };
-    let bots = match Bots::read(&site.store).await {
+    let bots = match Bots::read(&site).await {
         Ok(b) => b,
         Err(e) => return internal(e),
     };
@@ -266,7 +266,7 @@ async fn games_snapshot(
 ) -> Result<serde_json::Value, Response> {
     let before = q.before.unwrap_or(i64::MAX);
     let store = &site.store;
-    let known = Bots::read(store).await.map_err(internal)?;
+    let known = Bots::read(site).await.map_err(internal)?;
     let rows = match &q.bot {
         None => store
             .results_before(c.id, before, PAGE_GAMES)

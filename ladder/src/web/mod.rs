@@ -34,15 +34,18 @@ use redact::Redactor;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// What the pages read: the store, and the standings cache the service shares.
+/// What the pages read: the store, the standings cache the service shares, and
+/// the admin token (to keep it off every page).
 #[derive(Clone)]
 pub struct Site {
     store: Store,
     standings: Arc<StandingsCache>,
+    admin_token: Option<Arc<str>>,
 }
 
-/// The routes (see the module's table).
-pub fn router(store: Store, standings: Arc<StandingsCache>) -> Router {
+/// The routes (see the module's table). `admin_token` is never shown, wherever a
+/// bot may have written it.
+pub fn router(store: Store, standings: Arc<StandingsCache>, admin_token: Option<&str>) -> Router {
     Router::new()
         .route("/", get(competition::front_page))
         .route("/api/standings.json", get(competition::front_json))
@@ -52,7 +55,11 @@ pub fn router(store: Store, standings: Arc<StandingsCache>) -> Router {
         .route("/bots/{name}", get(bot::page))
         .route("/games/{id}", get(game_page))
         .route("/api/games/{id}", get(game_json))
-        .with_state(Site { store, standings })
+        .with_state(Site {
+            store,
+            standings,
+            admin_token: admin_token.map(Arc::from),
+        })
 }
 
 /// Text for HTML.
@@ -135,10 +142,14 @@ struct Bots {
 }
 
 impl Bots {
-    async fn read(store: &Store) -> Result<Bots, String> {
-        let all = store.bots().await.map_err(|e| e.to_string())?;
+    async fn read(site: &Site) -> Result<Bots, String> {
+        let all = site.store.bots().await.map_err(|e| e.to_string())?;
         let names = all.iter().map(|b| (b.id, b.name.clone())).collect();
-        let redactor = Redactor::new(&all);
+        let host = redact::HostSecrets {
+            admin_token: site.admin_token.as_deref().map(str::to_owned),
+            token_hashes: site.store.token_hashes().await.map_err(|e| e.to_string())?,
+        };
+        let redactor = Redactor::new(&all, &host);
         Ok(Bots { all, names, redactor })
     }
 
@@ -191,7 +202,7 @@ async fn public_record(site: &Site, id: i64) -> Result<referee::GameRecord, Resp
         Ok(None) => return Err(not_found(format!("no game {id}"))),
         Err(e) => return Err(internal(e)),
     };
-    let redactor = Bots::read(&site.store).await.map_err(internal)?.redactor;
+    let redactor = Bots::read(site).await.map_err(internal)?.redactor;
     let mut rec: referee::GameRecord =
         serde_json::from_str(&json).map_err(|e| internal(format!("game {id} has a corrupt record: {e}")))?;
     redactor.record(&mut rec);

@@ -181,46 +181,109 @@ struct Resolved {
 /// Resolves a command line against `start_dir`: a program with a `/` is a path; a
 /// program without one is looked up on [`BOT_PATH`]; an argument that names an
 /// existing file (or, with a `/`, a directory) becomes its absolute path.
-fn resolve(words: &[String], start_dir: &Path) -> Result<Resolved, String> {
+///
+/// For an isolated bot (`contain`), a named path must not lead out of the folder it
+/// is in: its folder is reached through no link, and a file that is a link points
+/// inside that folder. Otherwise the command is refused, because the folder of
+/// every named path is shown to the bot, and a link would show whatever it points
+/// at (`data -> /` showed the whole machine). Links inside a shown folder need no
+/// check: the bot resolves them in its own mount namespace, where only what is
+/// shown exists.
+fn resolve(words: &[String], start_dir: &Path, contain: bool) -> Result<Resolved, String> {
     let (program, rest) = words.split_first().ok_or("an empty command")?;
     let mut shown = Vec::new();
     let program = if program.contains('/') {
-        let path = std::fs::canonicalize(start_dir.join(program))
-            .map_err(|e| format!("no program at {program:?}: {e}"))?;
-        if let Some(dir) = path.parent() {
-            shown.push(dir.to_owned());
+        let candidate = start_dir.join(program);
+        if contain {
+            let (folder, path) = contained(program, &candidate, true)?;
+            shown.push(folder);
+            path
+        } else {
+            let path =
+                std::fs::canonicalize(&candidate).map_err(|e| format!("no program at {program:?}: {e}"))?;
+            shown.extend(path.parent().map(Path::to_owned));
+            path
         }
-        path
     } else {
         on_bot_path(program)
             .ok_or_else(|| format!("{program:?} is not on the bots' PATH ({BOT_PATH}); give its path"))?
     };
-    let args = rest
-        .iter()
-        .map(|word| {
-            if word.starts_with('-') {
-                return word.clone();
-            }
-            let candidate = start_dir.join(word);
-            let is_file = candidate.is_file();
-            if !(is_file || word.contains('/') && candidate.is_dir()) {
-                return word.clone();
-            }
-            let Ok(path) = std::fs::canonicalize(&candidate) else {
-                return word.clone();
-            };
-            let dir = if is_file {
-                path.parent().map(Path::to_owned)
-            } else {
-                Some(path.clone())
-            };
-            shown.extend(dir);
-            path.to_string_lossy().into_owned()
-        })
-        .collect();
+    let mut args = Vec::with_capacity(rest.len());
+    for word in rest {
+        if word.starts_with('-') {
+            args.push(word.clone());
+            continue;
+        }
+        let candidate = start_dir.join(word);
+        let is_file = candidate.is_file();
+        if !(is_file || word.contains('/') && candidate.is_dir()) {
+            args.push(word.clone());
+            continue;
+        }
+        if contain {
+            let (folder, path) = contained(word, &candidate, is_file)?;
+            shown.push(folder);
+            args.push(path.to_string_lossy().into_owned());
+            continue;
+        }
+        let Ok(path) = std::fs::canonicalize(&candidate) else {
+            args.push(word.clone());
+            continue;
+        };
+        let dir = if is_file {
+            path.parent().map(Path::to_owned)
+        } else {
+            Some(path.clone())
+        };
+        shown.extend(dir);
+        args.push(path.to_string_lossy().into_owned());
+    }
     shown.sort();
     shown.dedup();
     Ok(Resolved { program, args, shown })
+}
+
+/// `path` with `.` and `..` taken away by their names, without asking the file
+/// system (so without following a link).
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// For an isolated bot: the folder to show for the path `word` names (`candidate`,
+/// absolute) and the path to give the bot, or why it is refused.
+fn contained(word: &str, candidate: &Path, is_file: bool) -> Result<(PathBuf, PathBuf), String> {
+    let named = lexical(candidate);
+    let folder = if is_file {
+        named.parent().map_or_else(|| PathBuf::from("/"), Path::to_owned)
+    } else {
+        named.clone()
+    };
+    let real_folder =
+        std::fs::canonicalize(&folder).map_err(|e| format!("{word:?}: its folder cannot be read: {e}"))?;
+    if real_folder != folder {
+        return Err(format!(
+            "{word:?} is reached through a link: an isolated bot is shown the folders its command names, \
+             never where a link leads (name the real path)"
+        ));
+    }
+    let real = std::fs::canonicalize(&named).map_err(|e| format!("no file at {word:?}: {e}"))?;
+    if !real.starts_with(&real_folder) {
+        return Err(format!(
+            "{word:?} is a link that leads out of its folder, which an isolated bot is never shown"
+        ));
+    }
+    Ok((real_folder, real))
 }
 
 /// Where bubblewrap is, if installed.
@@ -252,7 +315,7 @@ pub fn prepare(command: &str, env: &[(String, String)], sandbox: &Sandbox) -> Re
         .filter(|w| !w.is_empty())
         .ok_or("bad quoting")?;
     let start_dir = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
-    let resolved = resolve(&words, &start_dir)?;
+    let resolved = resolve(&words, &start_dir, sandbox.level == Level::Isolated)?;
     let cgroup = BotCgroup::create(sandbox.memory, sandbox.processes);
     let (mut cmd, scratch) = match sandbox.level {
         Level::None => {
@@ -419,4 +482,72 @@ pub(super) fn check_isolation(sandbox: &Sandbox) -> Result<(), SandboxError> {
          `sysctl kernel.unprivileged_userns_clone=1`, or run the referee as root)",
         said.trim()
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder of its own under the system's temporary directory.
+    fn folder(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("astragal-resolve-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("bot")).unwrap();
+        std::fs::create_dir_all(dir.join("private")).unwrap();
+        std::fs::write(dir.join("bot/notes.txt"), "notes").unwrap();
+        std::fs::write(dir.join("private/token"), "secret").unwrap();
+        std::os::unix::fs::symlink("/", dir.join("bot/data")).unwrap();
+        std::os::unix::fs::symlink(dir.join("private"), dir.join("bot/cfg")).unwrap();
+        std::os::unix::fs::symlink(dir.join("private/token"), dir.join("bot/token.txt")).unwrap();
+        std::os::unix::fs::symlink("notes.txt", dir.join("bot/alias.txt")).unwrap();
+        std::os::unix::fs::symlink(dir.join("bot"), dir.join("botlink")).unwrap();
+        dir
+    }
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn an_isolated_bots_named_paths_never_follow_a_link_out_of_their_folder() {
+        let dir = folder("links");
+        let bot = dir.join("bot");
+        for refused in [
+            "data/",
+            "cfg/",
+            "token.txt",
+            "../botlink/notes.txt",
+            "./cfg/token",
+        ] {
+            let e = resolve(&words(&format!("cat {refused}")), &bot, true).err();
+            assert!(
+                e.as_deref().is_some_and(|e| e.contains("link")),
+                "{refused}: {e:?}"
+            );
+        }
+        // A plain file shows its folder; a link inside the folder is fine.
+        let r = resolve(&words("cat notes.txt alias.txt ./"), &bot, true).unwrap();
+        assert_eq!(r.shown, vec![bot.clone()]);
+        assert_eq!(
+            r.args,
+            vec![
+                bot.join("notes.txt").display().to_string(),
+                bot.join("notes.txt").display().to_string(),
+                bot.display().to_string(),
+            ]
+        );
+        // `..` is taken by name: it names the real parent of the real folder.
+        let r = resolve(&words("cat ../bot/notes.txt"), &bot, true).unwrap();
+        assert_eq!(r.shown, vec![bot.clone()]);
+        // Not isolated, nothing is shown, and links are followed as before.
+        let r = resolve(&words("cat data/"), &bot, false).unwrap();
+        assert_eq!(r.args, vec!["/".to_owned()]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn lexical_takes_dots_away_without_the_file_system() {
+        assert_eq!(lexical(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
+        assert_eq!(lexical(Path::new("/../a")), PathBuf::from("/a"));
+    }
 }

@@ -9,6 +9,7 @@
 //! `daemon --tag N` (setsid and double fork into `sleep N`), `processes` (start 500),
 //! `memory` (touch 4 GiB), `file-size` (write 1 GiB), `write --target PATH`
 //! (repeatable: append to PATH, or make a file in it if it is a directory),
+//! `read --secret S --read=PATH` (repeatable: read PATH, escaped if it holds S),
 //! `network --port P` (connect to 127.0.0.1:P), `remember` (leave a file in its
 //! home and /tmp, and say if one was there already), `burn --seconds S` (compute),
 //! `memorize` (Spartan Yahtzee: keep every army's revealed first-turn dice, in
@@ -48,7 +49,9 @@ fn pids() -> Vec<u32> {
         .unwrap_or_default()
 }
 
-fn attack(name: &str, args: &[String]) {
+/// Tries the attack; returns `info` lines to send with the move.
+fn attack(name: &str, args: &[String]) -> Vec<String> {
+    let mut said = Vec::new();
     let me = std::process::id();
     let secret = values(args, "--secret").pop().unwrap_or_default();
     // What the tests put in the other bot's command line (and so in the referee's):
@@ -177,6 +180,21 @@ fn attack(name: &str, args: &[String]) {
                 report(name, result.is_ok(), &format!("{target}: {result:?}"));
             }
         }
+        "read" => {
+            // Paths come as `--read=PATH`: a word that starts with `-` is never
+            // resolved by the referee, so naming it shows nothing.
+            for target in args.iter().filter_map(|a| a.strip_prefix("--read=")) {
+                let got = std::fs::read_to_string(target);
+                let escaped = got
+                    .as_ref()
+                    .is_ok_and(|t| !secret.is_empty() && t.contains(&secret));
+                // What it read goes out on an `info` line, for the public record.
+                if let Ok(text) = &got {
+                    said.push(format!("read {}", text.trim()));
+                }
+                report(name, escaped, &format!("{target}: {:?}", got.map(|t| t.len())));
+            }
+        }
         "network" => {
             let port = values(args, "--port").pop().unwrap_or_default();
             let addr = format!("127.0.0.1:{port}");
@@ -216,6 +234,7 @@ fn attack(name: &str, args: &[String]) {
         }
         _ => report(name, false, "unknown attack"),
     }
+    said
 }
 
 /// What the `memorize` attack keeps: every first-turn roll revealed to it.
@@ -351,7 +370,9 @@ fn main() {
                     clock.request(obs);
                 } else if !attacked_this_game {
                     attacked_this_game = true;
-                    attack(&name, &args);
+                    for info in attack(&name, &args) {
+                        let _ = writeln!(out, "info {info}");
+                    }
                 }
                 let first = field("legal").split(',').next().unwrap_or("").to_owned();
                 let _ = writeln!(out, "move id={} move={first}", field("id"));

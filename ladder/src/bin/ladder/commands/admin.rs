@@ -280,6 +280,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                      and run `ladder worker --token-file FILE`.",
                     w.name
                 );
+                keep_stdout_private()?;
                 println!("{}", w.token);
             }
             AdminAction::RevokeWorker { name } => {
@@ -402,4 +403,19 @@ fn describe_bot(b: &proto::ladder::BotInfo) -> String {
         line.push_str(&format!(" · environment: {}", b.env_keys.join(", ")));
     }
     line
+}
+
+/// Where the token goes to a file (`add-worker w1 > w1.token`), makes that file
+/// readable by its owner only, before the token is in it: a shell creates it with
+/// the umask's mode, often world-readable, and a bot that is shown the folder
+/// must not read it.
+fn keep_stdout_private() -> anyhow::Result<()> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::PermissionsExt;
+    let out = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
+    if out.metadata()?.is_file() {
+        out.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| anyhow::anyhow!("cannot make the token's file private (chmod 600): {e}"))?;
+    }
+    Ok(())
 }

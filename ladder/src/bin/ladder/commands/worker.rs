@@ -61,7 +61,8 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.log_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
     }
-    sandbox.hide(a.log_dir.iter().cloned());
+    // The worker's own files are masked wherever they lie in a folder a bot is shown.
+    sandbox.hide(a.log_dir.iter().cloned().chain(a.token_file.iter().cloned()));
     let rt = runtime()?;
     let cfg = ladder::worker::WorkerConfig {
         token: read_secret(a.token_file.as_deref(), "ASTRAGAL_WORKER_TOKEN", "worker token")?,

@@ -273,7 +273,7 @@ async fn measure(cfg: &BenchWebConfig, temp: &TempStore) -> anyhow::Result<Bench
     let fill_seconds = t.elapsed().as_secs_f64();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
-    let app = ladder::web::router(store.clone(), Arc::new(StandingsCache::new(store.clone())));
+    let app = ladder::web::router(store.clone(), Arc::new(StandingsCache::new(store.clone())), None);
     let server = tokio::spawn(async move { axum::serve(listener, app).await });
     let t = Instant::now();
     let (status, _) = get(addr, "/").await?;
