@@ -833,3 +833,64 @@ fn a_workers_token_never_reaches_a_bot_or_a_page() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The red team read a group's seed from the SQLite write-ahead log of a
+/// tournament whose store lay beside the bot, and foresaw every roll of the
+/// mirrored game. The database, its log, the log's index and a journal are all
+/// masked: what the bot reads there is empty.
+#[test]
+fn an_isolated_bot_beside_the_store_reads_nothing_of_it() {
+    if let Err(e) = referee::sandbox::Sandbox::at(referee::sandbox::Level::Isolated).check() {
+        assert!(std::env::var("CI").is_err(), "CI must isolate bots: {e}");
+        eprintln!("SKIPPED: {e}");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("astragal-wal-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "the bot's own").unwrap();
+    let db = dir.join("t.db");
+    let files: Vec<String> = ["", "-wal", "-shm"]
+        .iter()
+        .map(|s| format!("{}{s}", db.display()))
+        .collect();
+    let attacker = format!(
+        "attacker={} --attack read {} {}",
+        env!("CARGO_BIN_EXE_attack_bot"),
+        files.iter().map(|f| format!("--read={f}")).collect::<Vec<_>>().join(" "),
+        dir.join("notes.txt").display(),
+    );
+    let logs = dir.join("logs");
+    let o = ladder(&[
+        "tournament",
+        "--game",
+        "ur",
+        "--bot",
+        &attacker,
+        "--bot",
+        "builtin:first",
+        "--games",
+        "4",
+        "--sandbox",
+        "isolated",
+        "--db",
+        db.to_str().unwrap(),
+        "--log-dir",
+        logs.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let mut reports = Vec::new();
+    for entry in std::fs::read_dir(&logs).unwrap().flatten() {
+        let log = std::fs::read_to_string(entry.path()).unwrap();
+        reports.extend(log.lines().filter(|l| l.starts_with("ATTACK read")).map(str::to_owned));
+    }
+    for f in &files {
+        let of_file: Vec<&String> = reports.iter().filter(|r| r.contains(&format!("{f}: "))).collect();
+        assert!(!of_file.is_empty(), "{f} was not tried: {reports:?}");
+        for r in of_file {
+            // Read as the empty file that masks it (or not at all), never its bytes.
+            assert!(r.ends_with(": Ok(0)") || r.contains(": Err("), "{r}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -458,6 +458,24 @@ fn value_rows(rows: usize, columns: usize) -> String {
         .join(", ")
 }
 
+/// The files a SQLite store at `url` keeps (the database, its write-ahead log,
+/// the log's index and a rollback journal), to be masked from bots: the log holds
+/// every row written lately, seeds included. Empty for PostgreSQL and memory.
+pub fn sqlite_files(url: &str) -> Vec<std::path::PathBuf> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") || url == "sqlite::memory:" {
+        return Vec::new();
+    }
+    let path = url.strip_prefix("sqlite:").unwrap_or(url).trim_start_matches("//");
+    let path = path.split('?').next().unwrap_or(path);
+    if path.is_empty() {
+        return Vec::new();
+    }
+    ["", "-wal", "-shm", "-journal"]
+        .iter()
+        .map(|suffix| std::path::PathBuf::from(format!("{path}{suffix}")))
+        .collect()
+}
+
 /// The store.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -496,6 +514,9 @@ impl Store {
             } else {
                 8
             })
+            // A SQLite file keeps one connection open, so its write-ahead log
+            // stays where it was when a bot was started (and masked from it).
+            .min_connections(u32::from(dialect == Dialect::Sqlite && !memory))
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if dialect == Dialect::Sqlite {

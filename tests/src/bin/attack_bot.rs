@@ -184,7 +184,7 @@ fn attack(name: &str, args: &[String]) -> Vec<String> {
             // Paths come as `--read=PATH`: a word that starts with `-` is never
             // resolved by the referee, so naming it shows nothing.
             for target in args.iter().filter_map(|a| a.strip_prefix("--read=")) {
-                let got = std::fs::read_to_string(target);
+                let got = std::fs::read(target).map(|b| String::from_utf8_lossy(&b).into_owned());
                 let escaped = got
                     .as_ref()
                     .is_ok_and(|t| !secret.is_empty() && t.contains(&secret));

@@ -102,10 +102,8 @@ impl GameArgs {
         if let Some(dir) = &self.log_dir {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
         }
-        let db_file = db
-            .filter(|d| !d.starts_with("postgres"))
-            .map(|d| PathBuf::from(d.strip_prefix("sqlite:").unwrap_or(d)));
-        sandbox.hide(self.log_dir.iter().cloned().chain(db_file));
+        let db_files = db.map(ladder::store::sqlite_files).unwrap_or_default();
+        sandbox.hide(self.log_dir.iter().cloned().chain(db_files));
         Ok(sandbox)
     }
 
