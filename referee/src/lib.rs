@@ -9,6 +9,7 @@
 //! process group and reaped.
 
 pub mod check;
+pub mod cli;
 pub mod clock;
 pub mod fault;
 pub mod game;

@@ -388,7 +388,9 @@ fn checked_sandbox(args: &SandboxArgs) -> anyhow::Result<sandbox::Sandbox> {
     Ok(sandbox)
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    referee::cli::quiet_on_closed_stdout();
+    let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
@@ -396,7 +398,7 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    match Cli::parse().command {
+    let result = match cli.command {
         Command::Play(a) => play(a),
         Command::Match(a) => matchplay(a),
         Command::Replay(a) => replay_files(&a),
@@ -408,7 +410,16 @@ fn main() -> anyhow::Result<()> {
             games();
             Ok(())
         }
-    }
+    };
+    result.map_or_else(
+        |e| {
+            // The error and its causes on one line; never a backtrace, whatever
+            // RUST_BACKTRACE says (it is for panics, and a refusal is not one).
+            eprintln!("referee: {e:#}");
+            std::process::ExitCode::FAILURE
+        },
+        |()| std::process::ExitCode::SUCCESS,
+    )
 }
 
 fn play(a: PlayArgs) -> anyhow::Result<()> {

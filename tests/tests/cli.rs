@@ -747,3 +747,69 @@ fn bench_reports_every_figure() {
     // The request size is that of a real Utara request, observation and all.
     assert!(figure(&out, "protocol:", "request ~") > 200.0, "{out}");
 }
+
+/// `referee replay … | head -0` and `ladder ratings … | head -1` panicked (status
+/// 101) when the reader closed the pipe. A closed output ends them quietly; and an
+/// error prints its chain, never a backtrace, even with `RUST_BACKTRACE` set.
+#[test]
+fn a_closed_output_ends_quietly_and_errors_never_print_a_backtrace() {
+    let rec = temp("closed-pipe.jsonl");
+    let o = referee(&[
+        "match",
+        "--game",
+        "ur",
+        "--bot",
+        "builtin:random",
+        "--bot",
+        "builtin:first",
+        "--games",
+        "40",
+        "--seed",
+        "3",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let runs: [(std::path::PathBuf, Vec<&str>); 3] = [
+        (binary("referee"), vec!["replay", rec.to_str().unwrap()]),
+        (binary("referee"), vec!["show", rec.to_str().unwrap()]),
+        (
+            binary("ladder"),
+            vec!["ratings", "--records", rec.to_str().unwrap()],
+        ),
+    ];
+    for (program, args) in &runs {
+        // The reading end is closed before the program starts: every write fails.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = Command::new(program)
+            .args(args)
+            .current_dir(workspace_root())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    for program in ["referee", "ladder"] {
+        let args: &[&str] = if program == "referee" {
+            &["replay", "/nonexistent/astragal.jsonl"]
+        } else {
+            &["ratings", "--records", "/nonexistent/astragal.jsonl"]
+        };
+        let o = Command::new(binary(program))
+            .args(args)
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.starts_with(&format!("{program}: ")) && err.contains("/nonexistent/astragal.jsonl"),
+            "{err}"
+        );
+        assert!(!err.to_lowercase().contains("backtrace"), "{err}");
+    }
+}

@@ -857,7 +857,11 @@ fn an_isolated_bot_beside_the_store_reads_nothing_of_it() {
     let attacker = format!(
         "attacker={} --attack read {} {}",
         env!("CARGO_BIN_EXE_attack_bot"),
-        files.iter().map(|f| format!("--read={f}")).collect::<Vec<_>>().join(" "),
+        files
+            .iter()
+            .map(|f| format!("--read={f}"))
+            .collect::<Vec<_>>()
+            .join(" "),
         dir.join("notes.txt").display(),
     );
     let logs = dir.join("logs");
@@ -882,7 +886,11 @@ fn an_isolated_bot_beside_the_store_reads_nothing_of_it() {
     let mut reports = Vec::new();
     for entry in std::fs::read_dir(&logs).unwrap().flatten() {
         let log = std::fs::read_to_string(entry.path()).unwrap();
-        reports.extend(log.lines().filter(|l| l.starts_with("ATTACK read")).map(str::to_owned));
+        reports.extend(
+            log.lines()
+                .filter(|l| l.starts_with("ATTACK read"))
+                .map(str::to_owned),
+        );
     }
     for f in &files {
         let of_file: Vec<&String> = reports.iter().filter(|r| r.contains(&format!("{f}: "))).collect();
@@ -892,5 +900,57 @@ fn an_isolated_bot_beside_the_store_reads_nothing_of_it() {
             assert!(r.ends_with(": Ok(0)") || r.contains(": Err("), "{r}");
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A bot that writes terminal escapes (a window title, a screen clear) and dies
+/// in its handshake gets them into its fault details and its suspension reason;
+/// `ladder admin bots` shows them as visible escapes, never raw.
+#[test]
+fn escapes_a_bot_wrote_never_reach_the_admins_terminal() {
+    let dir = std::env::temp_dir().join(format!("astragal-escapes-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("ladder.db");
+    let server =
+        astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &["--suspend-after", "1"]);
+    let admin = |args: &[&str]| admin_at(&server.url, args);
+    let token = add_worker(&server.url, "w1");
+    let hostile = r#"sh -c "printf '\\033]0;pwned\\007\\033[2J\\n' >&2; exit 3""#;
+    admin(&["register-bot", "hostile", "ur", hostile]);
+    admin(&["register-bot", "first", "ur", "builtin:first"]);
+    admin(&[
+        "open",
+        "esc",
+        "--game",
+        "ur",
+        "--max-games",
+        "2",
+        "--movetime",
+        "2000",
+    ]);
+    let out = Command::new(binary("ladder"))
+        .args([
+            "worker",
+            "--server",
+            &server.url,
+            "--exit-when-idle",
+            "--sandbox",
+            "none",
+            "--allow-unsandboxed",
+        ])
+        .env("ASTRAGAL_WORKER_TOKEN", &token)
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let bots = admin(&["bots"]);
+    assert!(bots.contains("hostile") && bots.contains("suspended"), "{bots}");
+    assert!(
+        !bots.contains('\u{1b}') && !bots.contains('\u{7}'),
+        "raw escapes: {bots:?}"
+    );
+    // What the bot wrote is there, made visible (so this test can fail).
+    assert!(bots.contains("pwned"), "{bots}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -465,7 +465,10 @@ pub fn sqlite_files(url: &str) -> Vec<std::path::PathBuf> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") || url == "sqlite::memory:" {
         return Vec::new();
     }
-    let path = url.strip_prefix("sqlite:").unwrap_or(url).trim_start_matches("//");
+    let path = url
+        .strip_prefix("sqlite:")
+        .unwrap_or(url)
+        .trim_start_matches("//");
     let path = path.split('?').next().unwrap_or(path);
     if path.is_empty() {
         return Vec::new();

@@ -78,6 +78,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    referee::cli::quiet_on_closed_stdout();
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -100,6 +101,12 @@ fn main() -> ExitCode {
         Command::Admin(a) => admin::run(a),
     };
     result.unwrap_or_else(|e| {
+        // Whoever read the output stopped (`| head`): nothing more to say.
+        if e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        {
+            return ExitCode::SUCCESS;
+        }
         // The error and its causes on one line; never a backtrace, whatever
         // RUST_BACKTRACE says (it is for panics, and a refusal is not one).
         eprintln!("ladder: {e:#}");

@@ -1,5 +1,5 @@
 //! `ladder admin`: the host's calls to a running server.
-use super::{read_pem, read_secret, runtime, said};
+use super::{read_pem, read_secret, runtime, said, say};
 use clap::{Args, Subcommand};
 use referee::clock::number_in;
 use std::path::PathBuf;
@@ -177,7 +177,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(said)?
                     .into_inner();
-                println!("{}", describe_bot(&b));
+                say(&describe_bot(&b))?;
             }
             AdminAction::Bots => {
                 for b in c
@@ -187,7 +187,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     .into_inner()
                     .bots
                 {
-                    println!("{}", describe_bot(&b));
+                    say(&describe_bot(&b))?;
                 }
             }
             AdminAction::Disable { name, reason } => set_bot_status(&mut c, name, "disabled", reason).await?,
@@ -205,7 +205,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(said)?
                     .into_inner();
-                println!("{}", describe_bot(&b));
+                say(&describe_bot(&b))?;
             }
             AdminAction::Open {
                 name,
@@ -230,7 +230,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(said)?
                     .into_inner();
-                println!("{}", describe(i));
+                say(&describe(i))?;
             }
             AdminAction::Close { name } => {
                 let i = c
@@ -238,7 +238,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(said)?
                     .into_inner();
-                println!("{}", describe(i));
+                say(&describe(i))?;
             }
             AdminAction::List => {
                 for i in c
@@ -248,7 +248,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     .into_inner()
                     .competitions
                 {
-                    println!("{}", describe(i));
+                    say(&describe(i))?;
                 }
             }
             AdminAction::Standings { name } => {
@@ -257,17 +257,17 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(said)?
                     .into_inner();
-                println!(
+                say(&format!(
                     "{:>4}  {:<24} {:>7} {:>6} {:>7} {:>7}",
                     "rank", "bot", "Elo", "±95%", "games", "score"
-                );
+                ))?;
                 for r in s.rows {
-                    println!(
+                    say(&format!(
                         "{:>4}  {:<24} {:>7.0} {:>6.0} {:>7} {:>6.1}%",
                         r.rank, r.bot, r.elo, r.ci95, r.games, r.score
-                    );
+                    ))?;
                 }
-                println!("{} games; {}", s.games, s.anchor);
+                say(&format!("{} games; {}", s.games, s.anchor))?;
             }
             AdminAction::AddWorker { name } => {
                 let w = c
@@ -281,7 +281,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     w.name
                 );
                 keep_stdout_private()?;
-                println!("{}", w.token);
+                say(&w.token)?;
             }
             AdminAction::RevokeWorker { name } => {
                 let w = c
@@ -289,10 +289,10 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(said)?
                     .into_inner();
-                println!(
+                say(&format!(
                     "worker {} revoked ({} groups, {} games reported stay)",
                     w.name, w.groups, w.games
-                );
+                ))?;
             }
             AdminAction::Workers => {
                 let list = c
@@ -300,10 +300,10 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(said)?
                     .into_inner();
-                println!(
+                say(&format!(
                     "{:<20} {:>8} {:>7} {:>8}  faulted games (rate, others' rate, z)",
                     "worker", "status", "groups", "games"
-                );
+                ))?;
                 for w in list.workers {
                     let faults: Vec<String> = w
                         .faults
@@ -320,7 +320,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                             )
                         })
                         .collect();
-                    println!(
+                    say(&format!(
                         "{:<20} {:>8} {:>7} {:>8}  {}",
                         w.name,
                         if w.revoked { "revoked" } else { "active" },
@@ -331,9 +331,9 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                         } else {
                             faults.join("; ")
                         }
-                    );
+                    ))?;
                     if !w.flag.is_empty() {
-                        println!("{:<20} FLAGGED: {}", "", w.flag);
+                        say(&format!("{:<20} FLAGGED: {}", "", w.flag))?;
                     }
                 }
             }
@@ -343,10 +343,10 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(said)?
                     .into_inner();
-                println!(
+                say(&format!(
                     "worker {} revoked; {} games of {} groups removed, to be played again",
                     v.name, v.games, v.groups
-                );
+                ))?;
             }
         }
         anyhow::Ok(())
@@ -381,7 +381,7 @@ async fn set_bot_status(
         .await
         .map_err(said)?
         .into_inner();
-    println!("{}", describe_bot(&b));
+    say(&describe_bot(&b))?;
     Ok(())
 }
 

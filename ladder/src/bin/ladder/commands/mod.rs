@@ -152,3 +152,16 @@ pub(crate) async fn shutdown_signal() {
         _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
     }
 }
+
+/// Prints `text` on stdout, each line with its control characters made visible:
+/// a bot's name, a reason a bot caused or a record's text may hold terminal
+/// escapes, and none reaches the host's terminal. A closed pipe (`| head`) is an
+/// error that `main` turns into a quiet exit.
+pub(crate) fn say(text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    for line in text.lines() {
+        writeln!(out, "{}", referee::text::escaped(line))?;
+    }
+    out.flush()
+}

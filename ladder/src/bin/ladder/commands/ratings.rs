@@ -1,5 +1,5 @@
 //! `ladder ratings`: standings of a store's competitions, or of record files.
-use super::{anchor_of, runtime};
+use super::{anchor_of, runtime, say};
 use anyhow::{Context, bail};
 use clap::Args;
 use ladder::local::tournament;
@@ -96,10 +96,10 @@ pub(crate) fn run(a: RatingsArgs) -> anyhow::Result<ExitCode> {
             .into_iter()
             .map(|(n, s)| (n, serde_json::to_value(s).unwrap_or_default()))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&map)?);
+        say(&serde_json::to_string_pretty(&map)?)?;
     } else {
         for (name, st) in out {
-            println!("== {name}\n{}", st.table());
+            say(&format!("== {name}\n{}", st.table()))?;
         }
     }
     for line in &refused {

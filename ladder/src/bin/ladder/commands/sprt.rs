@@ -1,5 +1,5 @@
 //! `ladder sprt`: mirrored pairs between two bots until the SPRT decides.
-use super::{GameArgs, name_bots};
+use super::{GameArgs, name_bots, say};
 use clap::Args;
 use clap::builder::TypedValueParser as _;
 use ladder::local::tournament;
@@ -66,7 +66,7 @@ pub(crate) fn run(a: SprtArgs) -> anyhow::Result<ExitCode> {
         stop: Some(stop),
     };
     let report = ladder::local::sprt::run(&cfg, sprt_progress())?;
-    print!("{}", report.text(&cfg));
+    say(&report.text(&cfg))?;
     if report.interrupted {
         // The conventional status of a run stopped by SIGINT.
         return Ok(ExitCode::from(130));

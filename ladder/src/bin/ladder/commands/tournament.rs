@@ -1,5 +1,5 @@
 //! `ladder tournament`: a round-robin or gauntlet of mirrored groups, resumable with --db.
-use super::{GameArgs, anchor_of, name_bots, runtime};
+use super::{GameArgs, anchor_of, name_bots, runtime, say};
 use anyhow::Context;
 use clap::Args;
 use ladder::local::tournament::{self, Format, TournamentConfig};
@@ -107,11 +107,11 @@ pub(crate) fn run(a: TournamentArgs) -> anyhow::Result<ExitCode> {
         }
     );
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&standings)?);
+        say(&serde_json::to_string_pretty(&standings)?)?;
         eprintln!("{summary}");
     } else {
-        print!("{}", standings.table());
-        println!("{summary}");
+        say(&standings.table())?;
+        say(&summary)?;
     }
     rt.block_on(store.close());
     std::io::stdout().flush()?;
