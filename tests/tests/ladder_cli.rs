@@ -954,3 +954,42 @@ fn escapes_a_bot_wrote_never_reach_the_admins_terminal() {
     assert!(bots.contains("pwned"), "{bots}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// With its own hard limit on open files below the bots' (`ulimit -n 128` against
+/// `--bot-open-files 256`), every spawn failed with EPERM and every bot was
+/// suspended within 8 games, while the startup check passed. Now the worker
+/// refuses to start, naming the limit.
+#[test]
+fn a_worker_below_the_bots_limits_refuses_to_start_and_says_which() {
+    let ladder = binary("ladder");
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 128 && exec {} worker --server http://127.0.0.1:9 --sandbox none --allow-unsandboxed",
+            ladder.display()
+        ))
+        .env("ASTRAGAL_WORKER_TOKEN", "0123456789abcdef0123456789abcdef")
+        .output()
+        .unwrap();
+    let err = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("open files") && err.contains("128") && err.contains("--bot-open-files"),
+        "{err}"
+    );
+    // The referee checks the same; within its limits the game is played.
+    let bot = binary("astragal-bot");
+    for (flag, plays) in [("256", false), ("64", true)] {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -n 128 && exec {} play --game ur --bot builtin:random --bot {} --bot-open-files {flag}",
+                binary("referee").display(),
+                bot.display()
+            ))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.success(), plays, "{}", text(&o));
+        assert_eq!(text(&o).contains("hard limit is 128"), !plays, "{}", text(&o));
+    }
+}

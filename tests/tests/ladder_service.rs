@@ -40,6 +40,15 @@ async fn start_another(db: &str, lease: Duration) -> Server {
 }
 
 async fn serve(store: Store, lease: Duration, tls: Option<tonic::transport::Identity>) -> Server {
+    serve_holding(store, lease, tls, server::HELD_PER_WORKER).await
+}
+
+async fn serve_holding(
+    store: Store,
+    lease: Duration,
+    tls: Option<tonic::transport::Identity>,
+    held_per_worker: u32,
+) -> Server {
     let scheme = if tls.is_some() {
         "https://localhost"
     } else {
@@ -53,6 +62,7 @@ async fn serve(store: Store, lease: Duration, tls: Option<tonic::transport::Iden
         lease,
         tls,
         suspend_after: server::SUSPEND_AFTER,
+        held_per_worker,
     };
     let task = tokio::spawn(async move {
         server::run(grpc, None, store, cfg, async move {
@@ -1249,6 +1259,7 @@ async fn web_server(db: &str) -> WebServer {
         lease: Duration::from_secs(60),
         tls: None,
         suspend_after: server::SUSPEND_AFTER,
+        held_per_worker: server::HELD_PER_WORKER,
     };
     let task = tokio::spawn(server::run(grpc, Some(http), store, cfg, async move {
         let _ = rx.await;
@@ -1641,4 +1652,211 @@ async fn in_a_real_browser_the_ladder_pages_show_what_their_json_says() {
     });
     checks.await.unwrap();
     server.stop().await;
+}
+
+/// What a dishonest worker does to have a bot suspended: it leases a group, plays
+/// it with `victim`'s command swapped for one that cannot start, and reports the
+/// records with the registered command written back in. Replay cannot tell such
+/// a spawn fault from a real one. Returns whether there was a group to forge.
+async fn forge_spawn_faults(w: &mut Client, victim: &str) -> bool {
+    let lease = w.lease(LeaseRequest::default()).await.unwrap().into_inner();
+    if !lease.has_work {
+        return false;
+    }
+    let mut forged = lease.clone();
+    let mut real_spec = String::new();
+    for e in &mut forged.entrants {
+        if e.bot == victim {
+            real_spec = std::mem::replace(&mut e.spec, "/nonexistent/astragal-victim".into());
+        }
+    }
+    let records = tokio::task::spawn_blocking(move || {
+        worker::play_lease(&forged, None, &Default::default(), &mut Vec::new()).unwrap()
+    })
+    .await
+    .unwrap();
+    let records = records
+        .iter()
+        .map(|text| {
+            let mut rec: referee::GameRecord = serde_json::from_str(text).unwrap();
+            for seat in &mut rec.seats {
+                if seat.spec == "/nonexistent/astragal-victim" {
+                    seat.spec.clone_from(&real_spec);
+                }
+            }
+            serde_json::to_string(&rec).unwrap()
+        })
+        .collect();
+    let reply = w
+        .report(ReportRequest {
+            lease: lease.lease,
+            group_id: lease.group_id,
+            records,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(reply.outcome, "recorded", "the forgery replays");
+    true
+}
+
+/// Three reports of forged spawn faults from one worker suspended a bot and
+/// starved a two-bot competition. A run of failed starts now needs two workers
+/// to have seen it (one, while the ladder has a single worker); voiding a worker
+/// undoes the suspensions it caused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_worker_cannot_suspend_a_bot_and_voiding_it_undoes_what_it_caused() {
+    for store in test_stores("forgedspawn").await {
+        let kind = store.kind;
+        let server = start(&store.url, Duration::from_secs(60)).await;
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+        setup(&mut a, "forge", 200, &[BOTS[0], BOTS[2]]).await;
+        let honest = a
+            .add_worker(AddWorkerRequest { name: "w2".into() })
+            .await
+            .unwrap()
+            .into_inner()
+            .token;
+        let mut w1 = worker::connect(&server.url, WORKER, None).await.unwrap();
+        // Eight failed starts (two a group), past the five that suspend.
+        for _ in 0..4 {
+            assert!(forge_spawn_faults(&mut w1, "rnd").await, "{kind}");
+        }
+        let rnd = &bots_by_name(&mut a).await["rnd"];
+        assert_eq!(rnd.status, "active", "{kind}: one worker suspended it: {rnd:?}");
+        assert_eq!(rnd.start_failures, 8, "{kind}");
+        // The honest worker still has work.
+        let mut w2 = worker::connect(&server.url, &honest, None).await.unwrap();
+        let (lease, records) = lease_and_play(&mut w2).await;
+        let reply = w2
+            .report(ReportRequest {
+                lease: lease.lease,
+                group_id: lease.group_id,
+                records,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(reply.outcome, "recorded", "{kind}");
+        // It started there: the run begins again.
+        assert_eq!(bots_by_name(&mut a).await["rnd"].start_failures, 0, "{kind}");
+        // With the honest worker gone, w1 is the ladder's only worker and its
+        // reports alone count: a run of five suspends.
+        a.revoke_worker(WorkerRequest { name: "w2".into() })
+            .await
+            .unwrap();
+        for _ in 0..3 {
+            assert!(forge_spawn_faults(&mut w1, "rnd").await, "{kind}");
+        }
+        let rnd = &bots_by_name(&mut a).await["rnd"];
+        assert_eq!(rnd.status, "suspended", "{kind}: {rnd:?}");
+        // Voiding w1 undoes it: the bot is back, its run without w1's part.
+        a.void_worker(WorkerRequest { name: "w1".into() }).await.unwrap();
+        let rnd = &bots_by_name(&mut a).await["rnd"];
+        assert_eq!(
+            (rnd.status.as_str(), rnd.start_failures),
+            ("active", 0),
+            "{kind}: {rnd:?}"
+        );
+        server.stop().await;
+    }
+}
+
+async fn lease_up_to_64(w: &mut Client) -> Vec<LeaseReply> {
+    w.lease_groups(LeaseGroupsRequest { max_groups: 64 })
+        .await
+        .unwrap()
+        .into_inner()
+        .groups
+}
+
+/// One worker token looping on 64-group leases held 69,889 groups in 20 s; any
+/// worker could report another's lease; a worker that let a lease expire got the
+/// same group, with the same seed, again. Now a worker holds at most
+/// `--held-per-worker` groups, a lease is reported only by its worker, and an
+/// expired group goes to another worker with a new seed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_cannot_hoard_leases_report_anothers_or_see_a_seed_twice() {
+    for store in test_stores("hoard").await {
+        let kind = store.kind;
+        let st = Store::open(&store.url).await.unwrap();
+        st.add_worker("w1", &server::token_hash(WORKER)).await.unwrap();
+        let server = serve_holding(st, Duration::from_millis(800), None, 4).await;
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+        setup(&mut a, "hoard", 400, BOTS).await;
+        let other = a
+            .add_worker(AddWorkerRequest { name: "w2".into() })
+            .await
+            .unwrap()
+            .into_inner()
+            .token;
+        let mut w1 = worker::connect(&server.url, WORKER, None).await.unwrap();
+        let mut w2 = worker::connect(&server.url, &other, None).await.unwrap();
+        let held = lease_up_to_64(&mut w1).await;
+        assert_eq!(held.len(), 4, "{kind}");
+        assert!(
+            lease_up_to_64(&mut w1).await.is_empty(),
+            "{kind}: a fifth group while holding four"
+        );
+        assert_eq!(
+            lease_up_to_64(&mut w2).await.len(),
+            4,
+            "{kind}: the others still get work"
+        );
+        // w2 reports w1's lease, played honestly: nothing is stored.
+        let stolen = held[0].clone();
+        let records = tokio::task::spawn_blocking(move || {
+            worker::play_lease(&stolen, None, &Default::default(), &mut Vec::new()).unwrap()
+        })
+        .await
+        .unwrap();
+        let reply = w2
+            .report(ReportRequest {
+                lease: held[0].lease.clone(),
+                group_id: held[0].group_id,
+                records: records.clone(),
+            })
+            .await;
+        assert!(
+            reply.as_ref().map_or(true, |r| r.get_ref().outcome != "recorded"),
+            "{kind}: another worker's lease was recorded: {reply:?}"
+        );
+        // Every lease runs out (800 ms).
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        let again = lease_up_to_64(&mut w1).await;
+        let before: std::collections::HashMap<i64, u64> = held.iter().map(|g| (g.group_id, g.seed)).collect();
+        assert!(
+            again.iter().all(|g| !before.contains_key(&g.group_id)),
+            "{kind}: w1 got back a group it let expire"
+        );
+        let theirs = lease_up_to_64(&mut w2).await;
+        let back: Vec<&LeaseReply> = theirs
+            .iter()
+            .filter(|g| before.contains_key(&g.group_id))
+            .collect();
+        assert!(
+            !back.is_empty(),
+            "{kind}: w1's expired groups went to w2: {theirs:?}"
+        );
+        for g in back {
+            assert_ne!(
+                g.seed, before[&g.group_id],
+                "{kind}: group {} dealt its seed twice",
+                g.group_id
+            );
+        }
+        // w1's old lease of a group now held by w2 stores nothing.
+        let late = w1
+            .report(ReportRequest {
+                lease: held[0].lease.clone(),
+                group_id: held[0].group_id,
+                records,
+            })
+            .await;
+        assert!(
+            late.map_or(true, |r| r.into_inner().outcome != "recorded"),
+            "{kind}"
+        );
+        server.stop().await;
+    }
 }

@@ -54,7 +54,14 @@ pub struct ServiceConfig {
     /// Suspend a bot after this many reported games in a row in which it could
     /// not start or shake hands (0: never).
     pub suspend_after: u32,
+    /// Most groups one worker holds unreported at once; its further leases get
+    /// nothing until it reports (a worker looping on leases cannot hoard).
+    pub held_per_worker: u32,
 }
+
+/// Default of [`ServiceConfig::held_per_worker`]: two full batches, so a worker
+/// can report one batch while it plays the next.
+pub const HELD_PER_WORKER: u32 = 2 * MAX_BATCH as u32;
 
 /// Default of [`ServiceConfig::suspend_after`].
 pub const SUSPEND_AFTER: u32 = 5;
@@ -66,6 +73,7 @@ impl std::fmt::Debug for ServiceConfig {
             .field("lease", &self.lease)
             .field("tls", &self.tls.is_some())
             .field("suspend_after", &self.suspend_after)
+            .field("held_per_worker", &self.held_per_worker)
             .finish_non_exhaustive()
     }
 }

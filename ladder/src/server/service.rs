@@ -274,8 +274,14 @@ impl LadderService {
         let lease_ms = self.cfg.lease.as_millis() as i64;
         let lease_now = |want: usize| {
             let now = crate::store::now_ms();
-            self.store
-                .lease_many(&worker.name, &token, now, now + lease_ms, want as i64)
+            self.store.lease_many(
+                &worker.name,
+                &token,
+                now,
+                now + lease_ms,
+                want as i64,
+                i64::from(self.cfg.held_per_worker),
+            )
         };
         let mut groups = lease_now(max).await.map_err(status_of)?;
         self.scheduler

@@ -193,13 +193,15 @@ impl Store {
     }
 
     /// Counts reported games against bots' runs of games in a row in which they
-    /// could not start or shake hands (see [`StartRun`]). A bot whose run reaches
-    /// `limit` (0: never) is suspended with `reason(bot, run)`, and its scheduled
-    /// groups withdrawn. Returns the bots suspended now, as they were.
-    ///
+    /// could not start or shake hands (see [`StartRun`]), as reported by worker
+    /// `witness`. A bot whose run reaches `limit` (0: never), seen by enough
+    /// workers ([`Store::witnesses_needed`]), is suspended with `reason(bot, run)`,
+    /// and its scheduled groups withdrawn. Returns the bots suspended now, as
+    /// they were.
     pub(super) async fn count_start_failures(
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
         runs: &[(i64, StartRun)],
+        witness: i64,
         limit: i64,
         reason: impl Fn(i64, i64) -> String,
     ) -> Result<Vec<BotRow>> {
@@ -211,38 +213,64 @@ impl Store {
             .map(|(id, _)| *id)
             .collect();
         if !cleared.is_empty() {
+            // sqlx's QueryBuilder writes `?` for the Any driver, which PostgreSQL
+            // does not take: the placeholders are numbered here.
             let marks: Vec<String> = (1..=cleared.len()).map(|k| format!("${k}")).collect();
-            let sql = format!(
-                "UPDATE bots SET start_failures = 0 WHERE start_failures <> 0 AND id IN ({})",
-                marks.join(", ")
-            );
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for id in &cleared {
-                q = q.bind(*id);
+            for statement in [
+                "UPDATE bots SET start_failures = 0 WHERE start_failures <> 0 AND id",
+                "DELETE FROM start_failure_witnesses WHERE bot_id",
+            ] {
+                let sql = format!("{statement} IN ({})", marks.join(", "));
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for id in &cleared {
+                    q = q.bind(*id);
+                }
+                q.execute(&mut **tx).await?;
             }
-            q.execute(&mut **tx).await?;
         }
         let mut suspended = Vec::new();
+        let mut needed = None;
         for &(bot_id, run) in runs {
             let (sql, n) = match run {
                 StartRun::Restarted(0) | StartRun::Continued(0) => continue,
-                StartRun::Restarted(n) => ("UPDATE bots SET start_failures = $2 WHERE id = $1", n),
+                StartRun::Restarted(n) => {
+                    sqlx::query("DELETE FROM start_failure_witnesses WHERE bot_id = $1")
+                        .bind(bot_id)
+                        .execute(&mut **tx)
+                        .await?;
+                    ("UPDATE bots SET start_failures = $2 WHERE id = $1", n)
+                }
                 StartRun::Continued(n) => (
                     "UPDATE bots SET start_failures = start_failures + $2 WHERE id = $1",
                     n,
                 ),
             };
             sqlx::query(sql).bind(bot_id).bind(n).execute(&mut **tx).await?;
+            sqlx::query(
+                "INSERT INTO start_failure_witnesses (bot_id, worker_id, failures) VALUES ($1, $2, $3)
+                 ON CONFLICT (bot_id, worker_id) DO UPDATE SET failures = start_failure_witnesses.failures + $3",
+            )
+            .bind(bot_id)
+            .bind(witness)
+            .bind(n)
+            .execute(&mut **tx)
+            .await?;
             if limit <= 0 {
                 continue;
             }
+            let needed = match needed {
+                Some(k) => k,
+                None => *needed.insert(Self::witnesses_needed(tx).await?),
+            };
             let sql = format!(
-                "SELECT {} FROM bots WHERE id = $1 AND status = 'active' AND start_failures >= $2",
+                "SELECT {} FROM bots WHERE id = $1 AND status = 'active' AND start_failures >= $2
+                 AND (SELECT COUNT(*) FROM start_failure_witnesses w WHERE w.bot_id = bots.id) >= $3",
                 Self::BOT_COLUMNS
             );
             let row = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(bot_id)
                 .bind(limit)
+                .bind(needed)
                 .fetch_optional(&mut **tx)
                 .await?;
             if let Some(row) = row {
@@ -257,5 +285,18 @@ impl Store {
             }
         }
         Ok(suspended)
+    }
+
+    /// How many workers must have seen a run of failed starts before it suspends
+    /// a bot: two, so that no single worker can suspend one by forging spawn
+    /// faults (replay cannot tell a forged one from a real one); one where the
+    /// ladder has a single worker that is not revoked, which is then trusted with
+    /// everything anyway.
+    pub(super) async fn witnesses_needed(tx: &mut sqlx::Transaction<'static, sqlx::Any>) -> Result<i64> {
+        let workers: i64 = sqlx::query("SELECT COUNT(*) FROM workers WHERE revoked_ms IS NULL")
+            .fetch_one(&mut **tx)
+            .await?
+            .try_get(0)?;
+        Ok(workers.clamp(1, 2))
     }
 }

@@ -70,8 +70,16 @@ impl Store {
         row.as_ref().map(Self::group_row).transpose()
     }
 
-    /// Leases up to `limit` groups at once, oldest first (see [`Store::lease`]), all
-    /// under `token`.
+    /// Leases up to `limit` groups at once to `worker`, oldest first, all under
+    /// `token`, while the worker holds fewer than `held_max` unexpired leases (a
+    /// worker that loops on leases holds at most that many groups; the rest stay
+    /// for the others).
+    ///
+    /// A group whose lease expired is leased again with a new seed from the
+    /// operating system's random source (a seed leaves the server once: the
+    /// worker that let it expire knew every die of it), and not to the worker
+    /// that let it expire, unless it has waited a whole lease more (a ladder with
+    /// one worker still finishes).
     ///
     /// # Errors
     /// The database.
@@ -82,7 +90,20 @@ impl Store {
         now: i64,
         expires_ms: i64,
         limit: i64,
+        held_max: i64,
     ) -> Result<Vec<GroupRow>> {
+        let held: i64 = sqlx::query(
+            "SELECT COUNT(*) FROM match_groups WHERE status = 'leased' AND lease_worker = $1 AND lease_expires_ms >= $2",
+        )
+        .bind(worker)
+        .bind(now)
+        .fetch_one(&self.pool)
+        .await?
+        .try_get(0)?;
+        let limit = limit.min(held_max - held);
+        if limit <= 0 {
+            return Ok(Vec::new());
+        }
         // PostgreSQL: several servers lease at once; SKIP LOCKED hands each its own
         // rows. `OF g`: locking the competition's row too would make every other
         // lease of that competition skip, and find nothing, until this one commits.
@@ -90,42 +111,82 @@ impl Store {
             Dialect::Postgres => "FOR UPDATE OF g SKIP LOCKED",
             Dialect::Sqlite => "",
         };
-        // Expired leases first (they are the oldest), then scheduled groups, each
-        // through its own partial index (migration 0005): a lease never walks past
-        // the thousands of groups other workers hold.
-        let mut rows = Vec::new();
-        for (which, order) in [
-            (
-                "g.status = 'leased' AND g.lease_expires_ms < $4",
-                "g.lease_expires_ms",
-            ),
-            ("g.status = 'scheduled'", "g.id"),
-        ] {
-            let want = limit - rows.len() as i64;
-            if want <= 0 {
-                break;
-            }
-            let expired = which.contains("$4");
-            let limit_mark = if expired { "$5" } else { "$4" };
+        let mut groups = self
+            .lease_expired(worker, token, now, expires_ms, limit, lock)
+            .await?;
+        let want = limit - groups.len() as i64;
+        if want > 0 {
+            // Scheduled groups through their partial index (migration 0005): a
+            // lease never walks past the thousands of groups other workers hold.
             let sql = format!(
                 "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2, lease_expires_ms = $3
                  WHERE id IN (
                     SELECT g.id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
-                    WHERE {which} AND c.status = 'open'
-                    ORDER BY {order} LIMIT {limit_mark} {lock})
+                    WHERE g.status = 'scheduled' AND c.status = 'open'
+                    ORDER BY g.id LIMIT $4 {lock})
                  RETURNING id, competition_id, group_no, seed, bots, status"
             );
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(token)
                 .bind(worker)
-                .bind(expires_ms);
-            if expired {
-                q = q.bind(now);
+                .bind(expires_ms)
+                .bind(want)
+                .fetch_all(&self.pool)
+                .await?;
+            for row in &rows {
+                groups.push(Self::group_row(row)?);
             }
-            rows.extend(q.bind(want).fetch_all(&self.pool).await?);
         }
-        let mut groups = rows.iter().map(Self::group_row).collect::<Result<Vec<_>>>()?;
         groups.sort_by_key(|g| g.id);
+        Ok(groups)
+    }
+
+    /// Groups whose lease expired (the oldest first, through their own partial
+    /// index), leased again with new seeds; see [`Store::lease_many`].
+    async fn lease_expired(
+        &self,
+        worker: &str,
+        token: &str,
+        now: i64,
+        expires_ms: i64,
+        limit: i64,
+        lock: &str,
+    ) -> Result<Vec<GroupRow>> {
+        let lease_ms = expires_ms - now;
+        let mut tx = self.write_tx().await?;
+        let sql = format!(
+            "SELECT g.id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
+             WHERE g.status = 'leased' AND g.lease_expires_ms < $1 AND c.status = 'open'
+             AND (g.lease_worker <> $2 OR g.lease_expires_ms < $3)
+             ORDER BY g.lease_expires_ms LIMIT $4 {lock}"
+        );
+        let ids: Vec<i64> = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(now)
+            .bind(worker)
+            .bind(now - lease_ms)
+            .bind(limit)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<std::result::Result<_, _>>()?;
+        let mut groups = Vec::with_capacity(ids.len());
+        for id in ids {
+            let row = sqlx::query(
+                "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2,
+                 lease_expires_ms = $3, seed = $4 WHERE id = $5
+                 RETURNING id, competition_id, group_no, seed, bots, status",
+            )
+            .bind(token)
+            .bind(worker)
+            .bind(expires_ms)
+            .bind(fresh_seed()? as i64)
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+            groups.push(Self::group_row(&row)?);
+        }
+        tx.commit().await?;
         Ok(groups)
     }
 
@@ -387,9 +448,12 @@ impl Store {
             // Done, by this lease, if it still holds the group: one statement in
             // the usual case (on PostgreSQL the row lock makes a second report of
             // the group wait, then find it done).
+            // Only by the worker that holds the lease: a lease token another
+            // worker learnt (or a revoked worker's) stores nothing.
             let taken = sqlx::query(
                 "UPDATE match_groups SET status = 'done', reported_by = $2
-                 WHERE id = $1 AND status <> 'done' AND lease_token = $3",
+                 WHERE id = $1 AND status <> 'done' AND lease_token = $3
+                 AND ($2 IS NULL OR lease_worker = (SELECT name FROM workers WHERE id = $2))",
             )
             .bind(r.group_id)
             .bind(worker_id)
@@ -436,7 +500,8 @@ impl Store {
                 }
             }
         }
-        let suspended = Self::count_start_failures(&mut tx, &runs, suspend_after, |bot, run| {
+        let witness = worker_id.unwrap_or(0);
+        let suspended = Self::count_start_failures(&mut tx, &runs, witness, suspend_after, |bot, run| {
             let last = last_failure.get(&bot).copied().unwrap_or("");
             format!("could not start or shake hands in {run} reported games in a row (last: {last})")
         })

@@ -41,6 +41,9 @@ pub enum StoreError {
     /// The schema could not be brought up to date.
     #[error("migrating the database: {0}")]
     Migration(String),
+    /// The operating system gave no random bytes for a new seed.
+    #[error("no random source: {0}")]
+    Random(String),
 }
 
 type Result<T> = std::result::Result<T, StoreError>;
@@ -423,6 +426,14 @@ pub enum Completion {
     AlreadyDone,
     /// The lease expired and the group went to another worker.
     LeaseLost,
+}
+
+/// A seed from the operating system's random source, for a group played again
+/// (its first seed was dealt to a worker already).
+fn fresh_seed() -> Result<u64> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|e| StoreError::Random(e.to_string()))?;
+    Ok(u64::from_le_bytes(bytes))
 }
 
 /// Milliseconds since the Unix epoch.

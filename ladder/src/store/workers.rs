@@ -117,7 +117,9 @@ impl Store {
     }
 
     /// Revokes a worker and removes every game of the groups it reported, which are
-    /// scheduled again (other workers play them). Returns `(groups, games)` voided.
+    /// scheduled again (other workers play them), and undoes what its reports
+    /// caused: bots it helped suspend are active again, and its failed starts
+    /// leave their runs. Returns `(groups, games)` voided.
     ///
     /// # Errors
     /// No such worker, or the database (then nothing changes).
@@ -156,6 +158,29 @@ impl Store {
         .execute(&mut *tx)
         .await?
         .rows_affected();
+        // Its part of every run of failed starts goes, and a bot it helped suspend
+        // is put back in play (a run the other workers still see suspends it again
+        // at their next report).
+        sqlx::query(
+            "UPDATE bots SET status = 'active', status_reason = '' WHERE status = 'suspended'
+             AND id IN (SELECT bot_id FROM start_failure_witnesses WHERE worker_id = $1)",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE bots SET start_failures = (SELECT CASE WHEN bots.start_failures > w.failures
+             THEN bots.start_failures - w.failures ELSE 0 END FROM start_failure_witnesses w
+             WHERE w.bot_id = bots.id AND w.worker_id = $1)
+             WHERE id IN (SELECT bot_id FROM start_failure_witnesses WHERE worker_id = $1)",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM start_failure_witnesses WHERE worker_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok((groups, games))
     }

@@ -109,6 +109,10 @@ pub enum SandboxError {
     /// Isolation was asked for and this machine cannot give it.
     #[error("`--sandbox isolated` needs {0}")]
     Unavailable(String),
+    /// This process cannot start a bot with the limits asked for: every bot
+    /// would fail to start, and the failure would be charged to the bots.
+    #[error("bots cannot be started with these limits: {0}")]
+    Limits(String),
 }
 
 impl Sandbox {
@@ -138,10 +142,70 @@ impl Sandbox {
     /// [`SandboxError::Unavailable`], saying what is missing (bubblewrap, user
     /// namespaces, `setpriv`).
     pub fn check(&self) -> Result<(), SandboxError> {
+        self.check_limits()?;
         if self.level == Level::None {
             return Ok(());
         }
         command::check_isolation(self)
+    }
+
+    /// Starts `true` with every limit a bot gets. A hard limit of this process's
+    /// own below a bot's (`ulimit -Hn 128` against `--bot-open-files 256`) makes
+    /// every spawn fail with `EPERM`: said here, naming the limit, before any game.
+    ///
+    /// # Errors
+    /// [`SandboxError::Limits`].
+    fn check_limits(&self) -> Result<(), SandboxError> {
+        use nix::sys::resource::{Resource, getrlimit};
+        let plain = Sandbox {
+            level: Level::None,
+            ..self.clone()
+        };
+        let mut trial = prepare("/bin/true", &[], &plain).map_err(SandboxError::Limits)?;
+        trial.install_child_setup();
+        let started = trial
+            .command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        let Err(e) = started else {
+            return Ok(());
+        };
+        let wanted = [
+            (
+                Resource::RLIMIT_NOFILE,
+                self.open_files,
+                "open files",
+                "--bot-open-files",
+            ),
+            (
+                Resource::RLIMIT_FSIZE,
+                self.file_size,
+                "file size (bytes)",
+                "--bot-file-size",
+            ),
+            (
+                Resource::RLIMIT_CPU,
+                self.cpu_seconds.saturating_add(1),
+                "CPU seconds",
+                "--bot-cpu",
+            ),
+        ];
+        let below: Vec<String> = wanted
+            .iter()
+            .filter_map(|&(resource, want, what, flag)| {
+                let (_, hard) = getrlimit(resource).ok()?;
+                (hard < want).then(|| {
+                    format!("{what}: this process's hard limit is {hard}, a bot's is {want} ({flag}); raise the limit (ulimit -H) or lower {flag}")
+                })
+            })
+            .collect();
+        Err(SandboxError::Limits(if below.is_empty() {
+            format!("a process with them did not start here ({e})")
+        } else {
+            below.join("; ")
+        }))
     }
 }
 

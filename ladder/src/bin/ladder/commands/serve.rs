@@ -38,6 +38,12 @@ pub(crate) struct ServeArgs {
     /// taking the schedule; `ladder admin enable NAME` resumes it. 0: never.
     #[arg(long, default_value_t = ladder::server::SUSPEND_AFTER)]
     pub(crate) suspend_after: u32,
+    /// Most groups one worker may hold unreported at once; its further leases get
+    /// nothing until it reports, so a worker that loops on leases cannot take the
+    /// competition from the others. Raise it for workers with many cores.
+    #[arg(long, default_value_t = ladder::server::HELD_PER_WORKER,
+          value_parser = |s: &str| referee::clock::number_in(s, 1u32, 1_000_000))]
+    pub(crate) held_per_worker: u32,
 }
 
 pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -77,6 +83,7 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             lease: std::time::Duration::from_secs_f64(a.lease_seconds),
             tls,
             suspend_after: a.suspend_after,
+            held_per_worker: a.held_per_worker,
         };
         ladder::server::run(grpc, http, store, cfg, shutdown_signal()).await?;
         anyhow::Ok(())

@@ -57,7 +57,18 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
              --allow-unsandboxed (see docs/security.md)"
         );
     }
-    sandbox.check().context("bots cannot be isolated on this machine; to run them anyway, pass `--sandbox none --allow-unsandboxed` (see docs/security.md)")?;
+    // A worker that cannot start bots as asked would charge every bot with its
+    // own failure: it stops here, saying what is missing.
+    match sandbox.check() {
+        Ok(()) => {}
+        Err(e @ referee::sandbox::SandboxError::Unavailable(_)) => {
+            return Err(anyhow::Error::new(e).context(
+                "bots cannot be isolated on this machine; to run them anyway, pass \
+                 `--sandbox none --allow-unsandboxed` (see docs/security.md)",
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    }
     if let Some(dir) = &a.log_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
     }
