@@ -396,6 +396,8 @@ impl LadderService {
             .into_iter()
             .map(|g| (g.id, g))
             .collect();
+        let holders = self.store.lease_holders(&ids).await.map_err(status_of)?;
+        let holder = worker.name.clone();
         let comp_ids: Vec<i64> = groups.values().map(|g| g.competition_id).collect();
         let bot_ids: Vec<i64> = groups.values().flat_map(|g| g.bots.iter().copied()).collect();
         let catalog = self.catalog(&comp_ids, &bot_ids).await?;
@@ -413,6 +415,21 @@ impl LadderService {
                     let group = groups
                         .get(&r.group_id)
                         .ok_or_else(|| Status::not_found(format!("no group {}", r.group_id)))?;
+                    // A lease this worker no longer holds (it ran out, or it was
+                    // never its own) is not replayed: the group may have a new
+                    // seed by now, and replay is the server's dearest work.
+                    if group.status == crate::store::GroupStatus::Done {
+                        // Stored already: the store answers `already_recorded`.
+                        return Ok((r.group_id, r.lease, Vec::new(), Vec::new()));
+                    }
+                    if let Some((token, by)) = holders.get(&r.group_id)
+                        && (*token != r.lease || *by != holder)
+                    {
+                        return Err(Status::failed_precondition(format!(
+                            "the lease on group {} expired and the group went to another worker",
+                            r.group_id
+                        )));
+                    }
                     let c = catalog
                         .competitions
                         .get(&group.competition_id)
@@ -506,7 +523,7 @@ impl LadderService {
             if rec.game != c.game || rec.options != c.options || rec.seed != group.seed as u64 {
                 return Err(bad(format!(
                     "is {} {:?} seed {}, but the lease is {} {:?} seed {}",
-                    rec.game, rec.options, rec.seed, c.game, c.options, group.seed
+                    rec.game, rec.options, rec.seed, c.game, c.options, group.seed as u64
                 )));
             }
             if rec.start_position.is_some() || rec.seats.len() != n {

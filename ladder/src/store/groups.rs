@@ -328,6 +328,38 @@ impl Store {
         Ok(out)
     }
 
+    /// Who holds each of `ids` now: `(lease token, worker name)` of the groups
+    /// leased at this moment (expired or not); the others are not in the map.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn lease_holders(
+        &self,
+        ids: &[i64],
+    ) -> Result<std::collections::HashMap<i64, (String, String)>> {
+        let mut out = std::collections::HashMap::with_capacity(ids.len());
+        for chunk in ids.chunks(500) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|k| format!("${k}")).collect();
+            let sql = format!(
+                "SELECT id, lease_token, lease_worker FROM match_groups WHERE status = 'leased' AND id IN ({})",
+                marks.join(", ")
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for &id in chunk {
+                q = q.bind(id);
+            }
+            for row in q.fetch_all(&self.pool).await? {
+                let token: Option<String> = row.try_get(1)?;
+                let worker: Option<String> = row.try_get(2)?;
+                out.insert(
+                    row.try_get(0)?,
+                    (token.unwrap_or_default(), worker.unwrap_or_default()),
+                );
+            }
+        }
+        Ok(out)
+    }
+
     pub(super) async fn insert_games(
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         games: &[&NewGame],
