@@ -673,6 +673,15 @@ impl Drop for LadderServer {
 /// # Panics
 /// If the server does not answer with HTTP.
 pub fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+    let (status, _, body) = http_get_with_head(addr, path);
+    (status, body)
+}
+
+/// As [`http_get`], with the answer's head (status line and headers) too.
+///
+/// # Panics
+/// If the server does not answer with HTTP.
+pub fn http_get_with_head(addr: std::net::SocketAddr, path: &str) -> (u16, String, String) {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).expect("the server listens");
     write!(
@@ -689,5 +698,5 @@ pub fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .expect("a status");
-    (status, body.to_owned())
+    (status, head.to_owned(), body.to_owned())
 }

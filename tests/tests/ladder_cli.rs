@@ -825,6 +825,22 @@ fn a_workers_token_never_reaches_a_bot_or_a_page() {
             assert!(!body.contains(secret.as_str()), "{path} shows a token");
         }
     }
+    // Every answer forbids sniffing and framing and loads nothing from elsewhere;
+    // a game has one address.
+    for path in ["/", "/games/1"] {
+        let (_, head, _) = astragal_tests::http_get_with_head(server.web, path);
+        let head = head.to_lowercase();
+        for header in [
+            "x-content-type-options: nosniff",
+            "x-frame-options: deny",
+            "content-security-policy: default-src 'none'",
+        ] {
+            assert!(head.contains(header), "{path}: no {header}: {head}");
+        }
+    }
+    for path in ["/games/+1", "/games/01", "/api/games/01"] {
+        assert_eq!(astragal_tests::http_get(server.web, path).0, 400, "{path}");
+    }
     let (_, record) = astragal_tests::http_get(server.web, "/api/games/1");
     // The line is there, the token in it hidden.
     assert!(

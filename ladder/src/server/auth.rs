@@ -51,11 +51,7 @@ impl TokenCache {
 }
 /// The SHA-256 of a token, in hex: what the store keeps of a worker's token.
 pub fn token_hash(token: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::store::token_hash(token)
 }
 
 /// A new worker token: 256 bits from the operating system's random source, in hex.

@@ -347,16 +347,50 @@ pub(super) fn outcome_word(done: Completion) -> &'static str {
 /// exists and takes its options, a command line splits, only a program has an
 /// environment. Returns them as stored.
 pub(super) fn checked_spec(text: &str, vars: &[EnvVar]) -> Result<(String, Vec<(String, String)>), Status> {
+    if text.len() > MAX_SPEC_BYTES {
+        return Err(Status::invalid_argument(format!(
+            "the bot spec is {} bytes; at most {MAX_SPEC_BYTES}",
+            text.len()
+        )));
+    }
+    if text.contains('\0')
+        || vars
+            .iter()
+            .any(|v| v.key.contains('\0') || v.value.contains('\0'))
+    {
+        return Err(Status::invalid_argument(
+            "a NUL byte in the spec or the environment (no program can be given one)",
+        ));
+    }
+    if vars.len() > MAX_ENV_VARS {
+        return Err(Status::invalid_argument(format!(
+            "{} environment variables; at most {MAX_ENV_VARS}",
+            vars.len()
+        )));
+    }
+    if let Some(v) = vars.iter().find(|v| v.value.len() > MAX_ENV_VALUE_BYTES) {
+        return Err(Status::invalid_argument(format!(
+            "environment: {} is {} bytes; at most {MAX_ENV_VALUE_BYTES}",
+            v.key,
+            v.value.len()
+        )));
+    }
     let spec = BotSpec::parse(text).map_err(|e| Status::invalid_argument(format!("the bot spec: {e}")))?;
     if spec == BotSpec::Human {
         return Err(Status::invalid_argument("a ladder bot cannot be `human`"));
     }
     spec.check()
         .map_err(|e| Status::invalid_argument(format!("the bot spec: {e}")))?;
-    let mut env = Vec::with_capacity(vars.len());
+    let mut env: Vec<(String, String)> = Vec::with_capacity(vars.len());
     for v in vars {
         let pair = referee::sandbox::parse_env_pair(&format!("{}={}", v.key, v.value))
             .map_err(|e| Status::invalid_argument(format!("environment: {e}")))?;
+        if env.iter().any(|(k, _)| *k == pair.0) {
+            return Err(Status::invalid_argument(format!(
+                "environment: {} is given twice",
+                pair.0
+            )));
+        }
         env.push(pair);
     }
     if !env.is_empty() && !matches!(spec, BotSpec::Process { .. }) {
@@ -366,6 +400,13 @@ pub(super) fn checked_spec(text: &str, vars: &[EnvVar]) -> Result<(String, Vec<(
     }
     Ok((spec.to_string(), env))
 }
+
+/// Longest bot spec the admin may register.
+const MAX_SPEC_BYTES: usize = 4096;
+/// Most environment variables a bot may be registered with.
+const MAX_ENV_VARS: usize = 64;
+/// Longest value of one of them.
+const MAX_ENV_VALUE_BYTES: usize = 4096;
 
 /// What the admin is told of a bot (its environment's values never).
 pub(super) fn bot_info(b: &BotRow, names: &HashMap<i64, &str>) -> BotInfo {
@@ -383,5 +424,36 @@ pub(super) fn bot_info(b: &BotRow, names: &HashMap<i64, &str>) -> BotInfo {
             .and_then(|id| names.get(&id).map(|n| (*n).to_owned()))
             .unwrap_or_default(),
         start_failures: b.start_failures,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn var(key: &str, value: &str) -> EnvVar {
+        EnvVar {
+            key: key.into(),
+            value: value.into(),
+        }
+    }
+
+    #[test]
+    fn specs_and_environments_past_their_limits_are_refused_and_say_why() {
+        let ok = checked_spec("./bot --x", &[var("A", "1"), var("B", "2")]).unwrap();
+        assert_eq!(ok.1.len(), 2);
+        let many: Vec<EnvVar> = (0..10_000).map(|i| var(&format!("V{i}"), "x")).collect();
+        let big = "x".repeat(1 << 20);
+        for (spec, vars, says) in [
+            ("./bot\0x", vec![], "NUL"),
+            ("./bot", vec![var("A", "a\0b")], "NUL"),
+            ("./bot", vec![var("A", "1"), var("A", "2")], "given twice"),
+            ("./bot", many, "at most 64"),
+            ("./bot", vec![var("A", &big)], "at most 4096"),
+            (big.as_str(), vec![], "at most 4096"),
+        ] {
+            let e = checked_spec(spec, &vars).unwrap_err();
+            assert!(e.message().contains(says), "{says}: {}", e.message());
+        }
     }
 }

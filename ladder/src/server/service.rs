@@ -423,7 +423,7 @@ impl LadderService {
                         return Ok((r.group_id, r.lease, Vec::new(), Vec::new()));
                     }
                     if let Some((token, by)) = holders.get(&r.group_id)
-                        && (*token != r.lease || *by != holder)
+                        && (*token != crate::store::token_hash(&r.lease) || *by != holder)
                     {
                         return Err(Status::failed_precondition(format!(
                             "the lease on group {} expired and the group went to another worker",

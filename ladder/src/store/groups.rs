@@ -111,6 +111,8 @@ impl Store {
             Dialect::Postgres => "FOR UPDATE OF g SKIP LOCKED",
             Dialect::Sqlite => "",
         };
+        // The store keeps the lease token's hash only.
+        let token = &token_hash(token);
         let mut groups = self
             .lease_expired(worker, token, now, expires_ms, limit, lock)
             .await?;
@@ -328,8 +330,8 @@ impl Store {
         Ok(out)
     }
 
-    /// Who holds each of `ids` now: `(lease token, worker name)` of the groups
-    /// leased at this moment (expired or not); the others are not in the map.
+    /// Who holds each of `ids` now: `(lease token's hash, worker name)` of the
+    /// groups leased at this moment (expired or not); the others are not in the map.
     ///
     /// # Errors
     /// The database.
@@ -489,7 +491,7 @@ impl Store {
             )
             .bind(r.group_id)
             .bind(worker_id)
-            .bind(r.token)
+            .bind(token_hash(r.token))
             .execute(&mut *tx)
             .await?
             .rows_affected();

@@ -41,6 +41,9 @@ pub enum StoreError {
     /// The schema could not be brought up to date.
     #[error("migrating the database: {0}")]
     Migration(String),
+    /// The database file could not be made private.
+    #[error("{0}")]
+    File(String),
     /// The operating system gave no random bytes for a new seed.
     #[error("no random source: {0}")]
     Random(String),
@@ -428,6 +431,16 @@ pub enum Completion {
     LeaseLost,
 }
 
+/// The SHA-256 of a token, in hex: what the store keeps of a worker's token and
+/// of a lease's, so that a copy of the database leases and reports nothing.
+pub fn token_hash(token: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// A seed from the operating system's random source, for a group played again
 /// (its first seed was dealt to a worker already).
 fn fresh_seed() -> Result<u64> {
@@ -555,6 +568,15 @@ impl Store {
             .await?;
         let store = Store { pool, dialect };
         store.migrate().await?;
+        // A SQLite file holds bots' environments and every seed: its owner's only.
+        for file in sqlite_files(&url) {
+            use std::os::unix::fs::PermissionsExt;
+            if file.exists() {
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).map_err(|e| {
+                    StoreError::File(format!("{}: cannot make it private: {e}", file.display()))
+                })?;
+            }
+        }
         Ok(store)
     }
 
@@ -655,5 +677,58 @@ mod tests {
         assert_eq!(store.bots().await.unwrap().len(), 2);
         drop(store);
         let _ = std::fs::remove_file(&path);
+    }
+
+    /// A SQLite store is its owner's only, and keeps no lease token a copy of it
+    /// could report with: only the token's hash.
+    #[tokio::test]
+    async fn a_sqlite_store_is_private_and_keeps_only_hashes_of_lease_tokens() {
+        use std::os::unix::fs::PermissionsExt;
+        let path = std::env::temp_dir().join(format!("astragal-private-{}.db", std::process::id()));
+        let url = format!("sqlite:{}", path.display());
+        for file in sqlite_files(&url) {
+            let _ = std::fs::remove_file(file);
+        }
+        let store = Store::open(&url).await.unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{mode:o}");
+        let a = store.register_bot("a", "ur", "builtin:first", &[]).await.unwrap();
+        let b = store
+            .register_bot("b", "ur", "builtin:random", &[])
+            .await
+            .unwrap();
+        let c = store
+            .create_competition(&NewCompetition {
+                name: "c".into(),
+                game: "ur".into(),
+                options: vec![],
+                seats: 2,
+                format: "ladder".into(),
+                seed: 1,
+                max_games: 0,
+                time: "movetime=100".into(),
+                config: String::new(),
+            })
+            .await
+            .unwrap();
+        store.schedule_groups(&c, &[(0, vec![a.id, b.id])]).await.unwrap();
+        let now = now_ms();
+        let leased = store
+            .lease_many("w1", "the-lease-token", now, now + 60_000, 1, 4)
+            .await
+            .unwrap();
+        assert_eq!(leased.len(), 1);
+        let kept: String = sqlx::query("SELECT lease_token FROM match_groups WHERE id = $1")
+            .bind(leased[0].id)
+            .fetch_one(&store.pool)
+            .await
+            .unwrap()
+            .try_get(0)
+            .unwrap();
+        assert_eq!(kept, token_hash("the-lease-token"));
+        drop(store);
+        for file in sqlite_files(&url) {
+            let _ = std::fs::remove_file(file);
+        }
     }
 }

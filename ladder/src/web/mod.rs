@@ -55,6 +55,7 @@ pub fn router(store: Store, standings: Arc<StandingsCache>, admin_token: Option<
         .route("/bots/{name}", get(bot::page))
         .route("/games/{id}", get(game_page))
         .route("/api/games/{id}", get(game_json))
+        .layer(axum::middleware::map_response(security_headers))
         .with_state(Site {
             store,
             standings,
@@ -209,9 +210,42 @@ async fn public_record(site: &Site, id: i64) -> Result<referee::GameRecord, Resp
     Ok(rec)
 }
 
+/// A game id as the pages write it: decimal digits, no sign, no leading zero
+/// (`/games/+1` and `/games/01` are not `/games/1`: one page, one address).
 fn game_id(id: &str) -> Result<i64, Response> {
-    id.parse::<i64>()
-        .map_err(|_| (StatusCode::BAD_REQUEST, "a game id is a number\n").into_response())
+    let canonical = !id.is_empty()
+        && id.len() <= 18
+        && id.bytes().all(|b| b.is_ascii_digit())
+        && (id == "0" || !id.starts_with('0'));
+    canonical
+        .then(|| id.parse::<i64>().ok())
+        .flatten()
+        .ok_or_else(|| {
+            (
+                StatusCode::BAD_REQUEST,
+                "a game id is a number, written as the pages write it\n",
+            )
+                .into_response()
+        })
+}
+
+/// Headers on every answer: no content sniffing, no framing by another site, no
+/// referrer, and a content policy that lets a page run only its own inline
+/// script and style (the viewer is one self-contained page) and load nothing.
+async fn security_headers(mut response: Response) -> Response {
+    use axum::http::HeaderValue;
+    let h = response.headers_mut();
+    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    h.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    h.insert(
+        "content-security-policy",
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; \
+             frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+        ),
+    );
+    response
 }
 
 async fn game_json(State(site): State<Site>, Path(id): Path<String>) -> Response {
@@ -253,5 +287,30 @@ async fn game_page(State(site): State<Site>, Path(id): Path<String>) -> Response
         Ok(Ok(html)) => Html(html).into_response(),
         Ok(Err(e)) => internal(format!("game {id} does not replay: {e}")),
         Err(e) => internal(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_game_id_is_read_only_as_the_pages_write_it() {
+        assert_eq!(game_id("1").ok(), Some(1));
+        assert_eq!(game_id("0").ok(), Some(0));
+        assert_eq!(game_id("123456789012345678").ok(), Some(123_456_789_012_345_678));
+        for bad in [
+            "",
+            "+1",
+            "01",
+            "-1",
+            " 1",
+            "1 ",
+            "1e3",
+            "0x1",
+            "1234567890123456789",
+        ] {
+            assert!(game_id(bad).is_err(), "{bad:?}");
+        }
     }
 }
