@@ -63,6 +63,8 @@ async fn serve_holding(
         tls,
         suspend_after: server::SUSPEND_AFTER,
         held_per_worker,
+        grpc_connections: server::conn::ConnLimits::GRPC,
+        web_connections: server::conn::ConnLimits::WEB,
     };
     let task = tokio::spawn(async move {
         server::run(grpc, None, store, cfg, async move {
@@ -1263,6 +1265,8 @@ async fn web_server(db: &str) -> WebServer {
         tls: None,
         suspend_after: server::SUSPEND_AFTER,
         held_per_worker: server::HELD_PER_WORKER,
+        grpc_connections: server::conn::ConnLimits::GRPC,
+        web_connections: server::conn::ConnLimits::WEB,
     };
     let task = tokio::spawn(server::run(grpc, Some(http), store, cfg, async move {
         let _ = rx.await;

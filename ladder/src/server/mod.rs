@@ -7,6 +7,7 @@
 
 mod auth;
 pub mod cache;
+pub mod conn;
 mod grpc;
 mod scheduler;
 mod service;
@@ -57,6 +58,10 @@ pub struct ServiceConfig {
     /// Most groups one worker holds unreported at once; its further leases get
     /// nothing until it reports (a worker looping on leases cannot hoard).
     pub held_per_worker: u32,
+    /// How the gRPC port bounds its connections ([`conn::ConnLimits::GRPC`]).
+    pub grpc_connections: conn::ConnLimits,
+    /// How the web port bounds its connections ([`conn::ConnLimits::WEB`]).
+    pub web_connections: conn::ConnLimits,
 }
 
 /// Default of [`ServiceConfig::held_per_worker`]: two full batches, so a worker
@@ -106,19 +111,26 @@ pub async fn run(
 ) -> Result<(), ServeError> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let standings = Arc::new(StandingsCache::new(store.clone()));
+    let web_limits = cfg.web_connections;
     let web = http.map(|listener| {
         let app = crate::web::router(store.clone(), standings.clone(), Some(&cfg.admin_token));
         let mut rx = stop_rx.clone();
         tokio::spawn(async move {
-            axum::serve(listener, app)
+            axum::serve(conn::Bounded::new(listener, web_limits), app)
                 .with_graceful_shutdown(async move {
                     let _ = rx.wait_for(|s| *s).await;
                 })
                 .await
         })
     });
-    let incoming = tonic::transport::server::TcpIncoming::from(grpc).with_nodelay(Some(true));
-    let mut builder = tonic::transport::Server::builder();
+    let incoming = conn::Bounded::new(grpc, cfg.grpc_connections).into_stream();
+    // Pings keep a quiet worker's connection within the idle limit, and find dead
+    // peers; a call that takes longer than any lease or report should is cut.
+    let mut builder = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(Duration::from_secs(30)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(20)))
+        .max_concurrent_streams(Some(64))
+        .timeout(Duration::from_secs(120));
     if let Some(identity) = cfg.tls.clone() {
         builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
     }

@@ -84,6 +84,8 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             tls,
             suspend_after: a.suspend_after,
             held_per_worker: a.held_per_worker,
+            grpc_connections: ladder::server::conn::ConnLimits::GRPC,
+            web_connections: ladder::server::conn::ConnLimits::WEB,
         };
         ladder::server::run(grpc, http, store, cfg, shutdown_signal()).await?;
         anyhow::Ok(())
