@@ -18,3 +18,16 @@ pub fn quiet_on_closed_stdout() {
         default(info);
     }));
 }
+
+/// Logs to stderr at the level `RUST_LOG` asks (`warn` by default), in colour
+/// only on a terminal, so a redirected log stays plain text.
+pub fn log_to_stderr() {
+    use std::io::IsTerminal;
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}

@@ -10,7 +10,7 @@ use referee::matchplay::{MatchConfig, run_match};
 use referee::sandbox::{self, SandboxArgs};
 use referee::text::escaped;
 use referee::{BotSpec, record, replay};
-use std::io::{IsTerminal, Write as _};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -391,13 +391,7 @@ fn checked_sandbox(args: &SandboxArgs) -> anyhow::Result<sandbox::Sandbox> {
 fn main() -> std::process::ExitCode {
     referee::cli::quiet_on_closed_stdout();
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+    referee::cli::log_to_stderr();
     let result = match cli.command {
         Command::Play(a) => play(a),
         Command::Match(a) => matchplay(a),

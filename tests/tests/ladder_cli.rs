@@ -141,6 +141,17 @@ fn a_killed_tournament_resumes_with_no_game_lost_or_counted_twice() {
     }
 }
 
+/// The lines an attack bot wrote to its stderr logs in `logs` that start with
+/// `prefix` (`ATTACK read`).
+fn attack_reports(logs: &std::path::Path, prefix: &str) -> Vec<String> {
+    let mut reports = Vec::new();
+    for entry in std::fs::read_dir(logs).unwrap().flatten() {
+        let log = std::fs::read_to_string(entry.path()).unwrap();
+        reports.extend(log.lines().filter(|l| l.starts_with(prefix)).map(str::to_owned));
+    }
+    reports
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -548,15 +559,7 @@ fn a_worker_isolates_registered_bots_and_gives_them_only_their_registered_enviro
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    let mut reports = Vec::new();
-    for entry in std::fs::read_dir(&logs).unwrap().flatten() {
-        let log = std::fs::read_to_string(entry.path()).unwrap();
-        reports.extend(
-            log.lines()
-                .filter(|l| l.starts_with("ATTACK env"))
-                .map(str::to_owned),
-        );
-    }
+    let reports = attack_reports(&logs, "ATTACK env");
     assert_eq!(reports.len(), 2, "{reports:?}");
     for r in &reports {
         assert!(r.contains(": contained "), "{r}");
@@ -787,15 +790,7 @@ fn a_workers_token_never_reaches_a_bot_or_a_page() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    let mut reports = Vec::new();
-    for entry in std::fs::read_dir(&logs).unwrap().flatten() {
-        let log = std::fs::read_to_string(entry.path()).unwrap();
-        reports.extend(
-            log.lines()
-                .filter(|l| l.starts_with("ATTACK read"))
-                .map(str::to_owned),
-        );
-    }
+    let reports = attack_reports(&logs, "ATTACK read");
     let own: Vec<&String> = reports.iter().filter(|r| r.contains("w1.token")).collect();
     assert_eq!(own.len(), 2, "{reports:?}");
     assert!(own.iter().all(|r| r.contains(": contained ")), "{own:?}");
@@ -899,15 +894,7 @@ fn an_isolated_bot_beside_the_store_reads_nothing_of_it() {
         logs.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    let mut reports = Vec::new();
-    for entry in std::fs::read_dir(&logs).unwrap().flatten() {
-        let log = std::fs::read_to_string(entry.path()).unwrap();
-        reports.extend(
-            log.lines()
-                .filter(|l| l.starts_with("ATTACK read"))
-                .map(str::to_owned),
-        );
-    }
+    let reports = attack_reports(&logs, "ATTACK read");
     for f in &files {
         let of_file: Vec<&String> = reports.iter().filter(|r| r.contains(&format!("{f}: "))).collect();
         assert!(!of_file.is_empty(), "{f} was not tried: {reports:?}");

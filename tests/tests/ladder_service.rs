@@ -143,6 +143,19 @@ async fn lease_and_play(w: &mut Client) -> (LeaseReply, Vec<String>) {
     (lease, records)
 }
 
+/// Reports a leased group's records; the outcome the server names.
+async fn report(w: &mut Client, lease: &LeaseReply, records: Vec<String>) -> String {
+    w.report(ReportRequest {
+        lease: lease.lease.clone(),
+        group_id: lease.group_id,
+        records,
+    })
+    .await
+    .unwrap()
+    .into_inner()
+    .outcome
+}
+
 /// Every record of a competition, page by page.
 async fn all_records(c: &mut Client, competition: &str) -> Vec<referee::GameRecord> {
     let mut records = Vec::new();
@@ -1694,16 +1707,11 @@ async fn forge_spawn_faults(w: &mut Client, victim: &str) -> bool {
             serde_json::to_string(&rec).unwrap()
         })
         .collect();
-    let reply = w
-        .report(ReportRequest {
-            lease: lease.lease,
-            group_id: lease.group_id,
-            records,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(reply.outcome, "recorded", "the forgery replays");
+    assert_eq!(
+        report(w, &lease, records).await,
+        "recorded",
+        "the forgery replays"
+    );
     true
 }
 
@@ -1735,16 +1743,7 @@ async fn one_worker_cannot_suspend_a_bot_and_voiding_it_undoes_what_it_caused() 
         // The honest worker still has work.
         let mut w2 = worker::connect(&server.url, &honest, None).await.unwrap();
         let (lease, records) = lease_and_play(&mut w2).await;
-        let reply = w2
-            .report(ReportRequest {
-                lease: lease.lease,
-                group_id: lease.group_id,
-                records,
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        assert_eq!(reply.outcome, "recorded", "{kind}");
+        assert_eq!(report(&mut w2, &lease, records).await, "recorded", "{kind}");
         // It started there: the run begins again.
         assert_eq!(bots_by_name(&mut a).await["rnd"].start_failures, 0, "{kind}");
         // With the honest worker gone, w1 is the ladder's only worker and its

@@ -172,21 +172,13 @@ impl Store {
     /// # Errors
     /// The database, or a corrupt row.
     pub async fn results_by_id(&self, ids: &[i64]) -> Result<Vec<ResultRow>> {
-        let mut out = Vec::with_capacity(ids.len());
-        for chunk in ids.chunks(100) {
-            let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
-            let sql = format!(
-                "SELECT id, group_id, rotation, bots, ranks, termination FROM games WHERE id IN ({})",
-                marks.join(", ")
-            );
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for &id in chunk {
-                q = q.bind(id);
-            }
-            for row in q.fetch_all(&self.pool).await? {
-                out.push(Self::result_row(&row)?);
-            }
-        }
+        let rows = self
+            .rows_with_ids(
+                "SELECT id, group_id, rotation, bots, ranks, termination FROM games WHERE id IN",
+                ids,
+            )
+            .await?;
+        let mut out = rows.iter().map(Self::result_row).collect::<Result<Vec<_>>>()?;
         out.sort_unstable_by_key(|r| r.id);
         Ok(out)
     }

@@ -312,20 +312,26 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn groups_by_id(&self, ids: &[i64]) -> Result<Vec<GroupRow>> {
+        let rows = self
+            .rows_with_ids(
+                "SELECT id, competition_id, group_no, seed, bots, status FROM match_groups WHERE id IN",
+                ids,
+            )
+            .await?;
+        rows.iter().map(Self::group_row).collect()
+    }
+
+    /// The rows `select` (ending in `IN`) finds for `ids`, asked 100 at a time.
+    pub(super) async fn rows_with_ids(&self, select: &str, ids: &[i64]) -> Result<Vec<AnyRow>> {
         let mut out = Vec::with_capacity(ids.len());
-        for chunk in ids.chunks(500) {
+        for chunk in ids.chunks(100) {
             let marks: Vec<String> = (1..=chunk.len()).map(|k| format!("${k}")).collect();
-            let sql = format!(
-                "SELECT id, competition_id, group_no, seed, bots, status FROM match_groups WHERE id IN ({})",
-                marks.join(", ")
-            );
+            let sql = format!("{select} ({})", marks.join(", "));
             let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
             for &id in chunk {
                 q = q.bind(id);
             }
-            for row in q.fetch_all(&self.pool).await? {
-                out.push(Self::group_row(&row)?);
-            }
+            out.extend(q.fetch_all(&self.pool).await?);
         }
         Ok(out)
     }
@@ -339,25 +345,20 @@ impl Store {
         &self,
         ids: &[i64],
     ) -> Result<std::collections::HashMap<i64, (String, String)>> {
-        let mut out = std::collections::HashMap::with_capacity(ids.len());
-        for chunk in ids.chunks(500) {
-            let marks: Vec<String> = (1..=chunk.len()).map(|k| format!("${k}")).collect();
-            let sql = format!(
-                "SELECT id, lease_token, lease_worker FROM match_groups WHERE status = 'leased' AND id IN ({})",
-                marks.join(", ")
+        let rows = self
+            .rows_with_ids(
+                "SELECT id, lease_token, lease_worker FROM match_groups WHERE status = 'leased' AND id IN",
+                ids,
+            )
+            .await?;
+        let mut out = std::collections::HashMap::with_capacity(rows.len());
+        for row in rows {
+            let token: Option<String> = row.try_get(1)?;
+            let worker: Option<String> = row.try_get(2)?;
+            out.insert(
+                row.try_get(0)?,
+                (token.unwrap_or_default(), worker.unwrap_or_default()),
             );
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for &id in chunk {
-                q = q.bind(id);
-            }
-            for row in q.fetch_all(&self.pool).await? {
-                let token: Option<String> = row.try_get(1)?;
-                let worker: Option<String> = row.try_get(2)?;
-                out.insert(
-                    row.try_get(0)?,
-                    (token.unwrap_or_default(), worker.unwrap_or_default()),
-                );
-            }
         }
         Ok(out)
     }

@@ -4,7 +4,6 @@ mod commands;
 
 use clap::{Parser, Subcommand};
 use commands::{admin, bench, ratings, serve, sprt, tournament, worker};
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 /// Tournaments and a ladder service for astragal bots, with maximum-likelihood Elo.
@@ -80,14 +79,7 @@ enum Command {
 fn main() -> ExitCode {
     referee::cli::quiet_on_closed_stdout();
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        // Colour only on a terminal: a redirected log stays plain text.
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+    referee::cli::log_to_stderr();
     let result = match cli.command {
         Command::Tournament(a) => tournament::run(a),
         Command::Ratings(a) => ratings::run(a),
