@@ -134,3 +134,57 @@ impl LadderService {
         }
     }
 }
+
+/// The gRPC service behind a token check that runs before a request's body is
+/// read: every call needs a known token (the admin's or a worker's), so a caller
+/// without one is answered `UNAUTHENTICATED` from the headers alone, and its body
+/// (up to the 16 MiB report limit) is never decoded. Each call still checks its
+/// own role (admin or worker); known tokens are cached, so that costs nothing.
+#[derive(Clone)]
+pub struct RequireToken<S> {
+    inner: S,
+    service: std::sync::Arc<LadderService>,
+}
+
+impl<S> RequireToken<S> {
+    /// `inner` behind the token check of `service`.
+    pub fn new(inner: S, service: std::sync::Arc<LadderService>) -> RequireToken<S> {
+        RequireToken { inner, service }
+    }
+}
+
+impl<S: tonic::server::NamedService> tonic::server::NamedService for RequireToken<S> {
+    const NAME: &'static str = S::NAME;
+}
+
+type HttpRequest = tonic::codegen::http::Request<tonic::body::Body>;
+type HttpResponse = tonic::codegen::http::Response<tonic::body::Body>;
+
+impl<S> tonic::codegen::Service<HttpRequest> for RequireToken<S>
+where
+    S: tonic::codegen::Service<HttpRequest, Response = HttpResponse> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = HttpResponse;
+    type Error = S::Error;
+    type Future = std::pin::Pin<Box<dyn Future<Output = Result<HttpResponse, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: HttpRequest) -> Self::Future {
+        // The clone that was polled ready serves this call.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let service = self.service.clone();
+        Box::pin(async move {
+            let metadata = tonic::metadata::MetadataMap::from_headers(req.headers().clone());
+            let probe = Request::from_parts(metadata, tonic::Extensions::default(), ());
+            if let Err(status) = service.caller(&probe).await {
+                return Ok(status.into_http());
+            }
+            inner.call(req).await
+        })
+    }
+}

@@ -134,14 +134,14 @@ pub async fn run(
     if let Some(identity) = cfg.tls.clone() {
         builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
     }
-    let service = LadderService::new(store, cfg, standings);
+    let service = Arc::new(LadderService::new(store, cfg, standings));
     let scheduler = tokio::spawn(service.scheduler.clone().keep_ahead(stop_rx.clone()));
-    let svc = LadderServer::new(service)
+    let svc = LadderServer::from_arc(service.clone())
         .max_decoding_message_size(MAX_REPORT_BYTES)
         .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
         .send_compressed(tonic::codec::CompressionEncoding::Gzip);
     let result = builder
-        .add_service(svc)
+        .add_service(auth::RequireToken::new(svc, service))
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await;
     let _ = stop_tx.send(true);
