@@ -655,3 +655,54 @@ fn a_kept_process_that_used_half_its_cpu_limit_is_restarted_between_games() {
         "a process was restarted needlessly: {names:?}"
     );
 }
+
+/// `kill -9` of a referee runs no destructor: its bots' scratch directories
+/// (225 MB seen) and cgroups (1,139 found on one machine) stayed. The next
+/// referee removes what a dead referee left, and nothing of a live one's.
+#[test]
+fn what_a_killed_referee_left_is_cleaned_at_the_next_start() {
+    // A process id that is surely dead: a child that has been reaped.
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let live = std::process::id();
+    let tmp = std::env::temp_dir();
+    let stale = tmp.join(format!("astragal-bot-{dead}-0123456789abcdef"));
+    let kept = tmp.join(format!("astragal-bot-{live}-0123456789abcdef"));
+    for dir in [&stale, &kept] {
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("sub/big"), b"left behind").unwrap();
+    }
+    // Stale cgroups too, where the machine gives the referee some.
+    let parent = CgroupSupport::probe()
+        .as_ref()
+        .and_then(|c| c.memory_parent().cloned());
+    let stale_group = parent.as_ref().map(|p| p.join(format!("astragal-{dead}-0")));
+    if let Some(g) = &stale_group {
+        std::fs::create_dir_all(g).unwrap();
+    }
+    let o = Command::new(astragal_tests::binary("referee"))
+        .args(["play", "--game", "ur", "--bot", "builtin:random", "--bot"])
+        .arg(format!("{HONEST} --mode good"))
+        .current_dir(astragal_tests::workspace_root())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !stale.exists(),
+        "a dead referee's scratch directory is still there"
+    );
+    assert!(kept.exists(), "a live referee's scratch directory was removed");
+    let _ = std::fs::remove_dir_all(&kept);
+    match stale_group {
+        Some(g) => assert!(
+            !g.exists(),
+            "a dead referee's cgroup is still there: {}",
+            g.display()
+        ),
+        None => {
+            assert!(std::env::var("CI").is_err(), "CI gives the referee cgroups");
+            eprintln!("SKIPPED the cgroup part: this machine gives the referee no cgroups");
+        }
+    }
+}

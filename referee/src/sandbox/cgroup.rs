@@ -37,6 +37,11 @@ impl CgroupSupport {
         self.memory.is_some()
     }
 
+    /// The group under which bots' memory groups are made.
+    pub fn memory_parent(&self) -> Option<&PathBuf> {
+        self.memory.as_ref()
+    }
+
     /// Whether bots' CPU time is counted (so that a kept process near its CPU-time
     /// limit is restarted between games).
     pub fn cpu(&self) -> bool {
@@ -51,7 +56,60 @@ impl CgroupSupport {
     /// What this machine gives, found once (by making and removing a group).
     pub fn probe() -> &'static Option<CgroupSupport> {
         static SUPPORT: OnceLock<Option<CgroupSupport>> = OnceLock::new();
-        SUPPORT.get_or_init(probe)
+        SUPPORT.get_or_init(|| {
+            let support = probe()?;
+            let mut parents: Vec<&PathBuf> = [&support.memory, &support.pids, &support.cpu]
+                .into_iter()
+                .flatten()
+                .collect();
+            parents.dedup();
+            for parent in parents {
+                clean_stale(parent);
+            }
+            Some(support)
+        })
+    }
+}
+
+/// Whether a process of this id is alive (a zombie counts: its group is not
+/// empty yet either).
+pub(crate) fn alive(pid: u32) -> bool {
+    Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// The referee process id in the name of a group or directory it made
+/// (`PREFIX<pid>-<n>`), if the name is one.
+pub(crate) fn maker(name: &str, prefix: &str) -> Option<u32> {
+    let (pid, rest) = name.strip_prefix(prefix)?.split_once('-')?;
+    (!rest.is_empty()).then_some(())?;
+    pid.parse().ok()
+}
+
+/// Groups that a referee killed with `kill -9` left (no destructor ran): every
+/// process in them is killed and the groups removed. Done once per process, at
+/// the first probe; a live referee's groups are never touched.
+fn clean_stale(parent: &Path) {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| maker(n, "astragal-")) else {
+            continue;
+        };
+        if alive(pid) {
+            continue;
+        }
+        let dir = entry.path();
+        let procs = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+        for p in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), nix::sys::signal::Signal::SIGKILL);
+        }
+        let until = Instant::now() + Duration::from_millis(500);
+        while fs::remove_dir(&dir).is_err() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        tracing::info!("removed the cgroup {} a killed referee left", dir.display());
     }
 }
 

@@ -141,7 +141,11 @@ impl ScratchDir {
         let mut bytes = [0u8; 8];
         getrandom::fill(&mut bytes).map_err(|e| io::Error::other(e.to_string()))?;
         let name: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        let path = std::env::temp_dir().join(format!("astragal-bot-{name}"));
+        static CLEANED: std::sync::Once = std::sync::Once::new();
+        CLEANED.call_once(remove_stale_scratch);
+        // Named after this process, so a later referee can tell one that `kill -9`
+        // left behind.
+        let path = std::env::temp_dir().join(format!("astragal-bot-{}-{name}", std::process::id()));
         std::fs::DirBuilder::new().mode(0o700).create(&path)?;
         Ok(ScratchDir(path))
     }
@@ -149,6 +153,26 @@ impl ScratchDir {
     /// Where it is.
     pub fn path(&self) -> &Path {
         &self.0
+    }
+}
+
+/// Scratch directories a referee killed with `kill -9` left behind (a bot's files,
+/// 225 MB seen): removed once per process, before the first is made.
+fn remove_stale_scratch() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| super::cgroup::maker(n, "astragal-bot-"))
+        else {
+            continue;
+        };
+        if !super::cgroup::alive(pid) && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
