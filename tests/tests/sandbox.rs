@@ -500,7 +500,9 @@ fn a_bot_that_memorizes_every_roll_never_meets_one_again_within_its_mirrored_gro
             "match",
             level,
             "memorize",
-            &["--games", "8"],
+            // A fixed seed: with a random one, two groups now and then deal the
+            // same first roll (about 1 run in 200), which reads as a find.
+            &["--games", "8", "--seed", "11"],
             &[],
         );
         honest_unaffected(&run);
@@ -529,7 +531,7 @@ fn a_bot_that_memorizes_every_roll_never_meets_one_again_within_its_mirrored_gro
                 "match",
                 level,
                 "memorize",
-                &["--games", "8", "--concurrency", "2"],
+                &["--games", "8", "--concurrency", "2", "--seed", "11"],
                 &[],
             );
             honest_unaffected(&run);
