@@ -597,7 +597,15 @@ async fn workers_have_their_own_tokens_and_a_voided_workers_groups_are_played_ag
         let e = as_w2.lease(LeaseRequest::default()).await.unwrap_err();
         assert_eq!(e.code(), Code::Unauthenticated, "{e}");
 
-        // Voided: its games are gone and its groups are played again, by w1.
+        // Voided: its games are gone and its groups are played again, by w1,
+        // each with a new seed (the voided games made the old one public).
+        let seeds = |records: &[referee::GameRecord]| -> std::collections::HashMap<u64, u64> {
+            records
+                .iter()
+                .map(|r| (r.pairing.map_or(0, |p| p.group), r.seed))
+                .collect()
+        };
+        let before = seeds(&all_records(&mut a, "finkel").await);
         let v = a
             .void_worker(WorkerRequest { name: "w2".into() })
             .await
@@ -612,6 +620,9 @@ async fn workers_have_their_own_tokens_and_a_voided_workers_groups_are_played_ag
             3
         );
         assert_eq!(games_of(&mut a, "finkel").await, 12);
+        let after = seeds(&all_records(&mut a, "finkel").await);
+        let dealt_again = before.iter().filter(|(g, seed)| after[g] != **seed).count();
+        assert_eq!((before.len(), dealt_again), (6, 3), "{}", store.kind);
         let list = a.list_workers(ListWorkersRequest {}).await.unwrap().into_inner();
         let w1 = list.workers.iter().find(|w| w.name == "w1").unwrap();
         assert_eq!((w1.groups, w1.games), (6, 12));

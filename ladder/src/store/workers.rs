@@ -150,14 +150,26 @@ impl Store {
         .execute(&mut *tx)
         .await?
         .rows_affected();
-        let groups = sqlx::query(
-            "UPDATE match_groups SET status = 'scheduled', lease_token = NULL, lease_worker = NULL,
-             lease_expires_ms = NULL, reported_by = NULL WHERE reported_by = $1",
-        )
-        .bind(id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+        // Played again, each with a new seed: the voided games made the old one
+        // public (a seed leaves the server once).
+        let voided: Vec<i64> = sqlx::query("SELECT id FROM match_groups WHERE reported_by = $1")
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<std::result::Result<_, _>>()?;
+        for group in &voided {
+            sqlx::query(
+                "UPDATE match_groups SET status = 'scheduled', lease_token = NULL, lease_worker = NULL,
+                 lease_expires_ms = NULL, reported_by = NULL, seed = $2 WHERE id = $1",
+            )
+            .bind(group)
+            .bind(fresh_seed()? as i64)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let groups = voided.len() as u64;
         // Its part of every run of failed starts goes, and a bot it helped suspend
         // is put back in play (a run the other workers still see suspends it again
         // at their next report).
