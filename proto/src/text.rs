@@ -584,11 +584,11 @@ impl<'a> Fields<'a> {
         let mut items: Vec<(&'a str, std::borrow::Cow<'a, str>)> = Vec::with_capacity(8);
         let mut tail = None;
         loop {
-            rest = rest.trim_start();
+            rest = rest.trim_start_matches(is_field_space);
             if rest.is_empty() {
                 break;
             }
-            let space = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            let space = rest.find(is_field_space).unwrap_or(rest.len());
             let Some(eq) = rest[..space].find('=').filter(|&e| e > 0) else {
                 let word = &rest[..space];
                 if strict {
@@ -624,7 +624,7 @@ impl<'a> Fields<'a> {
                 let end = end.ok_or(ParseError::Unterminated)?;
                 (value.into(), &q[end..])
             } else {
-                let stop = after.find(char::is_whitespace).unwrap_or(after.len());
+                let stop = after.find(is_field_space).unwrap_or(after.len());
                 (after[..stop].into(), &after[stop..])
             };
             if let Some(slot) = items.iter_mut().find(|(k, _)| *k == key) {
@@ -719,11 +719,20 @@ fn num_list<T: std::str::FromStr>(field: &'static str, s: &str) -> Result<Vec<T>
 }
 
 fn split_command(line: &str) -> Result<(&str, &str), ParseError> {
-    let line = line.trim_end_matches(['\n', '\r']).trim_start();
+    let line = line
+        .trim_end_matches(['\n', '\r'])
+        .trim_start_matches(is_field_space);
     if line.trim().is_empty() {
         return Err(ParseError::Empty);
     }
-    Ok(line.split_once(char::is_whitespace).unwrap_or((line, "")))
+    Ok(line.split_once(is_field_space).unwrap_or((line, "")))
+}
+
+/// What separates a line's command and fields: a space (or a tab, leniently),
+/// and nothing else. A carriage return, a no-break space or U+0085 inside a line
+/// belongs to the word it stands in, so `move\rid=3` is no `move` line.
+fn is_field_space(c: char) -> bool {
+    c == ' ' || c == '\t'
 }
 
 impl ToBot {
@@ -1035,6 +1044,23 @@ mod tests {
         }
         for m in from_bot_samples() {
             assert_eq!(FromBot::parse(&m.to_string()), Ok(m.clone()), "{m}");
+        }
+    }
+
+    #[test]
+    fn fields_are_separated_by_spaces_and_by_no_other_white_space() {
+        // A space or a tab separates; a carriage return, a no-break space, U+0085
+        // or U+2003 is part of the word it stands in.
+        assert!(FromBot::parse("move id=1 move=a").is_ok());
+        assert!(FromBot::parse("move\tid=1\tmove=a").is_ok());
+        for line in [
+            "move\rid=1 move=a",
+            "move id=1\u{a0}move=a",
+            "move\u{85}id=1 move=a",
+            "move id=1\u{2003}move=a",
+            "astragalok\u{a0}version=1",
+        ] {
+            assert!(FromBot::parse(line).is_err(), "{line:?} was read");
         }
     }
 

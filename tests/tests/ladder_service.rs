@@ -772,6 +772,22 @@ async fn the_service_serves_tls_and_workers_verify_it() {
         Ok(mut c) => c.list_competitions(ListCompetitionsRequest {}).await.is_err(),
     };
     assert!(refused, "a certificate no authority signed was accepted");
+    // A worker given another authority stops at once and says why, rather than
+    // retrying for ever with "transport error".
+    let other = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let wrong_ca = WorkerConfig {
+        ca_pem: Some(other.cert.pem().into_bytes()),
+        ..until_idle(&server.url, "w1", 1)
+    };
+    let e = tokio::time::timeout(
+        Duration::from_secs(60),
+        worker::run(wrong_ca, std::future::pending()),
+    )
+    .await
+    .expect("a worker with the wrong authority stops")
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("certificate") && e.contains("--ca-cert"), "{e}");
     // Nor does one that speaks plain HTTP/2 to it.
     let plain = server.url.replace("https://", "http://");
     let refused = match worker::connect(&plain, WORKER, None).await {

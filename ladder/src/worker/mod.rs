@@ -50,6 +50,31 @@ pub enum WorkerError {
     /// A worker task panicked or was cancelled.
     #[error("a worker task failed: {0}")]
     Task(String),
+    /// The server's certificate is not one the worker trusts: retrying cannot help.
+    #[error(
+        "the server's certificate is not trusted ({0}); give the authority that signed it with --ca-cert"
+    )]
+    Certificate(String),
+}
+
+/// An error and its causes, joined (tonic's own text of a failed connection is
+/// only "transport error").
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    text
+}
+
+/// Whether a failed call failed on the server's certificate.
+fn certificate_refused(why: &str) -> bool {
+    why.contains("invalid peer certificate")
+        || why.contains("UnknownIssuer")
+        || why.contains("certificate verify")
 }
 
 /// Connects to a ladder server with a token: `https://` with TLS, the server's
@@ -75,7 +100,14 @@ pub async fn connect(server: &str, token: &str, ca_pem: Option<&[u8]>) -> Result
             "a CA certificate was given for a plain http:// server: use https://".into(),
         ));
     }
-    let channel = endpoint.connect().await.map_err(|e| unreachable(&e))?;
+    let channel = endpoint.connect().await.map_err(|e| {
+        let why = chain(&e);
+        if certificate_refused(&why) {
+            WorkerError::Certificate(why)
+        } else {
+            WorkerError::Server(server.to_owned(), why)
+        }
+    })?;
     let value: MetadataValue<_> = format!("Bearer {token}")
         .parse()
         .map_err(|_| WorkerError::Token("it has characters a header cannot carry".into()))?;
@@ -351,6 +383,7 @@ async fn work_loop(
                 Some(c) => c,
                 None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
                     Ok(c) => client.insert(c),
+                    Err(e @ WorkerError::Certificate(_)) => return Err(e),
                     Err(e) => {
                         tracing::warn!("cannot reach {}: {e}; retrying", cfg.server);
                         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -375,7 +408,11 @@ async fn work_loop(
                     )));
                 }
                 Err(s) => {
-                    tracing::warn!("lease failed: {s}; retrying");
+                    let why = chain(&s);
+                    if certificate_refused(&why) {
+                        return Err(WorkerError::Certificate(why));
+                    }
+                    tracing::warn!("lease failed: {why}; retrying");
                     client = None;
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
