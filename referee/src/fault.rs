@@ -56,6 +56,19 @@ pub struct Fault {
     pub detail: String,
 }
 
+/// How the detail of a `spawn` fault begins when the host, not the bot, failed
+/// (this process out of descriptors or processes, a limit it may not set, its
+/// sandbox missing): a worker that sees one in a game it played stops and
+/// reports nothing of the group, so no bot is charged with its host's failure.
+pub const HOST_FAILURE: &str = "the host could not start";
+
+/// Whether a `spawn` fault's `detail` says the host failed ([`HOST_FAILURE`]).
+/// Only a referee's own records can be told apart this way: a worker's reports
+/// are checked by replay, and a detail is what a worker says.
+pub fn is_host_failure(kind: FaultKind, detail: &str) -> bool {
+    kind == FaultKind::Spawn && detail.starts_with(HOST_FAILURE)
+}
+
 impl Fault {
     /// A fault of `kind`.
     pub fn new(kind: FaultKind, detail: impl Into<String>) -> Fault {

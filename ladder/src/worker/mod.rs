@@ -50,6 +50,10 @@ pub enum WorkerError {
     /// A worker task panicked or was cancelled.
     #[error("a worker task failed: {0}")]
     Task(String),
+    /// This machine could not start a bot (out of descriptors or processes, a
+    /// limit it may not set): the worker's failure, never the bot's.
+    #[error("{0}; this worker stops and reports nothing of the group (see docs/security.md)")]
+    Host(String),
     /// The server's certificate is not one the worker trusts: retrying cannot help.
     #[error(
         "the server's certificate is not trusted ({0}); give the authority that signed it with --ca-cert"
@@ -217,6 +221,15 @@ pub fn play_lease(
             tag: format!("{}-g{}r{rotation}-", lease.competition, lease.group_no),
         };
         let mut rec = play_game_in(&setup, &seats, &limits, &logs, pool)?;
+        // This machine failed, not the bot: nothing of the group is reported (its
+        // lease runs out, and another worker plays it with a new seed).
+        if let Some(f) = rec
+            .faults
+            .iter()
+            .find(|f| referee::fault::is_host_failure(f.kind, &f.detail))
+        {
+            return Err(WorkerError::Host(f.detail.clone()));
+        }
         for (s, entrant) in seating::seated(&lease.entrants, rotation).into_iter().enumerate() {
             rec.seats[s].entrant = Some(entrant.bot);
         }

@@ -62,6 +62,22 @@ fn spawn_fault(command: &str, why: impl std::fmt::Display) -> Fault {
     Fault::new(FaultKind::Spawn, format!("cannot start {command:?}: {why}"))
 }
 
+/// A start that failed for a reason of this process's, not the bot's: out of
+/// descriptors or processes, a limit it may not set, no memory to fork.
+fn host_spawn_fault(command: &str, e: &std::io::Error) -> Option<Fault> {
+    use nix::libc;
+    let host = matches!(
+        e.raw_os_error(),
+        Some(libc::EPERM | libc::EMFILE | libc::ENFILE | libc::EAGAIN | libc::ENOMEM)
+    );
+    host.then(|| {
+        Fault::new(
+            FaultKind::Spawn,
+            format!("{} {command:?}: {e}", crate::fault::HOST_FAILURE),
+        )
+    })
+}
+
 impl ChildProcess {
     /// Starts `command` (split as a shell would, without a shell) contained by
     /// `sandbox`, with `env` on top of the bot's fixed environment, in its own
@@ -85,7 +101,7 @@ impl ChildProcess {
             .stderr(Stdio::piped())
             .process_group(0)
             .spawn()
-            .map_err(|e| spawn_fault(command, e))?;
+            .map_err(|e| host_spawn_fault(command, &e).unwrap_or_else(|| spawn_fault(command, e)))?;
         let pgid = child.id() as i32;
         let stdout = child
             .stdout
