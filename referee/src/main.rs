@@ -409,7 +409,8 @@ fn main() -> std::process::ExitCode {
         |e| {
             // The error and its causes on one line; never a backtrace, whatever
             // RUST_BACKTRACE says (it is for panics, and a refusal is not one).
-            eprintln!("referee: {e:#}");
+            // A refusal may quote what a bot or worker wrote: escapes made visible.
+            eprintln!("referee: {}", escaped(&format!("{e:#}")));
             std::process::ExitCode::FAILURE
         },
         |()| std::process::ExitCode::SUCCESS,

@@ -101,7 +101,8 @@ fn main() -> ExitCode {
         }
         // The error and its causes on one line; never a backtrace, whatever
         // RUST_BACKTRACE says (it is for panics, and a refusal is not one).
-        eprintln!("ladder: {e:#}");
+        // A refusal may quote what a bot or worker wrote: escapes made visible.
+        eprintln!("ladder: {}", referee::text::escaped(&format!("{e:#}")));
         ExitCode::FAILURE
     })
 }
