@@ -141,6 +141,19 @@ fn a_killed_tournament_resumes_with_no_game_lost_or_counted_twice() {
     }
 }
 
+/// Whether `--sandbox isolated` works here; elsewhere than CI, says why the test
+/// is skipped (CI must isolate: there the test fails).
+fn isolation(test: &str) -> bool {
+    match referee::sandbox::Sandbox::at(referee::sandbox::Level::Isolated).check() {
+        Ok(()) => true,
+        Err(e) => {
+            assert!(std::env::var("CI").is_err(), "{test}: CI must isolate bots: {e}");
+            eprintln!("SKIPPED {test}: {e}");
+            false
+        }
+    }
+}
+
 /// The lines an attack bot wrote to its stderr logs in `logs` that start with
 /// `prefix` (`ATTACK read`).
 fn attack_reports(logs: &std::path::Path, prefix: &str) -> Vec<String> {
@@ -512,8 +525,7 @@ fn a_worker_refuses_to_run_bots_unsandboxed_unless_told_so_explicitly() {
 
 #[test]
 fn a_worker_isolates_registered_bots_and_gives_them_only_their_registered_environment() {
-    if let Err(e) = referee::sandbox::Sandbox::at(referee::sandbox::Level::Isolated).check() {
-        eprintln!("SKIPPED: a worker isolates by default, and {e}");
+    if !isolation("worker environment") {
         return;
     }
     let dir = std::env::temp_dir().join(format!("astragal-worker-env-{}", std::process::id()));
@@ -726,9 +738,7 @@ fn admin_manages_bots_and_says_refusals_in_plain_sentences() {
 #[test]
 fn a_workers_token_never_reaches_a_bot_or_a_page() {
     use std::os::unix::fs::PermissionsExt;
-    if let Err(e) = referee::sandbox::Sandbox::at(referee::sandbox::Level::Isolated).check() {
-        assert!(std::env::var("CI").is_err(), "CI must isolate bots: {e}");
-        eprintln!("SKIPPED: a worker isolates by default, and {e}");
+    if !isolation("worker token") {
         return;
     }
     let dir = std::env::temp_dir().join(format!("astragal-worker-token-{}", std::process::id()));
@@ -851,9 +861,7 @@ fn a_workers_token_never_reaches_a_bot_or_a_page() {
 /// masked: what the bot reads there is empty.
 #[test]
 fn an_isolated_bot_beside_the_store_reads_nothing_of_it() {
-    if let Err(e) = referee::sandbox::Sandbox::at(referee::sandbox::Level::Isolated).check() {
-        assert!(std::env::var("CI").is_err(), "CI must isolate bots: {e}");
-        eprintln!("SKIPPED: {e}");
+    if !isolation("write-ahead log") {
         return;
     }
     let dir = std::env::temp_dir().join(format!("astragal-wal-{}", std::process::id()));

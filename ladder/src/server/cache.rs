@@ -344,17 +344,7 @@ mod tests {
     async fn two_bots() -> (Store, CompetitionRow, Vec<i64>) {
         let store = Store::open("sqlite::memory:").await.unwrap();
         let c = store
-            .create_competition(&NewCompetition {
-                name: "c".into(),
-                game: "ur".into(),
-                options: vec![],
-                seats: 2,
-                format: "ladder".into(),
-                seed: 1,
-                max_games: 0,
-                time: "movetime=100".into(),
-                config: String::new(),
-            })
+            .create_competition(&NewCompetition::two_seat_ur("c"))
             .await
             .unwrap();
         let mut ids = Vec::new();

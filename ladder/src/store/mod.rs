@@ -143,6 +143,24 @@ pub struct NewCompetition {
     pub config: String,
 }
 
+#[cfg(test)]
+impl NewCompetition {
+    /// An open two-seat Ur ladder named `name`, for tests.
+    pub(crate) fn two_seat_ur(name: &str) -> NewCompetition {
+        NewCompetition {
+            name: name.into(),
+            game: "ur".into(),
+            options: vec![],
+            seats: 2,
+            format: "ladder".into(),
+            seed: 1,
+            max_games: 0,
+            time: "movetime=100".into(),
+            config: String::new(),
+        }
+    }
+}
+
 /// One group's report to [`Store::complete_leases`].
 #[derive(Debug, Clone, Copy)]
 pub struct LeaseReport<'a> {
@@ -698,17 +716,7 @@ mod tests {
             .await
             .unwrap();
         let c = store
-            .create_competition(&NewCompetition {
-                name: "c".into(),
-                game: "ur".into(),
-                options: vec![],
-                seats: 2,
-                format: "ladder".into(),
-                seed: 1,
-                max_games: 0,
-                time: "movetime=100".into(),
-                config: String::new(),
-            })
+            .create_competition(&NewCompetition::two_seat_ur("c"))
             .await
             .unwrap();
         store.schedule_groups(&c, &[(0, vec![a.id, b.id])]).await.unwrap();
