@@ -1004,3 +1004,45 @@ fn a_worker_below_the_bots_limits_refuses_to_start_and_says_which() {
         assert_eq!(text(&o).contains("hard limit is 128"), !plays, "{}", text(&o));
     }
 }
+
+/// The real `ladder serve` bounds what one worker holds (`--held-per-worker`): a
+/// worker looping on 64-group leases gets its two and then nothing, while another
+/// worker still gets work.
+#[test]
+fn ladder_serve_bounds_the_groups_one_worker_holds() {
+    use proto::ladder::LeaseGroupsRequest;
+    let dir = std::env::temp_dir().join(format!("astragal-held-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("ladder.db");
+    let server =
+        astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &["--held-per-worker", "2"]);
+    let admin = |args: &[&str]| admin_at(&server.url, args);
+    let (hoarder, other) = (add_worker(&server.url, "w1"), add_worker(&server.url, "w2"));
+    admin(&["register-bot", "first", "ur", "builtin:first"]);
+    admin(&["register-bot", "random", "ur", "builtin:random"]);
+    admin(&["open", "held", "--game", "ur", "--max-games", "200"]);
+    let rt = runtime();
+    // Leases up to 64 groups; with `wait`, asks again as the server says while
+    // the scheduler has none ready yet.
+    let lease_64 = |token: &str, wait: bool| {
+        rt.block_on(async {
+            let mut c = ladder::worker::connect(&server.url, token, None).await.unwrap();
+            loop {
+                let r = c
+                    .lease_groups(LeaseGroupsRequest { max_groups: 64 })
+                    .await
+                    .unwrap()
+                    .into_inner();
+                if !wait || !r.groups.is_empty() || r.retry_after_ms == 0 {
+                    return r.groups.len();
+                }
+                tokio::time::sleep(Duration::from_millis(u64::from(r.retry_after_ms))).await;
+            }
+        })
+    };
+    assert_eq!(lease_64(&hoarder, true), 2);
+    assert_eq!(lease_64(&hoarder, false), 0, "a third group while holding two");
+    assert_eq!(lease_64(&other, true), 2, "the other worker still gets work");
+    let _ = std::fs::remove_dir_all(&dir);
+}
