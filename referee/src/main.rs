@@ -4,7 +4,8 @@ mod bench;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
-use referee::clock::{Limits, MAX_MOVE_MS, TimeControl, number_in};
+use referee::cli::number_in;
+use referee::clock::{Limits, MAX_MOVE_MS, TimeControl};
 use referee::game::{GameSetup, LogPlace, SeatSetup, play_game};
 use referee::matchplay::{MatchConfig, run_match};
 use referee::sandbox::{self, SandboxArgs};

@@ -19,7 +19,7 @@ mod command;
 pub use cgroup::{BotCgroup, CgroupSupport};
 pub use command::{BOT_PATH, Prepared, ScratchDir, prepare};
 
-use crate::clock::number_in;
+use crate::cli::number_in;
 use std::fmt;
 use std::str::FromStr;
 

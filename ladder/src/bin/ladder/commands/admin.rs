@@ -1,7 +1,7 @@
 //! `ladder admin`: the host's calls to a running server.
 use super::{read_pem, read_secret, runtime, said, say};
 use clap::{Args, Subcommand};
-use referee::clock::number_in;
+use referee::cli::number_in;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -10,7 +10,7 @@ pub mod worker;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use referee::clock::number_in;
+use referee::cli::number_in;
 use referee::sandbox::{Level, Sandbox, SandboxArgs};
 use referee::spec::BotSpec;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@ use super::{read_secret, runtime, shutdown_signal};
 use anyhow::Context;
 use clap::Args;
 use ladder::store::Store;
-use referee::clock::number_in;
+use referee::cli::number_in;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -42,7 +42,7 @@ pub(crate) struct ServeArgs {
     /// nothing until it reports, so a worker that loops on leases cannot take the
     /// competition from the others. Raise it for workers with many cores.
     #[arg(long, default_value_t = ladder::server::HELD_PER_WORKER,
-          value_parser = |s: &str| referee::clock::number_in(s, 1u32, 1_000_000))]
+          value_parser = |s: &str| referee::cli::number_in(s, 1u32, 1_000_000))]
     pub(crate) held_per_worker: u32,
 }
 

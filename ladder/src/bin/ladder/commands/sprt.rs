@@ -3,7 +3,7 @@ use super::{GameArgs, name_bots, say};
 use clap::Args;
 use clap::builder::TypedValueParser as _;
 use ladder::local::tournament;
-use referee::clock::number_in;
+use referee::cli::number_in;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 

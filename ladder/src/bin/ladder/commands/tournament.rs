@@ -4,7 +4,7 @@ use anyhow::Context;
 use clap::Args;
 use ladder::local::tournament::{self, Format, TournamentConfig};
 use ladder::store::Store;
-use referee::clock::number_in;
+use referee::cli::number_in;
 use std::io::Write as _;
 use std::process::ExitCode;
 

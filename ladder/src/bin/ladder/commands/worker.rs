@@ -2,7 +2,7 @@
 use super::{read_pem, read_secret, runtime, shutdown_signal};
 use anyhow::{Context, bail};
 use clap::Args;
-use referee::clock::number_in;
+use referee::cli::number_in;
 use referee::sandbox::{Level, SandboxArgs};
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -7,7 +7,7 @@ mod web;
 use super::runtime;
 use anyhow::Context;
 use clap::Args;
-use referee::clock::number_in;
+use referee::cli::number_in;
 use std::process::ExitCode;
 
 #[derive(Args)]
