@@ -141,6 +141,14 @@ fn a_killed_tournament_resumes_with_no_game_lost_or_counted_twice() {
     }
 }
 
+/// A new empty directory for one test, under the system's temporary directory.
+fn fresh_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("astragal-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// Whether `--sandbox isolated` works here; elsewhere than CI, says why the test
 /// is skipped (CI must isolate: there the test fails).
 fn isolation(test: &str) -> bool {
@@ -528,9 +536,7 @@ fn a_worker_isolates_registered_bots_and_gives_them_only_their_registered_enviro
     if !isolation("worker environment") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("astragal-worker-env-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("worker-env");
     let db = dir.join("ladder.db");
     let logs = dir.join("logs");
     let port = free_port();
@@ -741,8 +747,7 @@ fn a_workers_token_never_reaches_a_bot_or_a_page() {
     if !isolation("worker token") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("astragal-worker-token-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = fresh_dir("worker-token");
     let bot = dir.join("bot");
     std::fs::create_dir_all(&bot).unwrap();
     std::fs::write(bot.join("notes.txt"), "the bot's own").unwrap();
@@ -864,9 +869,7 @@ fn an_isolated_bot_beside_the_store_reads_nothing_of_it() {
     if !isolation("write-ahead log") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("astragal-wal-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("wal");
     std::fs::write(dir.join("notes.txt"), "the bot's own").unwrap();
     let db = dir.join("t.db");
     let files: Vec<String> = ["", "-wal", "-shm"]
@@ -919,9 +922,7 @@ fn an_isolated_bot_beside_the_store_reads_nothing_of_it() {
 /// `ladder admin bots` shows them as visible escapes, never raw.
 #[test]
 fn escapes_a_bot_wrote_never_reach_the_admins_terminal() {
-    let dir = std::env::temp_dir().join(format!("astragal-escapes-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("escapes");
     let db = dir.join("ladder.db");
     let server =
         astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &["--suspend-after", "1"]);
@@ -1011,9 +1012,7 @@ fn a_worker_below_the_bots_limits_refuses_to_start_and_says_which() {
 #[test]
 fn ladder_serve_bounds_the_groups_one_worker_holds() {
     use proto::ladder::LeaseGroupsRequest;
-    let dir = std::env::temp_dir().join(format!("astragal-held-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("held");
     let db = dir.join("ladder.db");
     let server =
         astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &["--held-per-worker", "2"]);

@@ -26,12 +26,22 @@ async fn start(db: &str, lease: Duration) -> Server {
 
 /// A server on `localhost` (the name its certificate gives) over TLS.
 async fn start_with(db: &str, lease: Duration, tls: Option<tonic::transport::Identity>) -> Server {
+    serve(with_w1(db).await, lease, tls).await
+}
+
+/// A server whose workers may each hold `held` unreported groups.
+async fn start_holding(db: &str, lease: Duration, held: u32) -> Server {
+    serve_holding(with_w1(db).await, lease, None, held).await
+}
+
+/// The store at `db`, with worker `w1` (token [`WORKER`]) added.
+async fn with_w1(db: &str) -> Store {
     let store = Store::open(db).await.expect("store opens");
     store
         .add_worker("w1", &server::token_hash(WORKER))
         .await
         .expect("a new store takes a worker");
-    serve(store, lease, tls).await
+    store
 }
 
 /// A second server on a store another server already set up.
@@ -1213,9 +1223,7 @@ async fn a_burst_of_leases_is_told_to_come_back_and_every_group_is_handed_out_on
     for store in test_stores("burst").await {
         let kind = store.kind;
         // One token for the whole burst: it may hold every group unreported.
-        let st = Store::open(&store.url).await.unwrap();
-        st.add_worker("w1", &server::token_hash(WORKER)).await.unwrap();
-        let server = serve_holding(st, Duration::from_secs(60), None, 1000).await;
+        let server = start_holding(&store.url, Duration::from_secs(60), 1000).await;
         let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
         setup(&mut a, "burst", 2 * 300, BOTS).await;
         let mut clients = Vec::new();
@@ -1812,9 +1820,7 @@ async fn lease_up_to_64(w: &mut Client) -> Vec<LeaseReply> {
 async fn a_worker_cannot_hoard_leases_report_anothers_or_see_a_seed_twice() {
     for store in test_stores("hoard").await {
         let kind = store.kind;
-        let st = Store::open(&store.url).await.unwrap();
-        st.add_worker("w1", &server::token_hash(WORKER)).await.unwrap();
-        let server = serve_holding(st, Duration::from_millis(800), None, 4).await;
+        let server = start_holding(&store.url, Duration::from_millis(800), 4).await;
         let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
         setup(&mut a, "hoard", 400, BOTS).await;
         let other = a
