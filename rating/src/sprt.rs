@@ -24,6 +24,9 @@ pub mod estimate;
 
 pub use crate::elo::{elo_of_score, expected_score, normal_cdf};
 
+/// The chance left outside a one-sided exact bound.
+const TAIL: f64 = 0.025;
+
 /// Weight given to an empty pentanomial cell before the LLR is computed.
 const EMPTY_CELL: f64 = 1e-3;
 
@@ -109,22 +112,45 @@ impl Pentanomial {
     }
 
     /// Elo difference with its 95% interval (from the pairs' variance) and LOS.
-    /// Naive at a sweep (no variance): use [`Pentanomial::sweep_bound`] there.
+    /// When every pair scored the same there is no variance to measure: the
+    /// interval is then the exact one of [`Pentanomial::uniform_range`] (its wider
+    /// side), infinite for a sweep — quote [`Pentanomial::sweep_bound`] there.
     pub fn elo(&self) -> EloEstimate {
         let (mean, var) = self.moments();
         let n = self.pairs().max(1) as f64;
         let se = (var / n).sqrt();
-        let lo = elo_of_score(mean - 1.959964 * se);
-        let hi = elo_of_score(mean + 1.959964 * se);
+        let elo = elo_of_score(mean);
+        let ci95 = match self.uniform_range() {
+            Some((lo, hi)) => (elo - lo).max(hi - elo),
+            None => {
+                let lo = elo_of_score(mean - 1.959964 * se);
+                let hi = elo_of_score(mean + 1.959964 * se);
+                (hi - lo) / 2.0
+            }
+        };
         EloEstimate {
-            elo: elo_of_score(mean),
-            ci95: (hi - lo) / 2.0,
+            elo,
+            ci95,
             los: if se > 0.0 {
                 normal_cdf((mean - 0.5) / se)
             } else {
                 self.sweep_los()
             },
         }
+    }
+
+    /// When every pair scored the same (say all split 1–1), the Elo range such a
+    /// record leaves open, each end at 97.5%: if a pair lands in that one cell with
+    /// probability `q`, all `n` did with probability `qⁿ`, at least 2.5% only when
+    /// `q ≥ 0.025^(1/n)`; the score per game is then within `q·a` and `q·a + 1 - q`
+    /// for the cell's score `a`. Exact, whatever the pairs' other outcomes would be;
+    /// `None` for a record with two kinds of pair, or none.
+    pub fn uniform_range(&self) -> Option<(f64, f64)> {
+        let n = self.pairs();
+        let cell = self.counts.iter().position(|&c| c == n && n > 0)?;
+        let q = TAIL.powf(1.0 / n as f64);
+        let a = PAIR_SCORE[cell];
+        Some((elo_of_score(q * a), elo_of_score(q * a + 1.0 - q)))
     }
 
     /// Normalized Elo of the pairs: `(score - ½) / σ_game · 800 / ln 10`.
@@ -164,17 +190,15 @@ impl Pentanomial {
 
     /// For a clean sweep, the Elo the sweeping side is at least better by (positive
     /// when this side swept, negative — an upper bound — when it was swept), at
-    /// 97.5% confidence (exact binomial: a side that wins a pair with probability p
-    /// sweeps n pairs with probability pⁿ, so p ≥ 0.025^(1/n)). Sweeps have no finite
+    /// 97.5% confidence: a side that wins a game with probability p wins a pair
+    /// (both games) with probability at most p, so n pairs at most pⁿ, and p ≥
+    /// 0.025^(1/n) (exact; a pair counts once, as its games may always agree). The
+    /// same bound the ratings' fit gives a separated bot. Sweeps have no finite
     /// estimate, so this is what to quote for them.
     pub fn sweep_bound(&self) -> Option<f64> {
         let won = self.sweep()?;
-        let p_low = 0.025f64.powf(1.0 / self.pairs() as f64);
-        Some(if won {
-            elo_of_score(p_low)
-        } else {
-            -elo_of_score(p_low)
-        })
+        let (lo, hi) = self.uniform_range()?;
+        Some(if won { lo } else { hi })
     }
 
     /// The exact generalized log-likelihood ratio of H1 against H0.
@@ -260,6 +284,11 @@ fn mle_with_mean(p: &[f64; 5], s: f64) -> Result<[f64; 5], StatsError> {
 /// The most likely distribution of pair scores whose t-value `(mean - ½) / sd` is `t`,
 /// given the observed distribution `p`: a fixed point, each step the mean-constrained
 /// solution for the mean and sd of the step before.
+///
+/// The fixed point is reached in a few steps; after that the steps only move by the
+/// rounding of the secular root, which near an almost empty cell can be 10⁻⁹ (the
+/// root sits close to a pole there), so they are not asked to shrink below that, and
+/// the answer is checked against the constraint instead.
 fn mle_with_t_value(p: &[f64; 5], t: f64) -> Result<[f64; 5], StatsError> {
     let unreachable = || StatsError::Unreachable(format!("t-value {t}"));
     let mut q = [0.2; 5];
@@ -271,12 +300,15 @@ fn mle_with_t_value(p: &[f64; 5], t: f64) -> Result<[f64; 5], StatsError> {
             PAIR_SCORE[k] - 0.5 - t * sigma * (1.0 + z * z) / 2.0
         });
         let x = secular_root(&a, p).ok_or_else(unreachable)?;
-        let next: [f64; 5] = std::array::from_fn(|k| p[k] / (1.0 + x * a[k]));
+        let mut next: [f64; 5] = std::array::from_fn(|k| p[k] / (1.0 + x * a[k]));
+        // The root's rounding leaves the sum a little off 1; a distribution it is.
+        let total: f64 = next.iter().sum();
+        next.iter_mut().for_each(|v| *v /= total);
         let change = (0..5).map(|k| (next[k] - q[k]).abs()).fold(0.0, f64::max);
         q = next;
-        if change < 1e-13 {
+        if change < 1e-9 {
             let (mu, var) = moments_of(&q);
-            return if ((mu - 0.5) / var.sqrt() - t).abs() < 1e-6 {
+            return if ((mu - 0.5) / var.sqrt() - t).abs() < 1e-7 * t.abs().max(1.0) {
                 Ok(q)
             } else {
                 Err(unreachable())
@@ -389,10 +421,13 @@ impl Sprt {
     }
 
     /// The LLR of the pairs so far.
-    pub fn llr(&self, p: &Pentanomial) -> f64 {
-        // `new` keeps the hypotheses where the constraint always has a solution; were
-        // one ever missed, an undecided 0 is the safe answer.
-        p.llr(self.model, self.elo0, self.elo1).unwrap_or(0.0)
+    ///
+    /// # Errors
+    /// When it cannot be computed: `new` keeps the hypotheses where the constraint
+    /// has a solution for every record, so this is never expected; it is an error
+    /// rather than a 0 so that nothing decides on, or shows, an LLR that is not one.
+    pub fn llr(&self, p: &Pentanomial) -> Result<f64, StatsError> {
+        p.llr(self.model, self.elo0, self.elo1)
     }
 }
 
@@ -448,8 +483,9 @@ pub struct SequentialTest {
     pub test: Sprt,
     /// Pairs so far.
     pub pentanomial: Pentanomial,
-    /// LLR after the last pair.
-    pub llr: f64,
+    /// LLR after the last pair; `None` when it could not be computed (the test
+    /// then waits for the next pair rather than deciding on a made-up value).
+    pub llr: Option<f64>,
     /// What the test says.
     pub decision: SprtDecision,
     overshoot: Overshoot,
@@ -461,7 +497,7 @@ impl SequentialTest {
         SequentialTest {
             test,
             pentanomial: Pentanomial::default(),
-            llr: 0.0,
+            llr: Some(0.0),
             decision: SprtDecision::Continue,
             overshoot: Overshoot::default(),
         }
@@ -470,8 +506,10 @@ impl SequentialTest {
     /// Adds one pair (`half_points` 0..=4 for the tested side) and decides.
     pub fn add(&mut self, half_points: usize) -> SprtDecision {
         self.pentanomial.add(half_points);
-        self.llr = self.test.llr(&self.pentanomial);
-        self.overshoot.record(self.llr);
+        self.llr = self.test.llr(&self.pentanomial).ok();
+        if let Some(llr) = self.llr {
+            self.overshoot.record(llr);
+        }
         self.decision = self.decide();
         self.decision
     }
@@ -485,9 +523,12 @@ impl SequentialTest {
 
     fn decide(&self) -> SprtDecision {
         let (lower, upper) = self.bounds();
-        if self.llr > upper {
+        let Some(llr) = self.llr else {
+            return SprtDecision::Continue;
+        };
+        if llr > upper {
             SprtDecision::H1
-        } else if self.llr < lower {
+        } else if llr < lower {
             SprtDecision::H0
         } else {
             SprtDecision::Continue
@@ -533,12 +574,37 @@ pub struct SimulatedRuns {
     pub mean_pairs: f64,
 }
 
-/// Runs `runs` simulated tests whose pairs come from [`pair_distribution`] at logistic
-/// Elo `elo`, spread over the machine's cores; the same seed gives the same counts.
+/// The [`pair_distribution`] whose Elo, in `model`'s scale, is `elo`. Normalized Elo
+/// grows with the score for these families, so its score is found by bisection.
+pub fn pair_distribution_at(model: EloModel, elo: f64, draw_heavy: bool) -> [f64; 5] {
+    match model {
+        EloModel::Logistic => pair_distribution(expected_score(elo), draw_heavy),
+        EloModel::Normalized => {
+            let nelo = |s: f64| {
+                let (mean, var) = moments_of(&pair_distribution(s, draw_heavy));
+                (mean - 0.5) / (2.0 * var).sqrt() * NELO_PER_T
+            };
+            let (mut lo, mut hi) = (1e-6, 1.0 - 1e-6);
+            for _ in 0..100 {
+                let mid = 0.5 * (lo + hi);
+                if nelo(mid) < elo {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            pair_distribution(0.5 * (lo + hi), draw_heavy)
+        }
+    }
+}
+
+/// Runs `runs` simulated tests whose pairs come from [`pair_distribution_at`] the
+/// Elo `elo` in the test's own model, spread over the machine's cores; the same seed
+/// gives the same counts.
 pub fn simulate(test: Sprt, elo: f64, draw_heavy: bool, runs: u64, seed: u64) -> SimulatedRuns {
     use rand_chacha::ChaCha8Rng;
     use rand_core::{Rng, SeedableRng};
-    let dist = pair_distribution(expected_score(elo), draw_heavy);
+    let dist = pair_distribution_at(test.model, elo, draw_heavy);
     let mut cumulative = [0.0; 5];
     let mut acc = 0.0;
     for k in 0..5 {
@@ -663,6 +729,79 @@ mod tests {
                 .abs()
                 < 1e-12
         );
+    }
+
+    #[test]
+    fn pairs_that_all_split_read_as_an_exact_range_not_as_zero_plus_minus_zero() {
+        // 17 pairs, each 1–1: a pair splits with probability q ≥ 0.025^(1/17) =
+        // 0.8052, so the score is within ½ ± (1 - q)/2 = ½ ± 0.0974: ±68.65 Elo.
+        let even = Pentanomial {
+            counts: [0, 0, 17, 0, 0],
+        };
+        let (lo, hi) = even.uniform_range().unwrap();
+        assert!((hi - 68.65).abs() < 0.01 && (lo + hi).abs() < 1e-9, "{lo} {hi}");
+        let e = even.elo();
+        assert!(e.elo.abs() < 1e-9 && (e.ci95 - 68.65).abs() < 0.01, "{e:?}");
+        // Every pair 1½: the score is at least ¾ q and at most ¾ q + 1 - q.
+        let three = Pentanomial {
+            counts: [0, 0, 0, 17, 0],
+        };
+        let (lo, hi) = three.uniform_range().unwrap();
+        let q = 0.025f64.powf(1.0 / 17.0);
+        assert!(
+            (lo - elo_of_score(0.75 * q)).abs() < 1e-9
+                && (hi - elo_of_score(0.75 * q + 1.0 - q)).abs() < 1e-9
+        );
+        assert!(lo < three.elo().elo && three.elo().elo < hi);
+        // Mixed records have a variance and no such range.
+        assert_eq!(
+            Pentanomial {
+                counts: [0, 1, 16, 0, 0]
+            }
+            .uniform_range(),
+            None
+        );
+        assert_eq!(Pentanomial::default().uniform_range(), None);
+    }
+
+    #[test]
+    fn a_distribution_at_a_normalized_elo_has_that_normalized_elo() {
+        for draw_heavy in [false, true] {
+            for nelo in [-40.0, 0.0, 5.0, 50.0, 120.0] {
+                let p = pair_distribution_at(EloModel::Normalized, nelo, draw_heavy);
+                let (mean, var) = moments_of(&p);
+                let got = (mean - 0.5) / (2.0 * var).sqrt() * NELO_PER_T;
+                assert!((got - nelo).abs() < 1e-6, "{draw_heavy} {nelo}: {got}");
+            }
+        }
+        let logistic = pair_distribution_at(EloModel::Logistic, 100.0, false);
+        assert!((moments_of(&logistic).0 - expected_score(100.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_normalized_test_of_a_sweep_moves_at_every_pair_and_never_reads_zero() {
+        // Before the fixed point allowed for the secular root's rounding, many sweep
+        // lengths had no LLR and the test read 0 there.
+        for (elo1, side) in [(10.0, 4), (5.0, 0), (100.0, 4)] {
+            let mut test =
+                SequentialTest::new(Sprt::new(EloModel::Normalized, 0.0, elo1, 0.05, 0.05).unwrap());
+            let mut last = 0.0;
+            for pairs in 1..=200 {
+                if test.decision != SprtDecision::Continue {
+                    break;
+                }
+                test.add(side);
+                let llr = test
+                    .llr
+                    .unwrap_or_else(|| panic!("no LLR after {pairs} pairs of {side}"));
+                assert!(
+                    if side == 4 { llr > last } else { llr < last },
+                    "[0, {elo1}] after {pairs}: {llr} after {last}"
+                );
+                last = llr;
+            }
+            assert_ne!(test.decision, SprtDecision::Continue, "[0, {elo1}] undecided");
+        }
     }
 
     #[test]

@@ -49,8 +49,9 @@ pub struct SprtReport {
     pub decision: SprtDecision,
     /// Stopped by [`SprtConfig::stop`] before a decision or the game limit.
     pub interrupted: bool,
-    /// Final log-likelihood ratio.
-    pub llr: f64,
+    /// Final log-likelihood ratio (`None`: it could not be computed, and the test
+    /// did not decide on it).
+    pub llr: Option<f64>,
     /// The bounds in force at the end (Wald's, moved inwards by the overshoot).
     pub bounds: (f64, f64),
     /// The pairs, from the tested bot's side.
@@ -69,9 +70,23 @@ pub fn progress_line(test: &SequentialTest, games: u64, max_games: u64) -> Strin
     let (lower, upper) = test.bounds();
     let elo = pairs_elo_text(&test.pentanomial, test.test.model);
     format!(
-        "{games}/{max_games} games  LLR {:+.2} [{lower:.2}, {upper:.2}]  pairs {}-{}-{}-{}-{}  {elo}",
-        test.llr, c[0], c[1], c[2], c[3], c[4]
+        "{games}/{max_games} games  LLR {} [{lower:.2}, {upper:.2}]  pairs {}-{}-{}-{}-{}  {elo}",
+        llr_text(test.llr, true),
+        c[0],
+        c[1],
+        c[2],
+        c[3],
+        c[4]
     )
+}
+
+/// An LLR to two places, or a word saying there is none (never a 0 that is not one).
+pub fn llr_text(llr: Option<f64>, signed: bool) -> String {
+    match llr {
+        Some(v) if signed => format!("{v:+.2}"),
+        Some(v) => format!("{v:.2}"),
+        None => "not computable".to_owned(),
+    }
 }
 
 /// Elo from the pairs alone, in words: the estimate with its interval and LOS, or for
@@ -132,8 +147,8 @@ impl SprtReport {
             _ => plain,
         };
         format!(
-            "{verdict}\nLLR {:.2} (bounds {:.2}, {:.2}; Wald's {:.2}, {:.2}; {unit} {} against {}, {} model)\n{} pairs, pentanomial 0-½-1-1½-2: {}-{}-{}-{}-{}; forfeits {}\n{estimate}; {:.1} s\n",
-            self.llr,
+            "{verdict}\nLLR {} (bounds {:.2}, {:.2}; Wald's {:.2}, {:.2}; {unit} {} against {}, {} model)\n{} pairs, pentanomial 0-½-1-1½-2: {}-{}-{}-{}-{}; forfeits {}\n{estimate}; {:.1} s\n",
+            llr_text(self.llr, false),
             self.bounds.0,
             self.bounds.1,
             cfg.test.lower,

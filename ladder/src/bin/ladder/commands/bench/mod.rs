@@ -7,6 +7,7 @@ mod web;
 use super::runtime;
 use anyhow::Context;
 use clap::Args;
+use clap::builder::TypedValueParser as _;
 use referee::cli::number_in;
 use std::process::ExitCode;
 
@@ -66,9 +67,14 @@ pub(crate) struct BenchSprtArgs {
     /// Simulated tests per hypothesis, gap and kind of pairs.
     #[arg(long, default_value_t = 2000, value_parser = |s: &str| number_in(s, 10u64, 10_000_000))]
     pub(crate) runs: u64,
-    /// Gaps elo1 - elo0 to test (logistic Elo, elo0 = 0), comma-separated.
+    /// Gaps elo1 - elo0 to test (in the --model's scale, elo0 = 0), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "5,10,50,100")]
     pub(crate) gaps: Vec<f64>,
+    /// The scale of the gaps and of the tests: normalized (the default of `ladder
+    /// sprt`) or logistic. The simulated pairs are drawn at elo0 and elo1 in it.
+    #[arg(long, default_value_t = rating::sprt::EloModel::Normalized,
+          value_parser = clap::builder::PossibleValuesParser::new(["normalized", "logistic"]).try_map(|s| s.parse::<rating::sprt::EloModel>()))]
+    pub(crate) model: rating::sprt::EloModel,
     /// Seed of the simulation.
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
@@ -132,8 +138,7 @@ pub(crate) fn sprt(a: BenchSprtArgs) -> anyhow::Result<ExitCode> {
     );
     let start = std::time::Instant::now();
     for &gap in &a.gaps {
-        let test = rating::sprt::Sprt::new(rating::sprt::EloModel::Logistic, 0.0, gap, 0.05, 0.05)
-            .map_err(anyhow::Error::msg)?;
+        let test = rating::sprt::Sprt::new(a.model, 0.0, gap, 0.05, 0.05).map_err(anyhow::Error::msg)?;
         for draw_heavy in [false, true] {
             let at0 = rating::sprt::simulate(test, 0.0, draw_heavy, a.runs, a.seed);
             let at1 = rating::sprt::simulate(test, gap, draw_heavy, a.runs, a.seed.wrapping_add(1));
@@ -150,7 +155,8 @@ pub(crate) fn sprt(a: BenchSprtArgs) -> anyhow::Result<ExitCode> {
     }
     let se = 100.0 * (0.05f64 * 0.95 / a.runs as f64).sqrt();
     println!(
-        "{} runs a cell (a true 5% reads within ±{:.2} points 95% of the time); α and β nominal 5%; {:.1} s",
+        "{} model; {} runs a cell (a true 5% reads within ±{:.2} points 95% of the time); α and β nominal 5%; {:.1} s",
+        a.model,
         a.runs,
         1.96 * se,
         start.elapsed().as_secs_f64()
