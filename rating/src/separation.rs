@@ -21,9 +21,23 @@ pub enum Separation {
     NeverWon,
 }
 
+/// What the results separate: each player's separation and the strongly connected
+/// group of players it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Classes {
+    /// Per player: `None` for the core, for a player without games and for one not
+    /// connected to the core at all.
+    pub separated: Vec<Option<Separation>>,
+    /// Per player, a number shared by exactly the players that can reach each other
+    /// (a separated player's own group: its games against them bound nothing).
+    pub component: Vec<usize>,
+    /// The core's component number (`usize::MAX` when nobody played).
+    pub core: usize,
+}
+
 /// The separation of each of `n` players, from the packed rankings (best first) of
 /// the games and the players' game counts.
-pub fn classify(n: usize, orders: impl Iterator<Item = u128>, games: &[u64]) -> Vec<Option<Separation>> {
+pub fn classify(n: usize, orders: impl Iterator<Item = u128>, games: &[u64]) -> Classes {
     let mut ahead: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut order = [0u32; crate::order::MAX_SEATS];
     for key in orders {
@@ -45,10 +59,14 @@ pub fn classify(n: usize, orders: impl Iterator<Item = u128>, games: &[u64]) -> 
         }
     }
     let played: Vec<usize> = (0..n).filter(|&i| games[i] > 0).collect();
-    if played.is_empty() {
-        return vec![None; n];
-    }
     let component = components(&ahead, &behind);
+    if played.is_empty() {
+        return Classes {
+            separated: vec![None; n],
+            component,
+            core: usize::MAX,
+        };
+    }
     // The core: the component with the most games.
     let mut weight = vec![0u64; n];
     for &i in &played {
@@ -60,7 +78,7 @@ pub fn classify(n: usize, orders: impl Iterator<Item = u128>, games: &[u64]) -> 
     let members: Vec<usize> = played.iter().copied().filter(|&i| component[i] == core).collect();
     let below_core = reach(&ahead, &members);
     let above_core = reach(&behind, &members);
-    (0..n)
+    let separated = (0..n)
         .map(|i| {
             if games[i] == 0 || component[i] == core {
                 None
@@ -73,7 +91,12 @@ pub fn classify(n: usize, orders: impl Iterator<Item = u128>, games: &[u64]) -> 
                 None
             }
         })
-        .collect()
+        .collect();
+    Classes {
+        separated,
+        component,
+        core,
+    }
 }
 
 /// Who can be reached from `start` along `edges`.
@@ -156,7 +179,7 @@ mod tests {
             key(&[2, 3]),
             key(&[0, 3]),
         ];
-        let s = classify(5, orders.into_iter(), &[3, 4, 4, 3, 0]);
+        let s = classify(5, orders.into_iter(), &[3, 4, 4, 3, 0]).separated;
         assert_eq!(
             s,
             vec![
@@ -180,7 +203,7 @@ mod tests {
             key(&[2, 4]),
             key(&[4, 2]),
         ];
-        let s = classify(5, orders.into_iter(), &[1, 2, 5, 2, 2]);
+        let s = classify(5, orders.into_iter(), &[1, 2, 5, 2, 2]).separated;
         assert_eq!(s[0], Some(Separation::NeverLost));
         assert_eq!(s[1], Some(Separation::NeverLost));
         assert_eq!(&s[2..], &[None, None, None]);
@@ -192,7 +215,7 @@ mod tests {
             key(&[3, 1, 2]),
             key(&[1, 3, 2]),
         ];
-        let s = classify(4, three.into_iter(), &[3, 5, 4, 4]);
+        let s = classify(4, three.into_iter(), &[3, 5, 4, 4]).separated;
         assert_eq!(
             s,
             vec![
@@ -207,6 +230,9 @@ mod tests {
     #[test]
     fn connected_results_separate_nobody() {
         let orders = [key(&[0, 1]), key(&[1, 2]), key(&[2, 0])];
-        assert_eq!(classify(3, orders.into_iter(), &[2, 2, 2]), vec![None; 3]);
+        assert_eq!(
+            classify(3, orders.into_iter(), &[2, 2, 2]).separated,
+            vec![None; 3]
+        );
     }
 }

@@ -66,9 +66,18 @@ pub struct Standing {
 /// bound (`≥ +471`) and a dash.
 pub fn elo_cells(elo: f64, ci95: f64, separated: Option<Separation>) -> (String, String) {
     match separated {
-        Some(Separation::NeverLost) => (format!("≥ {elo:+.0}"), "—".into()),
-        Some(Separation::NeverWon) => (format!("≤ {elo:+.0}"), "—".into()),
+        Some(Separation::NeverLost) => (format!("≥ {}", signed(elo)), "—".into()),
+        Some(Separation::NeverWon) => (format!("≤ {}", signed(elo)), "—".into()),
         None => (format!("{elo:.0}"), format!("{ci95:.0}")),
+    }
+}
+
+/// An Elo difference to the unit with its sign, and no "-0" for what rounds to 0.
+pub fn signed(elo: f64) -> String {
+    if elo.round() == 0.0 {
+        "+0".to_owned()
+    } else {
+        format!("{elo:+.0}")
     }
 }
 
@@ -307,7 +316,7 @@ impl Standings {
         if self.rows.iter().any(|r| r.separated.is_some()) {
             let _ = writeln!(
                 s,
-                "≥ / ≤: never lost / never won against the rest, so no finite estimate: the 97.5% bound from the likelihood"
+                "≥ / ≤: never lost / never won against the rest, so no finite estimate: the exact 97.5% bound (what it did had a 2.5% chance there)"
             );
         }
         if !self.pairs.is_empty() {
@@ -328,14 +337,14 @@ impl Standings {
                         // A clean sweep has no finite estimate: quote its bound, on
                         // the side of whoever swept (a short sweep's bound can be
                         // below zero: "≥ -15" after 5-0).
-                        Some((true, b)) => format!("swept: ≥ {b:+.0}"),
-                        Some((false, b)) => format!("swept: ≤ {b:+.0}"),
-                        None => format!("{:+.0} ± {:.0}", p.pairs_elo.elo, p.pairs_elo.ci95),
+                        Some((true, b)) => format!("swept: ≥ {}", signed(b)),
+                        Some((false, b)) => format!("swept: ≤ {}", signed(b)),
+                        None => format!("{} ± {:.0}", signed(p.pairs_elo.elo), p.pairs_elo.ci95),
                     },
                     match p.fit_bound {
-                        None => format!("{:+.0} ± {:.0}", p.fit_elo, 1.959964 * p.fit_se),
-                        Some("at_least") => format!("≥ {:+.0}", p.fit_elo),
-                        Some("at_most") => format!("≤ {:+.0}", p.fit_elo),
+                        None => format!("{} ± {:.0}", signed(p.fit_elo), 1.959964 * p.fit_se),
+                        Some("at_least") => format!("≥ {}", signed(p.fit_elo)),
+                        Some("at_most") => format!("≤ {}", signed(p.fit_elo)),
                         Some(_) => "unbounded".to_owned(),
                     },
                     100.0 * p.los
@@ -420,6 +429,46 @@ mod tests {
         let json = serde_json::to_value(sweep(5)).unwrap();
         assert_eq!(json["rows"][1]["separated"], "never_won");
         assert!(json["rows"][1]["ci95"].is_null());
+    }
+
+    #[test]
+    fn a_sweep_shows_one_bound_in_every_column() {
+        // 74 mirrored pairs, every one won by a: 0.025^(1/74) per pair, +516.6 Elo,
+        // both from the pairs and from the fit.
+        let st = sweep(74);
+        let p = &st.pairs[0];
+        let pairs_bound = p.pentanomial.sweep_bound().unwrap();
+        assert!((pairs_bound - 516.6).abs() < 0.1, "{pairs_bound}");
+        assert!(
+            (p.fit_elo - pairs_bound).abs() < 0.05,
+            "fit {} pairs {pairs_bound}",
+            p.fit_elo
+        );
+        let table = st.table();
+        assert!(
+            table.contains("swept: ≥ +517") && table.contains("≥ +517"),
+            "{table}"
+        );
+        assert!(table.contains("≤ -517"), "{table}");
+    }
+
+    #[test]
+    fn pairs_that_all_split_show_their_exact_range() {
+        let bots = vec![(10, "a".to_owned()), (20, "b".to_owned())];
+        let results: Vec<GameResult> = (0..17)
+            .flat_map(|g| {
+                [
+                    result(2 * g, g, [10, 20], [1, 2]),
+                    result(2 * g + 1, g, [20, 10], [1, 2]),
+                ]
+            })
+            .collect();
+        let st = compute(&bots, &results, 2, None).unwrap();
+        let table = st.table();
+        assert!(table.contains("+0 ± 69"), "{table}");
+        assert!(!table.contains("± 0 "), "{table}");
+        // The fit cannot measure how alike such groups are: no zero-width interval.
+        assert!(st.rows.iter().all(|r| r.ci95 > 50.0), "{table}");
     }
 
     #[test]
