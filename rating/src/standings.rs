@@ -215,6 +215,13 @@ pub fn compute<R: AsRef<GameResult>>(
         }
     };
     let fit: Ratings = fit_input.fit(anchor_spec.0);
+    let mut anchor_spec = anchor_spec;
+    if let Anchor::Player(i, elo) = anchor_spec.0
+        && fit.separated[i].is_some()
+    {
+        // A separated bot has no rating to fix: its bound is what is placed there.
+        anchor_spec.1 = format!("the bound of {} is fixed at {elo}", bots[i].1);
+    }
     for (i, row) in rows.iter_mut().enumerate() {
         row.elo = fit.elo[i];
         row.ci95 = fit.interval95(i);
@@ -450,6 +457,30 @@ mod tests {
             "{table}"
         );
         assert!(table.contains("≤ -517"), "{table}");
+    }
+
+    #[test]
+    fn a_separated_bot_can_be_the_anchor() {
+        let bots = vec![(10, "a".to_owned()), (20, "b".to_owned())];
+        let results: Vec<GameResult> = (0..20)
+            .flat_map(|g| {
+                [
+                    result(2 * g, g, [10, 20], [1, 2]),
+                    result(2 * g + 1, g, [20, 10], [2, 1]),
+                ]
+            })
+            .collect();
+        let st = compute(&bots, &results, 2, Some(("b", 1500.0))).unwrap();
+        let by_name = |n: &str| st.rows.iter().find(|r| r.name == n).unwrap().clone();
+        // b lost 20 pairs: its bound sits at 1500, a 277 above it.
+        assert_eq!(by_name("b").separated, Some(Separation::NeverWon));
+        assert!((by_name("b").elo - 1500.0).abs() < 1e-6);
+        assert!((by_name("a").elo - 1777.4).abs() < 0.1, "{}", st.table());
+        assert!(
+            st.table().contains("the bound of b is fixed at 1500"),
+            "{}",
+            st.table()
+        );
     }
 
     #[test]

@@ -412,6 +412,29 @@ fn an_sprt_sweep_decides_and_says_it_is_a_sweep() {
 }
 
 #[test]
+fn the_default_normalized_llr_of_a_short_sweep_is_fishtests_not_zero() {
+    // 17 pairs all won by greedy: fishtest's LLR_normalized(0, 10, [0,0,0,0,17]) is
+    // 0.678 (this once printed 0.00, the solver having given up).
+    let o = ladder(&[
+        "sprt",
+        "--game",
+        "uptick",
+        "--bot",
+        "greedy=builtin:greedy",
+        "--vs",
+        "random=builtin:random",
+        "--seed",
+        "1",
+        "--max-games",
+        "34",
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("pentanomial 0-½-1-1½-2: 0-0-0-0-17"), "{out}");
+    assert!(out.contains("LLR 0.68 "), "{out}");
+}
+
+#[test]
 fn ctrl_c_stops_an_sprt_and_prints_where_it_stood() {
     let slow = format!("{} --mode ponder", binary("hostile_bot").display());
     let mut child = Command::new(binary("ladder"))
