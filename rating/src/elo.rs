@@ -16,3 +16,13 @@ pub fn elo_of_score(score: f64) -> f64 {
     let s = score.clamp(1e-9, 1.0 - 1e-9);
     -400.0 * (1.0 / s - 1.0).log10()
 }
+
+/// An Elo difference to the unit with its sign, and no "-0" for what rounds to 0:
+/// how every table shows one.
+pub fn signed(elo: f64) -> String {
+    if elo.round() == 0.0 {
+        "+0".to_owned()
+    } else {
+        format!("{elo:+.0}")
+    }
+}

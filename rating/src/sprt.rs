@@ -24,6 +24,9 @@ pub mod estimate;
 
 pub use crate::elo::{elo_of_score, expected_score, normal_cdf};
 
+/// Beyond this an Elo difference is the clamp of [`elo_of_score`], not a number.
+const MAX_ELO: f64 = 3000.0;
+
 /// The chance left outside a one-sided exact bound.
 const TAIL: f64 = 0.025;
 
@@ -45,8 +48,13 @@ pub struct Pentanomial {
 pub struct EloEstimate {
     /// Elo difference.
     pub elo: f64,
-    /// Half-width of the 95% interval.
+    /// Half-width of the 95% interval (infinite when an end is).
     pub ci95: f64,
+    /// The interval's lower end; `-∞` when the score's interval reaches 0.
+    pub lower: f64,
+    /// The interval's upper end; `+∞` when the score's interval reaches 1 (a
+    /// near-sweep: no finite Elo is too high for it, so only `lower` means anything).
+    pub upper: f64,
     /// Probability that the difference is above zero.
     pub los: f64,
 }
@@ -120,17 +128,43 @@ impl Pentanomial {
         let n = self.pairs().max(1) as f64;
         let se = (var / n).sqrt();
         let elo = elo_of_score(mean);
-        let ci95 = match self.uniform_range() {
-            Some((lo, hi)) => (elo - lo).max(hi - elo),
+        let (lower, upper) = match self.uniform_range() {
+            Some((lo, hi)) => (lo, hi),
+            None if self.pairs() == 0 => (f64::NEG_INFINITY, f64::INFINITY),
             None => {
-                let lo = elo_of_score(mean - 1.959964 * se);
-                let hi = elo_of_score(mean + 1.959964 * se);
-                (hi - lo) / 2.0
+                let (lo, hi) = (mean - 1.959964 * se, mean + 1.959964 * se);
+                (
+                    if lo <= 0.0 {
+                        f64::NEG_INFINITY
+                    } else {
+                        elo_of_score(lo)
+                    },
+                    if hi >= 1.0 {
+                        f64::INFINITY
+                    } else {
+                        elo_of_score(hi)
+                    },
+                )
             }
+        };
+        let (lower, upper) = (
+            if lower <= -MAX_ELO {
+                f64::NEG_INFINITY
+            } else {
+                lower
+            },
+            if upper >= MAX_ELO { f64::INFINITY } else { upper },
+        );
+        let ci95 = if self.uniform_range().is_some() {
+            (elo - lower).max(upper - elo)
+        } else {
+            (upper - lower) / 2.0
         };
         EloEstimate {
             elo,
             ci95,
+            lower,
+            upper,
             los: if se > 0.0 {
                 normal_cdf((mean - 0.5) / se)
             } else {
@@ -220,6 +254,21 @@ impl Pentanomial {
             }
         };
         Ok(n * (0..5).map(|k| p[k] * (q1[k] / q0[k]).ln()).sum::<f64>())
+    }
+}
+
+impl EloEstimate {
+    /// The estimate in words, as every table shows it: `+478 ± 95`, or for an
+    /// interval with an open end the one end that means something (`≥ +300`,
+    /// `≤ -300`: the 97.5% one-sided bound), or `unbounded`.
+    pub fn text(&self) -> String {
+        use crate::elo::signed;
+        match (self.lower.is_finite(), self.upper.is_finite()) {
+            (true, true) => format!("{} ± {:.0}", signed(self.elo), self.ci95),
+            (true, false) => format!("≥ {}", signed(self.lower)),
+            (false, true) => format!("≤ {}", signed(self.upper)),
+            (false, false) => "unbounded".to_owned(),
+        }
     }
 }
 
@@ -802,6 +851,32 @@ mod tests {
             }
             assert_ne!(test.decision, SprtDecision::Continue, "[0, {elo1}] undecided");
         }
+    }
+
+    #[test]
+    fn a_near_sweep_shows_the_end_of_its_interval_that_means_something() {
+        // 49 pairs won and one 1½: the normal interval of the score passes 1, so its
+        // upper end in Elo is no number (it once read "+478 ± 1630").
+        let near = Pentanomial {
+            counts: [0, 0, 0, 1, 49],
+        };
+        let e = near.elo();
+        assert!(
+            e.upper.is_infinite() && e.lower.is_finite() && e.lower > 300.0,
+            "{e:?}"
+        );
+        assert_eq!(e.text(), format!("≥ {:+.0}", e.lower));
+        assert_eq!(near.reversed().elo().text(), format!("≤ {:+.0}", -e.lower));
+        let plain = Pentanomial {
+            counts: [3, 20, 50, 25, 2],
+        };
+        let e = plain.elo();
+        assert!(
+            e.text().contains(" ± ") && e.lower < e.elo && e.elo < e.upper,
+            "{e:?}"
+        );
+        // Nothing at all: no interval.
+        assert_eq!(Pentanomial::default().elo().text(), "unbounded");
     }
 
     #[test]

@@ -72,14 +72,7 @@ pub fn elo_cells(elo: f64, ci95: f64, separated: Option<Separation>) -> (String,
     }
 }
 
-/// An Elo difference to the unit with its sign, and no "-0" for what rounds to 0.
-pub fn signed(elo: f64) -> String {
-    if elo.round() == 0.0 {
-        "+0".to_owned()
-    } else {
-        format!("{elo:+.0}")
-    }
-}
+pub use crate::elo::signed;
 
 /// Two bots' mirrored pairs (two-seat games).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -346,7 +339,7 @@ impl Standings {
                         // below zero: "≥ -15" after 5-0).
                         Some((true, b)) => format!("swept: ≥ {}", signed(b)),
                         Some((false, b)) => format!("swept: ≤ {}", signed(b)),
-                        None => format!("{} ± {:.0}", signed(p.pairs_elo.elo), p.pairs_elo.ci95),
+                        None => p.pairs_elo.text(),
                     },
                     match p.fit_bound {
                         None => format!("{} ± {:.0}", signed(p.fit_elo), 1.959964 * p.fit_se),

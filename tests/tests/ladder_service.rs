@@ -392,6 +392,16 @@ async fn forged_records_are_refused_and_reports_count_once() {
             .unwrap()
             .into_inner();
         assert_eq!(st.games, 2);
+        // A row says whether its Elo is a bound: exactly the rows without a finite
+        // interval (one bot winning both games is separated from the other).
+        for r in &st.rows {
+            assert_eq!(
+                r.separated() != Separation::None,
+                r.ci95.is_infinite(),
+                "{}: {r:?}",
+                store.kind
+            );
+        }
         // The competition is full: no more work.
         assert!(
             !w.lease(LeaseRequest::default())

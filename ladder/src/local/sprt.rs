@@ -94,16 +94,18 @@ pub fn llr_text(llr: Option<f64>, signed: bool) -> String {
 pub fn pairs_elo_text(p: &Pentanomial, model: EloModel) -> String {
     let e = p.elo();
     let los = 100.0 * e.los;
+    // A near-sweep's interval has an open end: only the other end says anything.
+    let elo = match (e.lower.is_finite(), e.upper.is_finite()) {
+        (true, true) => format!("Elo {:+.1} ± {:.1} (95%)", e.elo, e.ci95),
+        (true, false) => format!("Elo {:+.1}, ≥ {:+.1} (97.5%; no upper end)", e.elo, e.lower),
+        (false, true) => format!("Elo {:+.1}, ≤ {:+.1} (97.5%; no lower end)", e.elo, e.upper),
+        (false, false) => format!("Elo {:+.1}, no finite interval", e.elo),
+    };
     match (p.sweep().zip(p.sweep_bound()), model) {
         (Some((true, b)), _) => format!("a sweep: Elo ≥ {b:+.1} (97.5%), LOS {los:.1}%"),
         (Some((false, b)), _) => format!("swept: Elo ≤ {b:+.1} (97.5%), LOS {los:.1}%"),
-        (None, EloModel::Logistic) => format!("Elo {:+.1} ± {:.1} (95%), LOS {los:.1}%", e.elo, e.ci95),
-        (None, EloModel::Normalized) => format!(
-            "nElo {:+.1}, Elo {:+.1} ± {:.1} (95%), LOS {los:.1}%",
-            p.normalized_elo(),
-            e.elo,
-            e.ci95
-        ),
+        (None, EloModel::Logistic) => format!("{elo}, LOS {los:.1}%"),
+        (None, EloModel::Normalized) => format!("nElo {:+.1}, {elo}, LOS {los:.1}%", p.normalized_elo()),
     }
 }
 

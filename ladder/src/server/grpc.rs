@@ -245,6 +245,11 @@ impl Ladder for LadderService {
                     draws: r.draws,
                     losses: r.losses,
                     avg_rank: r.avg_rank,
+                    separated: match r.separated {
+                        None => Separation::None,
+                        Some(rating::separation::Separation::NeverLost) => Separation::NeverLost,
+                        Some(rating::separation::Separation::NeverWon) => Separation::NeverWon,
+                    } as i32,
                 })
                 .collect(),
         }))

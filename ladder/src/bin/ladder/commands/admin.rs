@@ -262,9 +262,16 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     "rank", "bot", "Elo", "±95%", "games", "score"
                 ))?;
                 for r in s.rows {
+                    // The cells every table of standings uses: a bound for a separated bot.
+                    let separated = match r.separated() {
+                        Separation::None => None,
+                        Separation::NeverLost => Some(rating::separation::Separation::NeverLost),
+                        Separation::NeverWon => Some(rating::separation::Separation::NeverWon),
+                    };
+                    let (elo, ci) = rating::standings::elo_cells(r.elo, r.ci95, separated);
                     say(&format!(
-                        "{:>4}  {:<24} {:>7.0} {:>6.0} {:>7} {:>6.1}%",
-                        r.rank, r.bot, r.elo, r.ci95, r.games, r.score
+                        "{:>4}  {:<24} {:>7} {:>6} {:>7} {:>6.1}%",
+                        r.rank, r.bot, elo, ci, r.games, r.score
                     ))?;
                 }
                 say(&format!("{} games; {}", s.games, s.anchor))?;
