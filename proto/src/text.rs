@@ -31,6 +31,12 @@ pub enum ParseError {
     /// A command word this side does not know.
     #[error("unknown command {0:?}")]
     UnknownCommand(String),
+    /// A bot line that starts with no command of the protocol: most often a debug
+    /// print on stdout.
+    #[error(
+        "unknown command {0:?}: a bot's stdout carries protocol lines only; write debug output to stderr (or send it as `info`)"
+    )]
+    NotFromBot(String),
     /// A word that is not `key=value`.
     #[error("{0:?} is not key=value")]
     NotAField(String),
@@ -918,7 +924,7 @@ impl FromBot {
                 f.finish()?;
                 FromBot::Option(OptionDecl { name, kind })
             }
-            other => return Err(ParseError::UnknownCommand(other.to_owned())),
+            other => return Err(ParseError::NotFromBot(other.to_owned())),
         };
         Ok(msg)
     }
@@ -1076,10 +1082,10 @@ mod tests {
             FromBot::parse("move id=1 move=a colour=blue"),
             Err(ParseError::UnknownField { .. })
         ));
-        assert!(matches!(
-            FromBot::parse("bestmove a"),
-            Err(ParseError::UnknownCommand(_))
-        ));
+        // A debug print on stdout: the error says where debug output goes.
+        let e = FromBot::parse("bestmove a").unwrap_err();
+        assert!(matches!(e, ParseError::NotFromBot(_)));
+        assert!(e.to_string().contains("write debug output to stderr"), "{e}");
         assert!(matches!(
             FromBot::parse("move id=x move=a"),
             Err(ParseError::BadValue { .. })

@@ -37,6 +37,9 @@ pub struct CheckItem {
 /// The whole report.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckReport {
+    /// The game checked on, with its options (`ur`, `cuatto seats=3`): the report
+    /// names it, so that reports of several games can be told apart.
+    pub game: String,
     /// Lines in order.
     pub items: Vec<CheckItem>,
 }
@@ -66,6 +69,7 @@ impl CheckReport {
     /// The report for people.
     pub fn text(&self) -> String {
         let mut s = String::new();
+        let _ = writeln!(s, "check-bot on {}", crate::text::escaped(&self.game));
         for i in &self.items {
             let _ = writeln!(
                 s,
@@ -92,13 +96,18 @@ impl CheckReport {
                 count(Status::NotChecked)
             );
         }
-        let _ = writeln!(s, ": {}", if self.passed() { "PASSED" } else { "FAILED" });
+        let _ = writeln!(
+            s,
+            " on {}: {}",
+            crate::text::escaped(&self.game),
+            if self.passed() { "PASSED" } else { "FAILED" }
+        );
         s
     }
 
     /// The report as one JSON object: `passed` and `items`.
     pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({ "passed": self.passed(), "items": self.items })
+        serde_json::json!({ "game": self.game, "passed": self.passed(), "items": self.items })
     }
 }
 
@@ -130,7 +139,12 @@ fn handshake_failure(f: &Fault, stderr: Option<String>) -> String {
         s.push('\n');
         s.push_str(HANDSHAKE_HINTS);
     }
+    // A crash's fault already quotes the end of stderr (on one line); the report
+    // shows it once, with its line breaks.
     if let Some(err) = stderr {
+        if let Some((before, _)) = s.split_once("; stderr ends: ") {
+            s = before.to_owned();
+        }
         let _ = write!(s, "\nthe bot's stderr ended with:\n{err}");
     }
     s
@@ -145,7 +159,13 @@ pub fn check_bot(
     limits: &Limits,
     games: u64,
 ) -> CheckReport {
-    let mut report = CheckReport::default();
+    let mut report = CheckReport {
+        game: std::iter::once(game)
+            .chain(options.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        items: Vec::new(),
+    };
     let start = Instant::now();
     let log = std::env::temp_dir().join(format!(
         "astragal-check-{}-{:x}.stderr.log",
@@ -231,7 +251,8 @@ pub fn check_bot(
     }
 
     let random = SeatSetup::new(BotSpec::parse("builtin:random").unwrap_or(BotSpec::Human));
-    let (mut moves, mut total_us, mut max_us, mut late, mut faults) = (0u64, 0u64, 0u64, 0u64, Vec::new());
+    let (mut moves, mut total_us, mut max_us, mut late) = (0u64, 0u64, 0u64, 0u64);
+    let mut faults: Vec<(String, Vec<u64>)> = Vec::new();
     // Game after game in the same process, as a match plays them.
     let mut pool = BotPool::reusing();
     for g in 0..games.max(seats as u64) {
@@ -265,16 +286,26 @@ pub fn check_bot(
             total_us += m.us;
             max_us = max_us.max(m.us);
         }
-        faults.extend(
-            rec.faults
-                .iter()
-                .filter(|f| f.seat == my_seat)
-                .map(|f| format!("game {}: {} {}", g + 1, f.kind, f.detail)),
-        );
+        for f in rec.faults.iter().filter(|f| f.seat == my_seat) {
+            let said = format!("{} {}", f.kind, f.detail);
+            match faults.iter_mut().find(|(text, _)| *text == said) {
+                Some((_, games)) => games.push(g + 1),
+                None => faults.push((said, vec![g + 1])),
+            }
+        }
     }
     let played = games.max(seats as u64);
     if !faults.is_empty() {
-        report.push(false, "games", faults.join("; "));
+        // One line per distinct fault, with the games it came in.
+        let lines: Vec<String> = faults
+            .iter()
+            .map(|(text, games)| {
+                let list: Vec<String> = games.iter().map(u64::to_string).collect();
+                let which = if games.len() == 1 { "game" } else { "games" };
+                format!("{which} {}: {text}", list.join(", "))
+            })
+            .collect();
+        report.push(false, "games", lines.join("\n"));
     } else if moves == 0 {
         report.push(
             false,

@@ -619,6 +619,32 @@ fn check_bot_names_the_usual_causes_of_a_silent_handshake() {
     let bot = "python3 -c 'import nosuchmodule'";
     let out = text(&referee(&["check-bot", bot, "--handshake-timeout", "3000"]));
     assert!(out.contains("No module named"), "{out}");
+    // Once, with its line breaks, not again inside the fault's one line.
+    assert_eq!(out.matches("No module named").count(), 1, "{out}");
+    // The report names the game it was made on, first and last.
+    let out = text(&referee(&[
+        "check-bot",
+        bot,
+        "--game",
+        "cuatto",
+        "--opt",
+        "seats=3",
+    ]));
+    assert!(out.starts_with("check-bot on cuatto seats=3\n"), "{out}");
+    assert!(out.contains("on cuatto seats=3: FAILED"), "{out}");
+}
+
+#[test]
+fn check_bot_says_a_debug_line_on_stdout_belongs_on_stderr_once_for_every_game() {
+    // Prints a debug line before each move.
+    let bot = "python3 -c 'import sys\nfor l in sys.stdin:\n    w = l.split()\n    r = {\"astragal\": \"id name=x\\nastragalok version=1\", \"isready\": \"readyok\"}.get(w[0])\n    r = r or (\"thinking...\\nmove \" + w[1] + \" move=\" + [f for f in w if f.startswith(\"legal=\")][0][6:].split(\",\")[0] if w[0] == \"go\" else None)\n    if r: print(r, flush=True)'";
+    let o = referee(&["check-bot", bot, "--games", "4"]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("write debug output to stderr"), "{out}");
+    // The same fault in every game is said once, with the games it came in.
+    assert!(out.contains("games 1, 2, 3, 4: malformed"), "{out}");
+    assert_eq!(out.matches("write debug output").count(), 1, "{out}");
 }
 
 #[test]
