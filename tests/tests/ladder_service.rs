@@ -1940,3 +1940,90 @@ async fn a_caller_without_a_token_is_refused_before_its_body_is_read() {
         server.stop().await;
     }
 }
+
+/// `ladder admin open` on PostgreSQL once committed the competition and then added
+/// its entrants one at a time, while the scheduler looked every 200 ms: a run gave
+/// all its groups to one pair, and three entrants never played. Held mid-open (its
+/// entrants' table locked by another connection), the competition must not be seen
+/// at all; released, it has every bot of its game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_competition_is_never_seen_half_opened() {
+    use sqlx::Connection;
+    let Some(pg) = test_stores("open_race")
+        .await
+        .into_iter()
+        .find(|s| s.kind == "postgres")
+    else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "under CI the ladder suite must run on PostgreSQL: set ASTRAGAL_PG_URL"
+        );
+        eprintln!("SKIPPED: a_competition_is_never_seen_half_opened needs ASTRAGAL_PG_URL");
+        return;
+    };
+    let store = Store::open(&pg.url).await.unwrap();
+    for i in 0..40 {
+        store
+            .register_bot(&format!("b{i}"), "ur", "builtin:random", &[])
+            .await
+            .unwrap();
+    }
+    store
+        .register_bot("other", "cuatto", "builtin:random", &[])
+        .await
+        .unwrap();
+    let mut lock = sqlx::AnyConnection::connect(&pg.url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut lock).await.unwrap();
+    sqlx::query("LOCK TABLE entrants IN EXCLUSIVE MODE")
+        .execute(&mut lock)
+        .await
+        .unwrap();
+    let opening = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            store
+                .open_competition(&ladder::store::NewCompetition {
+                    name: "main".into(),
+                    game: "ur".into(),
+                    options: vec![],
+                    seats: 2,
+                    format: "ladder".into(),
+                    seed: 1,
+                    max_games: 300,
+                    time: "movetime=100".into(),
+                    config: String::new(),
+                })
+                .await
+        })
+    };
+    // Wait until the open is held on the lock (a backend waiting on a lock).
+    let mut watch = sqlx::AnyConnection::connect(&pg.url).await.unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+        )
+        .fetch_one(&mut watch)
+        .await
+        .unwrap();
+        if waiting > 0 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the open never reached the lock"
+        );
+        tokio::task::yield_now().await;
+    }
+    // Mid-open, from another connection: no competition, so nothing to schedule.
+    let seen: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM competitions WHERE name = 'main'")
+        .fetch_one(&mut watch)
+        .await
+        .unwrap();
+    assert_eq!(seen, 0, "the competition was visible before its entrants");
+    sqlx::query("ROLLBACK").execute(&mut lock).await.unwrap();
+    let c = opening.await.unwrap().unwrap();
+    let entrants = store.entrants(c.id).await.unwrap();
+    assert_eq!(entrants.len(), 40, "every bot of the game enters, no other");
+    store.close().await;
+}

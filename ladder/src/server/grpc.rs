@@ -172,7 +172,7 @@ impl Ladder for LadderService {
         limits_from(&time).map_err(Status::invalid_argument)?;
         let c = self
             .store
-            .create_competition(&NewCompetition {
+            .open_competition(&NewCompetition {
                 name: r.name.clone(),
                 game: r.game.clone(),
                 options: game.options().to_vec(),
@@ -187,11 +187,6 @@ impl Ladder for LadderService {
             })
             .await
             .map_err(status_of)?;
-        for b in self.store.bots().await.map_err(status_of)? {
-            if b.game == c.game {
-                self.store.add_entrant(c.id, b.id).await.map_err(status_of)?;
-            }
-        }
         tracing::info!(competition = %c.name, game = %c.game, "competition opened");
         Ok(Response::new(self.competition_info(&c).await?))
     }

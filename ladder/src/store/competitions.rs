@@ -28,6 +28,21 @@ impl Store {
     /// # Errors
     /// The name is taken.
     pub async fn create_competition(&self, c: &NewCompetition) -> Result<CompetitionRow> {
+        self.insert_competition(c, false).await
+    }
+
+    /// Opens a competition with every registered bot of its game as an entrant, in
+    /// one transaction: the scheduler never sees it without its entrants (it once
+    /// did, on PostgreSQL, and gave every group to the first pair it saw).
+    ///
+    /// # Errors
+    /// A competition of that name exists; the database.
+    pub async fn open_competition(&self, c: &NewCompetition) -> Result<CompetitionRow> {
+        self.insert_competition(c, true).await
+    }
+
+    async fn insert_competition(&self, c: &NewCompetition, enter_bots: bool) -> Result<CompetitionRow> {
+        let mut tx = self.write_tx().await?;
         let inserted = sqlx::query(
             "INSERT INTO competitions (name, game, options, seats, format, seed, max_games, time, status, config, created_ms)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10) ON CONFLICT (name) DO NOTHING",
@@ -42,7 +57,7 @@ impl Store {
         .bind(&c.time)
         .bind(&c.config)
         .bind(now_ms())
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
         if inserted.rows_affected() == 0 {
             return Err(StoreError::Conflict(format!(
@@ -50,6 +65,16 @@ impl Store {
                 c.name
             )));
         }
+        if enter_bots {
+            sqlx::query(
+                "INSERT INTO entrants (competition_id, bot_id)
+                 SELECT c.id, b.id FROM competitions c JOIN bots b ON b.game = c.game WHERE c.name = $1",
+            )
+            .bind(&c.name)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
         self.competition(&c.name)
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("competition {:?} vanished", c.name)))
