@@ -162,7 +162,9 @@ pub struct GameRecord {
     pub game: String,
     /// Canonical options.
     pub options: Vec<String>,
-    /// Seed.
+    /// Seed. Written as a number; read as a number or a decimal string (the form
+    /// the ladder's web API gives it, as JavaScript would round the number).
+    #[serde(deserialize_with = "number_or_string")]
     pub seed: u64,
     /// Starting position, when not the game's own start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -186,6 +188,23 @@ pub struct GameRecord {
     /// Wall time of the game loop (first request to last move), in microseconds.
     #[serde(default)]
     pub play_us: u64,
+}
+
+/// A `u64` given as a JSON number or as a string of decimal digits.
+fn number_or_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Number(u64),
+        Text(String),
+    }
+    match Either::deserialize(d)? {
+        Either::Number(n) => Ok(n),
+        Either::Text(t) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => t
+            .parse()
+            .map_err(|_| serde::de::Error::custom(format!("seed {t:?} is out of range"))),
+        Either::Text(t) => Err(serde::de::Error::custom(format!("seed {t:?} is not a number"))),
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -364,6 +383,28 @@ pub fn read_all(path: &Path) -> Result<Vec<GameRecord>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_seed_reads_as_a_number_or_as_a_string_and_nothing_else() {
+        let seed = |v: serde_json::Value| number_or_string(v).map_err(|e| e.to_string());
+        assert_eq!(
+            seed(serde_json::json!(11436449778045374795u64)),
+            Ok(11436449778045374795)
+        );
+        assert_eq!(
+            seed(serde_json::json!("11436449778045374795")),
+            Ok(11436449778045374795)
+        );
+        for bad in [
+            serde_json::json!("-1"),
+            serde_json::json!(""),
+            serde_json::json!("1e3"),
+            serde_json::json!("18446744073709551616"),
+            serde_json::json!(1.5),
+        ] {
+            assert!(seed(bad.clone()).is_err(), "{bad} read as a seed");
+        }
+    }
 
     fn fault(seat: usize) -> FaultRecord {
         FaultRecord {

@@ -84,8 +84,13 @@ struct Header<'a> {
     title: &'a str,
     game: &'a str,
     options: &'a [String],
-    seed: u64,
+    /// A string: 64 bits do not fit a JavaScript number (11436449778045374795
+    /// would show as …375000, another game).
+    seed: String,
     seats: Vec<String>,
+    /// A seat's view hides the other seats' moves (a game with hidden information:
+    /// Spartan's rerolls are secret).
+    moves_hidden: bool,
     ranks: Vec<u8>,
     scores: Vec<i64>,
     termination: String,
@@ -105,12 +110,13 @@ pub fn html(rec: &GameRecord, title: &str) -> Result<String, ReplayError> {
         title,
         game: &rec.game,
         options: &rec.options,
-        seed: rec.seed,
+        seed: rec.seed.to_string(),
         seats: rec
             .seats
             .iter()
             .map(|s| s.entrant.clone().unwrap_or_else(|| s.name.clone()))
             .collect(),
+        moves_hidden: engine::game_info(&rec.game).is_ok_and(|i| i.nature.hidden_information),
         ranks: rec.outcome.ranks.clone(),
         scores: rec.outcome.scores.clone(),
         termination: rec.termination.to_string(),

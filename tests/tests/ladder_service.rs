@@ -1356,6 +1356,10 @@ async fn the_web_page_links_every_game_to_its_viewer() {
     let (status, record) = http_get(web, &format!("/api/games/{id}")).await;
     assert_eq!(status, 200);
     let rec: referee::GameRecord = serde_json::from_str(&record).unwrap();
+    // The seed is a string, whole (a JavaScript number rounds 64 bits), and the
+    // record still reads as a record.
+    let raw: serde_json::Value = serde_json::from_str(&record).unwrap();
+    assert_eq!(raw["seed"], rec.seed.to_string(), "{record}");
     let (status, page) = http_get(web, &format!("/games/{id}")).await;
     assert_eq!(status, 200);
     let data = &page[page.find(r#"id="data">"#).unwrap() + 10..];

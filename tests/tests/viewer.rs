@@ -10,9 +10,13 @@ use std::process::Command;
 
 /// A game of `game` between random bots, recorded; returns the record file.
 fn recorded(game: &str, dir: &Path) -> PathBuf {
+    recorded_with_seed(game, "11", dir)
+}
+
+fn recorded_with_seed(game: &str, seed: &str, dir: &Path) -> PathBuf {
     let seats = *engine::game_info(game).unwrap().seats.start();
-    let file = dir.join(format!("{game}.jsonl"));
-    let mut args = vec!["play", "--game", game, "--seed", "11", "--record"];
+    let file = dir.join(format!("{game}-{seed}.jsonl"));
+    let mut args = vec!["play", "--game", game, "--seed", seed, "--record"];
     let path = file.to_str().unwrap().to_owned();
     args.push(&path);
     for _ in 0..seats {
@@ -292,6 +296,40 @@ fn in_a_real_browser_the_board_at_move_n_is_the_engines_position_at_move_n() {
                     vec!["1:?".to_owned(); obs[0]["in_hand"][1].as_u64().unwrap() as usize],
                     "seat 0's view shows army 1's dice only as a count"
                 );
+                // Nor does its move list say which dice army 1 rerolled: every row of
+                // seat 1 reads "hidden", every row of seat 0 its move.
+                let list = &seen[seen.find(r#"id="movelist""#).unwrap()..];
+                let list = &list[..list.find("</tbody>").or_else(|| list.find("</table>")).unwrap()];
+                let rows: Vec<&str> = list.split("<tr").skip(1).collect();
+                assert_eq!(rows.len(), rec.moves.len(), "one row a move");
+                for (row, m) in rows.iter().zip(&rec.moves) {
+                    if m.seat == 1 {
+                        assert!(
+                            row.contains(">hidden<") && !row.contains(&format!("<td>{}", m.mv)),
+                            "seat 0's move list shows seat 1's move: {row}"
+                        );
+                    } else {
+                        assert!(row.contains(&format!("<td>{}", m.mv)), "seat 0's own move: {row}");
+                    }
+                }
+                // The last reveal shows both armies' dice and the Mercenary's roll.
+                if let Some(r) = obs[0]["last_reveal"].as_object() {
+                    let faces = |a: usize| {
+                        list_of(&r["dice"][a])
+                            .iter()
+                            .map(|d| d.to_string())
+                            .collect::<String>()
+                    };
+                    let merc = match r["mercenary"].as_object() {
+                        Some(m) => format!("{}-{}", m["seat"], m["roll"]),
+                        None => "-".to_owned(),
+                    };
+                    assert_eq!(
+                        drawn("data-reveal"),
+                        vec![format!("{}:{}:{merc}", faces(0), faces(1))],
+                        "spartan's last reveal at move {n}"
+                    );
+                }
             }
             other => panic!("no drawing check for {other}: add one with its drawing"),
         }
@@ -307,4 +345,35 @@ fn in_a_real_browser_the_board_at_move_n_is_the_engines_position_at_move_n() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn list_of(v: &serde_json::Value) -> Vec<serde_json::Value> {
+    v.as_array().cloned().unwrap_or_default()
+}
+
+/// A 64-bit seed shows whole: as a JavaScript number 11436449778045374795 read
+/// …375000, a seed that plays another game.
+#[test]
+fn the_viewer_shows_a_64_bit_seed_exactly() {
+    let seed = "11436449778045374795";
+    let dir = temp_dir("seed");
+    let file = recorded_with_seed("ur", seed, &dir);
+    let out = dir.join("seed.html");
+    view(&file, &out);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        page_data(&html)["header"]["seed"],
+        seed,
+        "the page carries the seed as a string"
+    );
+    let Some(browser) = chromium() else { return };
+    let shown = dom(
+        &browser,
+        &dir.join("profile"),
+        &format!("file://{}", out.display()),
+    );
+    assert!(
+        shown.contains(&format!("seed {seed}")),
+        "the page shows another seed"
+    );
 }

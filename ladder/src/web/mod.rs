@@ -255,7 +255,12 @@ async fn game_json(State(site): State<Site>, Path(id): Path<String>) -> Response
     };
     match public_record(&site, id).await {
         Ok(rec) => match serde_json::to_value(&rec) {
-            Ok(v) => json(&v),
+            Ok(mut v) => {
+                // 64 bits do not fit a JavaScript number: the seed is a string here
+                // (the record files keep the number, which Rust and Python read whole).
+                v["seed"] = rec.seed.to_string().into();
+                json(&v)
+            }
             Err(e) => internal(e),
         },
         Err(r) => r,
