@@ -435,6 +435,7 @@ fn play(a: PlayArgs) -> anyhow::Result<()> {
         dir: a.game.log_dir.clone(),
         // Not the seed: a bot that can list the log directory must not learn it.
         tag: format!("play{}-", std::process::id()),
+        names: Vec::new(),
     };
     let rec = play_game(&setup, &seats, &a.game.limits()?, &logs)?;
     if let Some(path) = &a.game.record {

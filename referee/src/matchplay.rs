@@ -278,11 +278,15 @@ pub fn run_match(
                     .then(|| cfg.positions[(pairing.group % cfg.positions.len() as u64) as usize].clone()),
                 pairing: Some(pairing),
             },
-            seats: crate::seating::seated(&order, pairing.rotation),
             logs: LogPlace {
                 dir: cfg.log_dir.clone(),
                 tag: format!("g{}r{}-", pairing.group, pairing.rotation),
+                names: crate::seating::seated(&order, pairing.rotation)
+                    .iter()
+                    .map(|s| s.spec.short_name())
+                    .collect(),
             },
+            seats: crate::seating::seated(&order, pairing.rotation),
             tag: (),
         })
     };

@@ -46,13 +46,17 @@ impl SeatSetup {
     }
 }
 
-/// Where to put each bot's stderr log, if anywhere: `dir/<tag>-seat<N>.stderr.log`.
+/// Where to put each bot's stderr log, if anywhere: `dir/<tag>seat<N>-<name>.stderr.log`
+/// (`dir/<tag>seat<N>.stderr.log` without names).
 #[derive(Debug, Clone, Default)]
 pub struct LogPlace {
     /// Directory.
     pub dir: Option<PathBuf>,
     /// File name prefix for this game.
     pub tag: String,
+    /// Each seat's bot, by seat, for the file names (so a host finds a bot's logs by
+    /// its name); empty when the seats have no names to give.
+    pub names: Vec<String>,
 }
 
 /// Creates the game a setup describes, for `seats` seats.
@@ -81,8 +85,23 @@ pub fn create_game(setup: &GameSetup, seats: usize) -> Result<Box<dyn AnyGame>, 
 impl LogPlace {
     /// The stderr log of `seat` in this game, if logs are kept.
     pub fn for_seat(&self, seat: usize) -> Option<PathBuf> {
+        let name = match self.names.get(seat) {
+            // Only what is safe in a file name: a name cannot reach another folder.
+            Some(n) => format!(
+                "-{}",
+                n.chars()
+                    .map(|c| if c.is_ascii_alphanumeric() || "._@+".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    })
+                    .collect::<String>()
+                    .trim_start_matches('.')
+            ),
+            None => String::new(),
+        };
         self.dir
             .as_ref()
-            .map(|d| d.join(format!("{}seat{seat}.stderr.log", self.tag)))
+            .map(|d| d.join(format!("{}seat{seat}{name}.stderr.log", self.tag)))
     }
 }

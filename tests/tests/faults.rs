@@ -190,6 +190,7 @@ fn stderr_goes_to_a_capped_log_per_bot() {
     let logs = LogPlace {
         dir: Some(dir.clone()),
         tag: "t-".into(),
+        names: Vec::new(),
     };
     let rec = play_game(&setup, &[first(), hostile("flood-stderr", 0)], &limits(), &logs).unwrap();
     assert!(rec.faults.is_empty(), "{:?}", rec.faults);
@@ -328,6 +329,7 @@ fn a_pool_keeps_clean_bots_for_the_next_game_and_replaces_faulted_ones() {
         let logs = LogPlace {
             dir: Some(dir.clone()),
             tag: format!("g{seed}-"),
+            names: Vec::new(),
         };
         let rec = play_game_in(&setup, &seats, &limits(), &logs, &mut pool).unwrap();
         (rec, pool.idle())

@@ -602,12 +602,63 @@ fn a_worker_isolates_registered_bots_and_gives_them_only_their_registered_enviro
     assert!(out.status.success(), "{}", text(&out));
     let reports = attack_reports(&logs, "ATTACK env");
     assert_eq!(reports.len(), 2, "{reports:?}");
+    // Each log is named by its group, seat and bot, so a host finds a bot's logs
+    // (built-in bots run inside the worker and have none).
+    let names: Vec<String> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for bot in ["attacker"] {
+        assert_eq!(
+            names
+                .iter()
+                .filter(|n| n.starts_with("env-g")
+                    && n.contains(&format!("-{bot}"))
+                    && n.ends_with(".stderr.log"))
+                .count(),
+            2,
+            "{bot}: {names:?}"
+        );
+    }
     for r in &reports {
         assert!(r.contains(": contained "), "{r}");
         assert!(r.contains("\"GIVEN_AT_REGISTRATION\""), "{r}");
         assert!(!r.contains("ASTRAGAL_"), "{r}");
     }
     assert!(admin(&["standings", "env"]).contains("2 games"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_server_log_has_no_colour_codes_unless_on_a_terminal() {
+    use std::io::BufRead;
+    let dir = fresh_dir("colour");
+    let mut child = Command::new(binary("ladder"))
+        .args(["serve", "--db"])
+        .arg(format!("sqlite:{}", dir.join("c.db").display()))
+        .args(["--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+        .env("ASTRAGAL_ADMIN_TOKEN", "a".repeat(64))
+        .env("RUST_LOG", "debug")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = String::new();
+    while !said.contains("web on") {
+        let line = lines.next().expect("the server said where it listens").unwrap();
+        said.push_str(&line);
+        said.push('\n');
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        said.contains("DEBUG") || said.contains("INFO"),
+        "RUST_LOG=debug logs something: {said}"
+    );
+    assert!(
+        !said.contains('\u{1b}'),
+        "colour codes in a redirected log: {said:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

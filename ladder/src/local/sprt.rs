@@ -211,6 +211,10 @@ pub fn run(
             logs: LogPlace {
                 dir: cfg.log_dir.clone(),
                 tag: format!("sprt-g{}r{}-", pairing.group, pairing.rotation),
+                names: seating::seated(&[0, 1], pairing.rotation)
+                    .into_iter()
+                    .map(|b| cfg.bots[b].0.clone())
+                    .collect(),
             },
             tag: pairing,
         })

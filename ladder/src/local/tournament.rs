@@ -353,6 +353,7 @@ pub fn run(
             logs: LogPlace {
                 dir: cfg.log_dir.clone(),
                 tag: format!("{}-g{}r{rotation}-", comp.name, group.group_no),
+                names: seat_bots.iter().map(|id| specs[id].0.clone()).collect(),
             },
             tag: (group.id, *rotation, seat_bots),
         })

@@ -219,6 +219,10 @@ pub fn play_lease(
         let logs = LogPlace {
             dir: log_dir.cloned(),
             tag: format!("{}-g{}r{rotation}-", lease.competition, lease.group_no),
+            names: seating::seated(&lease.entrants, rotation)
+                .into_iter()
+                .map(|e| e.bot)
+                .collect(),
         };
         let mut rec = play_game_in(&setup, &seats, &limits, &logs, pool)?;
         // This machine failed, not the bot: nothing of the group is reported (its
