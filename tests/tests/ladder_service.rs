@@ -1064,6 +1064,54 @@ fn for_groups(url: &str, groups: u64) -> WorkerConfig {
     }
 }
 
+/// A bot that starts but crashes every game, or moves illegally every game, was
+/// never suspended (277 forfeits in 286 games): only failed starts counted. Any
+/// game in which a bot broke counts now, and the reason says how it broke.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_that_crashes_or_moves_illegally_every_game_is_suspended_with_how_it_broke() {
+    let hostile = astragal_tests::binary("hostile_bot").display().to_string();
+    let crasher = format!("{hostile} --mode crash");
+    let illegal = format!("{hostile} --mode illegal");
+    for store in test_stores("broke").await {
+        let kind = store.kind;
+        let server = start(&store.url, Duration::from_secs(60)).await;
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+        let bots = [
+            ("good", "builtin:random"),
+            ("first", "builtin:first"),
+            ("crasher", crasher.as_str()),
+            ("illegal", illegal.as_str()),
+        ];
+        setup(&mut a, "open", 0, &bots).await;
+        worker::run(for_groups(&server.url, 60), std::future::pending())
+            .await
+            .unwrap();
+        let list = bots_by_name(&mut a).await;
+        let games = games_per_bot(&mut a, "open").await;
+        for (name, says) in [("crasher", "crashed"), ("illegal", "broke the protocol")] {
+            let b = &list[name];
+            assert_eq!(b.status, "suspended", "{kind}: {b:?}");
+            // Five in a row suspend it; a group's second game can make it six.
+            assert!(
+                b.status_reason.starts_with(says)
+                    && (b.status_reason.contains(" 5 reported games in a row")
+                        || b.status_reason.contains(" 6 reported games in a row")),
+                "{kind}: {}",
+                b.status_reason
+            );
+            // No detail of a fault (a path, a command line) in a public reason.
+            assert!(
+                !b.status_reason.contains("hostile_bot"),
+                "{kind}: {}",
+                b.status_reason
+            );
+            assert!((5..=6).contains(&games[name]), "{kind}: {games:?}");
+        }
+        assert_eq!(list["good"].status, "active");
+        assert_eq!(list["first"].status, "active");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_removes_and_updates_bots() {
     for store in test_stores("suspend").await {

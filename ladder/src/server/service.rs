@@ -482,7 +482,7 @@ impl LadderService {
             .count();
         tracing::info!(worker = %worker.name, groups = recorded, "groups recorded");
         for bot in &suspended {
-            tracing::warn!(bot = %bot.name, "bot suspended: it could not start or shake hands in {} reported games in a row", self.cfg.suspend_after);
+            tracing::warn!(bot = %bot.name, "bot suspended: it broke (could not start, crashed or broke the protocol) in {} reported games in a row", self.cfg.suspend_after);
         }
         if !suspended.is_empty() {
             self.scheduler.forget().await;
@@ -543,13 +543,17 @@ impl LadderService {
             }
             referee::replay::replay(&rec).map_err(|e| bad(format!("does not reproduce: {e}")))?;
             for (s, &bot) in seat_bots.iter().enumerate() {
+                // A game in which the bot broke (not one it merely lost on time):
+                // it could not start, crashed, or broke the protocol. Only the kind
+                // travels on; details can carry a command line or a path.
                 let failed = rec
                     .faults
                     .iter()
-                    .find(|f| f.seat == s && matches!(f.kind, FaultKind::Spawn | FaultKind::Handshake));
+                    .find(|f| f.seat == s && f.kind != FaultKind::Timeout);
                 starts.push(SeatStart {
                     bot,
-                    failure: failed.map(|f| format!("{}: {}", f.kind, f.detail)),
+                    failure: failed.map(|f| f.kind.to_string()),
+                    moved: rec.moves.iter().any(|m| m.seat == s && !m.fallback),
                 });
             }
             games.push(new_game(c.id, group.id, r, seat_bots, &rec));

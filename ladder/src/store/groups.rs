@@ -521,7 +521,7 @@ impl Store {
             .zip(&out)
             .filter(|(_, o)| matches!(o, Ok(Completion::Recorded)))
         {
-            for seat in r.starts {
+            for seat in r.starts.iter().filter(|s| s.failure.is_some() || s.moved) {
                 let k = match runs.iter().position(|(id, _)| *id == seat.bot) {
                     Some(k) => k,
                     None => {
@@ -538,7 +538,13 @@ impl Store {
         let witness = worker_id.unwrap_or(0);
         let suspended = Self::count_start_failures(&mut tx, &runs, witness, suspend_after, |bot, run| {
             let last = last_failure.get(&bot).copied().unwrap_or("");
-            format!("could not start or shake hands in {run} reported games in a row (last: {last})")
+            let what = match last {
+                "spawn" | "handshake" => "could not start or shake hands",
+                "crash" | "memory" => "crashed",
+                "stall" => "stopped answering",
+                _ => "broke the protocol",
+            };
+            format!("{what}: faulted in {run} reported games in a row (last fault: {last})")
         })
         .await?;
         tx.commit().await?;

@@ -175,14 +175,20 @@ pub struct LeaseReport<'a> {
     pub starts: &'a [SeatStart],
 }
 
-/// A seat of a reported game: its bot, and why it could not start or shake
-/// hands, if it could not.
+/// A seat of a reported game: its bot, and the fault with which it broke, if it
+/// did. (The names say "start" for history: a run counts any game in which the
+/// bot broke — could not start, crashed or broke the protocol — and the columns
+/// `start_failures` and `start_failure_witnesses` hold that run.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeatStart {
     /// The bot.
     pub bot: i64,
-    /// `kind: detail` of its spawn or handshake fault.
+    /// The kind of the fault with which it broke in this game (any but a timeout:
+    /// it could not start, crashed, or broke the protocol).
     pub failure: Option<String>,
+    /// It made a move of its own: a game without a fault is proof of health only
+    /// then (one its opponent forfeited before its first turn says nothing).
+    pub moved: bool,
 }
 
 /// A mirrored group: the same seed played once per seat rotation.
@@ -291,7 +297,7 @@ stored_as_text!(BotStatus {
 });
 
 /// What a batch of reported games did to a bot's run of games in a row in which
-/// it could not start or shake hands.
+/// it broke (could not start, crashed or broke the protocol).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StartRun {
     /// It started in some game: the run is now the failures after its last start.
