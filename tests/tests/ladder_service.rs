@@ -1387,6 +1387,73 @@ impl WebServer {
     }
 }
 
+/// A chunked HTTP body, joined.
+fn dechunk(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).expect("a chunk size");
+        if n == 0 {
+            break;
+        }
+        out.push_str(&tail[..n]);
+        rest = &tail[n + 2..];
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_competitions_games_download_as_json_lines_by_range_and_replay() {
+    let store = test_stores("download").await.remove(0);
+    let server = web_server(&store.url).await;
+    let (url, web) = (server.url.clone(), server.web);
+    let mut a = worker::connect(&url, ADMIN, None).await.unwrap();
+    setup(&mut a, "dl", 24, BOTS).await;
+    worker::run(until_idle(&url, "dl", 2), std::future::pending())
+        .await
+        .unwrap();
+    let (status, body) = http_get(web, "/competitions/dl/games.jsonl").await;
+    assert_eq!(status, 200, "{body}");
+    let all = dechunk(&body);
+    let lines: Vec<serde_json::Value> = all.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 24, "every game, once");
+    let ids: Vec<i64> = lines.iter().map(|l| l["game_id"].as_i64().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "oldest first: {ids:?}");
+    // Each line is a record (the seed a string, whole) that replays.
+    let file = std::env::temp_dir().join(format!("astragal-dl-{}.jsonl", std::process::id()));
+    std::fs::write(&file, &all).unwrap();
+    for l in &lines {
+        assert!(l["seed"].is_string(), "{l}");
+        let rec: referee::GameRecord = serde_json::from_value(l.clone()).unwrap();
+        referee::replay::replay(&rec).unwrap();
+    }
+    let o = std::process::Command::new(astragal_tests::binary("referee"))
+        .arg("replay")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_file(&file);
+    // A range: after one game, up to another, inclusive.
+    let (_, body) = http_get(
+        web,
+        &format!("/competitions/dl/games.jsonl?after={}&until={}", ids[4], ids[9]),
+    )
+    .await;
+    let part: Vec<i64> = dechunk(&body)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["game_id"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(part, ids[5..=9].to_vec());
+    assert_eq!(http_get(web, "/competitions/dl/games.jsonl?after=x").await.0, 400);
+    assert_eq!(http_get(web, "/competitions/nosuch/games.jsonl").await.0, 404);
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_web_page_links_every_game_to_its_viewer() {
     let store = test_stores("web").await.remove(0);

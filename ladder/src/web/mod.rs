@@ -14,12 +14,14 @@
 //! | `/competitions/{name}/games?before=ID&bot=NAME` | `/competitions/{name}/games.json?...` |
 //! | `/bots/{name}` | `/bots/{name}.json` |
 //! | `/games/{id}` (the viewer) | `/api/games/{id}` (the record) |
+//! | | `/competitions/{name}/games.jsonl?after=ID&until=ID` (every record, streamed) |
 
 // A handler's early return is the response itself, built once per request.
 #![allow(clippy::result_large_err)]
 
 mod bot;
 mod competition;
+mod download;
 pub mod redact;
 mod svg;
 
@@ -52,6 +54,7 @@ pub fn router(store: Store, standings: Arc<StandingsCache>, admin_token: Option<
         .route("/competitions/{name}", get(competition::page))
         .route("/competitions/{name}/games", get(competition::games_page))
         .route("/competitions/{name}/games.json", get(competition::games_json))
+        .route("/competitions/{name}/games.jsonl", get(download::games_jsonl))
         .route("/bots/{name}", get(bot::page))
         .route("/games/{id}", get(game_page))
         .route("/api/games/{id}", get(game_json))

@@ -1,0 +1,103 @@
+//! `/competitions/{name}/games.jsonl`: every game of a competition as JSON Lines,
+//! streamed, for people who analyse or replay them.
+//!
+//! A line is a game's record as the pages show it (redacted, the seed a string)
+//! with its `game_id` added, oldest first. `after=ID` starts after a game and
+//! `until=ID` stops at one, so a cut download resumes where its last whole line
+//! ends. Each line reads as a record: `referee replay` plays the file through.
+
+use super::{Bots, Site, internal, not_found};
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+
+/// Records read from the store at a time: memory stays flat however long the
+/// competition.
+const PAGE: i64 = 200;
+
+/// The range asked for.
+#[derive(Debug, serde::Deserialize)]
+pub(super) struct Range {
+    /// Games with a larger id than this (default: from the first).
+    #[serde(default)]
+    after: i64,
+    /// Games up to this id, inclusive (default: to the newest).
+    until: Option<i64>,
+}
+
+pub(super) async fn games_jsonl(
+    State(site): State<Site>,
+    Path(name): Path<String>,
+    range: Result<Query<Range>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let Ok(Query(range)) = range else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "after= and until= take game ids (whole numbers)\n",
+        )
+            .into_response();
+    };
+    let c = match site.store.competition(&name).await {
+        Ok(Some(c)) => c,
+        Ok(None) => return not_found(format!("no competition named {:?}", super::escape(&name))),
+        Err(e) => return internal(e),
+    };
+    let redactor = match Bots::read(&site).await {
+        Ok(b) => Arc::new(b.redactor),
+        Err(e) => return internal(e),
+    };
+    let until = range.until.unwrap_or(i64::MAX);
+    let store = site.store.clone();
+    let pages = futures_util::stream::unfold(Some(range.after), move |after| {
+        let (store, redactor) = (store.clone(), redactor.clone());
+        async move {
+            let after = after?;
+            if after >= until {
+                return None;
+            }
+            let rows = match store.records(c.id, after, PAGE).await {
+                Ok(rows) => rows,
+                // The body ends early: the lines so far are whole, and `after=` the
+                // last of them resumes.
+                Err(e) => return Some((Err(std::io::Error::other(e.to_string())), None)),
+            };
+            let mut text = String::new();
+            let mut last = after;
+            for (id, json) in rows.iter().filter(|(id, _)| *id <= until) {
+                last = *id;
+                match line(*id, json, &redactor) {
+                    Ok(l) => text.push_str(&l),
+                    Err(e) => return Some((Err(std::io::Error::other(e)), None)),
+                }
+            }
+            let more = rows.len() as i64 == PAGE && last < until;
+            (!text.is_empty() || more).then(|| (Ok(text), more.then_some(last)))
+        }
+    });
+    (
+        [
+            (header::CONTENT_TYPE, "application/x-ndjson"),
+            (
+                header::CONTENT_DISPOSITION,
+                "attachment; filename=\"games.jsonl\"",
+            ),
+        ],
+        Body::from_stream(pages),
+    )
+        .into_response()
+}
+
+/// One game as a line: redacted, its seed a string, its id added.
+fn line(id: i64, json: &str, redactor: &super::redact::Redactor) -> Result<String, String> {
+    let mut rec: referee::GameRecord =
+        serde_json::from_str(json).map_err(|e| format!("game {id} has a corrupt record: {e}"))?;
+    redactor.record(&mut rec);
+    let mut v = serde_json::to_value(&rec).map_err(|e| e.to_string())?;
+    v["seed"] = rec.seed.to_string().into();
+    v["game_id"] = id.into();
+    let mut l = v.to_string();
+    l.push('\n');
+    Ok(l)
+}
