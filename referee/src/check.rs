@@ -118,6 +118,9 @@ pub const HANDSHAKE_HINTS: &str = "Usual causes:\n\
 - input read in blocks: read stdin line by line, never to its end (Python: for line in sys.stdin, or sys.stdin.readline())\n\
 - a wrong interpreter or path: bots start with a clean environment and a minimal PATH, \
 so use python3 (not python) and absolute paths, and test the command line in a shell first\n\
+- a relative path that names nothing: a bot starts in a scratch folder (its HOME and TMPDIR); \
+the words of its command that name an existing file or folder where it was launched are made absolute, \
+others are not (a path inside a word, as in `-cp=classes`, stays relative: write it as two words)\n\
 - the program waits for something else first (a prompt, a file): it must answer `astragal version=1` \
 with `id`, `option` lines and `astragalok version=1`";
 

@@ -204,7 +204,8 @@ struct Resolved {
 
 /// Resolves a command line against `start_dir`: a program with a `/` is a path; a
 /// program without one is looked up on [`BOT_PATH`]; an argument that names an
-/// existing file (or, with a `/`, a directory) becomes its absolute path.
+/// existing file or folder becomes its absolute path (the bot starts in a scratch
+/// folder, where a relative one would name nothing).
 ///
 /// For an isolated bot (`contain`), a named path must not lead out of the folder it
 /// is in: its folder is reached through no link, and a file that is a link points
@@ -240,7 +241,9 @@ fn resolve(words: &[String], start_dir: &Path, contain: bool) -> Result<Resolved
         }
         let candidate = start_dir.join(word);
         let is_file = candidate.is_file();
-        if !(is_file || word.contains('/') && candidate.is_dir()) {
+        // A folder too, with or without a `/`: `java -cp classes Main` named one,
+        // and the bot, started in its scratch folder, found no `classes` there.
+        if !(is_file || candidate.is_dir()) {
             args.push(word.clone());
             continue;
         }
@@ -566,6 +569,28 @@ mod tests {
         // Not isolated, nothing is shown, and links are followed as before.
         let r = resolve(&words("cat data/"), &bot, false).unwrap();
         assert_eq!(r.args, vec!["/".to_owned()]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_folder_named_without_a_slash_is_made_absolute_and_shown() {
+        // `java -cp classes SpartanBot`: the class name names nothing and stays.
+        let dir = std::env::temp_dir().join(format!("astragal-java-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("classes")).unwrap();
+        std::fs::write(dir.join("classes/SpartanBot.class"), b"x").unwrap();
+        for contain in [false, true] {
+            let r = resolve(&words("cat -cp classes SpartanBot"), &dir, contain).unwrap();
+            assert_eq!(
+                r.args,
+                vec![
+                    "-cp".to_owned(),
+                    dir.join("classes").display().to_string(),
+                    "SpartanBot".to_owned()
+                ],
+                "isolated: {contain}"
+            );
+            assert!(r.shown.contains(&dir.join("classes")), "{:?}", r.shown);
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 
