@@ -395,17 +395,26 @@ mod tests {
         assert!(err.contains("bot id 20"), "{err}");
     }
 
-    pub(super) fn sweep(groups: i64) -> Standings {
-        let bots = vec![(10, "a".to_owned()), (20, "b".to_owned())];
-        let results: Vec<GameResult> = (0..groups)
+    /// Bots a (id 10) and b (20).
+    fn two_bots() -> Vec<(i64, String)> {
+        vec![(10, "a".to_owned()), (20, "b".to_owned())]
+    }
+
+    /// `groups` mirrored pairs of a and b: a wins the first game of each, and the
+    /// second ends with `second` (seats b, a).
+    fn pairs_of_two(groups: i64, second: [u32; 2]) -> Vec<GameResult> {
+        (0..groups)
             .flat_map(|g| {
                 [
                     result(2 * g, g, [10, 20], [1, 2]),
-                    result(2 * g + 1, g, [20, 10], [2, 1]),
+                    result(2 * g + 1, g, [20, 10], second),
                 ]
             })
-            .collect();
-        compute(&bots, &results, 2, None).unwrap()
+            .collect()
+    }
+
+    pub(super) fn sweep(groups: i64) -> Standings {
+        compute(&two_bots(), &pairs_of_two(groups, [2, 1]), 2, None).unwrap()
     }
 
     #[test]
@@ -454,16 +463,7 @@ mod tests {
 
     #[test]
     fn a_separated_bot_can_be_the_anchor() {
-        let bots = vec![(10, "a".to_owned()), (20, "b".to_owned())];
-        let results: Vec<GameResult> = (0..20)
-            .flat_map(|g| {
-                [
-                    result(2 * g, g, [10, 20], [1, 2]),
-                    result(2 * g + 1, g, [20, 10], [2, 1]),
-                ]
-            })
-            .collect();
-        let st = compute(&bots, &results, 2, Some(("b", 1500.0))).unwrap();
+        let st = compute(&two_bots(), &pairs_of_two(20, [2, 1]), 2, Some(("b", 1500.0))).unwrap();
         let by_name = |n: &str| st.rows.iter().find(|r| r.name == n).unwrap().clone();
         // b lost 20 pairs: its bound sits at 1500, a 277 above it.
         assert_eq!(by_name("b").separated, Some(Separation::NeverWon));
@@ -478,16 +478,7 @@ mod tests {
 
     #[test]
     fn pairs_that_all_split_show_their_exact_range() {
-        let bots = vec![(10, "a".to_owned()), (20, "b".to_owned())];
-        let results: Vec<GameResult> = (0..17)
-            .flat_map(|g| {
-                [
-                    result(2 * g, g, [10, 20], [1, 2]),
-                    result(2 * g + 1, g, [20, 10], [1, 2]),
-                ]
-            })
-            .collect();
-        let st = compute(&bots, &results, 2, None).unwrap();
+        let st = compute(&two_bots(), &pairs_of_two(17, [1, 2]), 2, None).unwrap();
         let table = st.table();
         assert!(table.contains("+0 ± 69"), "{table}");
         assert!(!table.contains("± 0 "), "{table}");

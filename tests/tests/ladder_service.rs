@@ -950,12 +950,7 @@ async fn a_batch_is_leased_and_reported_in_one_call_and_a_forged_group_in_it_is_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_on_one_database_record_every_group_exactly_once() {
     // Both servers schedule and lease at once; PostgreSQL is what they share.
-    let Some(store) = test_stores("two_servers")
-        .await
-        .into_iter()
-        .find(|s| s.kind == "postgres")
-    else {
-        eprintln!("skipped: set ASTRAGAL_PG_URL to run two servers on one PostgreSQL database");
+    let Some(store) = postgres_store("two_servers").await else {
         return;
     };
     let one = start(&store.url, Duration::from_secs(60)).await;
@@ -1387,6 +1382,34 @@ impl WebServer {
     }
 }
 
+/// A PostgreSQL test store, for a test about PostgreSQL alone. Without
+/// `ASTRAGAL_PG_URL` the test is skipped, saying so; under CI it fails instead.
+async fn postgres_store(tag: &str) -> Option<astragal_tests::TestStore> {
+    let store = test_stores(tag).await.into_iter().find(|s| s.kind == "postgres");
+    if store.is_none() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "under CI the ladder suite must run on PostgreSQL: set ASTRAGAL_PG_URL"
+        );
+        eprintln!("SKIPPED {tag}: set ASTRAGAL_PG_URL to a PostgreSQL server to run it");
+    }
+    store
+}
+
+/// A server with its pages (on SQLite) and a competition `name` of `games` games
+/// among [`BOTS`], played: the store (kept until the test ends), the server, an
+/// admin client.
+async fn web_with_games(tag: &str, name: &str, games: u64) -> (astragal_tests::TestStore, WebServer, Client) {
+    let store = test_stores(tag).await.remove(0);
+    let server = web_server(&store.url).await;
+    let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+    setup(&mut a, name, games, BOTS).await;
+    worker::run(until_idle(&server.url, name, 1), std::future::pending())
+        .await
+        .unwrap();
+    (store, server, a)
+}
+
 /// A chunked HTTP body, joined.
 fn dechunk(body: &str) -> String {
     let mut out = String::new();
@@ -1404,14 +1427,8 @@ fn dechunk(body: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_competitions_games_download_as_json_lines_by_range_and_replay() {
-    let store = test_stores("download").await.remove(0);
-    let server = web_server(&store.url).await;
-    let (url, web) = (server.url.clone(), server.web);
-    let mut a = worker::connect(&url, ADMIN, None).await.unwrap();
-    setup(&mut a, "dl", 24, BOTS).await;
-    worker::run(until_idle(&url, "dl", 2), std::future::pending())
-        .await
-        .unwrap();
+    let (_store, server, _a) = web_with_games("download", "dl", 24).await;
+    let web = server.web;
     let (status, body) = http_get(web, "/competitions/dl/games.jsonl").await;
     assert_eq!(status, 200, "{body}");
     let all = dechunk(&body);
@@ -1456,14 +1473,8 @@ async fn a_competitions_games_download_as_json_lines_by_range_and_replay() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_web_page_links_every_game_to_its_viewer() {
-    let store = test_stores("web").await.remove(0);
-    let server = web_server(&store.url).await;
-    let (url, web) = (server.url.clone(), server.web);
-    let mut a = worker::connect(&url, ADMIN, None).await.unwrap();
-    setup(&mut a, "web", 8, BOTS).await;
-    worker::run(until_idle(&url, "web", 1), std::future::pending())
-        .await
-        .unwrap();
+    let (_store, server, mut a) = web_with_games("web", "web", 8).await;
+    let web = server.web;
     let (status, front) = http_get(web, "/").await;
     assert_eq!(status, 200);
     let first = front.find("href=\"/games/").expect("a link to a game's viewer");
@@ -2072,16 +2083,7 @@ async fn a_caller_without_a_token_is_refused_before_its_body_is_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_competition_is_never_seen_half_opened() {
     use sqlx::Connection;
-    let Some(pg) = test_stores("open_race")
-        .await
-        .into_iter()
-        .find(|s| s.kind == "postgres")
-    else {
-        assert!(
-            std::env::var("CI").is_err(),
-            "under CI the ladder suite must run on PostgreSQL: set ASTRAGAL_PG_URL"
-        );
-        eprintln!("SKIPPED: a_competition_is_never_seen_half_opened needs ASTRAGAL_PG_URL");
+    let Some(pg) = postgres_store("open_race").await else {
         return;
     };
     let store = Store::open(&pg.url).await.unwrap();
