@@ -1693,6 +1693,8 @@ async fn no_page_shows_a_command_line_or_an_environment_value() {
     assert!(newest["detail"].as_str().unwrap().contains("cannot start"), "{c}");
     let (_, page) = http_get(web, "/bots/typo").await;
     assert!(page.contains("data-kind=\"spawn\""), "{page}");
+    // A fault's detail (a traceback, say) keeps its line breaks on the page.
+    assert!(page.contains("td.detail{white-space:pre-wrap"), "{page}");
     server.stop().await;
 }
 

@@ -366,6 +366,11 @@ fn the_viewer_shows_a_64_bit_seed_exactly() {
         seed,
         "the page carries the seed as a string"
     );
+    // A fault's detail (a traceback, say) keeps its line breaks.
+    assert!(
+        html.contains(".fault { color: #b3261e; white-space: pre-wrap"),
+        "faults lose their line breaks"
+    );
     let Some(browser) = chromium() else { return };
     let shown = dom(
         &browser,

@@ -127,7 +127,7 @@ const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1d
 main{max-width:980px;margin:0 auto;padding:12px 16px}h1{font-size:1.5em;margin:.4em 0}h2{font-size:1.2em;margin:1.2em 0 .3em}\
 nav{font-size:.9em}table{border-collapse:collapse;margin:0 0 1em;display:block;overflow-x:auto;max-width:100%}\
 caption{text-align:left;font-weight:600;padding:4px 0}td,th{padding:3px 10px;text-align:right;border-bottom:1px solid #d5d9e2;white-space:nowrap}\
-td:first-child,th:first-child,td.name,th.name{text-align:left}td.detail{white-space:normal;text-align:left;color:#3d4453;font-size:.92em;padding-bottom:6px}\
+td:first-child,th:first-child,td.name,th.name{text-align:left}td.detail{white-space:pre-wrap;word-break:break-word;text-align:left;color:#3d4453;font-size:.92em;padding-bottom:6px}\
 table.faults tr.head td{border-bottom:none}figure{margin:0 0 1em}figcaption{font-size:.9em;color:#5a6170}a{color:#2d5fd3}\
 .facts{display:flex;flex-wrap:wrap;gap:6px 18px;padding:0;list-style:none}.facts b{font-size:1.15em}\
 .out{color:#8a4b00}.note{font-size:.9em;color:#5a6170;margin:.2em 0}.chart{width:100%;max-width:560px;height:auto;background:#fff;border:1px solid #d5d9e2}\
