@@ -105,3 +105,38 @@ impl LogPlace {
             .map(|d| d.join(format!("{}seat{seat}{name}.stderr.log", self.tag)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bot_name_cannot_lead_its_log_out_of_the_log_folder() {
+        let logs = LogPlace {
+            dir: Some(PathBuf::from("/logs")),
+            tag: "main-g1r0-".into(),
+            names: vec!["../../etc/passwd".into(), "nice@2".into(), ".hidden".into()],
+        };
+        for seat in 0..3 {
+            let path = logs.for_seat(seat).unwrap();
+            assert_eq!(path.parent(), Some(std::path::Path::new("/logs")), "{path:?}");
+        }
+        assert_eq!(
+            logs.for_seat(0).unwrap(),
+            PathBuf::from("/logs/main-g1r0-seat0-_.._etc_passwd.stderr.log")
+        );
+        assert_eq!(
+            logs.for_seat(1).unwrap(),
+            PathBuf::from("/logs/main-g1r0-seat1-nice@2.stderr.log")
+        );
+        // Without names, the old form.
+        let plain = LogPlace {
+            names: Vec::new(),
+            ..logs
+        };
+        assert_eq!(
+            plain.for_seat(2).unwrap(),
+            PathBuf::from("/logs/main-g1r0-seat2.stderr.log")
+        );
+    }
+}

@@ -97,6 +97,15 @@ impl Server {
     }
 }
 
+/// A server on `db` (60 s leases) with competition `name` opened among `bots`, and
+/// an admin client.
+async fn opened(db: &str, name: &str, max_games: u64, bots: &[(&str, &str)]) -> (Server, Client) {
+    let server = start(db, Duration::from_secs(60)).await;
+    let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+    setup(&mut a, name, max_games, bots).await;
+    (server, a)
+}
+
 async fn setup(c: &mut Client, name: &str, max_games: u64, bots: &[(&str, &str)]) {
     for (n, spec) in bots {
         c.register_bot(RegisterBotRequest {
@@ -279,9 +288,7 @@ async fn tokens_are_required_and_bad_input_is_named() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_plays_a_competition_and_ratings_come_back_from_the_records() {
     for store in test_stores("run").await {
-        let server = start(&store.url, Duration::from_secs(60)).await;
-        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
-        setup(&mut a, "finkel", 60, BOTS).await;
+        let (server, mut a) = opened(&store.url, "finkel", 60, BOTS).await;
         let reported = worker::run(until_idle(&server.url, "test", 2), std::future::pending())
             .await
             .unwrap();
@@ -328,9 +335,7 @@ async fn a_worker_plays_a_competition_and_ratings_come_back_from_the_records() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forged_records_are_refused_and_reports_count_once() {
     for store in test_stores("forged").await {
-        let server = start(&store.url, Duration::from_secs(60)).await;
-        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
-        setup(&mut a, "finkel", 2, &BOTS[..2]).await;
+        let (server, mut a) = opened(&store.url, "finkel", 2, &BOTS[..2]).await;
         let mut w = worker::connect(&server.url, WORKER, None).await.unwrap();
         let (lease, genuine) = lease_and_play(&mut w).await;
         let report = |records: Vec<String>| ReportRequest {
@@ -534,9 +539,7 @@ async fn a_three_seat_competition_seats_every_bot_after_every_other_equally_ofte
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forged_faults_are_refused_by_the_server_and_nothing_is_stored() {
     for store in test_stores("forgedfaults").await {
-        let server = start(&store.url, Duration::from_secs(60)).await;
-        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
-        setup(&mut a, "finkel", 2, &BOTS[..2]).await;
+        let (server, mut a) = opened(&store.url, "finkel", 2, &BOTS[..2]).await;
         let mut w = worker::connect(&server.url, WORKER, None).await.unwrap();
         let (lease, genuine) = lease_and_play(&mut w).await;
         let first: referee::GameRecord = serde_json::from_str(&genuine[0]).unwrap();
@@ -572,9 +575,7 @@ async fn forged_faults_are_refused_by_the_server_and_nothing_is_stored() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_have_their_own_tokens_and_a_voided_workers_groups_are_played_again() {
     for store in test_stores("workers").await {
-        let server = start(&store.url, Duration::from_secs(60)).await;
-        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
-        setup(&mut a, "finkel", 12, BOTS).await;
+        let (server, mut a) = opened(&store.url, "finkel", 12, BOTS).await;
         // The admin token does not lease: every group must be some worker's.
         let e = a.lease(LeaseRequest::default()).await.unwrap_err();
         assert_eq!(e.code(), Code::PermissionDenied, "{}", store.kind);
@@ -834,9 +835,7 @@ async fn play_all(leases: &[LeaseReply]) -> Vec<Vec<String>> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_is_leased_and_reported_in_one_call_and_a_forged_group_in_it_is_refused_alone() {
     for store in test_stores("batch").await {
-        let server = start(&store.url, Duration::from_secs(60)).await;
-        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
-        setup(&mut a, "finkel", 16, &BOTS[..2]).await;
+        let (server, mut a) = opened(&store.url, "finkel", 16, &BOTS[..2]).await;
         let mut w = worker::connect(&server.url, WORKER, None).await.unwrap();
         let leased = w
             .lease_groups(LeaseGroupsRequest { max_groups: 5 })
@@ -1069,15 +1068,13 @@ async fn a_bot_that_crashes_or_moves_illegally_every_game_is_suspended_with_how_
     let illegal = format!("{hostile} --mode illegal");
     for store in test_stores("broke").await {
         let kind = store.kind;
-        let server = start(&store.url, Duration::from_secs(60)).await;
-        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
         let bots = [
             ("good", "builtin:random"),
             ("first", "builtin:first"),
             ("crasher", crasher.as_str()),
             ("illegal", illegal.as_str()),
         ];
-        setup(&mut a, "open", 0, &bots).await;
+        let (server, mut a) = opened(&store.url, "open", 0, &bots).await;
         worker::run(for_groups(&server.url, 60), std::future::pending())
             .await
             .unwrap();
@@ -1111,15 +1108,13 @@ async fn a_bot_that_crashes_or_moves_illegally_every_game_is_suspended_with_how_
 async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_removes_and_updates_bots() {
     for store in test_stores("suspend").await {
         let kind = store.kind;
-        let server = start(&store.url, Duration::from_secs(60)).await;
-        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
         // The host's typo: a program that does not exist on the worker.
         let bots = [
             ("good", "builtin:random"),
             ("first", "builtin:first"),
             ("typo", "pyhton3 nothing.py"),
         ];
-        setup(&mut a, "open", 0, &bots).await;
+        let (server, mut a) = opened(&store.url, "open", 0, &bots).await;
         // Nothing checkable is wrong with the typo's spec at registration; what is
         // wrong with these is.
         for (spec, says) in [
@@ -1904,9 +1899,7 @@ async fn forge_spawn_faults(w: &mut Client, victim: &str) -> bool {
 async fn one_worker_cannot_suspend_a_bot_and_voiding_it_undoes_what_it_caused() {
     for store in test_stores("forgedspawn").await {
         let kind = store.kind;
-        let server = start(&store.url, Duration::from_secs(60)).await;
-        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
-        setup(&mut a, "forge", 200, &[BOTS[0], BOTS[2]]).await;
+        let (server, mut a) = opened(&store.url, "forge", 200, &[BOTS[0], BOTS[2]]).await;
         let honest = a
             .add_worker(AddWorkerRequest { name: "w2".into() })
             .await

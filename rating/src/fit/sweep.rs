@@ -182,14 +182,7 @@ fn gather(results: &Results, orders: &[(u128, f64)], classes: &Classes) -> Vec<V
 
 /// The log-probability of `i`'s record at rating `d`.
 fn chance(units: &[Unit], side: Separation, d: f64, value: &[f64], classes: &Classes, i: usize) -> f64 {
-    let counts = |j: u32| {
-        let j = j as usize;
-        match classes.separated[j] {
-            // Not connected to the core: nothing to measure against.
-            None => classes.component[j] == classes.core,
-            Some(s) => s == side && j != i,
-        }
-    };
+    let counts = |j: u32| measured_by(classes, side, i, j as usize);
     let mut total = 0.0;
     let mut strengths = [0f64; MAX_SEATS];
     for unit in units {
@@ -243,11 +236,26 @@ fn behind_all(d: f64, others: &[f64]) -> f64 {
     p.max(f64::MIN_POSITIVE).ln()
 }
 
+/// Whether opponent `j` enters `i`'s probability: a core player, or one separated
+/// on `i`'s side (already bounded); not one unconnected to the core (nothing to
+/// measure against) nor one separated the other way (it could be arbitrarily far).
+fn measured_by(classes: &Classes, side: Separation, i: usize, j: usize) -> bool {
+    match classes.separated[j] {
+        None => classes.component[j] == classes.core,
+        Some(s) => s == side && j != i,
+    }
+}
+
 /// The rating at which `i`'s record has probability [`TAIL`]; unbounded (±∞) when
 /// none of its games is against a player with a rating to measure it by.
 fn solve(units: &[Unit], side: Separation, value: &[f64], classes: &Classes, i: usize) -> f64 {
     let target = TAIL.ln();
-    if chance(units, side, 0.0, value, classes, i) == 0.0 {
+    let evidence = units
+        .iter()
+        .flat_map(|u| &u.terms)
+        .flat_map(|t| &t.opponents)
+        .any(|&j| measured_by(classes, side, i, j as usize));
+    if !evidence {
         return match side {
             Separation::NeverLost => f64::NEG_INFINITY,
             Separation::NeverWon => f64::INFINITY,
