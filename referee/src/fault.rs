@@ -47,13 +47,24 @@ impl fmt::Display for FaultKind {
 }
 
 /// A fault with what the referee saw.
+///
+/// Its text has two parts. `detail` names nothing of the host or of the bot's
+/// insides, so anyone may read it: the other seats (in `gameover`), the public
+/// pages of a ladder. `private` continues it with what only the bot's owner and
+/// the host may read: the command line that did not start and where it was looked
+/// for, a gRPC bot's address, the bot's last words on stderr. A seat shown by a
+/// public name ([`crate::setup::SeatSetup::shown_as`]) records `detail` alone; any
+/// other seat records both (its owner ran it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{kind}: {detail}")]
+#[error("{kind}: {detail}{private}")]
 pub struct Fault {
     /// What kind.
     pub kind: FaultKind,
-    /// What happened, for people.
+    /// What happened, for anyone.
     pub detail: String,
+    /// What continues `detail` for the bot's owner and the host only (empty, or
+    /// starting with its own separator).
+    pub private: String,
 }
 
 /// How the detail of a `spawn` fault begins when the host, not the bot, failed
@@ -75,7 +86,31 @@ impl Fault {
         Fault {
             kind,
             detail: detail.into(),
+            private: String::new(),
         }
+    }
+
+    /// A fault of `kind` whose `detail` continues with `private` ([`Fault`]).
+    pub fn with_private(kind: FaultKind, detail: impl Into<String>, private: impl Into<String>) -> Fault {
+        Fault {
+            kind,
+            detail: detail.into(),
+            private: private.into(),
+        }
+    }
+
+    /// The fault as anyone may read it: `detail` alone.
+    #[must_use]
+    pub fn without_private(self) -> Fault {
+        Fault {
+            private: String::new(),
+            ..self
+        }
+    }
+
+    /// The whole text: `detail`, then `private`.
+    pub fn full_detail(&self) -> String {
+        format!("{}{}", self.detail, self.private)
     }
 }
 

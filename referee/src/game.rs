@@ -4,7 +4,9 @@ use crate::clock::{Limits, SeatClock, TimeControl};
 use crate::fault::{Fault, FaultKind, last_chars};
 use crate::player::{Pending, Player, collect};
 pub use crate::pool::BotPool;
-use crate::record::{FaultRecord, GameRecord, MoveRecord, RECORD_SCHEMA, SeatRecord, final_outcome};
+use crate::record::{
+    FAULT_DETAIL_KEPT, FaultRecord, GameRecord, MoveRecord, RECORD_SCHEMA, SeatRecord, final_outcome,
+};
 use crate::session::{Ask, ClockFields, GameOver, Reply, Table};
 use crate::session::{INFO_CHARS_KEPT, INFO_LINES_KEPT};
 pub use crate::setup::{GameSetup, LogPlace, SeatSetup, create_game};
@@ -80,6 +82,12 @@ struct GameRun {
     moves: Vec<MoveRecord>,
     /// Bytes of `info` each seat may still have kept in this game's record.
     info_left: Vec<usize>,
+    /// Which seats are shown by a public name: their faults are recorded without
+    /// their private part.
+    shown: Vec<bool>,
+    /// What `gameover` tells every seat of the first fault: its public part only,
+    /// whoever owns the bots.
+    first_fault: Option<String>,
 }
 
 impl GameRun {
@@ -106,6 +114,8 @@ impl GameRun {
             tcs: seats.iter().map(|s| s.tc.unwrap_or(limits.tc)).collect(),
             moves: Vec::new(),
             info_left: vec![INFO_BYTES_PER_GAME; n],
+            shown: seats.iter().map(|s| s.shown_as.is_some()).collect(),
+            first_fault: None,
         };
         for (seat, setup) in seats.iter().enumerate() {
             let table = Table {
@@ -122,12 +132,39 @@ impl GameRun {
                 }
                 Err((name, f)) => {
                     run.names.push(capped(&name, NAME_KEPT));
-                    run.faults.push(FaultRecord::in_setup(seat, &f));
+                    run.charge(seat, f, None);
                     run.players.push(None);
                 }
             }
         }
         run
+    }
+
+    /// Records a fault of `seat`, at a move or (`None`) in setup.
+    fn charge(&mut self, seat: usize, fault: Fault, at_move: Option<usize>) {
+        let fault = if self.shown[seat] {
+            // The host's own log keeps what the record does not.
+            if !fault.private.is_empty() {
+                if fault.kind == FaultKind::Spawn {
+                    tracing::warn!(seat, "{fault}");
+                } else {
+                    tracing::info!(seat, "{fault}");
+                }
+            }
+            fault.without_private()
+        } else {
+            fault
+        };
+        self.first_fault.get_or_insert_with(|| {
+            capped(
+                &format!("seat {seat} {}: {}", fault.kind, fault.detail),
+                FAULT_DETAIL_KEPT,
+            )
+        });
+        self.faults.push(match at_move {
+            Some(at) => FaultRecord::new(seat, &fault, at),
+            None => FaultRecord::in_setup(seat, &fault),
+        });
     }
 
     /// Whether the game stops before its end: a two-seat game stops at its first
@@ -235,7 +272,7 @@ impl GameRun {
         limits: &Limits,
     ) -> bool {
         if let Some(f) = fault {
-            self.faults.push(FaultRecord::new(seat, &f, self.moves.len()));
+            self.charge(seat, f, Some(self.moves.len()));
             if let Some(p) = self.players[seat].take() {
                 p.shutdown(limits.quit_grace);
             }
@@ -301,10 +338,7 @@ impl GameRun {
             ranks: outcome.ranks.clone(),
             scores: outcome.scores.clone(),
             reason: termination.to_string(),
-            detail: self
-                .faults
-                .first()
-                .map(|f| format!("seat {} {}: {}", f.seat, f.kind, f.detail)),
+            detail: self.first_fault.clone(),
         };
         let mut late = vec![(0u64, 0u64); n];
         let mut back = Vec::new();
@@ -329,8 +363,12 @@ impl GameRun {
                 .zip(late)
                 .map(|((s, name), (late_replies, early_replies))| SeatRecord {
                     name,
-                    spec: s.spec.to_string(),
-                    entrant: None,
+                    spec: if s.shown_as.is_some() {
+                        String::new()
+                    } else {
+                        s.spec.to_string()
+                    },
+                    entrant: s.shown_as.clone(),
                     late_replies,
                     early_replies,
                 })

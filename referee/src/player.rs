@@ -26,6 +26,8 @@ pub struct Player {
     pub hello: Hello,
     /// The spec it was started from.
     pub spec: BotSpec,
+    /// Its name if it announces none ([`SeatSetup::unannounced_name`]).
+    unannounced_name: String,
     kind: Kind,
 }
 
@@ -94,13 +96,18 @@ impl Player {
         Ok(Player {
             hello,
             spec: spec.clone(),
+            unannounced_name: seat.unannounced_name(),
             kind,
         })
     }
 
-    /// The name to show: announced name, else the spec's short name.
+    /// The name to show: announced name, else the seat's public name or the spec's
+    /// short name.
     pub fn name(&self) -> String {
-        self.hello.name.clone().unwrap_or_else(|| self.spec.short_name())
+        self.hello
+            .name
+            .clone()
+            .unwrap_or_else(|| self.unannounced_name.clone())
     }
 
     /// Whether this player thinks somewhere else (a process, a server) while the

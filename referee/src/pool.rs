@@ -79,7 +79,7 @@ impl BotPool {
                 }
             }
         }
-        let mut player = Player::start(setup, limits, log).map_err(|f| (setup.spec.short_name(), f))?;
+        let mut player = Player::start(setup, limits, log).map_err(|f| (setup.unannounced_name(), f))?;
         match player.new_game(table, limits.ping) {
             Ok(()) => Ok(player),
             Err(f) => {

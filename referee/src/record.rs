@@ -59,7 +59,9 @@ impl std::fmt::Display for Termination {
 pub struct SeatRecord {
     /// Name the bot announced (or the spec's short name).
     pub name: String,
-    /// The `--bot` spec.
+    /// The `--bot` spec; empty (and not written) for a seat shown by a public
+    /// name, whose spec is the host's ([`crate::setup::SeatSetup::shown_as`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub spec: String,
     /// The entrant's name in a ladder or tournament, when it plays in one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -260,7 +262,7 @@ impl FaultRecord {
         FaultRecord {
             seat,
             kind: fault.kind,
-            detail: crate::text::capped(&fault.detail, FAULT_DETAIL_KEPT),
+            detail: crate::text::capped(&fault.full_detail(), FAULT_DETAIL_KEPT),
             at_move,
             setup: false,
         }

@@ -32,6 +32,12 @@ pub struct SeatSetup {
     pub env: Vec<(String, String)>,
     /// This seat's own time control, instead of the match's (`--bot-tc N:...`).
     pub tc: Option<crate::clock::TimeControl>,
+    /// The public name the seat is shown by (a ladder's entrant), where its spec is
+    /// the host's: then the record names the seat by it and carries neither the
+    /// spec nor any fault's private part ([`crate::fault::Fault`]), and a bot that
+    /// announces no name is named by it. `None`: the spec is the caller's own, and
+    /// shows.
+    pub shown_as: Option<String>,
 }
 
 impl SeatSetup {
@@ -42,7 +48,14 @@ impl SeatSetup {
             options: Vec::new(),
             env: Vec::new(),
             tc: None,
+            shown_as: None,
         }
+    }
+
+    /// The name of a seat whose bot announced none: its public name, else its
+    /// spec's short name.
+    pub fn unannounced_name(&self) -> String {
+        self.shown_as.clone().unwrap_or_else(|| self.spec.short_name())
     }
 }
 

@@ -386,3 +386,86 @@ fn a_kept_bot_that_left_after_its_game_is_replaced_not_blamed() {
         assert_eq!(rec.termination, Termination::Normal);
     }
 }
+
+/// Attack: a bot's last words on stderr, and the command it was started with, are
+/// its owner's. A bot that crashes saying a secret never has it, nor its command,
+/// told to the other seat in `gameover`; a seat shown by a public name (a ladder's
+/// entrant) has neither in its record either, only what happened; a seat that is
+/// the caller's own keeps both in its record, for its owner.
+#[test]
+fn a_bots_last_words_and_command_reach_only_its_owner() {
+    const SECRET: &str = "LASTWORDS-7f3a";
+    let dir = std::env::temp_dir().join(format!("astragal-private-{}", std::process::id()));
+    for shown in [true, false] {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let crasher = SeatSetup {
+            shown_as: shown.then(|| "crasher@1".to_owned()),
+            ..SeatSetup::new(BotSpec::Process {
+                command: format!("{HOSTILE} --mode crash --after 2 --stderr {SECRET}"),
+            })
+        };
+        let listener = hostile("tell-gameover", 0);
+        let logs = LogPlace {
+            dir: Some(dir.clone()),
+            tag: "t-".into(),
+            names: Vec::new(),
+        };
+        let rec = play_game(&ur_setup(3), &[crasher, listener], &limits(), &logs).unwrap();
+        assert_eq!(rec.faults.len(), 1, "{:?}", rec.faults);
+        let fault = &rec.faults[0];
+        assert_eq!((fault.seat, fault.kind), (0, FaultKind::Crash), "{fault:?}");
+        // What happened is said to anyone.
+        assert!(fault.detail.contains("exit status: 3"), "{}", fault.detail);
+        let told = std::fs::read_to_string(dir.join("t-seat1.stderr.log")).unwrap();
+        let gameover = told
+            .lines()
+            .find(|l| l.starts_with("gameover"))
+            .unwrap_or_else(|| panic!("no gameover told: {told}"));
+        assert!(gameover.contains("exit status: 3"), "{gameover}");
+        assert!(
+            !gameover.contains(SECRET) && !gameover.contains(HOSTILE),
+            "{gameover}"
+        );
+        let recorded = serde_json::to_string(&rec).unwrap();
+        if shown {
+            assert!(
+                !recorded.contains(SECRET) && !recorded.contains("--mode crash"),
+                "{recorded}"
+            );
+            assert_eq!(rec.seats[0].entrant.as_deref(), Some("crasher@1"));
+            referee::replay::replay(&rec).expect("a record without specs replays");
+        } else {
+            assert!(
+                fault.detail.contains(SECRET),
+                "the owner reads it: {}",
+                fault.detail
+            );
+            assert!(rec.seats[0].spec.contains(HOSTILE));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A seat shown by a public name that cannot start: the record says it could not
+/// start and names it, and holds neither its command nor where it was looked for.
+#[test]
+fn a_shown_seat_that_cannot_start_is_named_never_its_command() {
+    let typo = SeatSetup {
+        shown_as: Some("typo@3".into()),
+        ..SeatSetup::new(BotSpec::Process {
+            command: "pyhton3 /srv/secret-dir/bot.py --token=SECRETXYZ".into(),
+        })
+    };
+    let rec = play("ur", vec![typo, first()]);
+    let recorded = serde_json::to_string(&rec).unwrap();
+    for secret in ["pyhton3", "secret-dir", "SECRETXYZ", "bot.py"] {
+        assert!(!recorded.contains(secret), "{secret}: {recorded}");
+    }
+    assert_eq!(rec.faults[0].kind, FaultKind::Spawn);
+    assert_eq!(rec.faults[0].detail, "cannot start");
+    assert_eq!(
+        rec.seats[0].name, "typo@3",
+        "a bot that never spoke is named by its public name"
+    );
+}

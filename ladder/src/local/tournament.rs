@@ -348,7 +348,12 @@ pub fn run(
             },
             seats: seat_bots
                 .iter()
-                .map(|id| SeatSetup::new(specs[id].1.clone()))
+                .map(|id| SeatSetup {
+                    // A tournament's store may be served: its records name bots,
+                    // never their commands.
+                    shown_as: Some(specs[id].0.clone()),
+                    ..SeatSetup::new(specs[id].1.clone())
+                })
                 .collect(),
             logs: LogPlace {
                 dir: cfg.log_dir.clone(),
@@ -369,11 +374,8 @@ pub fn run(
                     tag: (group_id, rotation, seat_bots),
                     result,
                 }: Finished<(i64, usize, Vec<i64>)>| {
-        result.map(|mut rec| {
+        result.map(|rec| {
             let setup_fault = rec.faults.iter().any(|f| f.is_setup());
-            for (s, id) in seat_bots.iter().enumerate() {
-                rec.seats[s].entrant = Some(specs[id].0.clone());
-            }
             let decisions = rec.moves.len() as u64;
             (
                 new_game(comp.id, group_id, rotation, seat_bots, &rec),

@@ -509,7 +509,7 @@ impl LadderService {
         let mut seen = vec![false; n];
         for (k, text) in texts.iter().enumerate() {
             let bad = |why: String| Status::invalid_argument(format!("record {k}: {why}"));
-            let mut rec: GameRecord =
+            let rec: GameRecord =
                 serde_json::from_str(text).map_err(|e| bad(format!("does not parse: {e}")))?;
             let pairing = rec.pairing.ok_or_else(|| bad("has no pairing".into()))?;
             let r = pairing.rotation;
@@ -534,12 +534,15 @@ impl LadderService {
                 let bot = bots
                     .get(id)
                     .ok_or_else(|| Status::internal(format!("group names unknown bot {id}")))?;
-                if rec.seats[s].spec != bot.spec
-                    || rec.seats[s].entrant.as_deref().is_some_and(|e| e != bot.name)
+                // A seat is named by its bot's public name; a record that carries a
+                // command line is refused, so none is ever stored.
+                if !rec.seats[s].spec.is_empty() || rec.seats[s].entrant.as_deref() != Some(bot.name.as_str())
                 {
-                    return Err(bad(format!("seat {s} is not {} ({})", bot.name, bot.spec)));
+                    return Err(bad(format!(
+                        "seat {s} is not named {} alone (a record names each seat by its bot and carries no spec)",
+                        bot.name
+                    )));
                 }
-                rec.seats[s].entrant = Some(bot.name.clone());
             }
             referee::replay::replay(&rec).map_err(|e| bad(format!("does not reproduce: {e}")))?;
             for (s, &bot) in seat_bots.iter().enumerate() {

@@ -153,7 +153,7 @@ impl Bots {
             admin_token: site.admin_token.as_deref().map(str::to_owned),
             token_hashes: site.store.token_hashes().await.map_err(|e| e.to_string())?,
         };
-        let redactor = Redactor::new(&all, &host);
+        let redactor = Redactor::new(host);
         Ok(Bots { all, names, redactor })
     }
 

@@ -1,14 +1,17 @@
-//! What the public pages never show: a bot's command line and environment.
+//! What the public pages never show.
 //!
-//! Records name each seat's spec, and the referee's fault details quote it (`cannot
-//! start "python3 bot.py"`), as do suspension reasons that repeat such a detail.
-//! Every page passes that text through a [`Redactor`] built from all registered
-//! bots and the host's own secrets ([`HostSecrets`]): the admin token, and any
-//! worker's token (known only by its SHA-256, so every 64-hex-digit word in a text
-//! is hashed and hidden if it is one). A bot that read a token somewhere and wrote
-//! it on an `info` line shows `[hidden]`.
+//! Records name each seat by its bot's public name and keep only the public part
+//! of each fault ([`referee::fault::Fault`]): no command line, environment value,
+//! host path or bot stderr reaches them in the first place, so no page has a bot's
+//! spec to hide. Two things remain:
+//! - the host's own secrets, which a bot may have read somewhere and written on an
+//!   `info` line: the admin token, and any worker's token (known only by its
+//!   SHA-256, so every 64-hex-digit word in a text is hashed and hidden if it is
+//!   one), shown as `[hidden]`;
+//! - records stored before seats were named that way (their seats carry a spec):
+//!   the public copy drops the specs, and those seats' faults show their kind
+//!   without a detail.
 
-use crate::store::BotRow;
 use referee::GameRecord;
 use std::collections::HashSet;
 
@@ -24,62 +27,34 @@ pub struct HostSecrets {
     pub token_hashes: HashSet<String>,
 }
 
-/// Replaces every bot's spec, each word of it and each environment value, and
-/// the host's tokens.
+/// Hides the host's tokens in text, and makes the public copy of a record.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
-    /// Longest first, so a spec goes before the words inside it.
-    secrets: Vec<String>,
-    /// Hashes of worker tokens.
-    token_hashes: HashSet<String>,
+    host: HostSecrets,
 }
 
 /// How many hex digits a worker token has (`server::new_token`).
 const TOKEN_HEX: usize = 64;
 
 impl Redactor {
-    /// A redactor of `bots`' specs and environments.
-    pub fn new(bots: &[BotRow], host: &HostSecrets) -> Redactor {
-        // A word that is some bot's public name is no secret (a program on PATH
-        // named as its bot): hiding it would hide the name everywhere.
-        let names: HashSet<&str> = bots.iter().map(|b| b.name.as_str()).collect();
-        let mut secrets: Vec<String> = Vec::new();
-        for b in bots {
-            secrets.push(b.spec.clone());
-            for word in b.spec.split_whitespace().map(|w| w.trim_matches(['"', '\''])) {
-                secrets.push(word.to_owned());
-                // A program's file name stands alone too (a seat that never said
-                // its name is named after it), and so does each directory.
-                secrets.extend(word.split('/').map(str::to_owned));
-            }
-            secrets.extend(b.env.iter().map(|(_, v)| v.clone()));
-        }
-        // Two letters are too common to hide (and say nothing of a command).
-        secrets.retain(|s| s.chars().count() >= 3 && !names.contains(s.as_str()));
-        secrets.extend(host.admin_token.iter().cloned());
-        secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-        secrets.dedup();
-        Redactor {
-            secrets,
-            token_hashes: host.token_hashes.clone(),
-        }
+    /// A redactor of the host's secrets.
+    pub fn new(host: HostSecrets) -> Redactor {
+        Redactor { host }
     }
 
-    /// `text` with every secret replaced by [`HIDDEN`].
+    /// `text` with the admin token and every worker's token replaced by [`HIDDEN`].
     pub fn text(&self, text: &str) -> String {
-        let mut out = text.to_owned();
-        for s in &self.secrets {
-            if out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), HIDDEN);
-            }
-        }
+        let out = match self.host.admin_token.as_deref() {
+            Some(admin) if !admin.is_empty() && text.contains(admin) => text.replace(admin, HIDDEN),
+            _ => text.to_owned(),
+        };
         self.hide_tokens(out)
     }
 
     /// `text` with every run of exactly [`TOKEN_HEX`] hex digits that is a
     /// worker's token replaced by [`HIDDEN`].
     fn hide_tokens(&self, text: String) -> String {
-        if self.token_hashes.is_empty() || text.len() < TOKEN_HEX {
+        if self.host.token_hashes.is_empty() || text.len() < TOKEN_HEX {
             return text;
         }
         let bytes = text.as_bytes();
@@ -96,6 +71,7 @@ impl Redactor {
             }
             if i - start == TOKEN_HEX
                 && self
+                    .host
                     .token_hashes
                     .contains(&crate::server::token_hash(&text[start..i]))
             {
@@ -116,16 +92,24 @@ impl Redactor {
         out
     }
 
-    /// A record as the public may see it: no spec, and no secret in a seat's
-    /// announced name, a fault's detail or an `info` line (a bot may have read a
-    /// secret and written it there). The moves are the game's own notation.
+    /// A record as the public may see it: no host token in a seat's announced
+    /// name, a fault's detail or an `info` line (a bot may have read one and
+    /// written it there); and for a record stored before seats were named by
+    /// their bots, no spec, and those seats' faults by kind alone. The moves are
+    /// the game's own notation.
     pub fn record(&self, rec: &mut GameRecord) {
+        let mut legacy = Vec::with_capacity(rec.seats.len());
         for seat in &mut rec.seats {
-            seat.spec = HIDDEN.to_owned();
+            legacy.push(!seat.spec.is_empty());
+            seat.spec.clear();
             seat.name = self.text(&seat.name);
         }
         for f in &mut rec.faults {
-            f.detail = self.text(&f.detail);
+            if legacy.get(f.seat).copied().unwrap_or(true) {
+                f.detail.clear();
+            } else {
+                f.detail = self.text(&f.detail);
+            }
         }
         for m in &mut rec.moves {
             for line in &mut m.info {
@@ -138,45 +122,6 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::BotStatus;
-
-    fn bot(name: &str, spec: &str, env: &[(&str, &str)]) -> BotRow {
-        BotRow {
-            id: 1,
-            name: name.into(),
-            game: "ur".into(),
-            spec: spec.into(),
-            env: env.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect(),
-            status: BotStatus::Active,
-            status_reason: String::new(),
-            start_failures: 0,
-            version: 1,
-            previous_id: None,
-        }
-    }
-
-    #[test]
-    fn specs_their_words_and_environment_values_are_hidden() {
-        let r = Redactor::new(
-            &[
-                bot(
-                    "typo",
-                    "pyhton3 /srv/bots/nothing.py --key=s3cret",
-                    &[("TOKEN", "abcd-1234")],
-                ),
-                bot("mybot", "mybot", &[]),
-            ],
-            &HostSecrets::default(),
-        );
-        let said = r
-            .text(r#"cannot start "pyhton3 /srv/bots/nothing.py --key=s3cret": No such file; env abcd-1234; seat nothing.py"#);
-        for secret in ["pyhton3", "nothing.py", "s3cret", "abcd-1234", "/srv/bots"] {
-            assert!(!said.contains(secret), "{secret} in {said}");
-        }
-        assert!(said.contains("No such file"), "{said}");
-        // A bot's public name is never hidden, though its spec is that word.
-        assert_eq!(r.text("mybot timed out"), "mybot timed out");
-    }
 
     #[test]
     fn the_hosts_tokens_are_hidden_wherever_a_bot_wrote_them() {
@@ -186,7 +131,7 @@ mod tests {
             admin_token: Some("admin-secret-0123456789".into()),
             token_hashes: [crate::server::token_hash(&worker)].into(),
         };
-        let r = Redactor::new(&[], &host);
+        let r = Redactor::new(host);
         let said = r.text(&format!(
             "read {worker}; admin admin-secret-0123456789; x{worker}y"
         ));
@@ -197,5 +142,50 @@ mod tests {
         // A run of the same length that is no token, and a longer run, stay.
         let plain = format!("hash {other} and {worker}0");
         assert_eq!(r.text(&plain), plain);
+    }
+
+    /// Text that only looked like a spec's words stays as written: nothing is
+    /// hidden but tokens.
+    #[test]
+    fn words_that_no_token_is_stay_as_written() {
+        let r = Redactor::new(HostSecrets {
+            admin_token: Some("admin-secret-0123456789".into()),
+            token_hashes: HashSet::new(),
+        });
+        for said in [
+            "the bots' PATH",
+            "spartan-python",
+            "replaced by spartan@2",
+            r#"--key="abc def""#,
+        ] {
+            assert_eq!(r.text(said), said);
+        }
+    }
+
+    /// A record from before seats were named by their bots loses its specs and
+    /// those seats' fault details; a record of today keeps its public details.
+    #[test]
+    fn a_legacy_record_shows_its_faults_by_kind_alone() {
+        let mut rec: GameRecord = serde_json::from_value(serde_json::json!({
+            "schema": 1, "engine": "0", "game": "ur", "options": [], "seed": 1,
+            "seats": [
+                {"name": "a", "spec": "python3 /srv/secret/a.py"},
+                {"name": "b", "entrant": "b"}
+            ],
+            "moves": [],
+            "faults": [
+                {"seat": 0, "kind": "spawn", "detail": "cannot start \"python3 /srv/secret/a.py\"", "at_move": 0},
+                {"seat": 1, "kind": "crash", "detail": "the bot closed its output (exit status 1)", "at_move": 0}
+            ],
+            "termination": "forfeit",
+            "outcome": {"ranks": [2, 1], "scores": [0, 1], "capped": false},
+            "final_position": ""
+        }))
+        .unwrap();
+        Redactor::default().record(&mut rec);
+        let shown = serde_json::to_string(&rec).unwrap();
+        assert!(!shown.contains("/srv/secret"), "{shown}");
+        assert_eq!(rec.faults[0].detail, "");
+        assert_eq!(rec.faults[1].detail, "the bot closed its output (exit status 1)");
     }
 }

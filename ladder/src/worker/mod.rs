@@ -195,6 +195,8 @@ pub fn play_lease(
         .zip(&lease.entrants)
         .map(|(spec, e)| SeatSetup {
             env: e.env.iter().map(|v| (v.key.clone(), v.value.clone())).collect(),
+            // The record names the bot, never its command or environment.
+            shown_as: Some(e.bot.clone()),
             ..SeatSetup::new(spec.clone())
         })
         .collect();
@@ -224,7 +226,7 @@ pub fn play_lease(
                 .map(|e| e.bot)
                 .collect(),
         };
-        let mut rec = play_game_in(&setup, &seats, &limits, &logs, pool)?;
+        let rec = play_game_in(&setup, &seats, &limits, &logs, pool)?;
         // This machine failed, not the bot: nothing of the group is reported (its
         // lease runs out, and another worker plays it with a new seed).
         if let Some(f) = rec
@@ -233,9 +235,6 @@ pub fn play_lease(
             .find(|f| referee::fault::is_host_failure(f.kind, &f.detail))
         {
             return Err(WorkerError::Host(f.detail.clone()));
-        }
-        for (s, entrant) in seating::seated(&lease.entrants, rotation).into_iter().enumerate() {
-            rec.seats[s].entrant = Some(entrant.bot);
         }
         out.push(serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))?);
     }

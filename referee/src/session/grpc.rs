@@ -40,9 +40,11 @@ fn fault_of(status: &Status, what: &str, on_deadline: FaultKind) -> Fault {
         Code::DeadlineExceeded | Code::Cancelled => {
             Fault::new(on_deadline, format!("{what}: no answer before the deadline"))
         }
-        Code::Unavailable | Code::Unknown | Code::Internal | Code::Aborted => Fault::new(
+        // The transport's words may name the server's address: private.
+        Code::Unavailable | Code::Unknown | Code::Internal | Code::Aborted => Fault::with_private(
             FaultKind::Crash,
-            format!("{what}: the bot server failed: {}", status.message()),
+            format!("{what}: the bot server failed"),
+            format!(": {}", status.message()),
         ),
         _ => Fault::new(
             FaultKind::Malformed,
@@ -94,14 +96,14 @@ impl GrpcSession {
         let limit = limits.handshake;
         let deadline = Instant::now() + limit;
         let endpoint = Endpoint::from_shared(url.clone())
-            .map_err(|e| Fault::new(FaultKind::Spawn, format!("bad gRPC address {url:?}: {e}")))?
+            .map_err(|e| Fault::with_private(FaultKind::Spawn, "bad gRPC address", format!(" {url:?}: {e}")))?
             .connect_timeout(limit)
             .tcp_nodelay(true);
         let (client, hello) = runtime().block_on(async {
             let channel = endpoint
                 .connect()
                 .await
-                .map_err(|e| Fault::new(FaultKind::Spawn, format!("cannot reach {url}: {e}")))?;
+                .map_err(|e| Fault::with_private(FaultKind::Spawn, "cannot reach", format!(" {url}: {e}")))?;
             // A reply is a move and a few info lines: anything near a line's limit is
             // refused by the transport, not read into memory and copied into a fault.
             let mut client = BotClient::new(channel).max_decoding_message_size(MAX_GRPC_REPLY);
@@ -114,10 +116,8 @@ impl GrpcSession {
                 ))
                 .await
                 .map_err(|s| {
-                    Fault::new(
-                        FaultKind::Handshake,
-                        fault_of(&s, "hello", FaultKind::Handshake).detail,
-                    )
+                    let f = fault_of(&s, "hello", FaultKind::Handshake);
+                    Fault::with_private(FaultKind::Handshake, f.detail, f.private)
                 })?
                 .into_inner();
             Ok::<_, Fault>((client, reply))

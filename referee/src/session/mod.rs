@@ -138,7 +138,11 @@ pub(crate) fn as_handshake(f: Fault) -> Fault {
     if f.kind == FaultKind::Handshake {
         return f;
     }
-    Fault::new(FaultKind::Handshake, format!("{}: {}", f.kind, f.detail))
+    Fault::with_private(
+        FaultKind::Handshake,
+        format!("{}: {}", f.kind, f.detail),
+        f.private,
+    )
 }
 
 /// The handshake's "wrong version" fault.

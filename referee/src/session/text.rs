@@ -443,8 +443,8 @@ impl TextSession {
     }
 
     fn crash(&mut self, what: &str) -> Fault {
-        let (kind, how) = self.transport.departure();
-        Fault::new(kind, format!("{what}{how}"))
+        let gone = self.transport.departure();
+        Fault::with_private(gone.kind, format!("{what}{}", gone.how), gone.last_words)
     }
 
     /// The length of the complete line at the start of what was read, if any.

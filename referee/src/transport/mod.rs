@@ -35,6 +35,20 @@ pub enum SendError {
     Closed(String),
 }
 
+/// Why the other end of a transport went away.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Departure {
+    /// [`FaultKind::Crash`], or [`FaultKind::Memory`] when the kernel killed it at
+    /// its memory limit.
+    pub kind: FaultKind,
+    /// How it ended, for anyone: ` (exit status 1)`, the limit it met; empty if
+    /// nothing is known.
+    pub how: String,
+    /// Its last words on stderr, for its owner only (`; stderr ends: …`); empty if
+    /// none.
+    pub last_words: String,
+}
+
 /// A byte stream to and from one bot. Implementations never block past a deadline.
 pub trait LineTransport: Send {
     /// Writes all of `data` before `deadline`.
@@ -65,12 +79,13 @@ pub trait LineTransport: Send {
     /// Whether the other end has gone (exited, or closed its side).
     fn has_ended(&mut self) -> bool;
 
-    /// What the transport knows about why the other end went away: the fault's
-    /// kind ([`FaultKind::Crash`], or [`FaultKind::Memory`] when the kernel killed
-    /// it at its memory limit) and words for its detail (an exit status, the last
-    /// words on stderr; empty if nothing).
-    fn departure(&mut self) -> (FaultKind, String) {
-        (FaultKind::Crash, String::new())
+    /// What the transport knows about why the other end went away.
+    fn departure(&mut self) -> Departure {
+        Departure {
+            kind: FaultKind::Crash,
+            how: String::new(),
+            last_words: String::new(),
+        }
     }
 
     /// Waits until the other end has gone or `deadline` passes; whether it has gone.

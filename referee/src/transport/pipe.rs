@@ -13,7 +13,7 @@
 //! bench`). Writes are non-blocking with a deadline, so a bot that stops reading its
 //! input cannot stall the referee either.
 
-use super::{LineTransport, Received, SendError, poll_timeout, wait_readable};
+use super::{Departure, LineTransport, Received, SendError, poll_timeout, wait_readable};
 use crate::fault::{Fault, FaultKind, last_chars};
 use crate::sandbox::{self, Level, Sandbox};
 use nix::poll::{PollFd, PollFlags, poll};
@@ -58,8 +58,10 @@ pub struct ChildProcess {
     _scratch: Option<sandbox::ScratchDir>,
 }
 
+/// The command and why it failed are private: they are the host's command line and
+/// its paths.
 fn spawn_fault(command: &str, why: impl std::fmt::Display) -> Fault {
-    Fault::new(FaultKind::Spawn, format!("cannot start {command:?}: {why}"))
+    Fault::with_private(FaultKind::Spawn, "cannot start", format!(" {command:?}: {why}"))
 }
 
 /// A start that failed for a reason of this process's, not the bot's: out of
@@ -71,9 +73,10 @@ fn host_spawn_fault(command: &str, e: &std::io::Error) -> Option<Fault> {
         Some(libc::EPERM | libc::EMFILE | libc::ENFILE | libc::EAGAIN | libc::ENOMEM)
     );
     host.then(|| {
-        Fault::new(
+        Fault::with_private(
             FaultKind::Spawn,
-            format!("{} {command:?}: {e}", crate::fault::HOST_FAILURE),
+            format!("{} a bot: {e}", crate::fault::HOST_FAILURE),
+            format!(" (it was starting {command:?})"),
         )
     })
 }
@@ -283,7 +286,7 @@ impl LineTransport for ChildProcess {
         self.closed || !matches!(self.child.try_wait(), Ok(None))
     }
 
-    fn departure(&mut self) -> (FaultKind, String) {
+    fn departure(&mut self) -> Departure {
         // How it ended, if it has by now.
         let mut how = Vec::new();
         let until = Instant::now() + DEPARTURE_WAIT;
@@ -312,18 +315,23 @@ impl LineTransport for ChildProcess {
         } else {
             FaultKind::Crash
         };
-        let mut detail = if how.is_empty() {
+        let how = if how.is_empty() {
             String::new()
         } else {
             format!(" ({})", how.join("; "))
         };
         let tail = self.stderr_tail();
         let tail = tail.trim();
-        if !tail.is_empty() {
-            detail.push_str("; stderr ends: ");
-            detail.push_str(last_chars(tail, 300));
+        let last_words = if tail.is_empty() {
+            String::new()
+        } else {
+            format!("; stderr ends: {}", last_chars(tail, 300))
+        };
+        Departure {
+            kind,
+            how,
+            last_words,
         }
-        (kind, detail)
     }
 
     fn wait_gone(&mut self, deadline: Instant) -> bool {

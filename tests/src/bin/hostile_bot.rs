@@ -3,7 +3,9 @@
 //! behave and show how a process is reused: `keepable` names itself after its
 //! process id and writes one stderr line per `newgame`; `crash-in-second-game`
 //! crashes at its first request of its second game. `exit-after-game` leaves
-//! after `gameover` without waiting for `quit` (rude, but not a fault).
+//! after `gameover` without waiting for `quit` (rude, but not a fault);
+//! `tell-gameover` writes its `gameover` line to stderr, so a test can read what
+//! it was told. `--stderr TEXT` writes TEXT to stderr first, in any mode.
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -22,6 +24,13 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
+    if let Some(said) = args
+        .iter()
+        .position(|a| a == "--stderr")
+        .and_then(|i| args.get(i + 1))
+    {
+        let _ = writeln!(std::io::stderr(), "{said}");
+    }
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     let mut gos = 0u64;
@@ -166,6 +175,9 @@ fn main() {
                 }
             }
             "gameover" if mode == "exit-after-game" => return,
+            "gameover" if mode == "tell-gameover" => {
+                let _ = writeln!(std::io::stderr(), "{line}");
+            }
             "quit" => {
                 if mode == "ignore-quit" {
                     loop {
