@@ -45,7 +45,7 @@ pub fn play_game_in(
 ) -> Result<GameRecord, SetupError> {
     let mut game = create_game(setup, seats.len())?;
     let options = game.options().to_vec();
-    let mut run = GameRun::seat_players(game.as_ref(), &options, setup.seed, seats, limits, logs, pool);
+    let mut run = GameRun::seat_players(game.as_ref(), &options, setup, seats, limits, logs, pool);
     let in_play = GamesInPlay::enter();
     let play_start = Instant::now();
     loop {
@@ -96,13 +96,14 @@ impl GameRun {
     fn seat_players(
         game: &dyn AnyGame,
         options: &[String],
-        seed: u64,
+        game_setup: &GameSetup,
         seats: &[SeatSetup],
         limits: &Limits,
         logs: &LogPlace,
         pool: &mut BotPool,
     ) -> GameRun {
         let n = seats.len();
+        let rotation = game_setup.pairing.map_or(0, |p| p.rotation);
         let mut run = GameRun {
             players: Vec::with_capacity(n),
             names: Vec::with_capacity(n),
@@ -123,7 +124,7 @@ impl GameRun {
                 seats: n,
                 seat,
                 options,
-                bot_salt: bot_salt(seed, seat),
+                bot_salt: bot_salt(game_setup.seed, rotation, n, seat),
             };
             match pool.ready_player(setup, &table, limits, logs.for_seat(seat)) {
                 Ok(p) => {
@@ -456,16 +457,45 @@ impl Drop for GamesInPlay {
     }
 }
 
-/// The salt of an in-process bot's randomness at `seat` of the game with `seed`:
-/// a one-way function of both (a ChaCha stream keyed apart from the dice's), so
-/// the two games of a mirrored group salt each bot differently, a match replays
-/// the same, and nothing about the dice can be read back from it.
-fn bot_salt(seed: u64, seat: usize) -> u64 {
+/// The salt of a bot's randomness at `seat` of rotation `rotation` (of a group of
+/// `seats`-seat games) with `seed`: a one-way function of all three (word
+/// `rotation × seats + seat` of a ChaCha stream keyed apart from the dice's), so
+/// no two games of a mirrored group salt any seat alike (a salt seen in one
+/// rotation says nothing of being in the other), a match replays the same, and
+/// nothing about the dice can be read back from it. Rotation 0 salts as games
+/// without a group do.
+fn bot_salt(seed: u64, rotation: usize, seats: usize, seat: usize) -> u64 {
     const BOT_SALT_KEY: u64 = 0x6a09_e667_f3bc_c908; // keeps the stream apart from the dice's
     let mut rng = engine::GameRng::from_seed(seed ^ BOT_SALT_KEY);
     let mut salt = rng.next_u64();
-    for _ in 0..seat {
+    for _ in 0..rotation * seats + seat {
         salt = rng.next_u64();
     }
     salt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bot_salt;
+
+    /// A kept process recognised a group it had seen by the salt, which was the
+    /// same for a seat in every rotation: now no two games of a group salt any
+    /// seat alike, and a game without a group salts as rotation 0.
+    #[test]
+    fn every_seat_of_every_rotation_of_a_group_has_its_own_salt() {
+        for seats in 2..=4 {
+            let mut seen = std::collections::HashSet::new();
+            for rotation in 0..seats {
+                for seat in 0..seats {
+                    assert!(
+                        seen.insert(bot_salt(42, rotation, seats, seat)),
+                        "{seats} {rotation} {seat}"
+                    );
+                }
+            }
+        }
+        assert_ne!(bot_salt(42, 0, 2, 0), bot_salt(43, 0, 2, 0));
+        // Pinned: rotation 0 keeps the salts games have always had.
+        assert_eq!(bot_salt(42, 0, 2, 1), bot_salt(42, 0, 3, 1));
+    }
 }

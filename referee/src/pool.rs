@@ -15,7 +15,9 @@ use std::time::Duration;
 /// costs more than a whole fast game). Only processes are kept: built-in bots start
 /// afresh for every game (so a game with them depends only on its seed), gRPC
 /// servers keep their own sessions, and people are never pooled. Dropping the pool
-/// quits and reaps what it holds.
+/// quits and reaps what it holds. Between two rotations of one mirrored group its
+/// owner calls [`BotPool::quit_all`]: processes are kept from a group's last
+/// rotation into the next group's first, never from one rotation into another.
 #[derive(Debug)]
 pub struct BotPool {
     keep: bool,
@@ -103,6 +105,13 @@ impl BotPool {
             }
         }
         Player::shutdown_all(&mut quitting, limits.quit_grace);
+    }
+
+    /// Quits every kept player, and returns once each has exited with everything
+    /// it started: between two rotations of a mirrored group, so that no process
+    /// of one lives on into the other.
+    pub fn quit_all(&mut self) {
+        self.retain(|_| false);
     }
 
     /// Quits the kept players whose seat setup `wanted` refuses (a worker keeps

@@ -1,12 +1,20 @@
 //! Plays many games on a few threads: what `referee match`, `ladder tournament` and
 //! `ladder sprt` share.
 //!
-//! Each thread takes the next job, plays it with bot processes kept between its
-//! games (a [`BotPool`] per thread and rotation: a process plays one game at a
-//! time, and never two games of one mirrored group), and sends
-//! the record back; the caller's thread hands the records to a sink in batches of
-//! whatever has arrived (one database transaction per batch, say). When the sink
-//! says stop, no new game starts and the games in flight are finished and dropped.
+//! Each thread takes the next mirrored group (the jobs of one `pairing.group`,
+//! which come one after another), plays its rotations one after the other, and
+//! sends each record back; the caller's thread hands the records to a sink in
+//! batches of whatever has arrived (one database transaction per batch, say). When
+//! the sink says stop, no new game starts and the games in flight are finished and
+//! dropped.
+//!
+//! Mirrored games deal the same dice, so a bot must learn nothing in one rotation
+//! that a process of it in another rotation could use: two rotations of a group
+//! never run at the same time, and every process that played one rotation has
+//! exited before the next starts (two live processes of a bot can always signal
+//! each other, through file locks on files every sandbox shares if nothing else).
+//! Processes are kept between groups only: the last rotation's processes play the
+//! next group's first rotation ([`BotPool`]).
 
 use crate::clock::Limits;
 use crate::game::{GameSetup, LogPlace, SeatSetup, play_game_in};
@@ -14,8 +22,8 @@ use crate::pool::BotPool;
 use crate::record::GameRecord;
 use engine::SetupError;
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, mpsc};
 
 /// One game to play, and what the sink needs to know about it.
 #[derive(Debug, Clone)]
@@ -49,27 +57,32 @@ pub fn run_games_then<T: Send, R: Send>(
     then: impl Fn(Finished<T>) -> R + Sync,
     mut sink: impl FnMut(Vec<R>) -> ControlFlow<()>,
 ) {
-    let next = AtomicU64::new(0);
+    let next = Mutex::new(0u64);
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<R>();
     std::thread::scope(|scope| {
         for _ in 0..options.threads.max(1) {
             let (tx, next, stop, job, then) = (tx.clone(), &next, &stop, &job, &then);
             scope.spawn(move || {
-                let mut pools: Vec<BotPool> = Vec::new();
+                let mut pool = BotPool::new(options.keep_bots);
                 while !stop.load(Ordering::Relaxed) {
-                    let Some(j) = job(next.fetch_add(1, Ordering::Relaxed)) else {
+                    let group = claim_group(next, job);
+                    if group.is_empty() {
                         return;
-                    };
-                    // A pool per rotation: no process plays two games of one
-                    // mirrored group (the second would replay dice it has seen).
-                    let rotation = j.setup.pairing.map_or(0, |p| p.rotation);
-                    while pools.len() <= rotation {
-                        pools.push(BotPool::new(options.keep_bots));
                     }
-                    let result = play_game_in(&j.setup, &j.seats, limits, &j.logs, &mut pools[rotation]);
-                    if tx.send(then(Finished { tag: j.tag, result })).is_err() {
-                        return;
+                    let last = group.len() - 1;
+                    for (i, j) in group.into_iter().enumerate() {
+                        if stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let result = play_game_in(&j.setup, &j.seats, limits, &j.logs, &mut pool);
+                        if i < last {
+                            // Nothing of this rotation lives on into the next.
+                            pool.quit_all();
+                        }
+                        if tx.send(then(Finished { tag: j.tag, result })).is_err() {
+                            return;
+                        }
                     }
                 }
             });
@@ -93,6 +106,26 @@ pub fn run_games_then<T: Send, R: Send>(
     });
 }
 
+/// The next jobs from `next` on that form one mirrored group (one job, if it has
+/// no pairing), in order; empty when the jobs have run out.
+fn claim_group<T>(next: &Mutex<u64>, job: &impl Fn(u64) -> Option<GameJob<T>>) -> Vec<GameJob<T>> {
+    let mut k = next.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(first) = job(*k) else {
+        return Vec::new();
+    };
+    *k += 1;
+    let group = first.setup.pairing.map(|p| p.group);
+    let mut games = vec![first];
+    if group.is_some() {
+        // A job of another group is made again by whoever claims it next.
+        while let Some(j) = job(*k).filter(|j| j.setup.pairing.map(|p| p.group) == group) {
+            games.push(j);
+            *k += 1;
+        }
+    }
+    games
+}
+
 /// How to run the games.
 #[derive(Debug, Clone, Copy)]
 pub struct RunOptions {
@@ -104,10 +137,11 @@ pub struct RunOptions {
     pub batch: usize,
 }
 
-/// Plays job 0, 1, 2, … (`job(k)` gives job `k`, `None` after the last) on
-/// `options.threads` threads, and calls `sink` on this thread with the finished
-/// games, in batches of whatever has arrived, until the jobs run out or the sink
-/// says [`ControlFlow::Break`].
+/// Plays job 0, 1, 2, … (`job(k)` gives job `k`, `None` after the last; the jobs
+/// of a mirrored group come one after another, in rotation order) on
+/// `options.threads` threads, a group at a time per thread, and calls `sink` on
+/// this thread with the finished games, in batches of whatever has arrived, until
+/// the jobs run out or the sink says [`ControlFlow::Break`].
 pub fn run_games<T: Send>(
     options: RunOptions,
     limits: &Limits,

@@ -46,7 +46,7 @@ fn a_start_that_fails_for_the_hosts_reasons_is_the_workers_fault_never_the_bots(
         &lease("/nonexistent/astragal-bot"),
         None,
         &Sandbox::default(),
-        &mut Vec::new(),
+        &mut referee::game::BotPool::reusing(),
     )
     .expect("the group is played and charged to the bot");
     assert!(missing[0].contains("\"spawn\""), "{}", missing[0]);
@@ -59,7 +59,12 @@ fn a_start_that_fails_for_the_hosts_reasons_is_the_workers_fault_never_the_bots(
         open_files: hard + 1,
         ..Sandbox::default()
     };
-    match play_lease(&lease(&bot), None, &sandbox, &mut Vec::new()) {
+    match play_lease(
+        &lease(&bot),
+        None,
+        &sandbox,
+        &mut referee::game::BotPool::reusing(),
+    ) {
         Err(e @ WorkerError::Host(_)) => {
             let said = e.to_string();
             assert!(

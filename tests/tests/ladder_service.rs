@@ -155,7 +155,15 @@ async fn lease_and_play(w: &mut Client) -> (LeaseReply, Vec<String>) {
     assert!(lease.has_work);
     let records = tokio::task::spawn_blocking({
         let lease = lease.clone();
-        move || worker::play_lease(&lease, None, &Default::default(), &mut Vec::new()).unwrap()
+        move || {
+            worker::play_lease(
+                &lease,
+                None,
+                &Default::default(),
+                &mut referee::game::BotPool::reusing(),
+            )
+            .unwrap()
+        }
     })
     .await
     .unwrap();
@@ -437,7 +445,15 @@ async fn an_expired_lease_goes_to_another_worker() {
         assert!(lost.has_work);
         let records = tokio::task::spawn_blocking({
             let lost = lost.clone();
-            move || worker::play_lease(&lost, None, &Default::default(), &mut Vec::new()).unwrap()
+            move || {
+                worker::play_lease(
+                    &lost,
+                    None,
+                    &Default::default(),
+                    &mut referee::game::BotPool::reusing(),
+                )
+                .unwrap()
+            }
         })
         .await
         .unwrap();
@@ -825,7 +841,15 @@ async fn play_all(leases: &[LeaseReply]) -> Vec<Vec<String>> {
     tokio::task::spawn_blocking(move || {
         leases
             .iter()
-            .map(|l| worker::play_lease(l, None, &Default::default(), &mut Vec::new()).unwrap())
+            .map(|l| {
+                worker::play_lease(
+                    l,
+                    None,
+                    &Default::default(),
+                    &mut referee::game::BotPool::reusing(),
+                )
+                .unwrap()
+            })
             .collect()
     })
     .await
@@ -1896,7 +1920,13 @@ async fn forge_spawn_faults(w: &mut Client, victim: &str) -> bool {
         }
     }
     let records = tokio::task::spawn_blocking(move || {
-        worker::play_lease(&forged, None, &Default::default(), &mut Vec::new()).unwrap()
+        worker::play_lease(
+            &forged,
+            None,
+            &Default::default(),
+            &mut referee::game::BotPool::reusing(),
+        )
+        .unwrap()
     })
     .await
     .unwrap();
@@ -2001,7 +2031,13 @@ async fn a_worker_cannot_hoard_leases_report_anothers_or_see_a_seed_twice() {
         // w2 reports w1's lease, played honestly: nothing is stored.
         let stolen = held[0].clone();
         let records = tokio::task::spawn_blocking(move || {
-            worker::play_lease(&stolen, None, &Default::default(), &mut Vec::new()).unwrap()
+            worker::play_lease(
+                &stolen,
+                None,
+                &Default::default(),
+                &mut referee::game::BotPool::reusing(),
+            )
+            .unwrap()
         })
         .await
         .unwrap();

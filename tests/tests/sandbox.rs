@@ -708,3 +708,115 @@ fn what_a_killed_referee_left_is_cleaned_at_the_next_start() {
         }
     }
 }
+
+/// Runs `args` of the `ladder` program with the `signal` attacker against an honest
+/// bot (Spartan Yahtzee, mirrored groups, bots' stderr in `logs`), and returns the
+/// attacker's reports.
+fn ladder_signal_reports(dir: &Scratch, level: Level, args: &[&str]) -> Vec<String> {
+    let logs = dir.path("logs");
+    let out = Command::new(astragal_tests::binary("ladder"))
+        .args(args)
+        .args(["--game", "spartan", "--movetime", "2000", "--seed", "11"])
+        .args(["--sandbox", &level.to_string()])
+        .arg("--log-dir")
+        .arg(&logs)
+        .current_dir(astragal_tests::workspace_root())
+        .output()
+        .expect("ladder runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut reports = Vec::new();
+    for entry in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        reports.extend(
+            text.lines()
+                .filter(|l| l.starts_with("ATTACK signal"))
+                .map(str::to_owned),
+        );
+    }
+    reports
+}
+
+/// Attack: two live processes of one bot can always signal each other; the red
+/// team's channel was file locks on files every sandbox shares (`/usr/bin/*`). The
+/// process that played rotation 0 of a mirrored group stayed alive (kept for its
+/// next game) while rotation 1 was played, and told it the other army's secret
+/// first roll (before: 6 of 20 games at concurrency 1, seed 11). Now every process
+/// of a rotation has exited before the next rotation starts, and no two rotations
+/// of a group run at once: in `referee match` at concurrency 1 and 2, `ladder
+/// tournament` and `ladder sprt`, at both sandbox levels.
+#[test]
+fn a_live_process_of_one_rotation_never_signals_to_the_next() {
+    for level in levels("signal") {
+        for concurrency in ["1", "2"] {
+            let dir = Scratch::new(&format!("signal-{level}-{concurrency}"));
+            let run = attack(
+                "spartan",
+                &dir,
+                "match",
+                level,
+                "signal",
+                &["--games", "20", "--seed", "11", "--concurrency", concurrency],
+                &[],
+            );
+            honest_unaffected(&run);
+            let reports = run.reports_of("signal");
+            // The attack ran in every game: it heard, after the reveal, whether a
+            // process of the other rotation had spelled the other army's roll.
+            assert_eq!(reports.len(), 20, "{level} c{concurrency}: {reports:?}");
+            let heard: Vec<&String> = reports.into_iter().filter(|r| r.contains("escaped")).collect();
+            assert!(heard.is_empty(), "{level} c{concurrency}: {heard:?}");
+        }
+        let attacker = format!("signal={ATTACKER} --attack signal");
+        let honest = format!("good={HONEST} --mode good");
+        let dir = Scratch::new(&format!("signal-tournament-{level}"));
+        let db = dir.path("t.db");
+        let reports = ladder_signal_reports(
+            &dir,
+            level,
+            &[
+                "tournament",
+                "--bot",
+                &attacker,
+                "--bot",
+                &honest,
+                "--games",
+                "20",
+                "--concurrency",
+                "2",
+                "--db",
+                db.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(reports.len(), 20, "tournament {level}: {reports:?}");
+        assert!(
+            reports.iter().all(|r| r.contains("contained")),
+            "tournament {level}: {reports:?}"
+        );
+        let dir = Scratch::new(&format!("signal-sprt-{level}"));
+        let reports = ladder_signal_reports(
+            &dir,
+            level,
+            &[
+                "sprt",
+                "--bot",
+                &attacker,
+                "--vs",
+                &honest,
+                "--max-games",
+                "20",
+                "--concurrency",
+                "2",
+            ],
+        );
+        assert_eq!(reports.len(), 20, "sprt {level}: {reports:?}");
+        assert!(
+            reports.iter().all(|r| r.contains("contained")),
+            "sprt {level}: {reports:?}"
+        );
+    }
+}

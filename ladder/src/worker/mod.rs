@@ -166,10 +166,11 @@ pub struct WorkerConfig {
     pub progress: bool,
 }
 
-/// Plays every rotation of a leased group, each rotation with the bots of `pools[r]`
-/// (kept from earlier leases where the same bots played: a process or built-in never
-/// plays two rotations of one group, which would let it replay dice it has seen);
-/// returns the JSON records.
+/// Plays every rotation of a leased group, one after the other, with the bots of
+/// `pool` (the last rotation's processes are kept for the next lease where the same
+/// bots play; every other rotation's have exited before the next rotation starts,
+/// so no process of a bot that saw one rotation's dice is alive in another, to
+/// play it or to signal to the process that does); returns the JSON records.
 ///
 /// # Errors
 /// A lease the referee cannot set up.
@@ -177,7 +178,7 @@ pub fn play_lease(
     lease: &LeaseReply,
     log_dir: Option<&PathBuf>,
     sandbox: &Sandbox,
-    pools: &mut Vec<BotPool>,
+    pool: &mut BotPool,
 ) -> Result<Vec<String>, WorkerError> {
     let limits = Limits {
         sandbox: sandbox.clone(),
@@ -200,13 +201,11 @@ pub fn play_lease(
             ..SeatSetup::new(spec.clone())
         })
         .collect();
-    while pools.len() < n {
-        pools.push(BotPool::reusing());
-    }
-    for pool in pools.iter_mut() {
-        pool.retain(|s| wanted.contains(s));
-    }
-    for (rotation, pool) in pools.iter_mut().enumerate().take(n) {
+    pool.retain(|s| wanted.contains(s));
+    for rotation in 0..n {
+        if rotation > 0 {
+            pool.quit_all();
+        }
         let setup = GameSetup {
             game: lease.game.clone(),
             options: lease.options.clone(),
@@ -261,10 +260,10 @@ impl PlayThread {
         std::thread::Builder::new()
             .name(format!("play-{name}"))
             .spawn(move || {
-                let mut pools: Vec<BotPool> = Vec::new();
-                // Ends when the task drops its sender; the pools' bots go with it.
+                let mut pool = BotPool::reusing();
+                // Ends when the task drops its sender; the pool's bots go with it.
                 for (lease, reply) in inbox {
-                    let _ = reply.send(play_lease(&lease, log_dir.as_ref(), &sandbox, &mut pools));
+                    let _ = reply.send(play_lease(&lease, log_dir.as_ref(), &sandbox, &mut pool));
                 }
             })
             .map_err(|e| WorkerError::Task(format!("cannot start a play thread: {e}")))?;

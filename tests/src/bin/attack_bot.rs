@@ -18,7 +18,14 @@
 //! process that played the other game of its mirrored group), `clock` (Spartan
 //! Yahtzee: time the gap between its first reroll's answer and its second reroll's
 //! request, and once the next turn reveals the other army's dice, write
-//! `GAP plague|other <microseconds>`: whether the other army held only Plague).
+//! `GAP plague|other <microseconds>`: whether the other army held only Plague),
+//! `signal` (Spartan Yahtzee: a live channel between its processes, through file
+//! locks on files every sandbox shares: once the first turn is revealed, it holds
+//! locks that spell its own first roll under a key made of the other army's roll,
+//! for as long as it lives; at the first request of each game it reads what is
+//! spelled under its own secret first roll, which is where a process of it that
+//! played the other rotation of the group, if still alive, spelled the roll the
+//! other army holds now; after the reveal it says whether that was right).
 //! It names itself `attack-<attack>-<pid>`.
 
 use std::io::{BufRead, Read, Write};
@@ -302,6 +309,116 @@ impl Memory {
     }
 }
 
+/// What the `signal` attack keeps.
+#[derive(Default)]
+struct Signal {
+    /// This game's own first roll.
+    first_roll: Option<String>,
+    /// What was spelled under it when the game began (0: nothing).
+    heard: u16,
+    /// The locks it holds, for as long as it lives.
+    held: Vec<nix::fcntl::Flock<std::fs::File>>,
+}
+
+impl Signal {
+    const SLOTS: usize = 16;
+    const BITS: usize = 16;
+
+    /// Files every sandbox shows, the same inodes for all: the host's programs.
+    fn files() -> Vec<std::path::PathBuf> {
+        let mut files: Vec<std::path::PathBuf> = std::fs::read_dir("/usr/bin")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.symlink_metadata().is_ok_and(|m| m.is_file()))
+            .collect();
+        files.sort();
+        files.truncate(Signal::SLOTS * Signal::BITS);
+        files
+    }
+
+    /// A roll's 16-bit mark, never 0.
+    fn mark(roll: &str) -> u16 {
+        let mut h: u32 = 0x811c_9dc5;
+        for b in roll.bytes() {
+            h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        }
+        ((h ^ (h >> 16)) as u16) | 1
+    }
+
+    /// What is spelled in `slot`: a bit is set where another process holds a lock.
+    fn read(slot: usize) -> u16 {
+        use nix::fcntl::{Flock, FlockArg};
+        let files = Signal::files();
+        let mut value = 0u16;
+        for bit in 0..Signal::BITS {
+            let Some(path) = files.get(slot * Signal::BITS + bit) else {
+                return 0;
+            };
+            let Ok(file) = std::fs::File::open(path) else {
+                continue;
+            };
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(lock) => drop(lock.unlock()),
+                Err(_) => value |= 1 << bit,
+            }
+        }
+        value
+    }
+
+    /// Spells `value` in `slot`, for as long as this process lives.
+    fn spell(&mut self, slot: usize, value: u16) {
+        use nix::fcntl::{Flock, FlockArg};
+        let files = Signal::files();
+        for bit in 0..Signal::BITS {
+            if value & (1 << bit) == 0 {
+                continue;
+            }
+            let Some(Ok(file)) = files.get(slot * Signal::BITS + bit).map(std::fs::File::open) else {
+                continue;
+            };
+            if let Ok(lock) = Flock::lock(file, FlockArg::LockSharedNonblock) {
+                self.held.push(lock);
+            }
+        }
+    }
+
+    /// Sees a request's observation (Spartan).
+    fn request(&mut self, obs: &str) {
+        let Ok(obs) = serde_json::from_str::<serde_json::Value>(obs) else {
+            return;
+        };
+        let (turn, first_step) = (obs["turn"].as_u64().unwrap_or(0), obs["phase"] == "reroll1");
+        if turn == 1 && first_step {
+            let mine = roll_key(&obs["your_dice"]);
+            self.heard = Signal::read(usize::from(Signal::mark(&mine)) % Signal::SLOTS);
+            self.first_roll = Some(mine);
+        }
+        if turn == 2 && first_step {
+            let Some(mine) = self.first_roll.take() else {
+                return;
+            };
+            let seat = obs["seat"].as_u64().unwrap_or(0) as usize;
+            let theirs = roll_key(&obs["last_reveal"]["dice"][1 - seat]);
+            let right = self.heard != 0 && self.heard == Signal::mark(&theirs);
+            report(
+                "signal",
+                right,
+                &format!(
+                    "pid {} heard {:#06x}, the other army rolled {theirs}",
+                    std::process::id(),
+                    self.heard
+                ),
+            );
+            self.spell(
+                usize::from(Signal::mark(&theirs)) % Signal::SLOTS,
+                Signal::mark(&mine),
+            );
+        }
+    }
+}
+
 /// What the `clock` attack keeps: when it answered its first reroll, and the gap
 /// before the second, waiting for the reveal that classes it.
 #[derive(Default)]
@@ -353,6 +470,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mut memory = Memory::default();
     let mut clock = Clock::default();
+    let mut signal = Signal::default();
     let name = values(&args, "--attack").pop().unwrap_or_default();
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
@@ -383,6 +501,8 @@ fn main() {
                     memory.see(obs);
                 } else if name == "clock" {
                     clock.request(obs);
+                } else if name == "signal" {
+                    signal.request(obs);
                 } else if !attacked_this_game {
                     attacked_this_game = true;
                     for info in attack(&name, &args) {

@@ -285,12 +285,12 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
         };
         let none = none.clone();
         let played = tokio::task::spawn_blocking(move || {
-            let mut pools = Vec::<BotPool>::new();
+            let mut pool = BotPool::reusing();
             leased
                 .groups
                 .into_iter()
                 .map(|lease| {
-                    let records = play_lease(&lease, None, &none, &mut pools)?;
+                    let records = play_lease(&lease, None, &none, &mut pool)?;
                     Ok(ReportRequest {
                         lease: lease.lease,
                         group_id: lease.group_id,
