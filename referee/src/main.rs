@@ -212,6 +212,13 @@ struct MatchArgs {
     /// Games to play, rounded up to whole mirrored groups (one game per seat rotation).
     #[arg(long, default_value_t = 20, value_parser = |s: &str| number_in(s, 1u64, 1_000_000_000))]
     games: u64,
+    /// Give every game a seed of its own instead of playing mirrored groups (the
+    /// same dice with the seats rotated). Mirrored groups measure strength with
+    /// far fewer games, but are fair only if no entrant can carry what it saw in one
+    /// game of a group into another; so a match with a gRPC bot (one server sees
+    /// every game) or a person plays independent seeds anyway.
+    #[arg(long)]
+    independent_seeds: bool,
     /// Games played at the same time.
     #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 1024))]
     concurrency: usize,
@@ -492,9 +499,22 @@ const EXIT_INTERRUPTED: i32 = 130;
 
 fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
     let seed = referee::seed::seed_or_random(a.seed);
-    if a.seed.is_none() {
-        eprintln!("match seed {seed} (random; --seed {seed} plays this match again)");
+    let (names, entrants): (Vec<String>, Vec<SeatSetup>) = a.game.named_seats()?.into_iter().unzip();
+    // A person learns the seed (which foretells every die) only when the match is
+    // over.
+    let person = entrants.iter().any(|e| e.spec == BotSpec::Human);
+    let say_seed = || {
+        if a.seed.is_none() {
+            eprintln!("match seed {seed} (random; --seed {seed} plays this match again)");
+        }
+    };
+    if !person {
+        say_seed();
     }
+    let independent_seeds = a.independent_seeds
+        || entrants
+            .iter()
+            .any(|e| matches!(e.spec, BotSpec::Human | BotSpec::Grpc { .. }));
     let mut positions = a.positions.clone();
     if let Some(file) = &a.positions_file {
         let text =
@@ -512,7 +532,6 @@ fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let (names, entrants): (Vec<String>, Vec<SeatSetup>) = a.game.named_seats()?.into_iter().unzip();
     let played_before = match (&a.game.record, a.resume) {
         (Some(path), true) => {
             let lines = record::read_lines(path).map_err(anyhow::Error::msg)?;
@@ -540,6 +559,7 @@ fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
         names,
         positions,
         games: a.games,
+        independent_seeds,
         concurrency: a.concurrency,
         seed,
         limits: a.game.limits()?,
@@ -549,13 +569,22 @@ fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
         stop,
     };
     let n = cfg.entrants.len() as u64;
-    let planned = a.games.div_ceil(n).max(1) * n;
+    let planned = if independent_seeds {
+        a.games
+    } else {
+        a.games.div_ceil(n).max(1) * n
+    };
     let mut progress = referee::progress::Progress::new(Some(planned), "games", a.standings_every);
     let summary = run_match(cfg, |summary, rec| {
         for f in &rec.faults {
+            // A game's seed is its dice: not for a person's eyes until the end.
+            let game = if person {
+                format!("game {}", summary.games)
+            } else {
+                format!("game seed {}", rec.seed)
+            };
             progress.println(&format!(
-                "fault in game seed {}: seat {} {}: {}",
-                rec.seed,
+                "fault in {game}: seat {} {}: {}",
                 f.seat,
                 f.kind,
                 escaped(&f.detail)
@@ -565,6 +594,9 @@ fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
         std::ops::ControlFlow::Continue(())
     })?;
     progress.finish();
+    if person {
+        say_seed();
+    }
     if a.json {
         println!("{}", serde_json::json!({ "seed": seed, "summary": summary }));
     } else {

@@ -1,5 +1,8 @@
 //! Matches: many games between the same entrants, in mirrored groups (the same seed
-//! with the seats rotated, so every entrant meets the same dice from every seat).
+//! with the seats rotated, so every entrant meets the same dice from every seat), or
+//! with a seed of its own for every game where the entrants cannot be held apart
+//! across a group (a gRPC bot is one server that sees every game; a person
+//! remembers).
 
 use crate::clock::Limits;
 use crate::game::{GameSetup, LogPlace, SeatSetup};
@@ -27,6 +30,10 @@ pub struct MatchConfig {
     pub positions: Vec<String>,
     /// Games wanted; rounded up to whole mirrored groups.
     pub games: u64,
+    /// Every game its own seed (a group of one game, seats still rotating from
+    /// game to game), instead of mirrored groups: for entrants that would see
+    /// every game of a group. Costs precision: no two games share dice.
+    pub independent_seeds: bool,
     /// Games played at once.
     pub concurrency: usize,
     /// The match's seed: group g plays `engine::group_seed(seed, g)`.
@@ -231,8 +238,24 @@ pub fn run_match(
             source: e,
         })?;
     }
-    let groups = cfg.games.div_ceil(n as u64).max(1);
-    let total = groups * n as u64;
+    // A game's place in the match: game k is (group k / n, rotation k % n) when
+    // mirrored, (group k, rotation k % n) with its own seed.
+    let total = if cfg.independent_seeds {
+        cfg.games.max(1)
+    } else {
+        cfg.games.div_ceil(n as u64).max(1) * n as u64
+    };
+    let place = |k: u64| Pairing {
+        group: if cfg.independent_seeds { k } else { k / n as u64 },
+        rotation: (k % n as u64) as usize,
+    };
+    let index = |p: Pairing| {
+        if cfg.independent_seeds {
+            (p.rotation as u64 == p.group % n as u64).then_some(p.group)
+        } else {
+            Some(p.group * n as u64 + p.rotation as u64)
+        }
+    };
     let mut summary = MatchSummary {
         entrants: (0..n)
             .map(|e| EntrantStats {
@@ -246,9 +269,9 @@ pub fn run_match(
     let start = std::time::Instant::now();
     let mut done_before = std::collections::HashSet::new();
     for rec in &cfg.played_before {
-        if let Some(p) = rec.pairing
-            && p.group * (n as u64) + (p.rotation as u64) < total
-            && done_before.insert(p.group * n as u64 + p.rotation as u64)
+        if let Some(k) = rec.pairing.and_then(index)
+            && k < total
+            && done_before.insert(k)
         {
             summary.add(rec);
         }
@@ -261,10 +284,7 @@ pub fn run_match(
         if cfg.stop.load(Ordering::Relaxed) {
             return None;
         }
-        let pairing = Pairing {
-            group: k / n as u64,
-            rotation: (k % n as u64) as usize,
-        };
+        let pairing = place(k);
         let order: Vec<SeatSetup> = crate::seating::match_order(n, pairing.group)
             .into_iter()
             .map(|e| cfg.entrants[e].clone())

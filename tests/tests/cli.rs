@@ -266,6 +266,64 @@ fn human_game(game: &[&str], input: &str) -> (Output, String) {
     (o, out)
 }
 
+/// A person in a match never meets the same dice twice (no mirrored groups: a
+/// person remembers), and learns the match's seed, which foretells every die, only
+/// once the match is over. Before, the seed was printed before game 1 and each
+/// group dealt its dice to the person twice.
+#[test]
+fn a_person_in_a_match_sees_each_deal_once_and_the_seed_at_the_end() {
+    let rec = temp("human-match.jsonl");
+    // Both streams into one pipe, so the order of what was said is kept.
+    let (mut said, writer) = std::io::pipe().unwrap();
+    let mut child = Command::new(binary("referee"))
+        .args([
+            "match",
+            "--game",
+            "ur",
+            "--games",
+            "3",
+            "--bot",
+            "human",
+            "--bot",
+            "builtin:first",
+        ])
+        .arg("--record")
+        .arg(&rec)
+        .stdin(Stdio::piped())
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all("1\n".repeat(3000).as_bytes());
+    drop(stdin);
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut said, &mut out).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{out}");
+    let records: Vec<referee::GameRecord> = std::fs::read_to_string(&rec)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3, "{out}");
+    let seeds: std::collections::HashSet<u64> = records.iter().map(|r| r.seed).collect();
+    assert_eq!(seeds.len(), 3, "every game its own dice");
+    // The person sat in both seats over the match.
+    let human_seats: std::collections::HashSet<usize> = records
+        .iter()
+        .map(|r| r.seats.iter().position(|s| s.name == "human").unwrap())
+        .collect();
+    assert_eq!(human_seats.len(), 2, "{human_seats:?}");
+    // The seed is said once, after the last game's result.
+    let seed_at = out
+        .find("match seed ")
+        .unwrap_or_else(|| panic!("no seed said: {out}"));
+    let last_result = out.rfind("Game over: you ").unwrap_or_else(|| panic!("{out}"));
+    assert!(seed_at > last_result, "the seed was said before the end: {out}");
+    let _ = std::fs::remove_file(&rec);
+}
+
 #[test]
 fn a_human_gets_long_move_lists_grouped_and_may_type_a_unique_beginning() {
     // `a` is ambiguous; `c3=6` and later whole moves are not. Cells fill up, so
@@ -535,9 +593,11 @@ fn match_and_play_exit_non_zero_when_a_bot_could_not_start() {
 #[test]
 fn a_match_keeps_bot_processes_between_games_unless_told_not_to() {
     let bot = format!("{} --mode keepable", env!("CARGO_BIN_EXE_hostile_bot"));
-    // Kept: one process per rotation (a process never plays two games of one
-    // mirrored group). Fresh: one per game.
-    for (fresh, processes) in [(false, 2), (true, 6)] {
+    // Kept: a process plays a group's last rotation and the next group's first,
+    // and has exited before any other rotation starts (a process never lives from
+    // one rotation of a group into another): 3 groups, 4 processes. Fresh: one
+    // per game.
+    for (fresh, processes) in [(false, 4), (true, 6)] {
         let rec = temp(&format!("keep-{fresh}.jsonl"));
         let mut args = vec![
             "match",
