@@ -59,6 +59,13 @@ pub fn router(store: Store, standings: Arc<StandingsCache>, admin_token: Option<
         .route("/games/{id}", get(game_page))
         .route("/api/games/{id}", get(game_json))
         .layer(axum::middleware::map_response(security_headers))
+        // A page that the store cannot answer in time is refused, not waited on
+        // for ever (a download's body streams on after its first page).
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            PAGE_TIMEOUT,
+        ))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(Site {
             store,
             standings,
@@ -89,8 +96,19 @@ fn segment(name: &str) -> String {
     out
 }
 
+/// How long a page may take before it is refused (503).
+pub const PAGE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A failure of the server's own (the store, a corrupt record): logged for the
+/// host, and said to the visitor without its text, which may name tables,
+/// queries or a record's contents.
 fn internal(e: impl std::fmt::Display) -> Response {
-    (StatusCode::INTERNAL_SERVER_ERROR, format!("error: {e}\n")).into_response()
+    tracing::error!("a page failed: {e}");
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "the server failed to make this page (its log says why)\n",
+    )
+        .into_response()
 }
 
 fn not_found(what: String) -> Response {
@@ -301,6 +319,18 @@ async fn game_page(State(site): State<Site>, Path(id): Path<String>) -> Response
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store's error names tables and values: the visitor is told the page
+    /// failed, never the text.
+    #[tokio::test]
+    async fn a_failure_of_the_servers_is_said_without_its_text() {
+        let response = internal("error returned from database: relation \"workers\" token_sha256 = 'ab12'");
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(response.into_body(), 4096).await.unwrap();
+        let body = String::from_utf8_lossy(&body);
+        assert!(!body.contains("workers") && !body.contains("ab12"), "{body}");
+        assert!(body.contains("failed"), "{body}");
+    }
 
     #[test]
     fn a_game_id_is_read_only_as_the_pages_write_it() {

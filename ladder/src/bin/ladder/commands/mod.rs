@@ -138,11 +138,10 @@ pub(crate) fn anchor_of(text: &Option<String>) -> anyhow::Result<Option<(String,
     })
 }
 
+/// The runtime of every async command: a worker thread per core (tokio's
+/// default), so a server on a bigger machine uses it.
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?)
+    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
 }
 
 pub(crate) async fn shutdown_signal() {
