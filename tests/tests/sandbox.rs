@@ -152,15 +152,7 @@ fn attack(
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut reports = Vec::new();
-    for entry in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
-        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
-        reports.extend(
-            text.lines()
-                .filter(|l| l.starts_with("ATTACK "))
-                .map(str::to_owned),
-        );
-    }
+    let reports = attack_reports(&logs);
     let records = std::fs::read_to_string(&record)
         .unwrap_or_default()
         .lines()
@@ -729,12 +721,20 @@ fn ladder_signal_reports(dir: &Scratch, level: Level, args: &[&str]) -> Vec<Stri
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    attack_reports(&logs)
+        .into_iter()
+        .filter(|l| l.starts_with("ATTACK signal"))
+        .collect()
+}
+
+/// Every `ATTACK …` line in the bots' stderr logs in `logs`.
+fn attack_reports(logs: &std::path::Path) -> Vec<String> {
     let mut reports = Vec::new();
-    for entry in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
+    for entry in std::fs::read_dir(logs).into_iter().flatten().flatten() {
         let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
         reports.extend(
             text.lines()
-                .filter(|l| l.starts_with("ATTACK signal"))
+                .filter(|l| l.starts_with("ATTACK "))
                 .map(str::to_owned),
         );
     }
