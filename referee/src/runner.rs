@@ -1,9 +1,9 @@
 //! Plays many games on a few threads: what `referee match`, `ladder tournament` and
 //! `ladder sprt` share.
 //!
-//! Each thread takes the next mirrored group (the jobs of one `pairing.group`,
-//! which come one after another), plays its rotations one after the other, and
-//! sends each record back; the caller's thread hands the records to a sink in
+//! Each thread takes the next few mirrored groups (the jobs of one
+//! `pairing.group` come one after another) and plays them in waves, rotation by
+//! rotation, sending each record back; the caller's thread hands the records to a sink in
 //! batches of whatever has arrived (one database transaction per batch, say). When
 //! the sink says stop, no new game starts and the games in flight are finished and
 //! dropped.
@@ -13,8 +13,9 @@
 //! never run at the same time, and every process that played one rotation has
 //! exited before the next starts (two live processes of a bot can always signal
 //! each other, through file locks on files every sandbox shares if nothing else).
-//! Processes are kept between groups only: the last rotation's processes play the
-//! next group's first rotation ([`BotPool`]).
+//! Processes are kept within a wave (a rotation of several groups, so still never in
+//! two rotations of one group), and from a wave's last rotation into the next
+//! wave's first ([`BotPool`]).
 
 use crate::clock::Limits;
 use crate::game::{GameSetup, LogPlace, SeatSetup, play_game_in};
@@ -66,22 +67,31 @@ pub fn run_games_then<T: Send, R: Send>(
             scope.spawn(move || {
                 let mut pool = BotPool::new(options.keep_bots);
                 while !stop.load(Ordering::Relaxed) {
-                    let group = claim_group(next, job);
-                    if group.is_empty() {
+                    let mut groups: Vec<std::vec::IntoIter<GameJob<T>>> = Vec::new();
+                    while groups.len() < GROUPS_PER_WAVE {
+                        let group = claim_group(next, job);
+                        if group.is_empty() {
+                            break;
+                        }
+                        groups.push(group.into_iter());
+                    }
+                    let waves = groups.iter().map(ExactSizeIterator::len).max().unwrap_or(0);
+                    if waves == 0 {
                         return;
                     }
-                    let last = group.len() - 1;
-                    for (i, j) in group.into_iter().enumerate() {
-                        if stop.load(Ordering::Relaxed) {
-                            return;
-                        }
-                        let result = play_game_in(&j.setup, &j.seats, limits, &j.logs, &mut pool);
-                        if i < last {
-                            // Nothing of this rotation lives on into the next.
+                    for wave in 0..waves {
+                        if wave > 0 {
+                            // Nothing of one rotation lives on into the next.
                             pool.quit_all();
                         }
-                        if tx.send(then(Finished { tag: j.tag, result })).is_err() {
-                            return;
+                        for j in groups.iter_mut().filter_map(Iterator::next) {
+                            if stop.load(Ordering::Relaxed) {
+                                return;
+                            }
+                            let result = play_game_in(&j.setup, &j.seats, limits, &j.logs, &mut pool);
+                            if tx.send(then(Finished { tag: j.tag, result })).is_err() {
+                                return;
+                            }
                         }
                     }
                 }
@@ -105,6 +115,12 @@ pub fn run_games_then<T: Send, R: Send>(
         }
     });
 }
+
+/// Groups a thread claims at a time and plays in waves: the first game of each,
+/// then (every process quit) the second of each, and so on. A bot's processes are
+/// started about once per wave rather than once per group, and still no process
+/// lives from one rotation of a group into another.
+const GROUPS_PER_WAVE: usize = 8;
 
 /// The next jobs from `next` on that form one mirrored group (one job, if it has
 /// no pairing), in order; empty when the jobs have run out.

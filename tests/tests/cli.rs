@@ -593,11 +593,10 @@ fn match_and_play_exit_non_zero_when_a_bot_could_not_start() {
 #[test]
 fn a_match_keeps_bot_processes_between_games_unless_told_not_to() {
     let bot = format!("{} --mode keepable", env!("CARGO_BIN_EXE_hostile_bot"));
-    // Kept: a process plays a group's last rotation and the next group's first,
-    // and has exited before any other rotation starts (a process never lives from
-    // one rotation of a group into another): 3 groups, 4 processes. Fresh: one
-    // per game.
-    for (fresh, processes) in [(false, 4), (true, 6)] {
+    // Kept: the 3 groups are played in one wave, rotation 0 of each, then
+    // (every process quit) rotation 1 of each; a process never lives from one
+    // rotation of a group into another: 2 processes. Fresh: one per game.
+    for (fresh, processes) in [(false, 2), (true, 6)] {
         let rec = temp(&format!("keep-{fresh}.jsonl"));
         let mut args = vec![
             "match",

@@ -1112,3 +1112,56 @@ fn ladder_serve_bounds_the_groups_one_worker_holds() {
     assert_eq!(lease_64(&other, true), 2, "the other worker still gets work");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Attack through the real server and worker: the `signal` attacker (the red
+/// team's file-lock channel between two live processes of one bot) hears nothing
+/// of the other rotation of any group. The worker plays its batch of leases in
+/// waves, rotation by rotation, every process quit between two waves. Before,
+/// the process that played rotation 0 was kept alive while rotation 1 was played
+/// (the red team: 20 of 20 through `ladder serve` and `ladder worker`).
+#[test]
+fn a_worker_never_keeps_a_process_of_one_rotation_alive_into_the_next() {
+    if !isolation("worker signal") {
+        return;
+    }
+    let dir = fresh_dir("worker-signal");
+    let db = dir.join("ladder.db");
+    let server = astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &[]);
+    let admin = |args: &[&str]| admin_at(&server.url, args);
+    let token_file = dir.join("w1.token");
+    std::fs::write(&token_file, add_worker(&server.url, "w1")).unwrap();
+    let attacker = format!("{} --attack signal", env!("CARGO_BIN_EXE_attack_bot"));
+    let honest = format!("{} --mode good", env!("CARGO_BIN_EXE_hostile_bot"));
+    admin(&["register-bot", "signal", "spartan", &attacker]);
+    admin(&["register-bot", "good", "spartan", &honest]);
+    admin(&[
+        "open",
+        "waves",
+        "--game",
+        "spartan",
+        "--max-games",
+        "20",
+        "--movetime",
+        "2000",
+    ]);
+    let logs = dir.join("logs");
+    let out = Command::new(binary("ladder"))
+        .args([
+            "worker",
+            "--server",
+            &server.url,
+            "--exit-when-idle",
+            "--token-file",
+        ])
+        .arg(&token_file)
+        .arg("--log-dir")
+        .arg(&logs)
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let reports = attack_reports(&logs, "ATTACK signal");
+    assert_eq!(reports.len(), 20, "the attack ran in every game: {reports:?}");
+    assert!(reports.iter().all(|r| r.contains(": contained ")), "{reports:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -166,88 +166,136 @@ pub struct WorkerConfig {
     pub progress: bool,
 }
 
-/// Plays every rotation of a leased group, one after the other, with the bots of
-/// `pool` (the last rotation's processes are kept for the next lease where the same
-/// bots play; every other rotation's have exited before the next rotation starts,
-/// so no process of a bot that saw one rotation's dice is alive in another, to
-/// play it or to signal to the process that does); returns the JSON records.
+/// Plays every rotation of a leased group with the bots of `pool`: [`play_leases`]
+/// of one lease.
 ///
 /// # Errors
-/// A lease the referee cannot set up.
+/// A lease the referee cannot set up, or this machine failing to start a bot.
 pub fn play_lease(
     lease: &LeaseReply,
     log_dir: Option<&PathBuf>,
     sandbox: &Sandbox,
     pool: &mut BotPool,
 ) -> Result<Vec<String>, WorkerError> {
-    let limits = Limits {
-        sandbox: sandbox.clone(),
-        ..crate::local::tournament::limits_from(&lease.time).map_err(WorkerError::Lease)?
-    };
-    let n = lease.entrants.len();
-    let specs: Vec<BotSpec> = lease
-        .entrants
-        .iter()
-        .map(|e| BotSpec::parse(&e.spec).map_err(WorkerError::Lease))
-        .collect::<Result<_, _>>()?;
-    let mut out = Vec::with_capacity(n);
-    let wanted: Vec<SeatSetup> = specs
-        .iter()
-        .zip(&lease.entrants)
-        .map(|(spec, e)| SeatSetup {
-            env: e.env.iter().map(|v| (v.key.clone(), v.value.clone())).collect(),
-            // The record names the bot, never its command or environment.
-            shown_as: Some(e.bot.clone()),
-            ..SeatSetup::new(spec.clone())
-        })
-        .collect();
-    pool.retain(|s| wanted.contains(s));
-    for rotation in 0..n {
+    let mut all = play_leases(std::slice::from_ref(lease), log_dir, sandbox, pool)?;
+    Ok(all.pop().unwrap_or_default())
+}
+
+/// One leased group, ready to play.
+struct Leased<'a> {
+    lease: &'a LeaseReply,
+    limits: Limits,
+    /// Its entrants in the order of rotation 0.
+    wanted: Vec<SeatSetup>,
+    records: Vec<String>,
+}
+
+/// Plays every rotation of several leased groups in waves, with the bots of `pool`:
+/// rotation 0 of every group, then rotation 1 of every group, and so on. Between
+/// two waves every process has exited (so no process of a bot that saw one
+/// rotation's dice is alive in another rotation of that group, to play it or to
+/// signal to the process that does); the last wave's processes are kept for the
+/// next leases where the same bots play. So a batch of leases starts each bot
+/// about once per rotation, not once per group. Returns each lease's JSON records,
+/// in the leases' order.
+///
+/// # Errors
+/// A lease the referee cannot set up, or this machine failing to start a bot (then
+/// nothing of the batch is reported: its leases run out, and other workers play
+/// the groups with new seeds).
+pub fn play_leases(
+    leases: &[LeaseReply],
+    log_dir: Option<&PathBuf>,
+    sandbox: &Sandbox,
+    pool: &mut BotPool,
+) -> Result<Vec<Vec<String>>, WorkerError> {
+    let mut groups = Vec::with_capacity(leases.len());
+    for lease in leases {
+        let limits = Limits {
+            sandbox: sandbox.clone(),
+            ..crate::local::tournament::limits_from(&lease.time).map_err(WorkerError::Lease)?
+        };
+        let wanted = lease
+            .entrants
+            .iter()
+            .map(|e| {
+                Ok(SeatSetup {
+                    env: e.env.iter().map(|v| (v.key.clone(), v.value.clone())).collect(),
+                    // The record names the bot, never its command or environment.
+                    shown_as: Some(e.bot.clone()),
+                    ..SeatSetup::new(BotSpec::parse(&e.spec).map_err(WorkerError::Lease)?)
+                })
+            })
+            .collect::<Result<Vec<_>, WorkerError>>()?;
+        groups.push(Leased {
+            lease,
+            limits,
+            records: Vec::with_capacity(wanted.len()),
+            wanted,
+        });
+    }
+    pool.retain(|s| groups.iter().any(|g| g.wanted.contains(s)));
+    let waves = groups.iter().map(|g| g.wanted.len()).max().unwrap_or(0);
+    for rotation in 0..waves {
         if rotation > 0 {
             pool.quit_all();
         }
-        let setup = GameSetup {
-            game: lease.game.clone(),
-            options: lease.options.clone(),
-            seed: lease.seed,
-            position: None,
-            pairing: Some(Pairing {
-                group: lease.group_no,
-                rotation,
-            }),
-        };
-        let seats: Vec<SeatSetup> = seating::seated(&wanted, rotation);
-        let logs = LogPlace {
-            dir: log_dir.cloned(),
-            tag: format!("{}-g{}r{rotation}-", lease.competition, lease.group_no),
-            names: seating::seated(&lease.entrants, rotation)
-                .into_iter()
-                .map(|e| e.bot)
-                .collect(),
-        };
-        let rec = play_game_in(&setup, &seats, &limits, &logs, pool)?;
-        // This machine failed, not the bot: nothing of the group is reported (its
-        // lease runs out, and another worker plays it with a new seed).
-        if let Some(f) = rec
-            .faults
-            .iter()
-            .find(|f| referee::fault::is_host_failure(f.kind, &f.detail))
-        {
-            return Err(WorkerError::Host(f.detail.clone()));
+        for g in groups.iter_mut().filter(|g| rotation < g.wanted.len()) {
+            let rec = play_rotation(g, rotation, log_dir, pool)?;
+            g.records.push(rec);
         }
-        out.push(serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))?);
     }
-    Ok(out)
+    Ok(groups.into_iter().map(|g| g.records).collect())
+}
+
+/// Plays one rotation of a leased group; its JSON record.
+fn play_rotation(
+    g: &Leased<'_>,
+    rotation: usize,
+    log_dir: Option<&PathBuf>,
+    pool: &mut BotPool,
+) -> Result<String, WorkerError> {
+    let lease = g.lease;
+    let setup = GameSetup {
+        game: lease.game.clone(),
+        options: lease.options.clone(),
+        seed: lease.seed,
+        position: None,
+        pairing: Some(Pairing {
+            group: lease.group_no,
+            rotation,
+        }),
+    };
+    let seats: Vec<SeatSetup> = seating::seated(&g.wanted, rotation);
+    let logs = LogPlace {
+        dir: log_dir.cloned(),
+        tag: format!("{}-g{}r{rotation}-", lease.competition, lease.group_no),
+        names: seating::seated(&lease.entrants, rotation)
+            .into_iter()
+            .map(|e| e.bot)
+            .collect(),
+    };
+    let rec = play_game_in(&setup, &seats, &g.limits, &logs, pool)?;
+    // This machine failed, not the bot: nothing of the group is reported (its
+    // lease runs out, and another worker plays it with a new seed).
+    if let Some(f) = rec
+        .faults
+        .iter()
+        .find(|f| referee::fault::is_host_failure(f.kind, &f.detail))
+    {
+        return Err(WorkerError::Host(f.detail.clone()));
+    }
+    serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))
 }
 
 /// A lease to play, and where its records go.
 type PlayJob = (
-    LeaseReply,
-    tokio::sync::oneshot::Sender<Result<Vec<String>, WorkerError>>,
+    Vec<LeaseReply>,
+    tokio::sync::oneshot::Sender<Result<Vec<Vec<String>>, WorkerError>>,
 );
 
-/// The thread that plays one task's leases, and keeps their bots from lease to
-/// lease (one pool per rotation). One long-lived thread rather than the runtime's
+/// The thread that plays one task's batches of leases ([`play_leases`]), and keeps
+/// their bots from batch to batch. One long-lived thread rather than the runtime's
 /// blocking pool: a bot process dies with the thread that started it (its parent
 /// death signal), and a blocking-pool thread ends when it idles.
 struct PlayThread {
@@ -262,18 +310,18 @@ impl PlayThread {
             .spawn(move || {
                 let mut pool = BotPool::reusing();
                 // Ends when the task drops its sender; the pool's bots go with it.
-                for (lease, reply) in inbox {
-                    let _ = reply.send(play_lease(&lease, log_dir.as_ref(), &sandbox, &mut pool));
+                for (leases, reply) in inbox {
+                    let _ = reply.send(play_leases(&leases, log_dir.as_ref(), &sandbox, &mut pool));
                 }
             })
             .map_err(|e| WorkerError::Task(format!("cannot start a play thread: {e}")))?;
         Ok(PlayThread { leases })
     }
 
-    async fn play(&self, lease: LeaseReply) -> Result<Vec<String>, WorkerError> {
+    async fn play(&self, leases: Vec<LeaseReply>) -> Result<Vec<Vec<String>>, WorkerError> {
         let (reply, records) = tokio::sync::oneshot::channel();
         self.leases
-            .send((lease, reply))
+            .send((leases, reply))
             .map_err(|_| WorkerError::Task("the play thread is gone".into()))?;
         records
             .await
@@ -454,15 +502,17 @@ async fn work_loop(
         let give_up = tokio::time::Instant::now()
             + Duration::from_millis(leased.groups[0].expires_in_ms)
             + Duration::from_secs(5);
-        let mut reports = Vec::with_capacity(leased.groups.len());
-        for lease in leased.groups {
-            let records = player.play(lease.clone()).await?;
-            reports.push(ReportRequest {
+        let played = player.play(leased.groups.clone()).await?;
+        let reports: Vec<ReportRequest> = leased
+            .groups
+            .into_iter()
+            .zip(played)
+            .map(|(lease, records)| ReportRequest {
                 lease: lease.lease,
                 group_id: lease.group_id,
                 records,
-            });
-        }
+            })
+            .collect();
         for call in report_calls(reports) {
             let n = report(cfg, &mut client, call, give_up).await;
             reported.fetch_add(n, Ordering::Relaxed);
