@@ -279,6 +279,19 @@ pub fn on_path(program: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// A test (or part of one) that cannot run here, `why`: under CI (`CI` set) that
+/// is a failure, because `.ci/run` installs every tool the tests need and a test
+/// that passes by skipping proves nothing; elsewhere it says so on stderr.
+/// Returns `false`, for `if !available { return skipped(…) }`.
+///
+/// # Panics
+/// Under CI.
+pub fn skipped(test: &str, why: &str) -> bool {
+    assert!(std::env::var("CI").is_err(), "{test} cannot run under CI: {why}");
+    eprintln!("SKIPPED {test}: {why}");
+    false
+}
+
 /// Short deadlines for fault tests: nothing waits long.
 pub fn fast_limits() -> referee::Limits {
     use std::time::Duration;
@@ -349,7 +362,8 @@ fn unique(tag: &str) -> String {
 /// `ASTRAGAL_PG_URL` is set (a server URL whose user may create databases).
 ///
 /// # Panics
-/// When `ASTRAGAL_PG_URL` is set but the server refuses to create a database.
+/// When `ASTRAGAL_PG_URL` is set but the server refuses to create a database, or
+/// under CI when it is not set ([`skipped`]).
 pub async fn test_stores(tag: &str) -> Vec<TestStore> {
     let path = std::env::temp_dir().join(format!("{}.db", unique(tag)));
     let mut out = vec![TestStore {
@@ -357,9 +371,14 @@ pub async fn test_stores(tag: &str) -> Vec<TestStore> {
         kind: "sqlite",
         cleanup: Cleanup::File(path),
     }];
-    if let Ok(base) = std::env::var("ASTRAGAL_PG_URL")
-        && !base.is_empty()
-    {
+    let pg = std::env::var("ASTRAGAL_PG_URL").ok().filter(|u| !u.is_empty());
+    if pg.is_none() {
+        skipped(
+            &format!("{tag} on PostgreSQL"),
+            "set ASTRAGAL_PG_URL to a PostgreSQL server",
+        );
+    }
+    if let Some(base) = pg {
         use sqlx::Connection;
         sqlx::any::install_default_drivers();
         let name = unique(tag).to_lowercase();
@@ -531,11 +550,10 @@ pub mod browser {
                 return Some(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
             }
         }
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI has no Chromium: .ci/run installs it"
+        crate::skipped(
+            "the browser test",
+            "no chromium on PATH (apt-get install chromium)",
         );
-        eprintln!("no chromium on PATH: the browser test is skipped (apt-get install chromium)");
         None
     }
 

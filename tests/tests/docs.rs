@@ -145,7 +145,7 @@ const END: &str = "<!-- end of transcript -->\n";
 #[test]
 fn the_protocol_transcript_is_what_the_referee_sends() {
     if !astragal_tests::on_path("python3") {
-        eprintln!("skipped: no python3");
+        astragal_tests::skipped("the protocol transcript", "no python3");
         return;
     }
     let path = workspace_root().join("docs/protocol.md");

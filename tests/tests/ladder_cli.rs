@@ -154,11 +154,7 @@ fn fresh_dir(tag: &str) -> std::path::PathBuf {
 fn isolation(test: &str) -> bool {
     match referee::sandbox::Sandbox::at(referee::sandbox::Level::Isolated).check() {
         Ok(()) => true,
-        Err(e) => {
-            assert!(std::env::var("CI").is_err(), "{test}: CI must isolate bots: {e}");
-            eprintln!("SKIPPED {test}: {e}");
-            false
-        }
+        Err(e) => astragal_tests::skipped(test, &e.to_string()),
     }
 }
 

@@ -1406,11 +1406,7 @@ impl WebServer {
 async fn postgres_store(tag: &str) -> Option<astragal_tests::TestStore> {
     let store = test_stores(tag).await.into_iter().find(|s| s.kind == "postgres");
     if store.is_none() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "under CI the ladder suite must run on PostgreSQL: set ASTRAGAL_PG_URL"
-        );
-        eprintln!("SKIPPED {tag}: set ASTRAGAL_PG_URL to a PostgreSQL server to run it");
+        astragal_tests::skipped(tag, "set ASTRAGAL_PG_URL to a PostgreSQL server to run it");
     }
     store
 }

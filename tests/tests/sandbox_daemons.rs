@@ -65,11 +65,16 @@ fn daemons_never_outlive_their_game_and_the_referee_leaks_nothing() {
     if cgroups {
         levels.push(Level::None);
     } else {
-        eprintln!("SKIPPED level none: no cgroups here, and a process group cannot catch a setsid");
+        astragal_tests::skipped(
+            "level none",
+            "no cgroups here, and a process group cannot catch a setsid",
+        );
     }
     match isolated {
         Ok(()) => levels.push(Level::Isolated),
-        Err(e) => eprintln!("SKIPPED level isolated: {e}"),
+        Err(e) => {
+            astragal_tests::skipped("level isolated", &e.to_string());
+        }
     }
     for level in levels {
         let tag = format!("{}{}", 41_000 + std::process::id() % 1000, level as u8);

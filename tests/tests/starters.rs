@@ -70,7 +70,7 @@ fn the_python_starter() {
 #[test]
 fn the_javascript_starter() {
     if !on_path("node") {
-        eprintln!("skipped: no node on PATH");
+        astragal_tests::skipped("the JavaScript starter", "no node on PATH");
         return;
     }
     check_script_passes("javascript");
@@ -95,8 +95,9 @@ fn the_python_grpc_starter() {
         .is_ok_and(|s| s.success());
     if !has_grpc {
         // .ci/run installs them; a machine without them cannot run this kit.
-        eprintln!(
-            "skipped: python3 lacks grpcio and grpcio-tools (pip install -r bots/starters/python-grpc/requirements.txt)"
+        astragal_tests::skipped(
+            "the Python gRPC starter",
+            "python3 lacks grpcio and grpcio-tools (pip install -r bots/starters/python-grpc/requirements.txt)",
         );
         return;
     }

@@ -459,10 +459,7 @@ pub enum Completion {
 /// of a lease's, so that a copy of the database leases and reports nothing.
 pub fn token_hash(token: &str) -> String {
     use sha2::Digest;
-    sha2::Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(sha2::Sha256::digest(token.as_bytes()))
 }
 
 /// A seed from the operating system's random source, for a group played again

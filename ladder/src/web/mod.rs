@@ -83,17 +83,19 @@ fn text(v: &serde_json::Value) -> String {
     escape(v.as_str().unwrap_or(""))
 }
 
+/// What a name keeps as it is in a link's path segment: letters, digits and
+/// `-._~@`; everything else (`#`, `/`, `?`, spaces, any non-ASCII byte) is
+/// percent-encoded.
+const SEGMENT_KEEPS: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'@');
+
 /// A name as one path segment of a link (names may hold `#`).
 fn segment(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~@".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(name, SEGMENT_KEEPS).to_string()
 }
 
 /// How long a page may take before it is refused (503).
@@ -330,6 +332,12 @@ mod tests {
         let body = String::from_utf8_lossy(&body);
         assert!(!body.contains("workers") && !body.contains("ab12"), "{body}");
         assert!(body.contains("failed"), "{body}");
+    }
+
+    #[test]
+    fn a_name_is_one_path_segment_of_a_link() {
+        assert_eq!(segment("a b#c/é@1.x_y~z-2"), "a%20b%23c%2F%C3%A9@1.x_y~z-2");
+        assert_eq!(segment("../x?y=1"), "..%2Fx%3Fy%3D1");
     }
 
     #[test]

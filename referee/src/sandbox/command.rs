@@ -140,7 +140,7 @@ impl ScratchDir {
         use std::os::unix::fs::DirBuilderExt;
         let mut bytes = [0u8; 8];
         getrandom::fill(&mut bytes).map_err(|e| io::Error::other(e.to_string()))?;
-        let name: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let name = hex::encode(bytes);
         static CLEANED: std::sync::Once = std::sync::Once::new();
         CLEANED.call_once(remove_stale_scratch);
         // Named after this process, so a later referee can tell one that `kill -9`

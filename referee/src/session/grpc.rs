@@ -290,7 +290,7 @@ fn session_id() -> String {
                 .to_le_bytes(),
         );
     }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }
 
 #[cfg(test)]
