@@ -312,6 +312,7 @@ pub fn run_match(
     };
     let mut failure = None;
     let options = RunOptions {
+        stop: Some(cfg.stop.clone()),
         threads: cfg.concurrency,
         keep_bots: !cfg.fresh_bots,
         batch: 1,

@@ -24,7 +24,7 @@ use crate::record::GameRecord;
 use engine::SetupError;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 
 /// One game to play, and what the sink needs to know about it.
 #[derive(Debug, Clone)]
@@ -59,14 +59,19 @@ pub fn run_games_then<T: Send, R: Send>(
     mut sink: impl FnMut(Vec<R>) -> ControlFlow<()>,
 ) {
     let next = Mutex::new(0u64);
-    let stop = AtomicBool::new(false);
+    // The sink's break; with the caller's own flag, what stops new games.
+    let halt = AtomicBool::new(false);
+    let outside = options.stop.clone();
+    let stopped =
+        || halt.load(Ordering::Relaxed) || outside.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
     let (tx, rx) = mpsc::channel::<R>();
     std::thread::scope(|scope| {
         for _ in 0..options.threads.max(1) {
-            let (tx, next, stop, job, then) = (tx.clone(), &next, &stop, &job, &then);
+            let (tx, next, stopped, job, then) = (tx.clone(), &next, &stopped, &job, &then);
+            let keep_bots = options.keep_bots;
             scope.spawn(move || {
-                let mut pool = BotPool::new(options.keep_bots);
-                while !stop.load(Ordering::Relaxed) {
+                let mut pool = BotPool::new(keep_bots);
+                while !stopped() {
                     let mut groups: Vec<std::vec::IntoIter<GameJob<T>>> = Vec::new();
                     while groups.len() < GROUPS_PER_WAVE {
                         let group = claim_group(next, job);
@@ -85,7 +90,7 @@ pub fn run_games_then<T: Send, R: Send>(
                             pool.quit_all();
                         }
                         for j in groups.iter_mut().filter_map(Iterator::next) {
-                            if stop.load(Ordering::Relaxed) {
+                            if stopped() {
                                 return;
                             }
                             let result = play_game_in(&j.setup, &j.seats, limits, &j.logs, &mut pool);
@@ -107,7 +112,7 @@ pub fn run_games_then<T: Send, R: Send>(
                 }
             }
             if sink(batch).is_break() {
-                stop.store(true, Ordering::Relaxed);
+                halt.store(true, Ordering::Relaxed);
                 // Let the threads finish their games and leave.
                 while rx.recv().is_ok() {}
                 break;
@@ -143,8 +148,11 @@ fn claim_group<T>(next: &Mutex<u64>, job: &impl Fn(u64) -> Option<GameJob<T>>) -
 }
 
 /// How to run the games.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub struct RunOptions {
+    /// Set (by a Ctrl-C handler, say) to start no new game: the games under way
+    /// finish and go to the sink.
+    pub stop: Option<Arc<AtomicBool>>,
     /// Games at once (threads).
     pub threads: usize,
     /// Keep bot processes between games (else one process per game).

@@ -220,6 +220,7 @@ pub fn run(
         })
     };
     let options = RunOptions {
+        stop: cfg.stop.clone(),
         threads: cfg.concurrency,
         keep_bots: !cfg.fresh_bots,
         batch: 1,

@@ -364,6 +364,7 @@ pub fn run(
         })
     };
     let options = RunOptions {
+        stop: cfg.stop.clone(),
         threads: cfg.concurrency,
         keep_bots: !cfg.fresh_bots,
         // One transaction per batch keeps SQLite far above the games' own rate.
