@@ -800,6 +800,46 @@ fn admin_manages_bots_and_says_refusals_in_plain_sentences() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Opens competition `name` of `games` games of `game` among the registered bots,
+/// has a real `ladder worker` (its token in `token_file`, isolated bots' stderr
+/// logs in `dir/logs`) play it all, and returns the lines of those logs that begin
+/// with `prefix`.
+fn play_out(
+    url: &str,
+    token_file: &std::path::Path,
+    dir: &std::path::Path,
+    name: &str,
+    game: &str,
+    games: u64,
+    prefix: &str,
+) -> Vec<String> {
+    let games = games.to_string();
+    admin_at(
+        url,
+        &[
+            "open",
+            name,
+            "--game",
+            game,
+            "--max-games",
+            &games,
+            "--movetime",
+            "2000",
+        ],
+    );
+    let logs = dir.join("logs");
+    let out = Command::new(binary("ladder"))
+        .args(["worker", "--server", url, "--exit-when-idle", "--token-file"])
+        .arg(token_file)
+        .arg("--log-dir")
+        .arg(&logs)
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    attack_reports(&logs, prefix)
+}
+
 /// The red team's path to a worker's token: `add-worker > w1.token` left it
 /// world-readable, the bot was shown its folder, read it, wrote it on an `info`
 /// line, and the public pages showed it. Now the file is private, masked from the
@@ -842,33 +882,7 @@ fn a_workers_token_never_reaches_a_bot_or_a_page() {
     );
     admin(&["register-bot", "attacker", "ur", &attacker]);
     admin(&["register-bot", "first", "ur", "builtin:first"]);
-    admin(&[
-        "open",
-        "tokens",
-        "--game",
-        "ur",
-        "--max-games",
-        "2",
-        "--movetime",
-        "2000",
-    ]);
-    let logs = dir.join("logs");
-    let out = Command::new(binary("ladder"))
-        .args([
-            "worker",
-            "--server",
-            &server.url,
-            "--exit-when-idle",
-            "--token-file",
-        ])
-        .arg(&token_file)
-        .arg("--log-dir")
-        .arg(&logs)
-        .current_dir(workspace_root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let reports = attack_reports(&logs, "ATTACK read");
+    let reports = play_out(&server.url, &token_file, &dir, "tokens", "ur", 2, "ATTACK read");
     let own: Vec<&String> = reports.iter().filter(|r| r.contains("w1.token")).collect();
     assert_eq!(own.len(), 2, "{reports:?}");
     assert!(own.iter().all(|r| r.contains(": contained ")), "{own:?}");
@@ -1130,33 +1144,15 @@ fn a_worker_never_keeps_a_process_of_one_rotation_alive_into_the_next() {
     let honest = format!("{} --mode good", env!("CARGO_BIN_EXE_hostile_bot"));
     admin(&["register-bot", "signal", "spartan", &attacker]);
     admin(&["register-bot", "good", "spartan", &honest]);
-    admin(&[
-        "open",
+    let reports = play_out(
+        &server.url,
+        &token_file,
+        &dir,
         "waves",
-        "--game",
         "spartan",
-        "--max-games",
-        "20",
-        "--movetime",
-        "2000",
-    ]);
-    let logs = dir.join("logs");
-    let out = Command::new(binary("ladder"))
-        .args([
-            "worker",
-            "--server",
-            &server.url,
-            "--exit-when-idle",
-            "--token-file",
-        ])
-        .arg(&token_file)
-        .arg("--log-dir")
-        .arg(&logs)
-        .current_dir(workspace_root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let reports = attack_reports(&logs, "ATTACK signal");
+        20,
+        "ATTACK signal",
+    );
     assert_eq!(reports.len(), 20, "the attack ran in every game: {reports:?}");
     assert!(reports.iter().all(|r| r.contains(": contained ")), "{reports:?}");
     let _ = std::fs::remove_dir_all(&dir);
