@@ -744,7 +744,8 @@ fn attack_reports(logs: &std::path::Path) -> Vec<String> {
 /// team's channel was file locks on files every sandbox shares (`/usr/bin/*`). The
 /// process that played rotation 0 of a mirrored group stayed alive (kept for its
 /// next game) while rotation 1 was played, and told it the other army's secret
-/// first roll (before: 6 of 20 games at concurrency 1, seed 11). Now every process
+/// first roll (before: 5 of 20 games at concurrency 1 and 4 of 20 at 2, seed 11,
+/// isolated; 3 of 20 in a tournament, 5 of 20 in an SPRT). Now every process
 /// of a rotation has exited before the next rotation starts, and no two rotations
 /// of a group run at once: in `referee match` at concurrency 1 and 2, `ladder
 /// tournament` and `ladder sprt`, at both sandbox levels.
