@@ -82,9 +82,9 @@ struct GameRun {
     moves: Vec<MoveRecord>,
     /// Bytes of `info` each seat may still have kept in this game's record.
     info_left: Vec<usize>,
-    /// Which seats are shown by a public name: their faults are recorded without
-    /// their private part.
-    shown: Vec<bool>,
+    /// Each seat's public name, if it is shown by one: its faults are recorded
+    /// without their private part.
+    shown_as: Vec<Option<String>>,
     /// What `gameover` tells every seat of the first fault: its public part only,
     /// whoever owns the bots.
     first_fault: Option<String>,
@@ -115,7 +115,7 @@ impl GameRun {
             tcs: seats.iter().map(|s| s.tc.unwrap_or(limits.tc)).collect(),
             moves: Vec::new(),
             info_left: vec![INFO_BYTES_PER_GAME; n],
-            shown: seats.iter().map(|s| s.shown_as.is_some()).collect(),
+            shown_as: seats.iter().map(|s| s.shown_as.clone()).collect(),
             first_fault: None,
         };
         for (seat, setup) in seats.iter().enumerate() {
@@ -143,13 +143,13 @@ impl GameRun {
 
     /// Records a fault of `seat`, at a move or (`None`) in setup.
     fn charge(&mut self, seat: usize, fault: Fault, at_move: Option<usize>) {
-        let fault = if self.shown[seat] {
+        let fault = if let Some(bot) = &self.shown_as[seat] {
             // The host's own log keeps what the record does not.
             if !fault.private.is_empty() {
                 if fault.kind == FaultKind::Spawn {
-                    tracing::warn!(seat, "{fault}");
+                    tracing::warn!(seat, bot, "{fault}");
                 } else {
-                    tracing::info!(seat, "{fault}");
+                    tracing::info!(seat, bot, "{fault}");
                 }
             }
             fault.without_private()

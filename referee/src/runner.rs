@@ -163,7 +163,7 @@ pub struct RunOptions {
 
 /// Plays job 0, 1, 2, … (`job(k)` gives job `k`, `None` after the last; the jobs
 /// of a mirrored group come one after another, in rotation order) on
-/// `options.threads` threads, a group at a time per thread, and calls `sink` on
+/// `options.threads` threads, a few groups at a time per thread in waves, and calls `sink` on
 /// this thread with the finished games, in batches of whatever has arrived, until
 /// the jobs run out or the sink says [`ControlFlow::Break`].
 pub fn run_games<T: Send>(
