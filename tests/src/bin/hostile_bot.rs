@@ -159,12 +159,14 @@ fn main() {
                         "early" => {
                             // The answer, then a guess at the next request's answer,
                             // written before that request (discarded: the referee
-                            // takes only what comes after its request).
-                            let _ = writeln!(
-                                out,
-                                "move id={id} move={first}\nmove id={} move={first}",
+                            // takes only what comes after its request). One write for
+                            // both: line by line, the guess could reach the pipe only
+                            // after the next request, and so be an answer to it.
+                            let both = format!(
+                                "move id={id} move={first}\nmove id={} move={first}\n",
                                 id.parse::<u64>().unwrap_or(0) + 1
                             );
+                            let _ = out.write_all(both.as_bytes());
                         }
                         _ => {
                             let _ = writeln!(out, "move id={id} move={first}");
