@@ -45,7 +45,7 @@ pub use options::{OptionError, OptionKind, OptionSpec, OptionValues};
 pub use registry::{
     AnyGame, GAME_IDS, GameInfo, GameVisitor, game_from_position, game_info, games, new_game, with_game,
 };
-pub use rng::{GameRng, group_seed};
+pub use rng::{GameRng, group_seed, rotation_seed};
 pub use seat::{MAX_SEATS, Seat, SeatSet};
 pub use square::Square;
 

@@ -108,6 +108,16 @@ pub fn group_seed(master: u64, group: u64) -> u64 {
     rng.next_u64()
 }
 
+/// The seed of rotation `rotation` of a group with seed `group` when its games are
+/// not mirrored (independent seeds): word `rotation` of a ChaCha8 stream keyed by
+/// the group's seed (stream 2). One rotation's dice tell nothing of another's.
+pub fn rotation_seed(group: u64, rotation: u64) -> u64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(group);
+    rng.set_stream(2);
+    rng.set_word_pos(u128::from(rotation) * 2);
+    rng.next_u64()
+}
+
 impl std::str::FromStr for GameRng {
     type Err = ParseRngError;
 
@@ -158,6 +168,27 @@ mod tests {
         unique.dedup();
         assert_eq!(unique.len(), 100);
     }
+
+    /// Pinned like the group seeds: a change would replay every game of a group
+    /// with independent seeds differently.
+    #[test]
+    fn rotation_seeds_are_pinned_and_unlike_the_group_seed() {
+        let pinned: Vec<u64> = (0..3).map(|r| rotation_seed(42, r)).collect();
+        assert_eq!(pinned, ROTATION_SEEDS_42.to_vec(), "{pinned:?}");
+        let group = group_seed(42, 0);
+        let rotations: Vec<u64> = (0..8).map(|r| rotation_seed(group, r)).collect();
+        assert!(
+            !rotations.contains(&group),
+            "no rotation replays the mirrored seed"
+        );
+        assert!(rotations.iter().all(|s| (0..8).all(|g| group_seed(42, g) != *s)));
+        let mut unique = rotations.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), 8);
+    }
+
+    const ROTATION_SEEDS_42: [u64; 3] = [3387013202841124863, 5429970460375864106, 9489484665486938265];
 
     #[test]
     fn golden_stream() {

@@ -80,6 +80,7 @@ async fn a_flood_of_silent_connections_neither_stops_a_worker_nor_stays_open() {
             max_games: 40,
             movetime_ms: 2000,
             tc: String::new(),
+            independent_seeds: false,
         })
         .await
         .unwrap();

@@ -34,6 +34,7 @@ fn lease(spec: &str) -> LeaseReply {
         expires_in_ms: 60_000,
         groups_in_progress: false,
         retry_after_ms: 0,
+        independent_seeds: false,
     }
 }
 

@@ -124,8 +124,9 @@ async fn setup(c: &mut Client, name: &str, max_games: u64, bots: &[(&str, &str)]
         seats: 0,
         seed: Some(5),
         max_games,
-        movetime_ms: 2000,
+        movetime_ms: 100,
         tc: String::new(),
+        independent_seeds: false,
     })
     .await
     .unwrap();
@@ -515,6 +516,7 @@ async fn a_three_seat_competition_seats_every_bot_after_every_other_equally_ofte
             max_games: 3 * 24,
             movetime_ms: 2000,
             tc: String::new(),
+            independent_seeds: false,
         })
         .await
         .unwrap();
@@ -2161,6 +2163,7 @@ async fn a_competition_is_never_seen_half_opened() {
                     max_games: 300,
                     time: "movetime=100".into(),
                     config: String::new(),
+                    seeding: ladder::store::Seeding::Mirrored,
                 })
                 .await
         })
@@ -2195,4 +2198,321 @@ async fn a_competition_is_never_seen_half_opened() {
     let entrants = store.entrants(c.id).await.unwrap();
     assert_eq!(entrants.len(), 40, "every bot of the game enters, no other");
     store.close().await;
+}
+
+/// A bot that thought over every move made its group outlive the lease (then a
+/// fixed 120 s; 500 ms here): the group was dealt again to the same worker, whose
+/// kept processes knew every die of it, and later with a new seed to another
+/// worker while the first one's report was refused, again and again. Now a lease
+/// lasts at least three of the time control's longest decisions and the worker
+/// renews it while it plays: two workers compete for one slow group, and it is
+/// recorded once, from the deal it was first given, with no game lost on time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_bot_never_outlives_its_lease_nor_sees_its_group_dealt_twice() {
+    for store in test_stores("slow").await {
+        let kind = store.kind;
+        let server = start(&store.url, Duration::from_millis(500)).await;
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+        let slow = format!(
+            "{} --mode ponder --think 100",
+            astragal_tests::binary("hostile_bot").display()
+        );
+        for (name, spec) in [("slow", slow.as_str()), ("quick", "builtin:random")] {
+            a.register_bot(RegisterBotRequest {
+                name: name.into(),
+                game: "ur".into(),
+                spec: spec.into(),
+                env: vec![],
+            })
+            .await
+            .unwrap();
+        }
+        a.open_competition(OpenCompetitionRequest {
+            name: "slow".into(),
+            game: "ur".into(),
+            options: vec!["max_turns=40".into()],
+            seed: Some(5),
+            max_games: 2,
+            movetime_ms: 150,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let other = a
+            .add_worker(AddWorkerRequest { name: "w2".into() })
+            .await
+            .unwrap()
+            .into_inner()
+            .token;
+        let w1 = WorkerConfig {
+            max_groups: Some(1),
+            ..until_idle(&server.url, "w1", 1)
+        };
+        let w2 = WorkerConfig {
+            token: other,
+            max_groups: Some(1),
+            ..until_idle(&server.url, "w2", 1)
+        };
+        let (r1, r2) = tokio::join!(
+            worker::run(w1, std::future::pending()),
+            worker::run(w2, std::future::pending())
+        );
+        assert_eq!(
+            r1.unwrap() + r2.unwrap(),
+            1,
+            "{kind}: one report of the group, taken"
+        );
+        let records = all_records(&mut a, "slow").await;
+        assert_eq!(records.len(), 2, "{kind}");
+        let slow_moves: usize = records
+            .iter()
+            .map(|r| {
+                r.moves
+                    .iter()
+                    .filter(|m| r.seats[m.seat].entrant.as_deref() == Some("slow"))
+                    .count()
+            })
+            .sum();
+        assert!(
+            slow_moves >= 20,
+            "{kind}: the slow bot thought {slow_moves} times, {} ms in all: not past its 750 ms lease",
+            slow_moves * 100
+        );
+        for r in &records {
+            let group = r.pairing.unwrap().group;
+            assert_eq!(
+                r.seed,
+                engine::group_seed(5, group),
+                "{kind}: group {group} was recorded from a second deal"
+            );
+            assert!(r.faults.is_empty(), "{kind}: {:?}", r.faults);
+        }
+        server.stop().await;
+    }
+}
+
+/// A gRPC bot that remembers every game it is told about: at turn 2 of Spartan it
+/// learns both armies' first rolls; at turn 1 of a later game, if its own first
+/// roll is one an opponent rolled before, it predicts this opponent's roll as its
+/// own roll of that game (in a mirrored group the seats swap dice), and counts the
+/// predictions that come true.
+#[derive(Default)]
+struct Correlations {
+    /// (own first roll, the opponent's) of every game seen to turn 2.
+    games: Vec<(String, String)>,
+    predictions: u32,
+    hits: u32,
+    sessions: u32,
+}
+
+struct Correlator {
+    seen: std::sync::Arc<std::sync::Mutex<Correlations>>,
+    own_first: Option<String>,
+    prediction: Option<String>,
+}
+
+fn roll_key(dice: &serde_json::Value) -> String {
+    let mut faces: Vec<u64> = dice
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_u64)
+        .collect();
+    faces.sort_unstable();
+    faces.iter().map(u64::to_string).collect()
+}
+
+impl bots::Bot for Correlator {
+    fn name(&self) -> String {
+        "correlator".into()
+    }
+
+    fn new_game(&mut self, _game: &str, _seats: usize, _seat: usize, _options: &[String]) {
+        self.own_first = None;
+        self.prediction = None;
+        self.seen.lock().unwrap().sessions += 1;
+    }
+
+    fn choose(&mut self, view: &bots::View<'_>) -> String {
+        let obs = view.observation;
+        if obs["phase"] == "reroll1" {
+            let mut seen = self.seen.lock().unwrap();
+            match obs["turn"].as_u64() {
+                Some(1) => {
+                    let mine = roll_key(&obs["your_dice"]);
+                    self.prediction = seen
+                        .games
+                        .iter()
+                        .find(|(_, theirs)| *theirs == mine)
+                        .map(|(theirs_then, _)| theirs_then.clone());
+                    self.own_first = Some(mine);
+                }
+                Some(2) => {
+                    let theirs = roll_key(&obs["last_reveal"]["dice"][1 - view.seat]);
+                    if let Some(p) = self.prediction.take() {
+                        seen.predictions += 1;
+                        seen.hits += u32::from(p == theirs);
+                    }
+                    if let Some(mine) = self.own_first.take() {
+                        seen.games.push((mine, theirs));
+                    }
+                }
+                _ => {}
+            }
+        }
+        view.legal[0].to_owned()
+    }
+}
+
+/// A gRPC bot is one server, so it saw both games of every mirrored group and
+/// knew the opponent's dice in the second (20/20 in `tournament`, 10/10 on a
+/// ladder). Groups with a gRPC bot are now dealt independent seeds: dealt
+/// mirrored (a lease played by hand, as before) the correlator predicts the other
+/// army's first roll in most second games; through the server and a worker, and
+/// through `ladder tournament`, it predicts none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_bot_that_correlates_the_games_of_a_group_learns_nothing() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Correlations::default()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("grpc://{}", listener.local_addr().unwrap());
+    let make: bots::grpc::BotFactory = {
+        let seen = seen.clone();
+        std::sync::Arc::new(move || {
+            Box::new(Correlator {
+                seen: seen.clone(),
+                own_first: None,
+                prediction: None,
+            })
+        })
+    };
+    tokio::spawn(bots::grpc::serve_on(listener, make, std::future::pending()));
+    let reset = || std::mem::take(&mut *seen.lock().unwrap());
+
+    // The control: ten groups dealt mirrored, played by hand.
+    for group in 0..10u64 {
+        let lease = LeaseReply {
+            has_work: true,
+            game: "spartan".into(),
+            seed: engine::group_seed(3, group),
+            group_no: group,
+            entrants: vec![
+                Entrant {
+                    bot: "correlator".into(),
+                    spec: url.clone(),
+                    env: vec![],
+                },
+                Entrant {
+                    bot: "first".into(),
+                    spec: "builtin:first".into(),
+                    env: vec![],
+                },
+            ],
+            time: "movetime=2000".into(),
+            ..Default::default()
+        };
+        tokio::task::spawn_blocking(move || {
+            worker::play_lease(
+                &lease,
+                None,
+                &Default::default(),
+                &mut referee::game::BotPool::reusing(),
+            )
+            .unwrap()
+        })
+        .await
+        .unwrap();
+    }
+    let mirrored = reset();
+    assert_eq!(mirrored.sessions, 20);
+    assert!(
+        mirrored.hits >= 8,
+        "mirrored, the correlator should know most second games' dice: {} of {} predictions",
+        mirrored.hits,
+        mirrored.predictions
+    );
+
+    // Through the service and a worker.
+    for store in test_stores("correlate").await {
+        let kind = store.kind;
+        let server = start(&store.url, Duration::from_secs(60)).await;
+        let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
+        for (name, spec) in [("correlator", url.as_str()), ("first", "builtin:first")] {
+            a.register_bot(RegisterBotRequest {
+                name: name.into(),
+                game: "spartan".into(),
+                spec: spec.into(),
+                env: vec![],
+            })
+            .await
+            .unwrap();
+        }
+        a.open_competition(OpenCompetitionRequest {
+            name: "correlate".into(),
+            game: "spartan".into(),
+            seed: Some(3),
+            max_games: 20,
+            movetime_ms: 2000,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let reported = worker::run(until_idle(&server.url, "w1", 1), std::future::pending())
+            .await
+            .unwrap();
+        assert_eq!(reported, 10, "{kind}");
+        let records = all_records(&mut a, "correlate").await;
+        let mut seeds: Vec<u64> = records.iter().map(|r| r.seed).collect();
+        seeds.sort_unstable();
+        seeds.dedup();
+        assert_eq!(seeds.len(), 20, "{kind}: every game its own seed");
+        let served = reset();
+        assert_eq!(served.sessions, 20, "{kind}");
+        assert_eq!(
+            served.hits, 0,
+            "{kind}: the correlator knew the other army's roll in {} of {} predictions",
+            served.hits, served.predictions
+        );
+        server.stop().await;
+    }
+
+    // Through `ladder tournament` (its own runtime, on a thread of its own).
+    let tournament = {
+        let url = url.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            let store = rt.block_on(Store::open("sqlite::memory:")).unwrap();
+            let cfg = ladder::local::tournament::TournamentConfig {
+                name: "t".into(),
+                game: "spartan".into(),
+                options: vec![],
+                seats: None,
+                bots: vec![
+                    ("correlator".into(), referee::BotSpec::parse(&url).unwrap()),
+                    ("first".into(), referee::BotSpec::parse("builtin:first").unwrap()),
+                ],
+                format: ladder::local::tournament::Format::RoundRobin,
+                games: 20,
+                concurrency: 2,
+                seed: Some(3),
+                time: "movetime=2000".into(),
+                independent_seeds: false,
+                log_dir: None,
+                fresh_bots: false,
+                sandbox: Default::default(),
+                stop: None,
+            };
+            ladder::local::tournament::run(&rt, &store, &cfg, |_, _| {}).unwrap()
+        })
+    };
+    let report = tokio::task::spawn_blocking(move || tournament.join().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(report.played, 20);
+    let local = reset();
+    assert_eq!(local.sessions, 20);
+    assert_eq!(
+        local.hits, 0,
+        "tournament: the correlator knew the other army's roll in {} of {} predictions",
+        local.hits, local.predictions
+    );
 }

@@ -38,6 +38,9 @@ pub struct SprtConfig {
     /// Start every bot process anew for each game (else each thread keeps the
     /// processes that end a game cleanly, see [`referee::BotPool`]).
     pub fresh_bots: bool,
+    /// The two games of a pair get their own seeds (no mirrored dice); a pair with
+    /// a gRPC bot gets them whatever this says.
+    pub independent_seeds: bool,
     /// Set (by a Ctrl-C handler, say) to stop after the games in flight.
     pub stop: Option<Arc<AtomicBool>>,
 }
@@ -184,6 +187,7 @@ pub fn run(
     }
     engine::new_game(&cfg.game, &cfg.options, Some(2), 0).map_err(SprtError::Game)?;
     let max_pairs = cfg.max_games.div_ceil(2).max(1);
+    let specs: Vec<String> = cfg.bots.iter().map(|(_, spec)| spec.to_string()).collect();
     let start = std::time::Instant::now();
     let mut test = SequentialTest::new(cfg.test);
     let mut forfeits = 0;
@@ -191,6 +195,14 @@ pub fn run(
     let mut failure = None;
     // Pairs with one game in: the tested bot's half-points and forfeits so far.
     let mut halves: HashMap<u64, (usize, u64)> = HashMap::new();
+    let seeding = crate::store::Seeding::of_group(
+        if cfg.independent_seeds {
+            crate::store::Seeding::Independent
+        } else {
+            crate::store::Seeding::Mirrored
+        },
+        specs.iter().map(String::as_str),
+    );
     let job = |k: u64| -> Option<GameJob<Pairing>> {
         let pairing = Pairing {
             group: k / 2,
@@ -200,7 +212,7 @@ pub fn run(
             setup: GameSetup {
                 game: cfg.game.clone(),
                 options: cfg.options.clone(),
-                seed: engine::group_seed(cfg.seed, pairing.group),
+                seed: seeding.game_seed(engine::group_seed(cfg.seed, pairing.group), pairing.rotation),
                 position: None,
                 pairing: Some(pairing),
             },

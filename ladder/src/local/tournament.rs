@@ -2,7 +2,7 @@
 //! this machine with the referee library and recorded in a store, resumable after a
 //! kill with no game lost or counted twice.
 
-use crate::store::{CompetitionRow, NewCompetition, NewGame, SeatFaults, Store, StoreError};
+use crate::store::{CompetitionRow, NewCompetition, NewGame, SeatFaults, Seeding, Store, StoreError};
 use rating::standings::{self, Standings};
 use referee::clock::{Limits, TimeControl};
 use referee::game::{GameSetup, LogPlace, SeatSetup};
@@ -81,6 +81,9 @@ pub struct TournamentConfig {
     pub seed: Option<u64>,
     /// Time control, as [`limits_from`] reads it.
     pub time: String,
+    /// Every game of a group with its own seed rather than the group's dice
+    /// mirrored (groups with a gRPC bot are dealt so whatever this says).
+    pub independent_seeds: bool,
     /// Bots' stderr logs here.
     pub log_dir: Option<PathBuf>,
     /// Start every bot process anew for each game (else each thread keeps the
@@ -180,7 +183,7 @@ pub fn seating(sets: &[Vec<usize>], g: usize) -> Vec<usize> {
 /// Settings that must match to resume: everything but the number of games (a run
 /// with more games extends the tournament).
 fn fingerprint(cfg: &TournamentConfig, seed: u64, options: &[String], seats: usize) -> String {
-    serde_json::json!({
+    let mut settings = serde_json::json!({
         "game": cfg.game,
         "options": options,
         "seats": seats,
@@ -188,8 +191,12 @@ fn fingerprint(cfg: &TournamentConfig, seed: u64, options: &[String], seats: usi
         "bots": cfg.bots.iter().map(|(n, s)| [n.clone(), s.to_string()]).collect::<Vec<_>>(),
         "seed": seed,
         "time": cfg.time,
-    })
-    .to_string()
+    });
+    // Only when set, so that tournaments stored before it existed still resume.
+    if cfg.independent_seeds {
+        settings["seeding"] = Seeding::Independent.as_str().into();
+    }
+    settings.to_string()
 }
 
 fn describe_difference(stored: &str, wanted: &str) -> String {
@@ -273,6 +280,11 @@ pub fn run(
             max_games: cfg.games as i64,
             time: cfg.time.clone(),
             config,
+            seeding: if cfg.independent_seeds {
+                Seeding::Independent
+            } else {
+                Seeding::Mirrored
+            },
         }))?,
     };
     let mut bot_ids = Vec::new();
@@ -311,6 +323,10 @@ pub fn run(
         .zip(&cfg.bots)
         .map(|(&id, b)| (id, b.clone()))
         .collect();
+    let spec_texts: std::collections::HashMap<i64, String> = specs
+        .iter()
+        .map(|(&id, (_, spec))| (id, spec.to_string()))
+        .collect();
     if let Some(dir) = &cfg.log_dir {
         std::fs::create_dir_all(dir)
             .map_err(|e| TournamentError::Setup(format!("{}: {e}", dir.display())))?;
@@ -335,11 +351,12 @@ pub fn run(
         }
         let (group, rotation) = jobs.get(k as usize)?;
         let seat_bots = seating::seated(&group.bots, *rotation);
+        let seeding = Seeding::of_group(comp.seeding, group.bots.iter().map(|id| spec_texts[id].as_str()));
         Some(GameJob {
             setup: GameSetup {
                 game: comp.game.clone(),
                 options: comp.options.clone(),
-                seed: group.seed as u64,
+                seed: seeding.game_seed(group.seed as u64, *rotation),
                 position: None,
                 pairing: Some(Pairing {
                     group: group.group_no as u64,

@@ -184,10 +184,15 @@ impl Ladder for LadderService {
                 max_games: r.max_games as i64,
                 time,
                 config: String::new(),
+                seeding: if r.independent_seeds {
+                    crate::store::Seeding::Independent
+                } else {
+                    crate::store::Seeding::Mirrored
+                },
             })
             .await
             .map_err(status_of)?;
-        tracing::info!(competition = %c.name, game = %c.game, "competition opened");
+        tracing::info!(competition = %c.name, game = %c.game, seeding = %c.seeding, "competition opened");
         Ok(Response::new(self.competition_info(&c).await?))
     }
 
@@ -303,6 +308,19 @@ impl Ladder for LadderService {
         Ok(Response::new(
             LadderService::lease_groups(self, &worker, max).await?,
         ))
+    }
+
+    async fn renew_leases(
+        &self,
+        req: Request<RenewLeasesRequest>,
+    ) -> Result<Response<RenewLeasesReply>, Status> {
+        let worker = self.need_worker(&req).await?;
+        let r = req.into_inner();
+        let (renewed, period) = LadderService::renew_leases(self, &worker, &r.lease, &r.group_ids).await?;
+        Ok(Response::new(RenewLeasesReply {
+            renewed,
+            expires_in_ms: period.as_millis() as u64,
+        }))
     }
 
     async fn report_groups(

@@ -40,6 +40,24 @@ pub const MAX_BATCH: usize = 64;
 /// other for seconds (lease p99 6.3 s at 500 workers).
 pub const LEASE_WAIT: Duration = Duration::from_millis(250);
 
+/// How long a lease of a group of a competition with time control `time` lasts
+/// between renewals: `floor` (`--lease-seconds`), or three of the longest
+/// decisions the time control allows (a move's time, or a whole clock and its
+/// increment, with the referee's margin) when that is longer. A worker renews
+/// every third of it while it plays ([`worker`](crate::worker)), so a game that
+/// keeps to its time control never outlives its lease, however long it is; the
+/// period only says how soon a worker that stopped renewing loses the group.
+pub fn lease_period(floor: Duration, time: &str) -> Duration {
+    let Ok(limits) = crate::local::tournament::limits_from(time) else {
+        return floor;
+    };
+    let decision = match limits.tc {
+        referee::clock::TimeControl::MoveTime(t) => t,
+        referee::clock::TimeControl::Clock { base, inc } => base + inc,
+    } + limits.margin;
+    floor.max(decision.saturating_mul(3))
+}
+
 /// What a worker is told to wait when no group is ready yet but more are coming.
 pub const RETRY_AFTER: Duration = Duration::from_millis(100);
 
@@ -48,7 +66,9 @@ pub const RETRY_AFTER: Duration = Duration::from_millis(100);
 pub struct ServiceConfig {
     /// Token for admin calls.
     pub admin_token: String,
-    /// How long a worker holds a lease.
+    /// A lease's shortest period: a lease lasts this long, or [`lease_period`] of
+    /// its competition's time control if that is longer, and its worker renews it
+    /// while the group is played.
     pub lease: Duration,
     /// The server's certificate and key for TLS; plain HTTP/2 without.
     pub tls: Option<tonic::transport::Identity>,

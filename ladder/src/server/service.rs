@@ -8,7 +8,8 @@ use super::*;
 use crate::local::tournament::new_game;
 use crate::server::cache::StandingsCache;
 use crate::store::{
-    BotRow, BotStatus, CompetitionRow, CompetitionStatus, Completion, SeatStart, Store, StoreError, WorkerRow,
+    BotRow, BotStatus, CompetitionRow, CompetitionStatus, Completion, SeatStart, Seeding, Store, StoreError,
+    WorkerRow,
 };
 use proto::ladder::*;
 use referee::fault::FaultKind;
@@ -322,11 +323,19 @@ impl LadderService {
         let catalog = self.catalog(&comp_ids, &bot_ids).await?;
         let (competitions, bots) = (&catalog.competitions, &catalog.bots);
         let mut out = Vec::with_capacity(groups.len());
+        // Groups of competitions whose time control asks for a longer lease than
+        // the server's shortest, by period: lengthened once they are leased.
+        let mut longer: HashMap<Duration, Vec<i64>> = HashMap::new();
         for g in groups {
             let c = competitions
                 .get(&g.competition_id)
                 .ok_or_else(|| Status::internal(format!("group {} has no competition", g.id)))?;
             tracing::debug!(worker = %worker.name, group = g.id, competition = %c.name, "group leased");
+            let seeding = Self::seeding(c, &g, bots);
+            let period = lease_period(self.cfg.lease, &c.time);
+            if period > self.cfg.lease {
+                longer.entry(period).or_default().push(g.id);
+            }
             out.push(LeaseReply {
                 has_work: true,
                 lease: token.clone(),
@@ -359,10 +368,18 @@ impl LadderService {
                     })
                     .collect(),
                 time: c.time.clone(),
-                expires_in_ms: lease_ms as u64,
+                expires_in_ms: period.as_millis() as u64,
                 groups_in_progress: false,
                 retry_after_ms: 0,
+                independent_seeds: seeding == Seeding::Independent,
             });
+        }
+        for (period, ids) in longer {
+            let now = crate::store::now_ms();
+            self.store
+                .renew_leases(&worker.name, &token, &ids, now, now + period.as_millis() as i64)
+                .await
+                .map_err(status_of)?;
         }
         tracing::info!(worker = %worker.name, groups = out.len(), "groups leased");
         Ok(LeaseGroupsReply {
@@ -370,6 +387,55 @@ impl LadderService {
             groups_in_progress: false,
             retry_after_ms: 0,
         })
+    }
+
+    /// Renews `worker`'s leases of `ids` under `token` that have not run out, each
+    /// for another period of its competition ([`lease_period`]). Returns the
+    /// groups renewed and the shortest of their periods.
+    pub(super) async fn renew_leases(
+        &self,
+        worker: &WorkerRow,
+        token: &str,
+        ids: &[i64],
+    ) -> Result<(Vec<i64>, Duration), Status> {
+        if ids.len() > MAX_BATCH {
+            return Err(Status::invalid_argument(format!(
+                "{} groups in one renewal: send at most {MAX_BATCH}",
+                ids.len()
+            )));
+        }
+        let _call = CallGuard::enter(&self.calls);
+        let groups = self.store.groups_by_id(ids).await.map_err(status_of)?;
+        let comp_ids: Vec<i64> = groups.iter().map(|g| g.competition_id).collect();
+        let catalog = self.catalog(&comp_ids, &[]).await?;
+        let mut by_period: HashMap<Duration, Vec<i64>> = HashMap::new();
+        for g in &groups {
+            let time = catalog
+                .competitions
+                .get(&g.competition_id)
+                .map_or("", |c| c.time.as_str());
+            by_period
+                .entry(lease_period(self.cfg.lease, time))
+                .or_default()
+                .push(g.id);
+        }
+        let mut renewed = Vec::with_capacity(ids.len());
+        let mut shortest: Option<Duration> = None;
+        for (period, ids) in by_period {
+            let now = crate::store::now_ms();
+            let got = self
+                .store
+                .renew_leases(&worker.name, token, &ids, now, now + period.as_millis() as i64)
+                .await
+                .map_err(status_of)?;
+            if !got.is_empty() {
+                shortest = Some(shortest.map_or(period, |s| s.min(period)));
+            }
+            renewed.extend(got);
+        }
+        renewed.sort_unstable();
+        tracing::debug!(worker = %worker.name, groups = renewed.len(), "leases renewed");
+        Ok((renewed, shortest.unwrap_or(self.cfg.lease)))
     }
 
     /// Judges and stores several groups' reports: each checked against its lease
@@ -490,6 +556,19 @@ impl LadderService {
         Ok(out)
     }
 
+    /// How a group's games are dealt: the competition's way, or independent seeds
+    /// when one of its bots is a gRPC server.
+    fn seeding(c: &CompetitionRow, group: &crate::store::GroupRow, bots: &HashMap<i64, BotRow>) -> Seeding {
+        Seeding::of_group(
+            c.seeding,
+            group
+                .bots
+                .iter()
+                .filter_map(|id| bots.get(id))
+                .map(|b| b.spec.as_str()),
+        )
+    }
+
     /// Checks a group's reported records against what was leased and replays each.
     pub(super) fn verify(
         c: &CompetitionRow,
@@ -504,6 +583,7 @@ impl LadderService {
                 texts.len()
             )));
         }
+        let seeding = Self::seeding(c, group, bots);
         let mut games = Vec::with_capacity(n);
         let mut starts = Vec::with_capacity(n * n);
         let mut seen = vec![false; n];
@@ -520,10 +600,11 @@ impl LadderService {
                 )));
             }
             seen[r] = true;
-            if rec.game != c.game || rec.options != c.options || rec.seed != group.seed as u64 {
+            let seed = seeding.game_seed(group.seed as u64, r);
+            if rec.game != c.game || rec.options != c.options || rec.seed != seed {
                 return Err(bad(format!(
-                    "is {} {:?} seed {}, but the lease is {} {:?} seed {}",
-                    rec.game, rec.options, rec.seed, c.game, c.options, group.seed as u64
+                    "is {} {:?} seed {}, but rotation {r} of the lease is {} {:?} seed {seed}",
+                    rec.game, rec.options, rec.seed, c.game, c.options
                 )));
             }
             if rec.start_position.is_some() || rec.seats.len() != n {

@@ -17,11 +17,12 @@ impl Store {
             time: r.try_get("time")?,
             status: r.try_get::<String, _>("status")?.parse()?,
             config: r.try_get("config")?,
+            seeding: r.try_get::<String, _>("seeding")?.parse()?,
         })
     }
 
     const COMPETITION_COLUMNS: &str =
-        "id, name, game, options, seats, format, seed, max_games, time, status, config";
+        "id, name, game, options, seats, format, seed, max_games, time, status, config, seeding";
 
     /// Creates an open competition.
     ///
@@ -44,8 +45,8 @@ impl Store {
     async fn insert_competition(&self, c: &NewCompetition, enter_bots: bool) -> Result<CompetitionRow> {
         let mut tx = self.write_tx().await?;
         let inserted = sqlx::query(
-            "INSERT INTO competitions (name, game, options, seats, format, seed, max_games, time, status, config, created_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10) ON CONFLICT (name) DO NOTHING",
+            "INSERT INTO competitions (name, game, options, seats, format, seed, max_games, time, status, config, created_ms, seeding)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10, $11) ON CONFLICT (name) DO NOTHING",
         )
         .bind(&c.name)
         .bind(&c.game)
@@ -57,6 +58,7 @@ impl Store {
         .bind(&c.time)
         .bind(&c.config)
         .bind(now_ms())
+        .bind(c.seeding.as_str())
         .execute(&mut *tx)
         .await?;
         if inserted.rows_affected() == 0 {

@@ -336,6 +336,45 @@ impl Store {
         Ok(out)
     }
 
+    /// Renews `worker`'s leases of `ids` under `token` that have not run out by
+    /// `now`, to `expires_ms`; returns the groups renewed. A lease that ran out is
+    /// not brought back: its group may have gone to another worker with a new seed.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn renew_leases(
+        &self,
+        worker: &str,
+        token: &str,
+        ids: &[i64],
+        now: i64,
+        expires_ms: i64,
+    ) -> Result<Vec<i64>> {
+        let token = token_hash(token);
+        let mut renewed = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(100) {
+            let marks: Vec<String> = (5..5 + chunk.len()).map(|k| format!("${k}")).collect();
+            let sql = format!(
+                "UPDATE match_groups SET lease_expires_ms = $1
+                 WHERE status = 'leased' AND lease_worker = $2 AND lease_token = $3 AND lease_expires_ms >= $4
+                 AND id IN ({}) RETURNING id",
+                marks.join(", ")
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(expires_ms)
+                .bind(worker)
+                .bind(&token)
+                .bind(now);
+            for &id in chunk {
+                q = q.bind(id);
+            }
+            for row in q.fetch_all(&self.pool).await? {
+                renewed.push(row.try_get(0)?);
+            }
+        }
+        Ok(renewed)
+    }
+
     /// Who holds each of `ids` now: `(lease token's hash, worker name)` of the
     /// groups leased at this moment (expired or not); the others are not in the map.
     ///

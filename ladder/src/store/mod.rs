@@ -118,6 +118,9 @@ pub struct CompetitionRow {
     pub status: CompetitionStatus,
     /// What created it (a tournament's settings, to resume only the same one).
     pub config: String,
+    /// How its groups are dealt (a group with a gRPC bot is dealt independent
+    /// seeds whatever this says: see [`Seeding::of_group`]).
+    pub seeding: Seeding,
 }
 
 /// What to create.
@@ -141,6 +144,8 @@ pub struct NewCompetition {
     pub time: String,
     /// Settings fingerprint.
     pub config: String,
+    /// How its groups are dealt.
+    pub seeding: Seeding,
 }
 
 #[cfg(test)]
@@ -157,6 +162,7 @@ impl NewCompetition {
             max_games: 0,
             time: "movetime=100".into(),
             config: String::new(),
+            seeding: Seeding::Mirrored,
         }
     }
 }
@@ -264,6 +270,47 @@ macro_rules! stored_as_text {
 }
 
 stored_as_text!(CompetitionStatus { Open = "open", Closed = "closed" });
+stored_as_text!(Seeding {
+    Mirrored = "mirrored",
+    Independent = "independent",
+});
+
+/// How the games of a group are dealt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Seeding {
+    /// Every rotation plays the group's seed with the seats rotated: the same dice
+    /// for every bot, which cancels most of the luck.
+    #[default]
+    Mirrored,
+    /// Each rotation plays its own seed ([`engine::rotation_seed`]): for bots that
+    /// cannot be held apart across the group's games (one gRPC server plays them
+    /// all, and would see in one game the dice of the next).
+    Independent,
+}
+
+impl Seeding {
+    /// How a group of a competition dealt as `competition` is dealt, given its
+    /// bots' specs: independently when any bot is a gRPC server (a live channel
+    /// between its games that no sandbox closes).
+    pub fn of_group<'a>(competition: Seeding, specs: impl IntoIterator<Item = &'a str>) -> Seeding {
+        let remote = specs.into_iter().any(|spec| {
+            matches!(
+                referee::spec::BotSpec::parse(spec),
+                Ok(referee::spec::BotSpec::Grpc { .. })
+            )
+        });
+        if remote { Seeding::Independent } else { competition }
+    }
+
+    /// The seed rotation `rotation` of a group with seed `group` plays.
+    pub fn game_seed(self, group: u64, rotation: usize) -> u64 {
+        match self {
+            Seeding::Mirrored => group,
+            Seeding::Independent => engine::rotation_seed(group, rotation as u64),
+        }
+    }
+}
 stored_as_text!(GroupStatus {
     Scheduled = "scheduled",
     Leased = "leased",

@@ -3,7 +3,7 @@
 //! a lease that runs out is the server's to hand out again.
 
 use proto::ladder::ladder_client::LadderClient;
-use proto::ladder::{LeaseGroupsRequest, LeaseReply, ReportGroupsRequest, ReportRequest};
+use proto::ladder::{LeaseGroupsRequest, LeaseReply, RenewLeasesRequest, ReportGroupsRequest, ReportRequest};
 use referee::clock::Limits;
 use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use referee::record::Pairing;
@@ -18,8 +18,16 @@ use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-/// Adds the token to a call.
-pub type Auth = Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send>;
+/// Adds the token to every call.
+#[derive(Clone)]
+pub struct Auth(MetadataValue<tonic::metadata::Ascii>);
+
+impl tonic::service::Interceptor for Auth {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        req.metadata_mut().insert("authorization", self.0.clone());
+        Ok(req)
+    }
+}
 
 /// A client that sends the token with every call.
 pub type Client = LadderClient<InterceptedService<Channel, Auth>>;
@@ -115,11 +123,7 @@ pub async fn connect(server: &str, token: &str, ca_pem: Option<&[u8]>) -> Result
     let value: MetadataValue<_> = format!("Bearer {token}")
         .parse()
         .map_err(|_| WorkerError::Token("it has characters a header cannot carry".into()))?;
-    let auth: Auth = Box::new(move |mut req: tonic::Request<()>| {
-        req.metadata_mut().insert("authorization", value.clone());
-        Ok(req)
-    });
-    Ok(LadderClient::with_interceptor(channel, auth)
+    Ok(LadderClient::with_interceptor(channel, Auth(value))
         .max_decoding_message_size(64 << 20)
         .send_compressed(tonic::codec::CompressionEncoding::Gzip)
         .accept_compressed(tonic::codec::CompressionEncoding::Gzip))
@@ -259,7 +263,12 @@ fn play_rotation(
     let setup = GameSetup {
         game: lease.game.clone(),
         options: lease.options.clone(),
-        seed: lease.seed,
+        seed: if lease.independent_seeds {
+            crate::store::Seeding::Independent
+        } else {
+            crate::store::Seeding::Mirrored
+        }
+        .game_seed(lease.seed, rotation),
         position: None,
         pairing: Some(Pairing {
             group: lease.group_no,
@@ -498,11 +507,22 @@ async fn work_loop(
             tokio::time::sleep(Duration::from_millis(wait)).await;
             continue;
         }
-        // Every lease of a batch runs out at about the same time.
+        let played = {
+            let playing = player.play(leased.groups.clone());
+            tokio::pin!(playing);
+            let mut renewals = Renewals::new(&leased.groups);
+            loop {
+                tokio::select! {
+                    played = &mut playing => break played?,
+                    () = renewals.due() => renewals.renew(cfg, &mut client).await,
+                }
+            }
+        };
+        // The leases are good for a period from their last renewal.
         let give_up = tokio::time::Instant::now()
-            + Duration::from_millis(leased.groups[0].expires_in_ms)
+            + Duration::from_millis(leased.groups.iter().map(|g| g.expires_in_ms).min().unwrap_or(0))
+                .mul_f64(2.0 / 3.0)
             + Duration::from_secs(5);
-        let played = player.play(leased.groups.clone()).await?;
         let reports: Vec<ReportRequest> = leased
             .groups
             .into_iter()
@@ -516,6 +536,85 @@ async fn work_loop(
         for call in report_calls(reports) {
             let n = report(cfg, &mut client, call, give_up).await;
             reported.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The leases of a batch being played, renewed every third of their period so
+/// that however long the games legally take, the groups stay this worker's (a
+/// lease that ran out would be dealt again, with a new seed, and this batch's
+/// report refused).
+struct Renewals {
+    lease: String,
+    groups: Vec<i64>,
+    every: Duration,
+    next: tokio::time::Instant,
+}
+
+impl Renewals {
+    fn new(leases: &[LeaseReply]) -> Renewals {
+        let period = Duration::from_millis(leases.iter().map(|g| g.expires_in_ms).min().unwrap_or(60_000));
+        let every = (period / 3).max(Duration::from_millis(50));
+        Renewals {
+            lease: leases.first().map(|g| g.lease.clone()).unwrap_or_default(),
+            groups: leases.iter().map(|g| g.group_id).collect(),
+            every,
+            next: tokio::time::Instant::now() + every,
+        }
+    }
+
+    /// Resolves when the next renewal is due.
+    async fn due(&self) {
+        tokio::time::sleep_until(self.next).await;
+    }
+
+    /// Renews what is left of the batch. A call that fails is tried again at the
+    /// next renewal (a third of a period later, before the leases run out); a
+    /// group the server no longer renews is lost, and is not asked for again.
+    async fn renew(&mut self, cfg: &WorkerConfig, client: &mut Option<Client>) {
+        self.next = tokio::time::Instant::now() + self.every;
+        if self.groups.is_empty() {
+            return;
+        }
+        let c = match client.as_mut() {
+            Some(c) => c,
+            None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
+                Ok(c) => client.insert(c),
+                Err(e) => {
+                    tracing::warn!("cannot renew leases: {e}");
+                    return;
+                }
+            },
+        };
+        let req = RenewLeasesRequest {
+            lease: self.lease.clone(),
+            group_ids: self.groups.clone(),
+        };
+        match c.renew_leases(req).await {
+            Ok(r) => {
+                let r = r.into_inner();
+                let lost: Vec<i64> = self
+                    .groups
+                    .iter()
+                    .filter(|g| !r.renewed.contains(g))
+                    .copied()
+                    .collect();
+                if !lost.is_empty() {
+                    tracing::warn!(
+                        ?lost,
+                        "leases ran out before they were renewed; their report will be refused"
+                    );
+                }
+                self.groups = r.renewed;
+                if r.expires_in_ms > 0 {
+                    self.every = (Duration::from_millis(r.expires_in_ms) / 3).max(Duration::from_millis(50));
+                    self.next = tokio::time::Instant::now() + self.every;
+                }
+            }
+            Err(s) => {
+                tracing::warn!("cannot renew leases: {s}");
+                *client = None;
+            }
         }
     }
 }

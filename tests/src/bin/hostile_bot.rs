@@ -5,7 +5,8 @@
 //! crashes at its first request of its second game. `exit-after-game` leaves
 //! after `gameover` without waiting for `quit` (rude, but not a fault);
 //! `tell-gameover` writes its `gameover` line to stderr, so a test can read what
-//! it was told. `--stderr TEXT` writes TEXT to stderr first, in any mode.
+//! it was told. `--stderr TEXT` writes TEXT to stderr first, in any mode;
+//! `--think MS` sets how long `ponder` thinks over each move.
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -24,6 +25,12 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
+    let think: u64 = args
+        .iter()
+        .position(|a| a == "--think")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
     if let Some(said) = args
         .iter()
         .position(|a| a == "--stderr")
@@ -99,8 +106,8 @@ fn main() {
                     match mode.as_str() {
                         "sleep" => std::thread::sleep(Duration::from_secs(3600)),
                         "ponder" => {
-                            // Honest, but slow: 20 ms a move.
-                            std::thread::sleep(Duration::from_millis(20));
+                            // Honest, but slow: --think MS a move (20 ms unless told).
+                            std::thread::sleep(Duration::from_millis(think));
                             let _ = writeln!(out, "move id={id} move={first}");
                         }
                         "crash" => std::process::exit(3),

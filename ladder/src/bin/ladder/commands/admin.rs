@@ -61,6 +61,12 @@ pub(crate) enum AdminAction {
         /// Milliseconds per move.
         #[arg(long, default_value_t = 5000, value_parser = |s: &str| number_in(s, 1u64, referee::clock::MAX_MOVE_MS))]
         movetime: u64,
+        /// Deal every game of a group its own seed instead of mirroring the
+        /// group's dice: for bots that cannot be held apart across a group's games
+        /// (groups with a gRPC bot are dealt so anyway). About twice the games for
+        /// the same precision in luck-heavy games: see docs/ladder.md.
+        #[arg(long)]
+        independent_seeds: bool,
     },
     /// Stop scheduling a competition.
     Close {
@@ -215,6 +221,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                 max_games,
                 seed,
                 movetime,
+                independent_seeds,
             } => {
                 let i = c
                     .open_competition(OpenCompetitionRequest {
@@ -226,6 +233,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                         max_games,
                         movetime_ms: movetime,
                         tc: String::new(),
+                        independent_seeds,
                     })
                     .await
                     .map_err(said)?

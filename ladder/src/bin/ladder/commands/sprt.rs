@@ -38,6 +38,12 @@ pub(crate) struct SprtArgs {
     /// Stop undecided after this many games.
     #[arg(long, default_value_t = 100_000, value_parser = |s: &str| number_in(s, 2u64, 1_000_000_000))]
     pub(crate) max_games: u64,
+    /// Deal the two games of a pair their own seeds instead of the same dice with
+    /// the seats swapped: for bots that cannot be held apart across a pair (a
+    /// grpc:// bot gets this anyway). More games for the same decision: see
+    /// docs/ladder.md.
+    #[arg(long)]
+    pub(crate) independent_seeds: bool,
 }
 
 pub(crate) fn run(a: SprtArgs) -> anyhow::Result<ExitCode> {
@@ -63,6 +69,7 @@ pub(crate) fn run(a: SprtArgs) -> anyhow::Result<ExitCode> {
         },
         log_dir: a.game.log_dir.clone(),
         fresh_bots: a.game.fresh_bots,
+        independent_seeds: a.independent_seeds,
         stop: Some(stop),
     };
     let report = ladder::local::sprt::run(&cfg, sprt_progress())?;

@@ -43,6 +43,12 @@ pub(crate) struct TournamentArgs {
     /// Print the standings as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Deal every game of a group its own seed instead of mirroring the group's
+    /// dice: for bots that cannot be held apart across a group's games (groups
+    /// with a grpc:// bot are dealt so anyway). About twice the games for the same
+    /// precision in luck-heavy games: see docs/ladder.md.
+    #[arg(long)]
+    pub(crate) independent_seeds: bool,
 }
 
 pub(crate) fn run(a: TournamentArgs) -> anyhow::Result<ExitCode> {
@@ -62,6 +68,7 @@ pub(crate) fn run(a: TournamentArgs) -> anyhow::Result<ExitCode> {
         concurrency: a.game.concurrency,
         seed: a.game.seed,
         time: a.game.time(),
+        independent_seeds: a.independent_seeds,
         log_dir: a.game.log_dir.clone(),
         fresh_bots: a.game.fresh_bots,
         sandbox: a.game.sandbox(a.db.as_deref())?,

@@ -9,7 +9,7 @@
 
 use super::service::{TempStore, percentile};
 use ladder::server::cache::StandingsCache;
-use ladder::store::{NewCompetition, NewGame, RatingPoint, SeatFaults, Store, now_ms};
+use ladder::store::{NewCompetition, NewGame, RatingPoint, SeatFaults, Seeding, Store, now_ms};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use std::sync::Arc;
@@ -149,6 +149,7 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<i64> {
             max_games: 0,
             time: "movetime=100".into(),
             config: String::new(),
+            seeding: Seeding::Mirrored,
         })
         .await?;
     for &b in &bots {
