@@ -153,8 +153,8 @@ pub struct WorkerConfig {
     /// Groups played at once.
     pub concurrency: usize,
     /// Groups each task leases per call (and reports per call): more saves round
-    /// trips with quick bots; every group of a batch must be played within one
-    /// lease period.
+    /// trips with quick bots (the leases are renewed while the batch is played, so
+    /// a batch may take longer than a lease's period).
     pub batch: usize,
     /// Stop after this many groups (all tasks together).
     pub max_groups: Option<u64>,

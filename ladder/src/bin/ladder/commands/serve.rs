@@ -24,7 +24,10 @@ pub(crate) struct ServeArgs {
     /// `ladder admin add-worker NAME`.
     #[arg(long, value_name = "FILE")]
     pub(crate) admin_token_file: Option<PathBuf>,
-    /// Seconds a worker holds a lease before its group goes to another worker.
+    /// Seconds a lease lasts unless renewed: a worker renews its leases while it
+    /// plays them, so this is how soon a worker that died loses its groups (each
+    /// goes to another worker with a new seed). A competition whose time control
+    /// allows longer decisions gets three of its longest decisions instead.
     #[arg(long, default_value_t = 120.0, value_parser = |s: &str| number_in(s, 1.0, 86_400.0))]
     pub(crate) lease_seconds: f64,
     /// Serve gRPC over TLS with this certificate (PEM; with --tls-key).

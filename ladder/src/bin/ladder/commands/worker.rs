@@ -24,8 +24,8 @@ pub(crate) struct WorkerArgs {
     #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 1024))]
     pub(crate) concurrency: usize,
     /// Groups each of the --concurrency tasks leases, and reports, per call (1 to
-    /// 64). With quick bots, 8 to 32 cut the round trips to the server; every group
-    /// of a batch must be played within one lease period (the server's --lease-seconds).
+    /// 64). With quick bots, 8 to 32 cut the round trips to the server. The worker
+    /// renews its leases while it plays, however long a batch takes.
     #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 64))]
     pub(crate) batch: usize,
     /// Name in this worker's own log lines (the server knows it by its token).
