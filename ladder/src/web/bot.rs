@@ -3,8 +3,7 @@
 //! its newest games. Never its command line or environment.
 
 use super::{
-    Bots, Site, escape, games_rows, internal, json, json_suffix, not_found, page_html, result_json, segment,
-    svg, text,
+    Bots, Site, WebError, escape, games_rows, json, json_suffix, page_html, result_json, segment, svg, text,
 };
 use crate::store::RatingPoint;
 use axum::extract::{Path, State};
@@ -16,9 +15,9 @@ const NEWEST: usize = 20;
 const NEWEST_FAULTS: i64 = 10;
 
 /// Everything a bot's page shows, as JSON.
-async fn snapshot(site: &Site, name: &str) -> Result<Option<serde_json::Value>, Response> {
+async fn snapshot(site: &Site, name: &str) -> Result<Option<serde_json::Value>, WebError> {
     let store = &site.store;
-    let known = Bots::read(site).await.map_err(internal)?;
+    let known = Bots::read(site).await?;
     let (all, names, redactor) = (&known.all, &known.names, &known.redactor);
     let Some(bot) = known.named(name) else {
         return Ok(None);
@@ -39,12 +38,12 @@ async fn snapshot(site: &Site, name: &str) -> Result<Option<serde_json::Value>, 
         versions.push(next);
     }
     let mut competitions = Vec::new();
-    for c in store.competitions().await.map_err(internal)? {
+    for c in store.competitions().await? {
         if c.game != bot.game {
             continue;
         }
         // As of the last fit (a few seconds old at most while games arrive).
-        let fit = site.standings.latest_fit(&c).await.map_err(internal)?;
+        let fit = site.standings.latest_fit(&c).await?;
         let Some(ids) = fit.index.games_of.get(&bot.id) else {
             continue;
         };
@@ -59,15 +58,13 @@ async fn snapshot(site: &Site, name: &str) -> Result<Option<serde_json::Value>, 
         against.sort();
         let mut recent = store
             .results_by_id(&ids[ids.len().saturating_sub(NEWEST)..])
-            .await
-            .map_err(internal)?;
+            .await?;
         recent.reverse();
-        let history = store.rating_history(c.id, bot.id).await.map_err(internal)?;
-        let tally = store.fault_tally(c.id, bot.id).await.map_err(internal)?;
+        let history = store.rating_history(c.id, bot.id).await?;
+        let tally = store.fault_tally(c.id, bot.id).await?;
         let faults: Vec<serde_json::Value> = store
             .recent_faults(c.id, bot.id, NEWEST_FAULTS)
-            .await
-            .map_err(internal)?
+            .await?
             .into_iter()
             .map(|f| {
                 serde_json::json!({
@@ -111,15 +108,13 @@ async fn snapshot(site: &Site, name: &str) -> Result<Option<serde_json::Value>, 
 }
 
 /// `/bots/{name}` (a page) and `/bots/{name}.json`.
-pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> Response {
+pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> Result<Response, WebError> {
     let (name, as_json) = json_suffix(name);
-    let snap = match snapshot(&site, &name).await {
-        Ok(Some(v)) => v,
-        Ok(None) => return not_found(format!("no bot named {:?}", escape(&name))),
-        Err(r) => return r,
+    let Some(snap) = snapshot(&site, &name).await? else {
+        return Err(WebError::NotFound(format!("no bot named {:?}", escape(&name))));
     };
     if as_json {
-        return json(&snap);
+        return Ok(json(&snap));
     }
     let mut h = format!(
         "<h1>{}</h1><p>{} · version {} · <b class=\"status\">{}</b>{}</p>",
@@ -158,7 +153,7 @@ pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> 
     for c in competitions {
         h.push_str(&competition_section(&snap, c));
     }
-    page_html(&name, &format!("/bots/{}.json", segment(&name)), &h)
+    Ok(page_html(&name, &format!("/bots/{}.json", segment(&name)), &h))
 }
 
 /// One competition's part of a bot's page.

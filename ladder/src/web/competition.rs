@@ -3,12 +3,11 @@
 //! of all its games, page by page.
 
 use super::{
-    Bots, STYLE, Site, escape, games_rows, internal, json, json_suffix, not_found, page_html, result_json,
-    segment, svg, text,
+    Bots, STYLE, Site, WebError, escape, games_rows, json, json_suffix, page_html, result_json, segment, svg,
+    text,
 };
 use crate::store::{BotStatus, CompetitionRow};
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use std::fmt::Write as _;
 
@@ -18,10 +17,10 @@ const PAGE_GAMES: i64 = 50;
 const RECENT: i64 = 20;
 
 /// Everything a competition's page shows, as JSON.
-async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<serde_json::Value, String> {
+async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<serde_json::Value, WebError> {
     let store = &site.store;
-    let fit = site.standings.latest_fit(c).await.map_err(|e| e.to_string())?;
-    let entrants = store.entrants(c.id).await.map_err(|e| e.to_string())?;
+    let fit = site.standings.latest_fit(c).await?;
+    let entrants = store.entrants(c.id).await?;
     let (names, redactor) = (&bots.names, &bots.redactor);
     // Bots out of play, by name, with why: the table marks them.
     let out_of_play: serde_json::Map<String, serde_json::Value> = entrants
@@ -34,18 +33,17 @@ async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<serde_
             )
         })
         .collect();
-    let games = store.game_count(c.id).await.map_err(|e| e.to_string())?;
+    let games = store.game_count(c.id).await?;
     // A competition that reached its `max_games` is finished, though open.
     let status = if c.max_games > 0 && games >= c.max_games {
         "finished".to_owned()
     } else {
         c.status.to_string()
     };
-    let activity = store.activity(c.id).await.map_err(|e| e.to_string())?;
+    let activity = store.activity(c.id).await?;
     let recent: Vec<serde_json::Value> = store
         .recent(c.id, RECENT)
-        .await
-        .map_err(|e| e.to_string())?
+        .await?
         .iter()
         .map(|r| result_json(r, names))
         .collect();
@@ -66,20 +64,17 @@ async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<serde_
     }))
 }
 
-async fn front_snapshot(site: &Site) -> Result<serde_json::Value, String> {
+async fn front_snapshot(site: &Site) -> Result<serde_json::Value, WebError> {
     let bots = Bots::read(site).await?;
     let mut out = Vec::new();
-    for c in site.store.competitions().await.map_err(|e| e.to_string())? {
+    for c in site.store.competitions().await? {
         out.push(snapshot(site, &c, &bots).await?);
     }
     Ok(serde_json::json!({ "competitions": out }))
 }
 
-pub(super) async fn front_json(State(site): State<Site>) -> Response {
-    match front_snapshot(&site).await {
-        Ok(v) => json(&v),
-        Err(e) => internal(e),
-    }
+pub(super) async fn front_json(State(site): State<Site>) -> Result<Response, WebError> {
+    Ok(json(&front_snapshot(&site).await?))
 }
 
 /// The line under a competition's name: game, options, seats, status, games.
@@ -165,11 +160,8 @@ fn recent_table(c: &serde_json::Value, caption: &str) -> String {
     )
 }
 
-pub(super) async fn front_page(State(site): State<Site>) -> Response {
-    let snap = match front_snapshot(&site).await {
-        Ok(v) => v,
-        Err(e) => return internal(e),
-    };
+pub(super) async fn front_page(State(site): State<Site>) -> Result<Response, WebError> {
+    let snap = front_snapshot(&site).await?;
     let mut h = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>astragal ladder</title>\
@@ -196,34 +188,24 @@ pub(super) async fn front_page(State(site): State<Site>) -> Response {
         );
     }
     h.push_str("</main></body></html>");
-    Html(h).into_response()
+    Ok(Html(h).into_response())
 }
 
-async fn competition(site: &Site, name: &str) -> Result<CompetitionRow, Response> {
-    match site.store.competition(name).await {
-        Ok(Some(c)) => Ok(c),
-        Ok(None) => Err(not_found(format!("no competition named {:?}", escape(name)))),
-        Err(e) => Err(internal(e)),
-    }
+async fn competition(site: &Site, name: &str) -> Result<CompetitionRow, WebError> {
+    site.store
+        .competition(name)
+        .await?
+        .ok_or_else(|| WebError::NotFound(format!("no competition named {:?}", escape(name))))
 }
 
 /// `/competitions/{name}` and `/competitions/{name}.json`.
-pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> Response {
+pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> Result<Response, WebError> {
     let (name, as_json) = json_suffix(name);
-    let c = match competition(&site, &name).await {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
-    let bots = match Bots::read(&site).await {
-        Ok(b) => b,
-        Err(e) => return internal(e),
-    };
-    let snap = match snapshot(&site, &c, &bots).await {
-        Ok(v) => v,
-        Err(e) => return internal(e),
-    };
+    let c = competition(&site, &name).await?;
+    let bots = Bots::read(&site).await?;
+    let snap = snapshot(&site, &c, &bots).await?;
     if as_json {
-        return json(&snap);
+        return Ok(json(&snap));
     }
     let a = &snap["activity"];
     let body = format!(
@@ -244,11 +226,11 @@ pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> 
         n = escape(&c.name),
         s = segment(&c.name),
     );
-    page_html(
+    Ok(page_html(
         &c.name,
         &format!("/competitions/{}.json", segment(&c.name)),
         &body,
-    )
+    ))
 }
 
 /// Which games: older than a key, and of one bot.
@@ -263,21 +245,18 @@ async fn games_snapshot(
     site: &Site,
     c: &CompetitionRow,
     q: &GamesQuery,
-) -> Result<serde_json::Value, Response> {
+) -> Result<serde_json::Value, WebError> {
     let before = q.before.unwrap_or(i64::MAX);
     let store = &site.store;
-    let known = Bots::read(site).await.map_err(internal)?;
+    let known = Bots::read(site).await?;
     let rows = match &q.bot {
-        None => store
-            .results_before(c.id, before, PAGE_GAMES)
-            .await
-            .map_err(internal)?,
+        None => store.results_before(c.id, before, PAGE_GAMES).await?,
         Some(bot) => {
             let Some(b) = known.named(bot) else {
-                return Err(not_found(format!("no bot named {:?}", escape(bot))));
+                return Err(WebError::NotFound(format!("no bot named {:?}", escape(bot))));
             };
             // The bot's games come from the fit's index: one slice, however many.
-            let fit = site.standings.latest_fit(c).await.map_err(internal)?;
+            let fit = site.standings.latest_fit(c).await?;
             let ids = fit
                 .index
                 .games_of
@@ -286,7 +265,7 @@ async fn games_snapshot(
                 .unwrap_or_default();
             let end = ids.partition_point(|&id| id < before);
             let start = end.saturating_sub(PAGE_GAMES as usize);
-            let mut rows = store.results_by_id(&ids[start..end]).await.map_err(internal)?;
+            let mut rows = store.results_by_id(&ids[start..end]).await?;
             rows.reverse();
             rows
         }
@@ -306,37 +285,23 @@ pub(super) async fn games_json(
     State(site): State<Site>,
     Path(name): Path<String>,
     Query(q): Query<GamesQuery>,
-) -> Response {
-    let c = match competition(&site, &name).await {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
-    match games_snapshot(&site, &c, &q).await {
-        Ok(v) => json(&v),
-        Err(r) => r,
-    }
+) -> Result<Response, WebError> {
+    let c = competition(&site, &name).await?;
+    Ok(json(&games_snapshot(&site, &c, &q).await?))
 }
 
 pub(super) async fn games_page(
     State(site): State<Site>,
     Path(name): Path<String>,
     query: Result<Query<GamesQuery>, axum::extract::rejection::QueryRejection>,
-) -> Response {
+) -> Result<Response, WebError> {
     let Ok(Query(q)) = query else {
-        return (
-            StatusCode::BAD_REQUEST,
-            "before= takes a game id and bot= a bot's name\n",
-        )
-            .into_response();
+        return Err(WebError::BadRequest(
+            "before= takes a game id and bot= a bot's name",
+        ));
     };
-    let c = match competition(&site, &name).await {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
-    let snap = match games_snapshot(&site, &c, &q).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+    let c = competition(&site, &name).await?;
+    let snap = games_snapshot(&site, &c, &q).await?;
     let s = segment(&c.name);
     let bot_arg = q.bot.as_deref().map(|b| format!("bot={}", segment(b)));
     let args = |before: Option<i64>| {
@@ -381,9 +346,9 @@ pub(super) async fn games_page(
         body.push_str("No games here.");
     }
     body.push_str("</p>");
-    page_html(
+    Ok(page_html(
         &format!("games in {}", c.name),
         &format!("/competitions/{s}/games.json{}", args(q.before)),
         &body,
-    )
+    ))
 }

@@ -6,10 +6,10 @@
 //! `until=ID` stops at one, so a cut download resumes where its last whole line
 //! ends. Each line reads as a record: `referee replay` plays the file through.
 
-use super::{Bots, Site, internal, not_found};
+use super::{Bots, Site, WebError};
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
@@ -31,23 +31,19 @@ pub(super) async fn games_jsonl(
     State(site): State<Site>,
     Path(name): Path<String>,
     range: Result<Query<Range>, axum::extract::rejection::QueryRejection>,
-) -> Response {
+) -> Result<Response, WebError> {
     let Ok(Query(range)) = range else {
-        return (
-            StatusCode::BAD_REQUEST,
-            "after= and until= take game ids (whole numbers)\n",
-        )
-            .into_response();
+        return Err(WebError::BadRequest(
+            "after= and until= take game ids (whole numbers)",
+        ));
     };
-    let c = match site.store.competition(&name).await {
-        Ok(Some(c)) => c,
-        Ok(None) => return not_found(format!("no competition named {:?}", super::escape(&name))),
-        Err(e) => return internal(e),
+    let Some(c) = site.store.competition(&name).await? else {
+        return Err(WebError::NotFound(format!(
+            "no competition named {:?}",
+            super::escape(&name)
+        )));
     };
-    let redactor = match Bots::read(&site).await {
-        Ok(b) => Arc::new(b.redactor),
-        Err(e) => return internal(e),
-    };
+    let redactor = Arc::new(Bots::read(&site).await?.redactor);
     let until = range.until.unwrap_or(i64::MAX);
     let store = site.store.clone();
     let pages = futures_util::stream::unfold(Some(range.after), move |after| {
@@ -76,7 +72,7 @@ pub(super) async fn games_jsonl(
             (!text.is_empty() || more).then(|| (Ok(text), more.then_some(last)))
         }
     });
-    (
+    Ok((
         [
             (header::CONTENT_TYPE, "application/x-ndjson"),
             (
@@ -86,7 +82,7 @@ pub(super) async fn games_jsonl(
         ],
         Body::from_stream(pages),
     )
-        .into_response()
+        .into_response())
 }
 
 /// One game as a line: redacted, its seed a string, its id added.

@@ -101,20 +101,54 @@ fn segment(name: &str) -> String {
 /// How long a page may take before it is refused (503).
 pub const PAGE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// A failure of the server's own (the store, a corrupt record): logged for the
-/// host, and said to the visitor without its text, which may name tables,
-/// queries or a record's contents.
-fn internal(e: impl std::fmt::Display) -> Response {
-    tracing::error!("a page failed: {e}");
-    (
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "the server failed to make this page (its log says why)\n",
-    )
-        .into_response()
+/// Why a page is answered with an error. A handler returns `Result<Response,
+/// WebError>` and uses `?`; each kind says itself as a status and one line.
+#[derive(Debug)]
+pub(super) enum WebError {
+    /// 404: what is not there (the caller escapes what it quotes of the visitor).
+    NotFound(String),
+    /// 400: how the address is written.
+    BadRequest(&'static str),
+    /// A failure of the server's own (the store, a corrupt record): logged for the
+    /// host, and said to the visitor without its text, which may name tables,
+    /// queries or a record's contents.
+    Internal(String),
 }
 
-fn not_found(what: String) -> Response {
-    (StatusCode::NOT_FOUND, format!("{what}\n")).into_response()
+impl WebError {
+    /// The server's own failure, with its text for the log.
+    pub(super) fn internal(e: impl std::fmt::Display) -> WebError {
+        WebError::Internal(e.to_string())
+    }
+}
+
+impl From<crate::store::StoreError> for WebError {
+    fn from(e: crate::store::StoreError) -> WebError {
+        WebError::internal(e)
+    }
+}
+
+impl From<crate::local::tournament::TournamentError> for WebError {
+    fn from(e: crate::local::tournament::TournamentError) -> WebError {
+        WebError::internal(e)
+    }
+}
+
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        match self {
+            WebError::NotFound(what) => (StatusCode::NOT_FOUND, format!("{what}\n")).into_response(),
+            WebError::BadRequest(how) => (StatusCode::BAD_REQUEST, format!("{how}\n")).into_response(),
+            WebError::Internal(e) => {
+                tracing::error!("a page failed: {e}");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the server failed to make this page (its log says why)\n",
+                )
+                    .into_response()
+            }
+        }
+    }
 }
 
 fn json(v: &serde_json::Value) -> Response {
@@ -166,12 +200,12 @@ struct Bots {
 }
 
 impl Bots {
-    async fn read(site: &Site) -> Result<Bots, String> {
-        let all = site.store.bots().await.map_err(|e| e.to_string())?;
+    async fn read(site: &Site) -> Result<Bots, WebError> {
+        let all = site.store.bots().await?;
         let names = all.iter().map(|b| (b.id, b.name.clone())).collect();
         let host = redact::HostSecrets {
             admin_token: site.admin_token.as_deref().map(str::to_owned),
-            token_hashes: site.store.token_hashes().await.map_err(|e| e.to_string())?,
+            token_hashes: site.store.token_hashes().await?,
         };
         let redactor = Redactor::new(host);
         Ok(Bots { all, names, redactor })
@@ -220,22 +254,20 @@ fn games_rows(games: &[serde_json::Value]) -> String {
 }
 
 /// A stored record as the public sees it ([`Redactor::record`]).
-async fn public_record(site: &Site, id: i64) -> Result<referee::GameRecord, Response> {
-    let json = match site.store.record(id).await {
-        Ok(Some((_, json))) => json,
-        Ok(None) => return Err(not_found(format!("no game {id}"))),
-        Err(e) => return Err(internal(e)),
+async fn public_record(site: &Site, id: i64) -> Result<referee::GameRecord, WebError> {
+    let Some((_, json)) = site.store.record(id).await? else {
+        return Err(WebError::NotFound(format!("no game {id}")));
     };
-    let redactor = Bots::read(site).await.map_err(internal)?.redactor;
-    let mut rec: referee::GameRecord =
-        serde_json::from_str(&json).map_err(|e| internal(format!("game {id} has a corrupt record: {e}")))?;
+    let redactor = Bots::read(site).await?.redactor;
+    let mut rec: referee::GameRecord = serde_json::from_str(&json)
+        .map_err(|e| WebError::internal(format!("game {id} has a corrupt record: {e}")))?;
     redactor.record(&mut rec);
     Ok(rec)
 }
 
 /// A game id as the pages write it: decimal digits, no sign, no leading zero
 /// (`/games/+1` and `/games/01` are not `/games/1`: one page, one address).
-fn game_id(id: &str) -> Result<i64, Response> {
+fn game_id(id: &str) -> Result<i64, WebError> {
     let canonical = !id.is_empty()
         && id.len() <= 18
         && id.bytes().all(|b| b.is_ascii_digit())
@@ -243,13 +275,9 @@ fn game_id(id: &str) -> Result<i64, Response> {
     canonical
         .then(|| id.parse::<i64>().ok())
         .flatten()
-        .ok_or_else(|| {
-            (
-                StatusCode::BAD_REQUEST,
-                "a game id is a number, written as the pages write it\n",
-            )
-                .into_response()
-        })
+        .ok_or(WebError::BadRequest(
+            "a game id is a number, written as the pages write it",
+        ))
 }
 
 /// Headers on every answer: no content sniffing, no framing by another site, no
@@ -271,51 +299,34 @@ async fn security_headers(mut response: Response) -> Response {
     response
 }
 
-async fn game_json(State(site): State<Site>, Path(id): Path<String>) -> Response {
-    let id = match game_id(id.trim_end_matches(".json")) {
-        Ok(id) => id,
-        Err(r) => return r,
-    };
-    match public_record(&site, id).await {
-        Ok(rec) => match serde_json::to_value(&rec) {
-            Ok(mut v) => {
-                // 64 bits do not fit a JavaScript number: the seed is a string here
-                // (the record files keep the number, which Rust and Python read whole).
-                v["seed"] = rec.seed.to_string().into();
-                json(&v)
-            }
-            Err(e) => internal(e),
-        },
-        Err(r) => r,
-    }
+async fn game_json(State(site): State<Site>, Path(id): Path<String>) -> Result<Response, WebError> {
+    let id = game_id(id.trim_end_matches(".json"))?;
+    let rec = public_record(&site, id).await?;
+    let mut v = serde_json::to_value(&rec).map_err(WebError::internal)?;
+    // 64 bits do not fit a JavaScript number: the seed is a string here (the
+    // record files keep the number, which Rust and Python read whole).
+    v["seed"] = rec.seed.to_string().into();
+    Ok(json(&v))
 }
 
 /// A stored game in the viewer (`referee::view`): the same page `referee view`
 /// writes, replayed from the record.
-async fn game_page(State(site): State<Site>, Path(id): Path<String>) -> Response {
-    let id = match game_id(&id) {
-        Ok(id) => id,
-        Err(r) => return r,
-    };
-    let rec = match public_record(&site, id).await {
-        Ok(rec) => rec,
-        Err(r) => return r,
-    };
+async fn game_page(State(site): State<Site>, Path(id): Path<String>) -> Result<Response, WebError> {
+    let id = game_id(&id)?;
+    let rec = public_record(&site, id).await?;
     // Replaying is CPU work: off the executor.
-    let page = tokio::task::spawn_blocking(move || {
+    let html = tokio::task::spawn_blocking(move || {
         let names: Vec<String> = rec
             .seats
             .iter()
             .map(|s| s.entrant.clone().unwrap_or_else(|| s.name.clone()))
             .collect();
-        referee::view::html(&rec, &format!("game {id}: {}", names.join(" v "))).map_err(|e| e.to_string())
+        referee::view::html(&rec, &format!("game {id}: {}", names.join(" v ")))
+            .map_err(|e| WebError::internal(format!("game {id} does not replay: {e}")))
     })
-    .await;
-    match page {
-        Ok(Ok(html)) => Html(html).into_response(),
-        Ok(Err(e)) => internal(format!("game {id} does not replay: {e}")),
-        Err(e) => internal(e),
-    }
+    .await
+    .map_err(WebError::internal)??;
+    Ok(Html(html).into_response())
 }
 
 #[cfg(test)]
@@ -326,7 +337,9 @@ mod tests {
     /// failed, never the text.
     #[tokio::test]
     async fn a_failure_of_the_servers_is_said_without_its_text() {
-        let response = internal("error returned from database: relation \"workers\" token_sha256 = 'ab12'");
+        let response =
+            WebError::internal("error returned from database: relation \"workers\" token_sha256 = 'ab12'")
+                .into_response();
         assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
         let body = axum::body::to_bytes(response.into_body(), 4096).await.unwrap();
         let body = String::from_utf8_lossy(&body);
