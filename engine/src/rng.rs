@@ -86,10 +86,7 @@ impl GameRng {
 
     /// The state as text: the 32-byte key in hex, `:`, the word position.
     pub fn to_text(&self) -> String {
-        let mut s = String::with_capacity(72);
-        for b in self.0.get_seed() {
-            s.push_str(&format!("{b:02x}"));
-        }
+        let mut s = hex::encode(self.0.get_seed());
         s.push(':');
         s.push_str(&self.0.get_word_pos().to_string());
         s
@@ -126,13 +123,8 @@ impl std::str::FromStr for GameRng {
             text: text.to_owned(),
         };
         let (key, pos) = text.split_once(':').ok_or_else(err)?;
-        if key.len() != 64 || !key.is_ascii() {
-            return Err(err());
-        }
         let mut seed = [0u8; 32];
-        for (i, b) in seed.iter_mut().enumerate() {
-            *b = u8::from_str_radix(&key[2 * i..2 * i + 2], 16).map_err(|_| err())?;
-        }
+        hex::decode_to_slice(key, &mut seed).map_err(|_| err())?;
         let pos: u128 = pos.parse().map_err(|_| err())?;
         let mut rng = ChaCha8Rng::from_seed(seed);
         rng.set_word_pos(pos);
@@ -234,6 +226,11 @@ mod tests {
     fn bad_text_is_rejected() {
         assert!("zz".parse::<GameRng>().is_err());
         assert!(format!("{}:x", "0".repeat(64)).parse::<GameRng>().is_err());
+        // A sign where a digit pair should be (`u8::from_str_radix` took "+f"), a
+        // key of another length, and a multi-byte character are refused.
+        assert!(format!("+f{}:0", "0".repeat(62)).parse::<GameRng>().is_err());
+        assert!(format!("{}:0", "0".repeat(62)).parse::<GameRng>().is_err());
+        assert!(format!("é{}:0", "0".repeat(62)).parse::<GameRng>().is_err());
         assert!(format!("{}:1", "g".repeat(64)).parse::<GameRng>().is_err());
     }
 }
