@@ -22,6 +22,48 @@ pub struct Nature {
     pub hidden_information: bool,
 }
 
+/// How a game is shown to a person playing it in a terminal (`referee play --bot
+/// human`): the game's own words, kept beside its rules so that a new game brings
+/// them with it.
+#[derive(Debug, Clone, Copy)]
+pub struct Presentation {
+    /// What the letters and marks of its board mean, and how moves are written.
+    pub legend: &'static str,
+    /// The unit of its scores, after the numbers (` HP`); empty when plain points.
+    pub score_unit: &'static str,
+    /// How a seat is drawn on the board, when the board draws seats apart
+    /// (`upper-case letters`); `None`: the board names seats by number.
+    pub seat_mark: fn(Seat) -> Option<String>,
+    /// The events a person would miss on the board between two observations of
+    /// seat `me` (a piece sent back, hit points lost), as sentences.
+    pub events_in_words: fn(me: Seat, old: &serde_json::Value, new: &serde_json::Value) -> Vec<String>,
+    /// Its board in the game viewer: JavaScript that sets `DRAW[id]` to a function
+    /// of a frame and a seat giving SVG text (`engine/src/games/draw/<id>.js`);
+    /// empty, the viewer shows observations as text.
+    pub drawing: &'static str,
+}
+
+impl Presentation {
+    /// Says nothing of seats or events: for a game whose board says it all.
+    pub fn no_seat_mark(_: Seat) -> Option<String> {
+        None
+    }
+
+    /// No events in words.
+    pub fn no_events(_: Seat, _: &serde_json::Value, _: &serde_json::Value) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// How another seat is named in an event: `your` for `me`, else `seat N's`.
+    pub fn whose(me: Seat, seat: Seat) -> String {
+        if seat == me {
+            "your".to_owned()
+        } else {
+            format!("seat {seat}'s")
+        }
+    }
+}
+
 /// A move text that is not a move of this game at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot parse move {text:?}: {why}")]
@@ -187,6 +229,8 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
     const DEFAULT_SEATS: usize;
     /// What kind of game it is (chance, simultaneous moves, hidden information).
     const NATURE: Nature;
+    /// How it is shown to a person in a terminal.
+    const PRESENTATION: Presentation;
 
     /// The options this game understands, with defaults.
     fn option_specs() -> &'static [OptionSpec];

@@ -39,7 +39,7 @@ pub mod seat;
 pub mod square;
 pub mod versions;
 
-pub use game::{Game, MoveError, Nature, Outcome, ParseMoveError, PlayError, SetupError};
+pub use game::{Game, MoveError, Nature, Outcome, ParseMoveError, PlayError, Presentation, SetupError};
 pub use notation::ParsePositionError;
 pub use options::{OptionError, OptionKind, OptionSpec, OptionValues};
 pub use registry::{

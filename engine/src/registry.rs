@@ -23,6 +23,8 @@ pub struct GameInfo {
     pub options: &'static [OptionSpec],
     /// What kind of game it is.
     pub nature: crate::game::Nature,
+    /// How it is shown to a person.
+    pub presentation: crate::game::Presentation,
 }
 
 /// Code that runs on a game type chosen by id at run time (see [`with_game`]).
@@ -73,6 +75,7 @@ fn info_of<G: Game>() -> GameInfo {
         default_seats: G::DEFAULT_SEATS,
         options: G::option_specs(),
         nature: G::NATURE,
+        presentation: G::PRESENTATION,
     }
 }
 

@@ -157,14 +157,16 @@ impl HumanSeat {
     }
 }
 
+/// How a game is shown to a person, from the engine's registry.
+fn presentation(game: &str) -> Option<engine::Presentation> {
+    engine::game_info(game).ok().map(|i| i.presentation)
+}
+
 /// How the seat is drawn on the board, where the game draws seats apart.
 fn seat_colour(game: &str, seat: usize) -> String {
-    match (game, seat) {
-        ("ur", 0) | ("uptick", 0) => "upper-case letters".into(),
-        ("ur", _) | ("uptick", _) => "lower-case letters".into(),
-        ("cuatto", s) => format!("team {}", char::from(b'A' + (s % 26) as u8)),
-        _ => "the board shows every seat by number".into(),
-    }
+    presentation(game)
+        .and_then(|p| (p.seat_mark)(seat))
+        .unwrap_or_else(|| "the board shows every seat by number".into())
 }
 
 /// What changed between two observations of the same seat: each field other than
@@ -188,78 +190,14 @@ pub fn obs_changes(old: &serde_json::Value, new: &serde_json::Value) -> Vec<Stri
 }
 
 /// The events a person would miss on the board, as sentences: a piece sent back,
-/// hit points lost, pips captured.
+/// hit points lost, pips captured (each game says its own).
 pub fn events_in_words(
     game: &str,
     me: usize,
     old: &serde_json::Value,
     new: &serde_json::Value,
 ) -> Vec<String> {
-    let who = |s: usize| {
-        if s == me {
-            "your".to_owned()
-        } else {
-            format!("seat {s}'s")
-        }
-    };
-    let pair = |v: &serde_json::Value, key: &str, s: usize| v[key][s].as_i64().unwrap_or(0);
-    let mut said = Vec::new();
-    match game {
-        "ur" => {
-            let tablet = new["rules"] == "tablet";
-            for s in 0..2 {
-                let (Some(before), Some(after)) = (old["pieces"][s].as_array(), new["pieces"][s].as_array())
-                else {
-                    continue;
-                };
-                for (i, (b, a)) in before.iter().zip(after).enumerate() {
-                    let (b, a) = (b.as_u64().unwrap_or(0), a.as_u64().unwrap_or(0));
-                    if (5..=12).contains(&b) && a == 0 {
-                        let piece = if tablet {
-                            ["swallow", "storm", "raven", "rooster", "eagle"]
-                                .get(i)
-                                .copied()
-                                .unwrap_or("piece")
-                        } else {
-                            "piece"
-                        };
-                        said.push(format!(
-                            "{} {piece} on house {b} was captured and starts again",
-                            who(s)
-                        ));
-                    }
-                }
-            }
-        }
-        "spartan" => {
-            for s in 0..2 {
-                let lost = pair(old, "hp", s) - pair(new, "hp", s);
-                if lost > 0 {
-                    let army = if s == me {
-                        "your army".to_owned()
-                    } else {
-                        format!("seat {s}'s army")
-                    };
-                    said.push(format!("{army} lost {lost} HP"));
-                }
-            }
-        }
-        "uptick" => {
-            for s in 0..2 {
-                let pips = pair(new, "captured", s) - pair(old, "captured", s);
-                if pips > 0 {
-                    let taker = if s == me {
-                        "you".to_owned()
-                    } else {
-                        format!("seat {s}")
-                    };
-                    said.push(format!("{taker} captured a die worth {pips} pips"));
-                }
-            }
-        }
-        _ => {}
-    }
-    said
+    presentation(game).map_or_else(Vec::new, |p| (p.events_in_words)(me, old, new))
 }
 
 /// A JSON value in a line: long ones cut.
@@ -345,32 +283,7 @@ pub fn help_text(game: &str) -> String {
 
 /// What the letters of each game's board mean.
 pub fn legend(game: &str) -> &'static str {
-    match game {
-        "ur" => {
-            "Board: [*] a rosette, [.] an empty house. Seat 0's pieces are upper case, seat 1's lower case.\n\
-             Tablet rules: S swallow, T storm, R raven, O rooster, E eagle (moves: bird:house, e.g. swallow:4).\n\
-             Finkel rules: X a piece (moves: from-to). Houses 1-4 and 13-14 are your own row, 5-12 the shared row.\n\
-             `gamble` stakes counters on another throw (tablet rules)."
-        }
-        "uptick" => {
-            "Board: A2 is seat 0's die showing 2, b5 seat 1's showing 5; * marks a frozen die.\n\
-             Moves: cell=value places a die from your reserve (d4=3); from-to moves one (d4-d5), from-to\n\
-             onto a lower opposing die captures it."
-        }
-        "utara" => {
-            "Sky: N E S W arrows (N is up), O the Sun, C the Moon, # a block. Moves: a cell to start\n\
-             sailing from, a direction at a High Sun, or whether to go on (see the rules page)."
-        }
-        "cuatto" => {
-            "Track: each checker is its team's letter (A seat 0, B seat 1, …); Ap a pin, As a strong checker.\n\
-             Moves: die:spot moves the checker on that spot by that die (4:0 enters one, 4:10 moves from 10)."
-        }
-        "spartan" => {
-            "Dice faces: 1 plague, 2-3 warrior, 4 hoplite, 5 phalanx, 6 necromancer.\n\
-             Moves: stand, or reroll:FACES to reroll those dice (reroll:25 rerolls a 2 and a 5)."
-        }
-        _ => "",
-    }
+    presentation(game).map_or("", |p| p.legend)
 }
 
 /// `you won, 15 to 35 — the game's end`.
@@ -391,13 +304,7 @@ pub fn result_line(seat: usize, seats: usize, game: &str, over: &GameOver) -> St
         .filter(|&(s, _)| s != seat)
         .map(|(_, v)| v.to_string())
         .collect();
-    let unit = match game {
-        "ur" => " (counters, or pieces home)",
-        "spartan" => " HP",
-        "uptick" => " pips",
-        "utara" => " points",
-        _ => "",
-    };
+    let unit = presentation(game).map_or("", |p| p.score_unit);
     let why = match over.reason.as_str() {
         "normal" => "the game ran to its end".to_owned(),
         "cap" => "the length cap ended it, and the scores decide".to_owned(),

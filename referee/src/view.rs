@@ -128,7 +128,11 @@ pub fn html(rec: &GameRecord, title: &str) -> Result<String, ReplayError> {
             .collect(),
     };
     let data = serde_json::json!({ "header": header, "frames": frames });
+    // The game's drawing goes in first: it is the project's own text, and the
+    // title and data after it may hold anything a bot wrote.
+    let drawing = engine::game_info(&rec.game).map_or("", |i| i.presentation.drawing);
     Ok(PAGE
+        .replacen("{{DRAWING}}", drawing, 1)
         .replace("{{TITLE}}", crate::text::html_escaped(title).as_ref())
         .replace("{{DATA}}", &script_safe(&data.to_string())))
 }

@@ -67,6 +67,16 @@ fn every_game_is_in_every_table() {
             "bots::search::heuristic (the built-in bots' heuristic)",
             engine::with_game(id, HasHeuristic).unwrap_or(false),
         );
+        let shown = info.as_ref().map(|i| i.presentation);
+        lacks(
+            "its Game::PRESENTATION legend (what a person's board means: `referee play --bot human`)",
+            shown.is_ok_and(|p| !p.legend.trim().is_empty()),
+        );
+        lacks(
+            &format!("engine/src/games/draw/{id}.js (its board in the viewer, setting DRAW.{id})"),
+            repo().join(format!("engine/src/games/draw/{id}.js")).is_file()
+                && shown.is_ok_and(|p| p.drawing.contains(&format!("DRAW.{id} = "))),
+        );
     }
     assert!(missing.is_empty(), "{}", missing.join("\n"));
 }

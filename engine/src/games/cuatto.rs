@@ -7,7 +7,7 @@
 //! Move notation: `<die>:<spot>[p|s]` moves that checker with that die, e.g. `5:0`,
 //! `3:b6`, `4:12p`.
 
-use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError};
+use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError, Presentation};
 use crate::json::{Object, array};
 use crate::notation::{Fields, ParsePositionError, invalid, parse_list, write_join};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
@@ -533,6 +533,14 @@ impl Game for Cuatto {
         chance: true,
         simultaneous: false,
         hidden_information: false,
+    };
+    const PRESENTATION: Presentation = Presentation {
+        legend: "Track: each checker is its team's letter (A seat 0, B seat 1, …); Ap a pin, As a strong checker.\n\
+                 Moves: die:spot moves the checker on that spot by that die (4:0 enters one, 4:10 moves from 10).",
+        score_unit: "",
+        seat_mark: |seat| Some(format!("team {}", char::from(b'A' + (seat % 26) as u8))),
+        events_in_words: Presentation::no_events,
+        drawing: include_str!("draw/cuatto.js"),
     };
 
     fn option_specs() -> &'static [OptionSpec] {

@@ -6,7 +6,7 @@
 //! `reroll:<faces>` with the faces as digits in increasing order, e.g. `reroll:236`.
 //! Plague dice (1s) are locked and never named.
 
-use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError};
+use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError, Presentation};
 use crate::json::{Object, array};
 use crate::notation::{Fields, ParsePositionError, invalid};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
@@ -413,6 +413,14 @@ impl Game for Spartan {
         chance: true,
         simultaneous: true,
         hidden_information: true,
+    };
+    const PRESENTATION: Presentation = Presentation {
+        legend: "Dice faces: 1 plague, 2-3 warrior, 4 hoplite, 5 phalanx, 6 necromancer.\n\
+                 Moves: stand, or reroll:FACES to reroll those dice (reroll:25 rerolls a 2 and a 5).",
+        score_unit: " HP",
+        seat_mark: Presentation::no_seat_mark,
+        events_in_words: spartan_events,
+        drawing: include_str!("draw/spartan.js"),
     };
 
     fn option_specs() -> &'static [OptionSpec] {
@@ -936,4 +944,22 @@ impl Spartan {
         s.push_str("faces: 1 plague, 2-3 warrior, 4 hoplite, 5 phalanx, 6 necromancer\n");
         s
     }
+}
+
+/// Hit points lost between two observations, in words.
+fn spartan_events(me: Seat, old: &serde_json::Value, new: &serde_json::Value) -> Vec<String> {
+    let hp = |v: &serde_json::Value, s: usize| v["hp"][s].as_i64().unwrap_or(0);
+    (0..2)
+        .filter_map(|s| {
+            let lost = hp(old, s) - hp(new, s);
+            (lost > 0).then(|| {
+                let army = if s == me {
+                    "your army".to_owned()
+                } else {
+                    format!("seat {s}'s army")
+                };
+                format!("{army} lost {lost} HP")
+            })
+        })
+        .collect()
 }

@@ -6,7 +6,7 @@
 //! Move notation: place a die of value `v` on a cell as `d4=3`; move a die as
 //! `c3-f6` (`c3xf6` is read the same). Seat 0 moves first.
 
-use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError};
+use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError, Presentation};
 use crate::json::{Object, array};
 use crate::notation::{Fields, ParsePositionError, invalid, parse_natural};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
@@ -587,6 +587,24 @@ impl Game for Uptick {
         simultaneous: false,
         hidden_information: false,
     };
+    const PRESENTATION: Presentation = Presentation {
+        legend: "Board: A2 is seat 0's die showing 2, b5 seat 1's showing 5; * marks a frozen die.\n\
+                 Moves: cell=value places a die from your reserve (d4=3); from-to moves one (d4-d5), from-to\n\
+                 onto a lower opposing die captures it.",
+        score_unit: " pips",
+        seat_mark: |seat| {
+            Some(
+                if seat == 0 {
+                    "upper-case letters"
+                } else {
+                    "lower-case letters"
+                }
+                .to_owned(),
+            )
+        },
+        events_in_words: uptick_events,
+        drawing: include_str!("draw/uptick.js"),
+    };
 
     fn option_specs() -> &'static [OptionSpec] {
         SPECS
@@ -1021,4 +1039,22 @@ impl Game for Uptick {
         ));
         s
     }
+}
+
+/// Dice captured between two observations, in words.
+fn uptick_events(me: Seat, old: &serde_json::Value, new: &serde_json::Value) -> Vec<String> {
+    let captured = |v: &serde_json::Value, s: usize| v["captured"][s].as_i64().unwrap_or(0);
+    (0..2)
+        .filter_map(|s| {
+            let pips = captured(new, s) - captured(old, s);
+            (pips > 0).then(|| {
+                let taker = if s == me {
+                    "you".to_owned()
+                } else {
+                    format!("seat {s}")
+                };
+                format!("{taker} captured a die worth {pips} pips")
+            })
+        })
+        .collect()
 }

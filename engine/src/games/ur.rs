@@ -14,7 +14,7 @@
 //!
 //! See `docs/rules/ur.md` for the rules in full.
 
-use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError};
+use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError, Presentation};
 use crate::notation::{Fields, ParsePositionError, invalid, join};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
 use crate::rng::GameRng;
@@ -465,6 +465,25 @@ impl Game for Ur {
         chance: true,
         simultaneous: false,
         hidden_information: false,
+    };
+    const PRESENTATION: Presentation = Presentation {
+        legend: "Board: [*] a rosette, [.] an empty house. Seat 0's pieces are upper case, seat 1's lower case.\n\
+                 Tablet rules: S swallow, T storm, R raven, O rooster, E eagle (moves: bird:house, e.g. swallow:4).\n\
+                 Finkel rules: X a piece (moves: from-to). Houses 1-4 and 13-14 are your own row, 5-12 the shared row.\n\
+                 `gamble` stakes counters on another throw (tablet rules).",
+        score_unit: " (counters, or pieces home)",
+        seat_mark: |seat| {
+            Some(
+                if seat == 0 {
+                    "upper-case letters"
+                } else {
+                    "lower-case letters"
+                }
+                .to_owned(),
+            )
+        },
+        events_in_words: ur_events,
+        drawing: include_str!("draw/ur.js"),
     };
 
     fn option_specs() -> &'static [OptionSpec] {
@@ -953,6 +972,36 @@ fn render_board(g: &Ur) -> String {
         g.turn,
         phase
     )
+}
+
+/// Pieces captured between two observations, in words (a piece sent back from
+/// the shared row is easy to miss on the board).
+fn ur_events(me: Seat, old: &serde_json::Value, new: &serde_json::Value) -> Vec<String> {
+    let tablet = new["rules"] == "tablet";
+    let mut said = Vec::new();
+    for s in 0..2 {
+        let (Some(before), Some(after)) = (old["pieces"][s].as_array(), new["pieces"][s].as_array()) else {
+            continue;
+        };
+        for (i, (b, a)) in before.iter().zip(after).enumerate() {
+            let (b, a) = (b.as_u64().unwrap_or(0), a.as_u64().unwrap_or(0));
+            if (5..=12).contains(&b) && a == 0 {
+                let piece = if tablet {
+                    ["swallow", "storm", "raven", "rooster", "eagle"]
+                        .get(i)
+                        .copied()
+                        .unwrap_or("piece")
+                } else {
+                    "piece"
+                };
+                said.push(format!(
+                    "{} {piece} on house {b} was captured and starts again",
+                    Presentation::whose(me, s)
+                ));
+            }
+        }
+    }
+    said
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! `block:c5` places a block; `east` / `west` choose a High Sun's direction;
 //! `stop` ends a turn after a Half Moon.
 
-use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError};
+use crate::game::{Game, Nature, Outcome, ParseMoveError, PlayError, Presentation};
 use crate::json::{Object, array, square};
 use crate::notation::{Fields, ParsePositionError, invalid, parse_natural, write_join};
 use crate::options::{OptionError, OptionKind, OptionSpec, OptionValues};
@@ -862,6 +862,14 @@ impl Game for Utara {
         chance: true,
         simultaneous: false,
         hidden_information: false,
+    };
+    const PRESENTATION: Presentation = Presentation {
+        legend: "Sky: N E S W arrows (N is up), O the Sun, C the Moon, # a block. Moves: a cell to start\n\
+                 sailing from, a direction at a High Sun, or whether to go on (see the rules page).",
+        score_unit: " points",
+        seat_mark: Presentation::no_seat_mark,
+        events_in_words: Presentation::no_events,
+        drawing: include_str!("draw/utara.js"),
     };
 
     fn option_specs() -> &'static [OptionSpec] {
