@@ -13,6 +13,7 @@ use referee::text::escaped;
 use referee::{BotSpec, record, replay};
 use std::io::Write as _;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
 
 /// Run dice games between bots, deterministically from a seed, and record them.
@@ -396,36 +397,33 @@ fn checked_sandbox(args: &SandboxArgs) -> anyhow::Result<sandbox::Sandbox> {
     Ok(sandbox)
 }
 
-fn main() -> std::process::ExitCode {
+fn main() -> ExitCode {
     referee::cli::quiet_on_closed_stdout();
     let cli = Cli::parse();
     referee::cli::log_to_stderr();
     let result = match cli.command {
         Command::Play(a) => play(a),
         Command::Match(a) => matchplay(a),
-        Command::Replay(a) => replay_files(&a),
-        Command::Show(a) => show(&a),
-        Command::View(a) => view(&a),
+        Command::Replay(a) => replay_files(&a).map(|()| ExitCode::SUCCESS),
+        Command::Show(a) => show(&a).map(|()| ExitCode::SUCCESS),
+        Command::View(a) => view(&a).map(|()| ExitCode::SUCCESS),
         Command::CheckBot(a) => check(a),
-        Command::Bench(a) => bench(a),
+        Command::Bench(a) => bench(a).map(|()| ExitCode::SUCCESS),
         Command::Games => {
             games();
-            Ok(())
+            Ok(ExitCode::SUCCESS)
         }
     };
-    result.map_or_else(
-        |e| {
-            // The error and its causes on one line; never a backtrace, whatever
-            // RUST_BACKTRACE says (it is for panics, and a refusal is not one).
-            // A refusal may quote what a bot or worker wrote: escapes made visible.
-            eprintln!("referee: {}", escaped(&format!("{e:#}")));
-            std::process::ExitCode::FAILURE
-        },
-        |()| std::process::ExitCode::SUCCESS,
-    )
+    result.unwrap_or_else(|e| {
+        // The error and its causes on one line; never a backtrace, whatever
+        // RUST_BACKTRACE says (it is for panics, and a refusal is not one).
+        // A refusal may quote what a bot or worker wrote: escapes made visible.
+        eprintln!("referee: {}", escaped(&format!("{e:#}")));
+        ExitCode::FAILURE
+    })
 }
 
-fn play(a: PlayArgs) -> anyhow::Result<()> {
+fn play(a: PlayArgs) -> anyhow::Result<ExitCode> {
     let seats = a.game.seats()?;
     let seed = referee::seed::seed_or_random(a.seed);
     let setup = GameSetup {
@@ -460,9 +458,9 @@ fn play(a: PlayArgs) -> anyhow::Result<()> {
             f.seat, f.kind
         );
         std::io::stdout().flush()?;
-        std::process::exit(EXIT_BOT_DID_NOT_START);
+        return Ok(ExitCode::from(EXIT_BOT_DID_NOT_START));
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 fn print_played(a: &PlayArgs, rec: &referee::GameRecord) {
@@ -491,13 +489,13 @@ fn print_played(a: &PlayArgs, rec: &referee::GameRecord) {
 }
 
 /// The exit status of `play` and `match` when a bot could not start.
-const EXIT_BOT_DID_NOT_START: i32 = 3;
+const EXIT_BOT_DID_NOT_START: u8 = 3;
 /// The exit status of `check-bot` when the bot failed a check.
-const EXIT_CHECK_FAILED: i32 = 2;
+const EXIT_CHECK_FAILED: u8 = 2;
 /// The exit status of a run stopped by Ctrl-C (after its partial result).
-const EXIT_INTERRUPTED: i32 = 130;
+const EXIT_INTERRUPTED: u8 = 130;
 
-fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
+fn matchplay(a: MatchArgs) -> anyhow::Result<ExitCode> {
     let seed = referee::seed::seed_or_random(a.seed);
     let (names, entrants): (Vec<String>, Vec<SeatSetup>) = a.game.named_seats()?.into_iter().unzip();
     // A person learns the seed (which foretells every die) only when the match is
@@ -620,15 +618,15 @@ fn matchplay(a: MatchArgs) -> anyhow::Result<()> {
             "referee: in {} games a bot could not start or shake hands, so the match was not played as asked",
             summary.setup_faults
         );
-        std::process::exit(EXIT_BOT_DID_NOT_START);
+        return Ok(ExitCode::from(EXIT_BOT_DID_NOT_START));
     }
     if summary.interrupted {
-        std::process::exit(EXIT_INTERRUPTED);
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
-fn check(a: CheckArgs) -> anyhow::Result<()> {
+fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut seat = SeatSetup::new(BotSpec::parse(&a.bot).map_err(anyhow::Error::msg)?);
     for kv in &a.bot_opts {
         let (k, v) = kv
@@ -654,9 +652,9 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
     }
     std::io::stdout().flush()?;
     if !report.passed() {
-        std::process::exit(EXIT_CHECK_FAILED);
+        return Ok(ExitCode::from(EXIT_CHECK_FAILED));
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 fn bench(a: BenchArgs) -> anyhow::Result<()> {
