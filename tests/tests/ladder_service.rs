@@ -2368,8 +2368,8 @@ impl bots::Bot for Correlator {
 /// knew the opponent's dice in the second (20/20 in `tournament`, 10/10 on a
 /// ladder). Groups with a gRPC bot are now dealt independent seeds: dealt
 /// mirrored (a lease played by hand, as before) the correlator predicts the other
-/// army's first roll in most second games; through the server and a worker, and
-/// through `ladder tournament`, it predicts none.
+/// army's first roll in most second games; through the server and a worker,
+/// `ladder tournament`, `ladder sprt` and `referee match`, it predicts none.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grpc_bot_that_correlates_the_games_of_a_group_learns_nothing() {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Correlations::default()));
@@ -2514,5 +2514,61 @@ async fn a_grpc_bot_that_correlates_the_games_of_a_group_learns_nothing() {
         local.hits, 0,
         "tournament: the correlator knew the other army's roll in {} of {} predictions",
         local.hits, local.predictions
+    );
+
+    // Through `ladder sprt`: ten pairs (the two bots play alike, so it decides
+    // nothing before its limit).
+    let sprt = {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || {
+            let cfg = ladder::local::sprt::SprtConfig {
+                game: "spartan".into(),
+                options: vec![],
+                bots: vec![
+                    ("correlator".into(), referee::BotSpec::parse(&url).unwrap()),
+                    ("first".into(), referee::BotSpec::parse("builtin:first").unwrap()),
+                ],
+                test: rating::sprt::Sprt::new(rating::sprt::EloModel::Normalized, 0.0, 10.0, 0.05, 0.05)
+                    .unwrap(),
+                max_games: 20,
+                concurrency: 2,
+                seed: 3,
+                limits: referee::Limits::default(),
+                log_dir: None,
+                fresh_bots: false,
+                independent_seeds: false,
+                stop: None,
+            };
+            ladder::local::sprt::run(&cfg, |_, _, _| {}).unwrap()
+        })
+    };
+    sprt.await.unwrap();
+    let paired = reset();
+    assert_eq!(paired.sessions, 20);
+    assert_eq!(
+        paired.hits, 0,
+        "sprt: the correlator knew the other army's roll in {} of {} predictions",
+        paired.hits, paired.predictions
+    );
+
+    // Through the `referee match` program.
+    let referee = astragal_tests::binary("referee");
+    let spec = url.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(referee)
+            .args(["match", "--game", "spartan", "--games", "20", "--seed", "3"])
+            .args(["--bot", &spec, "--bot", "builtin:first"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let matched = reset();
+    assert_eq!(matched.sessions, 20);
+    assert_eq!(
+        matched.hits, 0,
+        "match: the correlator knew the other army's roll in {} of {} predictions",
+        matched.hits, matched.predictions
     );
 }
