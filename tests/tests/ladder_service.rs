@@ -1197,7 +1197,7 @@ async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_rem
         let b = a
             .set_bot_status(SetBotStatusRequest {
                 name: "typo".into(),
-                status: "active".into(),
+                status: BotStatus::Active.into(),
                 reason: String::new(),
             })
             .await
@@ -1238,7 +1238,7 @@ async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_rem
         let b = a
             .set_bot_status(SetBotStatusRequest {
                 name: "first".into(),
-                status: "disabled".into(),
+                status: BotStatus::Disabled.into(),
                 reason: "under review".into(),
             })
             .await
@@ -1258,7 +1258,7 @@ async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_rem
         );
         a.set_bot_status(SetBotStatusRequest {
             name: "first".into(),
-            status: "removed".into(),
+            status: BotStatus::Removed.into(),
             reason: String::new(),
         })
         .await
@@ -1266,7 +1266,7 @@ async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_rem
         let e = a
             .set_bot_status(SetBotStatusRequest {
                 name: "first".into(),
-                status: "active".into(),
+                status: BotStatus::Active.into(),
                 reason: String::new(),
             })
             .await
@@ -1275,7 +1275,7 @@ async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_rem
         let e = a
             .set_bot_status(SetBotStatusRequest {
                 name: "first".into(),
-                status: "paused".into(),
+                status: 99,
                 reason: String::new(),
             })
             .await
@@ -1546,7 +1546,7 @@ async fn the_web_page_links_every_game_to_its_viewer() {
     // All of its max_games played: finished. A bot taken out of play is marked.
     a.set_bot_status(SetBotStatusRequest {
         name: "first".into(),
-        status: "disabled".into(),
+        status: BotStatus::Disabled.into(),
         reason: "under review".into(),
     })
     .await
@@ -1672,7 +1672,7 @@ async fn no_page_shows_a_command_line_or_an_environment_value() {
     let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
     a.set_bot_status(SetBotStatusRequest {
         name: "rnd7".into(),
-        status: "disabled".into(),
+        status: BotStatus::Disabled.into(),
         reason: reason_said.into(),
     })
     .await

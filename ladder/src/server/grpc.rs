@@ -97,13 +97,26 @@ impl Ladder for LadderService {
     async fn set_bot_status(&self, req: Request<SetBotStatusRequest>) -> Result<Response<BotInfo>, Status> {
         self.need_admin(&req).await?;
         let r = req.into_inner();
-        let status = match r.status.as_str() {
-            "active" | "enabled" | "enable" => BotStatus::Active,
-            "disabled" | "disable" => BotStatus::Disabled,
-            "removed" | "remove" => BotStatus::Removed,
-            other => {
+        use proto::ladder::BotStatus as Wire;
+        let status = match Wire::try_from(r.status) {
+            Ok(Wire::Active) => BotStatus::Active,
+            Ok(Wire::Disabled) => BotStatus::Disabled,
+            Ok(Wire::Removed) => BotStatus::Removed,
+            Ok(Wire::Suspended | Wire::Superseded) => {
+                return Err(Status::invalid_argument(
+                    "only the server suspends a bot, and only an update supersedes one: \
+                     set a bot active, disabled or removed",
+                ));
+            }
+            Ok(Wire::Unspecified) => {
+                return Err(Status::invalid_argument(
+                    "give the status to set: active, disabled or removed",
+                ));
+            }
+            Err(_) => {
                 return Err(Status::invalid_argument(format!(
-                    "a bot's status can be set to active, disabled or removed, not {other:?}"
+                    "{} is not a bot status: set active, disabled or removed (1, 2 or 5)",
+                    r.status
                 )));
             }
         };

@@ -1,6 +1,7 @@
 //! `ladder admin`: the host's calls to a running server.
 use super::{read_pem, read_secret, runtime, said, say};
 use clap::{Args, Subcommand};
+use proto::ladder::BotStatus;
 use referee::cli::number_in;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -196,9 +197,15 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     say(&describe_bot(&b))?;
                 }
             }
-            AdminAction::Disable { name, reason } => set_bot_status(&mut c, name, "disabled", reason).await?,
-            AdminAction::Enable { name } => set_bot_status(&mut c, name, "active", String::new()).await?,
-            AdminAction::Remove { name, reason } => set_bot_status(&mut c, name, "removed", reason).await?,
+            AdminAction::Disable { name, reason } => {
+                set_bot_status(&mut c, name, BotStatus::Disabled, reason).await?;
+            }
+            AdminAction::Enable { name } => {
+                set_bot_status(&mut c, name, BotStatus::Active, String::new()).await?
+            }
+            AdminAction::Remove { name, reason } => {
+                set_bot_status(&mut c, name, BotStatus::Removed, reason).await?
+            }
             AdminAction::Update { name, spec, env } => {
                 let env = env_vars(&env)?;
                 let b = c
@@ -384,7 +391,7 @@ fn env_vars(pairs: &[String]) -> anyhow::Result<Vec<proto::ladder::EnvVar>> {
 async fn set_bot_status(
     c: &mut ladder::worker::Client,
     name: String,
-    status: &str,
+    status: BotStatus,
     reason: String,
 ) -> anyhow::Result<()> {
     let b = c
