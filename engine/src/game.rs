@@ -54,6 +54,19 @@ impl Presentation {
         Vec::new()
     }
 
+    /// Seat 0 in upper-case letters, seat 1 in lower case (a two-seat board that
+    /// tells pieces apart by case).
+    pub fn letter_case(seat: Seat) -> Option<String> {
+        Some(
+            if seat == 0 {
+                "upper-case letters"
+            } else {
+                "lower-case letters"
+            }
+            .to_owned(),
+        )
+    }
+
     /// How another seat is named in an event: `your` for `me`, else `seat N's`.
     pub fn whose(me: Seat, seat: Seat) -> String {
         if seat == me {

@@ -150,24 +150,28 @@ fn until_idle(url: &str, name: &str, concurrency: usize) -> WorkerConfig {
     }
 }
 
+/// Plays every rotation of a lease honestly, with the unsandboxed worker's own
+/// code, off the executor; its records, not reported.
+async fn play_by_hand(lease: &LeaseReply) -> Vec<String> {
+    let lease = lease.clone();
+    tokio::task::spawn_blocking(move || {
+        worker::play_lease(
+            &lease,
+            None,
+            &Default::default(),
+            &mut referee::game::BotPool::reusing(),
+        )
+        .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
 /// Leases a group and plays it honestly: the lease and its records, not reported.
 async fn lease_and_play(w: &mut Client) -> (LeaseReply, Vec<String>) {
     let lease = w.lease(LeaseRequest::default()).await.unwrap().into_inner();
     assert!(lease.has_work);
-    let records = tokio::task::spawn_blocking({
-        let lease = lease.clone();
-        move || {
-            worker::play_lease(
-                &lease,
-                None,
-                &Default::default(),
-                &mut referee::game::BotPool::reusing(),
-            )
-            .unwrap()
-        }
-    })
-    .await
-    .unwrap();
+    let records = play_by_hand(&lease).await;
     (lease, records)
 }
 
@@ -444,20 +448,7 @@ async fn an_expired_lease_goes_to_another_worker() {
             .unwrap()
             .into_inner();
         assert!(lost.has_work);
-        let records = tokio::task::spawn_blocking({
-            let lost = lost.clone();
-            move || {
-                worker::play_lease(
-                    &lost,
-                    None,
-                    &Default::default(),
-                    &mut referee::game::BotPool::reusing(),
-                )
-                .unwrap()
-            }
-        })
-        .await
-        .unwrap();
+        let records = play_by_hand(&lost).await;
         tokio::time::sleep(Duration::from_millis(1000)).await;
         // A live worker finishes everything, the dead worker's group included.
         let reported = worker::run(until_idle(&server.url, "live", 1), std::future::pending())
@@ -1917,17 +1908,7 @@ async fn forge_spawn_faults(w: &mut Client, victim: &str) -> bool {
             e.spec = "/nonexistent/astragal-victim".into();
         }
     }
-    let records = tokio::task::spawn_blocking(move || {
-        worker::play_lease(
-            &forged,
-            None,
-            &Default::default(),
-            &mut referee::game::BotPool::reusing(),
-        )
-        .unwrap()
-    })
-    .await
-    .unwrap();
+    let records = play_by_hand(&forged).await;
     assert_eq!(
         report(w, &lease, records).await,
         "recorded",
@@ -2027,18 +2008,7 @@ async fn a_worker_cannot_hoard_leases_report_anothers_or_see_a_seed_twice() {
             "{kind}: the others still get work"
         );
         // w2 reports w1's lease, played honestly: nothing is stored.
-        let stolen = held[0].clone();
-        let records = tokio::task::spawn_blocking(move || {
-            worker::play_lease(
-                &stolen,
-                None,
-                &Default::default(),
-                &mut referee::game::BotPool::reusing(),
-            )
-            .unwrap()
-        })
-        .await
-        .unwrap();
+        let records = play_by_hand(&held[0]).await;
         let reply = w2
             .report(ReportRequest {
                 lease: held[0].lease.clone(),
@@ -2410,17 +2380,7 @@ async fn a_grpc_bot_that_correlates_the_games_of_a_group_learns_nothing() {
             time: "movetime=2000".into(),
             ..Default::default()
         };
-        tokio::task::spawn_blocking(move || {
-            worker::play_lease(
-                &lease,
-                None,
-                &Default::default(),
-                &mut referee::game::BotPool::reusing(),
-            )
-            .unwrap()
-        })
-        .await
-        .unwrap();
+        play_by_hand(&lease).await;
     }
     let mirrored = reset();
     assert_eq!(mirrored.sessions, 20);

@@ -592,16 +592,7 @@ impl Game for Uptick {
                  Moves: cell=value places a die from your reserve (d4=3); from-to moves one (d4-d5), from-to\n\
                  onto a lower opposing die captures it.",
         score_unit: " pips",
-        seat_mark: |seat| {
-            Some(
-                if seat == 0 {
-                    "upper-case letters"
-                } else {
-                    "lower-case letters"
-                }
-                .to_owned(),
-            )
-        },
+        seat_mark: Presentation::letter_case,
         events_in_words: uptick_events,
         drawing: include_str!("draw/uptick.js"),
     };

@@ -472,16 +472,7 @@ impl Game for Ur {
                  Finkel rules: X a piece (moves: from-to). Houses 1-4 and 13-14 are your own row, 5-12 the shared row.\n\
                  `gamble` stakes counters on another throw (tablet rules).",
         score_unit: " (counters, or pieces home)",
-        seat_mark: |seat| {
-            Some(
-                if seat == 0 {
-                    "upper-case letters"
-                } else {
-                    "lower-case letters"
-                }
-                .to_owned(),
-            )
-        },
+        seat_mark: Presentation::letter_case,
         events_in_words: ur_events,
         drawing: include_str!("draw/ur.js"),
     };
