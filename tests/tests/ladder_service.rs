@@ -176,7 +176,7 @@ async fn lease_and_play(w: &mut Client) -> (LeaseReply, Vec<String>) {
 }
 
 /// Reports a leased group's records; the outcome the server names.
-async fn report(w: &mut Client, lease: &LeaseReply, records: Vec<String>) -> String {
+async fn report(w: &mut Client, lease: &LeaseReply, records: Vec<String>) -> ReportOutcome {
     w.report(ReportRequest {
         lease: lease.lease.clone(),
         group_id: lease.group_id,
@@ -185,7 +185,7 @@ async fn report(w: &mut Client, lease: &LeaseReply, records: Vec<String>) -> Str
     .await
     .unwrap()
     .into_inner()
-    .outcome
+    .outcome()
 }
 
 /// Every record of a competition, page by page.
@@ -399,9 +399,9 @@ async fn forged_records_are_refused_and_reports_count_once() {
         assert_eq!(st.games, 0);
         // The genuine report is kept, once.
         let ok = w.report(report(genuine.clone())).await.unwrap().into_inner();
-        assert_eq!(ok.outcome, "recorded");
+        assert_eq!(ok.outcome(), ReportOutcome::Recorded);
         let again = w.report(report(genuine.clone())).await.unwrap().into_inner();
-        assert_eq!(again.outcome, "already_recorded");
+        assert_eq!(again.outcome(), ReportOutcome::AlreadyRecorded);
         let st = a
             .standings(StandingsRequest {
                 competition: "finkel".into(),
@@ -464,7 +464,7 @@ async fn an_expired_lease_goes_to_another_worker() {
             })
             .await;
         match late {
-            Ok(r) => assert_eq!(r.into_inner().outcome, "already_recorded"),
+            Ok(r) => assert_eq!(r.into_inner().outcome(), ReportOutcome::AlreadyRecorded),
             Err(e) => assert_eq!(e.code(), Code::FailedPrecondition, "{e}"),
         }
         let st = a
@@ -902,16 +902,19 @@ async fn a_batch_is_leased_and_reported_in_one_call_and_a_forged_group_in_it_is_
             match k {
                 2 => {
                     assert_eq!(
-                        (o.outcome.as_str(), o.code),
-                        ("refused", Code::InvalidArgument as u32)
+                        (o.outcome(), o.code),
+                        (ReportOutcome::Refused, Code::InvalidArgument as u32)
                     );
                     assert!(o.message.contains("does not reproduce"), "{}", o.message);
                 }
                 5 => {
-                    assert_eq!((o.outcome.as_str(), o.code), ("refused", Code::NotFound as u32));
+                    assert_eq!(
+                        (o.outcome(), o.code),
+                        (ReportOutcome::Refused, Code::NotFound as u32)
+                    );
                     assert!(o.message.contains("999999"), "{}", o.message);
                 }
-                _ => assert_eq!(o.outcome, "recorded", "{k}: {o:?}"),
+                _ => assert_eq!(o.outcome(), ReportOutcome::Recorded, "{k}: {o:?}"),
             }
         }
         assert_eq!(games_of(&mut a, "finkel").await, 8);
@@ -931,15 +934,15 @@ async fn a_batch_is_leased_and_reported_in_one_call_and_a_forged_group_in_it_is_
             .unwrap()
             .into_inner()
             .outcomes;
-        let words: Vec<&str> = again.iter().map(|o| o.outcome.as_str()).collect();
+        let words: Vec<&str> = again.iter().map(|o| o.outcome().as_str_name()).collect();
         assert_eq!(
             words,
             [
-                "already_recorded",
-                "already_recorded",
-                "recorded",
-                "already_recorded",
-                "already_recorded"
+                "REPORT_OUTCOME_ALREADY_RECORDED",
+                "REPORT_OUTCOME_ALREADY_RECORDED",
+                "REPORT_OUTCOME_RECORDED",
+                "REPORT_OUTCOME_ALREADY_RECORDED",
+                "REPORT_OUTCOME_ALREADY_RECORDED"
             ]
         );
         // A batching worker plays the rest; each game is there once.
@@ -1099,7 +1102,7 @@ async fn a_bot_that_crashes_or_moves_illegally_every_game_is_suspended_with_how_
         let games = games_per_bot(&mut a, "open").await;
         for (name, says) in [("crasher", "crashed"), ("illegal", "broke the protocol")] {
             let b = &list[name];
-            assert_eq!(b.status, "suspended", "{kind}: {b:?}");
+            assert_eq!(b.status(), BotStatus::Suspended, "{kind}: {b:?}");
             // Five in a row suspend it; a group's second game can make it six.
             assert!(
                 b.status_reason.starts_with(says)
@@ -1116,8 +1119,8 @@ async fn a_bot_that_crashes_or_moves_illegally_every_game_is_suspended_with_how_
             );
             assert!((5..=6).contains(&games[name]), "{kind}: {games:?}");
         }
-        assert_eq!(list["good"].status, "active");
-        assert_eq!(list["first"].status, "active");
+        assert_eq!(list["good"].status(), BotStatus::Active);
+        assert_eq!(list["first"].status(), BotStatus::Active);
     }
 }
 
@@ -1156,7 +1159,7 @@ async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_rem
             .unwrap();
         let list = bots_by_name(&mut a).await;
         let typo = &list["typo"];
-        assert_eq!(typo.status, "suspended", "{kind}: {typo:?}");
+        assert_eq!(typo.status(), BotStatus::Suspended, "{kind}: {typo:?}");
         assert!(
             typo.status_reason.contains("could not start") && typo.status_reason.contains("spawn"),
             "{kind}: {}",
@@ -1167,7 +1170,7 @@ async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_rem
         let games = games_per_bot(&mut a, "open").await;
         assert!(games["typo"] >= 5 && games["typo"] <= 6, "{kind}: {games:?}");
         assert_eq!(games.values().sum::<u64>(), 2 * 80, "{kind}: {games:?}");
-        assert_eq!(list["good"].status, "active");
+        assert_eq!(list["good"].status(), BotStatus::Active);
 
         // Re-registering a name with another command says how to change it.
         let e = a
@@ -1194,7 +1197,7 @@ async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_rem
             .await
             .unwrap()
             .into_inner();
-        assert_eq!((b.status.as_str(), b.start_failures), ("active", 0));
+        assert_eq!((b.status(), b.start_failures), (BotStatus::Active, 0));
         // A new version with a command that works: its own row, linked.
         let v2 = a
             .update_bot(RegisterBotRequest {
@@ -1207,13 +1210,8 @@ async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_rem
             .unwrap()
             .into_inner();
         assert_eq!(
-            (
-                v2.name.as_str(),
-                v2.version,
-                v2.previous.as_str(),
-                v2.status.as_str()
-            ),
-            ("typo@2", 2, "typo", "active")
+            (v2.name.as_str(), v2.version, v2.previous.as_str(), v2.status()),
+            ("typo@2", 2, "typo", BotStatus::Active)
         );
         let e = a
             .update_bot(RegisterBotRequest {
@@ -1911,7 +1909,7 @@ async fn forge_spawn_faults(w: &mut Client, victim: &str) -> bool {
     let records = play_by_hand(&forged).await;
     assert_eq!(
         report(w, &lease, records).await,
-        "recorded",
+        ReportOutcome::Recorded,
         "the forgery replays"
     );
     true
@@ -1938,12 +1936,20 @@ async fn one_worker_cannot_suspend_a_bot_and_voiding_it_undoes_what_it_caused() 
             assert!(forge_spawn_faults(&mut w1, "rnd").await, "{kind}");
         }
         let rnd = &bots_by_name(&mut a).await["rnd"];
-        assert_eq!(rnd.status, "active", "{kind}: one worker suspended it: {rnd:?}");
+        assert_eq!(
+            rnd.status(),
+            BotStatus::Active,
+            "{kind}: one worker suspended it: {rnd:?}"
+        );
         assert_eq!(rnd.start_failures, 8, "{kind}");
         // The honest worker still has work.
         let mut w2 = worker::connect(&server.url, &honest, None).await.unwrap();
         let (lease, records) = lease_and_play(&mut w2).await;
-        assert_eq!(report(&mut w2, &lease, records).await, "recorded", "{kind}");
+        assert_eq!(
+            report(&mut w2, &lease, records).await,
+            ReportOutcome::Recorded,
+            "{kind}"
+        );
         // It started there: the run begins again.
         assert_eq!(bots_by_name(&mut a).await["rnd"].start_failures, 0, "{kind}");
         // With the honest worker gone, w1 is the ladder's only worker and its
@@ -1955,13 +1961,13 @@ async fn one_worker_cannot_suspend_a_bot_and_voiding_it_undoes_what_it_caused() 
             assert!(forge_spawn_faults(&mut w1, "rnd").await, "{kind}");
         }
         let rnd = &bots_by_name(&mut a).await["rnd"];
-        assert_eq!(rnd.status, "suspended", "{kind}: {rnd:?}");
+        assert_eq!(rnd.status(), BotStatus::Suspended, "{kind}: {rnd:?}");
         // Voiding w1 undoes it: the bot is back, its run without w1's part.
         a.void_worker(WorkerRequest { name: "w1".into() }).await.unwrap();
         let rnd = &bots_by_name(&mut a).await["rnd"];
         assert_eq!(
-            (rnd.status.as_str(), rnd.start_failures),
-            ("active", 0),
+            (rnd.status(), rnd.start_failures),
+            (BotStatus::Active, 0),
             "{kind}: {rnd:?}"
         );
         server.stop().await;
@@ -2017,7 +2023,9 @@ async fn a_worker_cannot_hoard_leases_report_anothers_or_see_a_seed_twice() {
             })
             .await;
         assert!(
-            reply.as_ref().map_or(true, |r| r.get_ref().outcome != "recorded"),
+            reply
+                .as_ref()
+                .map_or(true, |r| r.get_ref().outcome() != ReportOutcome::Recorded),
             "{kind}: another worker's lease was recorded: {reply:?}"
         );
         // Every lease runs out (800 ms).
@@ -2053,7 +2061,7 @@ async fn a_worker_cannot_hoard_leases_report_anothers_or_see_a_seed_twice() {
             })
             .await;
         assert!(
-            late.map_or(true, |r| r.into_inner().outcome != "recorded"),
+            late.map_or(true, |r| r.into_inner().outcome() != ReportOutcome::Recorded),
             "{kind}"
         );
         server.stop().await;

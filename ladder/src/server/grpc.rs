@@ -308,7 +308,7 @@ impl Ladder for LadderService {
             .next()
             .ok_or_else(|| Status::internal("no outcome for a report"))??;
         Ok(Response::new(ReportReply {
-            outcome: outcome_word(verdict).into(),
+            outcome: report_outcome(verdict).into(),
         }))
     }
 
@@ -351,12 +351,12 @@ impl Ladder for LadderService {
                 .map(|(group_id, v)| match v {
                     Ok(done) => GroupOutcome {
                         group_id,
-                        outcome: outcome_word(done).into(),
+                        outcome: report_outcome(done).into(),
                         ..GroupOutcome::default()
                     },
                     Err(s) => GroupOutcome {
                         group_id,
-                        outcome: "refused".into(),
+                        outcome: ReportOutcome::Refused.into(),
                         code: s.code() as u32,
                         message: s.message().to_owned(),
                     },
@@ -367,10 +367,31 @@ impl Ladder for LadderService {
 }
 
 /// How a stored report is named to the worker.
-pub(super) fn outcome_word(done: Completion) -> &'static str {
+pub(super) fn report_outcome(done: Completion) -> ReportOutcome {
     match done {
-        Completion::Recorded => "recorded",
-        Completion::AlreadyDone | Completion::LeaseLost => "already_recorded",
+        Completion::Recorded => ReportOutcome::Recorded,
+        Completion::AlreadyDone | Completion::LeaseLost => ReportOutcome::AlreadyRecorded,
+    }
+}
+
+impl From<BotStatus> for proto::ladder::BotStatus {
+    fn from(status: BotStatus) -> Self {
+        match status {
+            BotStatus::Active => Self::Active,
+            BotStatus::Disabled => Self::Disabled,
+            BotStatus::Suspended => Self::Suspended,
+            BotStatus::Superseded => Self::Superseded,
+            BotStatus::Removed => Self::Removed,
+        }
+    }
+}
+
+impl From<crate::store::CompetitionStatus> for CompetitionStatus {
+    fn from(status: crate::store::CompetitionStatus) -> Self {
+        match status {
+            crate::store::CompetitionStatus::Open => Self::Open,
+            crate::store::CompetitionStatus::Closed => Self::Closed,
+        }
     }
 }
 
@@ -447,7 +468,7 @@ pub(super) fn bot_info(b: &BotRow, names: &HashMap<i64, &str>) -> BotInfo {
         game: b.game.clone(),
         spec: b.spec.clone(),
         env_keys: b.env.iter().map(|(k, _)| k.clone()).collect(),
-        status: b.status.to_string(),
+        status: proto::ladder::BotStatus::from(b.status).into(),
         status_reason: b.status_reason.clone(),
         version: b.version,
         previous: b

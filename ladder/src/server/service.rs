@@ -162,7 +162,7 @@ impl LadderService {
             game: c.game.clone(),
             options: c.options.clone(),
             seats: c.seats as u32,
-            status: c.status.to_string(),
+            status: proto::ladder::CompetitionStatus::from(c.status).into(),
             games: games as u64,
             max_games: c.max_games as u64,
             bots: bots.into_iter().map(|b| b.name).collect(),

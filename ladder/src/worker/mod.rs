@@ -3,7 +3,9 @@
 //! a lease that runs out is the server's to hand out again.
 
 use proto::ladder::ladder_client::LadderClient;
-use proto::ladder::{LeaseGroupsRequest, LeaseReply, RenewLeasesRequest, ReportGroupsRequest, ReportRequest};
+use proto::ladder::{
+    LeaseGroupsRequest, LeaseReply, RenewLeasesRequest, ReportGroupsRequest, ReportOutcome, ReportRequest,
+};
 use referee::clock::Limits;
 use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use referee::record::Pairing;
@@ -651,10 +653,14 @@ async fn report(
             Ok(r) => {
                 let mut taken = 0;
                 for o in r.into_inner().outcomes {
-                    if o.outcome == "refused" {
+                    if o.outcome() == ReportOutcome::Refused {
                         tracing::warn!(group = o.group_id, code = o.code, "report refused: {}", o.message);
                     } else {
-                        tracing::info!(group = o.group_id, outcome = %o.outcome, "reported");
+                        tracing::info!(
+                            group = o.group_id,
+                            outcome = o.outcome().as_str_name(),
+                            "reported"
+                        );
                         taken += 1;
                     }
                 }

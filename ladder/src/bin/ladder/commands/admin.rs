@@ -156,7 +156,11 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                 i.game,
                 i.options.join(" "),
                 i.seats,
-                i.status,
+                enum_word(
+                    CompetitionStatus::try_from(i.status)
+                        .ok()
+                        .map(|s| s.as_str_name())
+                ),
                 i.games,
                 if i.max_games > 0 {
                     format!(" of {}", i.max_games)
@@ -407,10 +411,24 @@ async fn set_bot_status(
     Ok(())
 }
 
+/// A proto enum value as a word: `BOT_STATUS_ACTIVE` is "active".
+fn enum_word(name: Option<&str>) -> String {
+    let Some(name) = name else { return "unknown".into() };
+    let word = ["BOT_STATUS_", "COMPETITION_STATUS_"]
+        .iter()
+        .find_map(|prefix| name.strip_prefix(prefix))
+        .unwrap_or(name);
+    word.to_lowercase()
+}
+
 fn describe_bot(b: &proto::ladder::BotInfo) -> String {
     let mut line = format!(
         "{} ({}, v{}): {} · {}",
-        b.name, b.game, b.version, b.spec, b.status
+        b.name,
+        b.game,
+        b.version,
+        b.spec,
+        enum_word(BotStatus::try_from(b.status).ok().map(|s| s.as_str_name()))
     );
     if !b.status_reason.is_empty() {
         line.push_str(&format!(" — {}", b.status_reason));

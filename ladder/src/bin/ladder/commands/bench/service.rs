@@ -319,7 +319,7 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
                     .into_inner()
                     .outcomes
                     .iter()
-                    .filter(|o| o.outcome == "recorded")
+                    .filter(|o| o.outcome() == proto::ladder::ReportOutcome::Recorded)
                     .count() as u64;
                 let measuring = shared.measuring.load(Ordering::Relaxed);
                 if measuring {
