@@ -3,22 +3,6 @@
 use super::*;
 
 impl Store {
-    pub(super) fn bot_row(r: &AnyRow) -> Result<BotRow> {
-        Ok(BotRow {
-            id: r.try_get("id")?,
-            name: r.try_get("name")?,
-            game: r.try_get("game")?,
-            spec: r.try_get("spec")?,
-            env: serde_json::from_str(&r.try_get::<String, _>("env")?)
-                .map_err(|e| StoreError::Corrupt(format!("bot environment: {e}")))?,
-            status: r.try_get::<String, _>("status")?.parse()?,
-            status_reason: r.try_get("status_reason")?,
-            start_failures: r.try_get("start_failures")?,
-            version: r.try_get("version")?,
-            previous_id: r.try_get("previous_id")?,
-        })
-    }
-
     pub(super) const BOT_COLUMNS: &str =
         "id, name, game, spec, env, status, status_reason, start_failures, version, previous_id";
 
@@ -69,7 +53,7 @@ impl Store {
             .bind(name)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(Self::bot_row).transpose()
+        Ok(row.as_ref().map(BotRow::from_row).transpose()?)
     }
 
     /// Every bot, by id.
@@ -81,7 +65,10 @@ impl Store {
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(Self::bot_row).collect()
+        Ok(rows
+            .iter()
+            .map(BotRow::from_row)
+            .collect::<std::result::Result<_, _>>()?)
     }
 
     /// Sets a bot's status. Taking it out of play withdraws the groups it was
@@ -113,7 +100,7 @@ impl Store {
              start_failures = CASE WHEN $2 = 'active' THEN 0 ELSE start_failures END WHERE id = $1",
         )
         .bind(bot.id)
-        .bind(status.as_str())
+        .bind(status)
         .bind(reason)
         .execute(&mut *tx)
         .await?;
@@ -135,12 +122,11 @@ impl Store {
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
         bot_id: i64,
     ) -> Result<u64> {
-        // `bots` is the ids joined by commas: match the id between commas.
         Ok(sqlx::query(
             "UPDATE match_groups SET status = 'withdrawn'
-             WHERE status = 'scheduled' AND (',' || bots || ',') LIKE $1",
+             WHERE status = 'scheduled' AND id IN (SELECT group_id FROM group_seats WHERE bot_id = $1)",
         )
-        .bind(format!("%,{bot_id},%"))
+        .bind(bot_id)
         .execute(&mut **tx)
         .await?
         .rows_affected())
@@ -212,20 +198,14 @@ impl Store {
             .filter(|(_, run)| *run == StartRun::Restarted(0))
             .map(|(id, _)| *id)
             .collect();
-        if !cleared.is_empty() {
-            // sqlx's QueryBuilder writes `?` for the Any driver, which PostgreSQL
-            // does not take: the placeholders are numbered here.
-            let marks: Vec<String> = (1..=cleared.len()).map(|k| format!("${k}")).collect();
+        for chunk in cleared.chunks(500) {
             for statement in [
-                "UPDATE bots SET start_failures = 0 WHERE start_failures <> 0 AND id",
-                "DELETE FROM start_failure_witnesses WHERE bot_id",
+                "UPDATE bots SET start_failures = 0 WHERE start_failures <> 0 AND id IN ",
+                "DELETE FROM start_failure_witnesses WHERE bot_id IN ",
             ] {
-                let sql = format!("{statement} IN ({})", marks.join(", "));
-                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-                for id in &cleared {
-                    q = q.bind(*id);
-                }
-                q.execute(&mut **tx).await?;
+                let mut sql = Sql::new(statement);
+                sql.list(chunk.iter().copied());
+                sql.query()?.execute(&mut **tx).await?;
             }
         }
         let mut suspended = Vec::new();
@@ -274,7 +254,7 @@ impl Store {
                 .fetch_optional(&mut **tx)
                 .await?;
             if let Some(row) = row {
-                let bot = Self::bot_row(&row)?;
+                let bot = BotRow::from_row(&row)?;
                 sqlx::query("UPDATE bots SET status = 'suspended', status_reason = $2 WHERE id = $1")
                     .bind(bot_id)
                     .bind(reason(bot_id, bot.start_failures))

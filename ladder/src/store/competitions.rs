@@ -3,24 +3,6 @@
 use super::*;
 
 impl Store {
-    pub(super) fn competition_row(r: &AnyRow) -> Result<CompetitionRow> {
-        let options: String = r.try_get("options")?;
-        Ok(CompetitionRow {
-            id: r.try_get("id")?,
-            name: r.try_get("name")?,
-            game: r.try_get("game")?,
-            options: serde_json::from_str(&options).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            seats: r.try_get("seats")?,
-            format: r.try_get("format")?,
-            seed: r.try_get("seed")?,
-            max_games: r.try_get("max_games")?,
-            time: r.try_get("time")?,
-            status: r.try_get::<String, _>("status")?.parse()?,
-            config: r.try_get("config")?,
-            seeding: r.try_get::<String, _>("seeding")?.parse()?,
-        })
-    }
-
     const COMPETITION_COLUMNS: &str =
         "id, name, game, options, seats, format, seed, max_games, time, status, config, seeding";
 
@@ -95,7 +77,7 @@ impl Store {
             .bind(name)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(Self::competition_row).transpose()
+        Ok(row.as_ref().map(CompetitionRow::from_row).transpose()?)
     }
 
     /// Every competition, by id.
@@ -110,7 +92,10 @@ impl Store {
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(Self::competition_row).collect()
+        Ok(rows
+            .iter()
+            .map(CompetitionRow::from_row)
+            .collect::<std::result::Result<_, _>>()?)
     }
 
     /// Opens or closes a competition.
@@ -163,6 +148,9 @@ impl Store {
             .bind(competition_id)
             .fetch_all(&self.pool)
             .await?;
-        rows.iter().map(Self::bot_row).collect()
+        Ok(rows
+            .iter()
+            .map(BotRow::from_row)
+            .collect::<std::result::Result<_, _>>()?)
     }
 }

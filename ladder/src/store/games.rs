@@ -2,24 +2,67 @@
 
 use super::*;
 
+/// What a result is read from: a game's columns (`games g`, which a query may
+/// narrow first) with its seats in order (`game_seats s`). [`Store::results_from`]
+/// reads these rows.
+const RESULT_COLUMNS: &str = "g.id, g.group_id, g.rotation, g.termination, s.bot_id, s.place";
+
+/// One seat of a game's result, as read.
+#[derive(FromRow)]
+struct ResultSeat {
+    id: i64,
+    group_id: i64,
+    rotation: i64,
+    termination: String,
+    bot_id: i64,
+    place: i64,
+}
+
 impl Store {
-    /// Reads `id, group_id, rotation, bots, ranks, termination`.
-    pub(super) fn result_row(r: &AnyRow) -> Result<ResultRow> {
-        let bots: String = r.try_get(3)?;
-        let ranks: String = r.try_get(4)?;
-        let termination: String = r.try_get(5)?;
-        let termination: referee::Termination = termination.parse().map_err(StoreError::Corrupt)?;
-        Ok(ResultRow {
-            game: rating::GameResult {
-                id: r.try_get(0)?,
-                group_id: r.try_get(1)?,
-                rotation: r.try_get(2)?,
-                bots: split_ids(&bots)?,
-                ranks: split_ids(&ranks)?,
-                forfeit: termination == referee::Termination::Forfeit,
-            },
-            termination,
-        })
+    /// Results from rows of [`RESULT_COLUMNS`], a game's seats in a row and in
+    /// seat order, the games in the rows' order.
+    fn results_from(rows: &[AnyRow]) -> Result<Vec<ResultRow>> {
+        let mut out: Vec<ResultRow> = Vec::new();
+        for row in rows {
+            let seat = ResultSeat::from_row(row)?;
+            let place = u32::try_from(seat.place)
+                .map_err(|_| StoreError::Corrupt(format!("game {}: place {}", seat.id, seat.place)))?;
+            match out.last_mut() {
+                Some(last) if last.game.id == seat.id => {
+                    last.game.bots.push(seat.bot_id);
+                    last.game.ranks.push(place);
+                }
+                _ => {
+                    let termination: referee::Termination =
+                        seat.termination.parse().map_err(StoreError::Corrupt)?;
+                    out.push(ResultRow {
+                        game: rating::GameResult {
+                            id: seat.id,
+                            group_id: seat.group_id,
+                            rotation: seat.rotation,
+                            bots: vec![seat.bot_id],
+                            ranks: vec![place],
+                            forfeit: termination == referee::Termination::Forfeit,
+                        },
+                        termination,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The results of the games `games` selects (`SELECT id, group_id, rotation,
+    /// termination FROM games ...`), ordered by `order` (`ASC` or `DESC` on the key).
+    async fn results_of(&self, games: &str, order: &str, bind: &[i64]) -> Result<Vec<ResultRow>> {
+        let sql = format!(
+            "SELECT {RESULT_COLUMNS} FROM ({games}) g JOIN game_seats s ON s.game_id = g.id ORDER BY g.id {order}, s.seat"
+        );
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for value in bind {
+            q = q.bind(*value);
+        }
+        Self::results_from(&q.fetch_all(&self.pool).await?)
     }
 
     /// Rotations of a group already stored.
@@ -40,12 +83,14 @@ impl Store {
     /// The database, or a corrupt row.
     pub async fn results(&self, competition_id: i64) -> Result<Vec<ResultRow>> {
         let rows = sqlx::query(
-            "SELECT id, group_id, rotation, bots, ranks, termination FROM games WHERE competition_id = $1 ORDER BY id",
+            "SELECT g.id, g.group_id, g.rotation, g.termination, s.bot_id, s.place
+             FROM games g JOIN game_seats s ON s.game_id = g.id
+             WHERE g.competition_id = $1 ORDER BY g.id, s.seat",
         )
         .bind(competition_id)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(Self::result_row).collect()
+        Self::results_from(&rows)
     }
 
     /// Game records of a competition after game key `after`, oldest first, at most `limit`.
@@ -69,15 +114,13 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn recent(&self, competition_id: i64, limit: i64) -> Result<Vec<ResultRow>> {
-        let rows = sqlx::query(
-            "SELECT id, group_id, rotation, bots, ranks, termination FROM games WHERE competition_id = $1
+        self.results_of(
+            "SELECT id, group_id, rotation, termination FROM games WHERE competition_id = $1
              ORDER BY id DESC LIMIT $2",
+            "DESC",
+            &[competition_id, limit],
         )
-        .bind(competition_id)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(Self::result_row).collect()
+        .await
     }
 
     /// Groups scheduled for a competition, done or not.
@@ -172,13 +215,17 @@ impl Store {
     /// # Errors
     /// The database, or a corrupt row.
     pub async fn results_by_id(&self, ids: &[i64]) -> Result<Vec<ResultRow>> {
-        let rows = self
-            .rows_with_ids(
-                "SELECT id, group_id, rotation, bots, ranks, termination FROM games WHERE id IN",
-                ids,
-            )
-            .await?;
-        let mut out = rows.iter().map(Self::result_row).collect::<Result<Vec<_>>>()?;
+        let mut conn = self.pool.acquire().await?;
+        let rows = Self::rows_with_ids(
+            &mut conn,
+            &format!(
+                "SELECT {RESULT_COLUMNS} FROM games g JOIN game_seats s ON s.game_id = g.id WHERE g.id IN "
+            ),
+            ids,
+            " ORDER BY g.id, s.seat",
+        )
+        .await?;
+        let mut out = Self::results_from(&rows)?;
         out.sort_unstable_by_key(|r| r.id);
         Ok(out)
     }
@@ -194,16 +241,13 @@ impl Store {
         before: i64,
         limit: i64,
     ) -> Result<Vec<ResultRow>> {
-        let rows = sqlx::query(
-            "SELECT id, group_id, rotation, bots, ranks, termination FROM games
+        self.results_of(
+            "SELECT id, group_id, rotation, termination FROM games
              WHERE competition_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
+            "DESC",
+            &[competition_id, before, limit],
         )
-        .bind(competition_id)
-        .bind(before)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(Self::result_row).collect()
+        .await
     }
 
     /// A bot's faults in a competition, by kind.
@@ -212,22 +256,17 @@ impl Store {
     /// The database.
     pub async fn fault_tally(&self, competition_id: i64, bot_id: i64) -> Result<Vec<FaultTally>> {
         let rows = sqlx::query(
-            "SELECT kind, CAST(SUM(count) AS BIGINT), COUNT(*) FROM faults WHERE bot_id = $1 AND competition_id = $2
+            "SELECT kind, CAST(SUM(count) AS BIGINT) AS faults, COUNT(*) AS games FROM faults WHERE bot_id = $1 AND competition_id = $2
              GROUP BY kind ORDER BY kind",
         )
         .bind(bot_id)
         .bind(competition_id)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(FaultTally {
-                    kind: r.try_get(0)?,
-                    faults: r.try_get(1)?,
-                    games: r.try_get(2)?,
-                })
-            })
-            .collect()
+        Ok(rows
+            .iter()
+            .map(FaultTally::from_row)
+            .collect::<std::result::Result<_, _>>()?)
     }
 
     /// A bot's newest faults in a competition, newest first.
@@ -244,17 +283,10 @@ impl Store {
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(FaultRow {
-                    game_id: r.try_get(0)?,
-                    kind: r.try_get(1)?,
-                    count: r.try_get(2)?,
-                    detail: r.try_get(3)?,
-                    at_move: r.try_get(4)?,
-                })
-            })
-            .collect()
+        Ok(rows
+            .iter()
+            .map(FaultRow::from_row)
+            .collect::<std::result::Result<_, _>>()?)
     }
 
     /// Keeps a fit's ratings as one point of each bot's history (a point another
@@ -265,22 +297,19 @@ impl Store {
     pub async fn add_rating_points(&self, competition_id: i64, points: &[RatingPoint]) -> Result<()> {
         let mut tx = self.write_tx().await?;
         for chunk in points.chunks(100) {
-            let sql = format!(
-                "INSERT INTO rating_points (competition_id, bot_id, games, at_ms, elo, ci95) VALUES {}
-                 ON CONFLICT (competition_id, bot_id, games) DO NOTHING",
-                value_rows(chunk.len(), 6)
+            let mut sql = Sql::new(
+                "INSERT INTO rating_points (competition_id, bot_id, games, at_ms, elo, ci95) VALUES ",
             );
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for p in chunk {
-                q = q
-                    .bind(competition_id)
+            sql.rows(chunk, |row, p| {
+                row.bind(competition_id)
                     .bind(p.bot_id)
                     .bind(p.games)
                     .bind(p.at_ms)
                     .bind(p.elo)
                     .bind(p.ci95);
-            }
-            q.execute(&mut *tx).await?;
+            });
+            sql.push(" ON CONFLICT (competition_id, bot_id, games) DO NOTHING");
+            sql.query()?.execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(())
@@ -313,17 +342,10 @@ impl Store {
         .bind(bot_id)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(RatingPoint {
-                    bot_id: r.try_get(0)?,
-                    games: r.try_get(1)?,
-                    at_ms: r.try_get(2)?,
-                    elo: r.try_get(3)?,
-                    ci95: r.try_get(4)?,
-                })
-            })
-            .collect()
+        Ok(rows
+            .iter()
+            .map(RatingPoint::from_row)
+            .collect::<std::result::Result<_, _>>()?)
     }
 
     /// How busy a competition is now.

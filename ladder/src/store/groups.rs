@@ -3,17 +3,54 @@
 
 use super::*;
 
+/// The columns of [`GroupRow`] kept in `match_groups` (its seats are in `group_seats`).
+const GROUP_COLUMNS: &str = "id, competition_id, group_no, seed, status";
+
 impl Store {
-    pub(super) fn group_row(r: &AnyRow) -> Result<GroupRow> {
-        let bots: String = r.try_get("bots")?;
-        Ok(GroupRow {
-            id: r.try_get("id")?,
-            competition_id: r.try_get("competition_id")?,
-            group_no: r.try_get("group_no")?,
-            seed: r.try_get("seed")?,
-            bots: split_ids(&bots)?,
-            status: r.try_get::<String, _>("status")?.parse()?,
-        })
+    /// Groups read from `match_groups` rows, with their seats.
+    pub(super) async fn groups_from(
+        conn: &mut sqlx::AnyConnection,
+        rows: &[AnyRow],
+    ) -> Result<Vec<GroupRow>> {
+        let mut groups = rows
+            .iter()
+            .map(GroupRow::from_row)
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let ids: Vec<i64> = groups.iter().map(|g| g.id).collect();
+        let mut seats: std::collections::HashMap<i64, Vec<i64>> = std::collections::HashMap::new();
+        for chunk in ids.chunks(100) {
+            let mut sql = Sql::new("SELECT group_id, bot_id FROM group_seats WHERE group_id IN ");
+            sql.list(chunk.iter().copied()).push(" ORDER BY group_id, seat");
+            for row in sql.query()?.fetch_all(&mut *conn).await? {
+                seats.entry(row.try_get(0)?).or_default().push(row.try_get(1)?);
+            }
+        }
+        for g in &mut groups {
+            g.bots = seats
+                .remove(&g.id)
+                .ok_or_else(|| StoreError::Corrupt(format!("group {} has no seats", g.id)))?;
+        }
+        Ok(groups)
+    }
+
+    /// Stores the seats of groups just inserted.
+    async fn insert_group_seats(conn: &mut sqlx::AnyConnection, groups: &[(i64, &[i64])]) -> Result<()> {
+        let seats: Vec<(i64, i64, i64)> = groups
+            .iter()
+            .flat_map(|(id, bots)| {
+                bots.iter()
+                    .enumerate()
+                    .map(move |(seat, bot)| (*id, seat as i64, *bot))
+            })
+            .collect();
+        for chunk in seats.chunks(300) {
+            let mut sql = Sql::new("INSERT INTO group_seats (group_id, seat, bot_id) VALUES ");
+            sql.rows(chunk, |row, &(group, seat, bot)| {
+                row.bind(group).bind(seat).bind(bot);
+            });
+            sql.query()?.execute(&mut *conn).await?;
+        }
+        Ok(())
     }
 
     /// Schedules groups `(group_no, bots)`; a group number already present is kept
@@ -25,17 +62,20 @@ impl Store {
         let mut tx = self.write_tx().await?;
         let now = now_ms();
         for (no, bots) in groups {
-            sqlx::query(
-                "INSERT INTO match_groups (competition_id, group_no, seed, bots, status, created_ms)
-                 VALUES ($1, $2, $3, $4, 'scheduled', $5) ON CONFLICT (competition_id, group_no) DO NOTHING",
+            let stored = sqlx::query(
+                "INSERT INTO match_groups (competition_id, group_no, seed, status, created_ms)
+                 VALUES ($1, $2, $3, 'scheduled', $4) ON CONFLICT (competition_id, group_no) DO NOTHING
+                 RETURNING id",
             )
             .bind(c.id)
             .bind(*no)
             .bind(engine::group_seed(c.seed as u64, *no as u64) as i64)
-            .bind(join_ids(bots))
             .bind(now)
-            .execute(&mut *tx)
+            .fetch_optional(&mut *tx)
             .await?;
+            if let Some(row) = stored {
+                Self::insert_group_seats(&mut tx, &[(row.try_get(0)?, bots)]).await?;
+            }
         }
         tx.commit().await?;
         Ok(())
@@ -46,14 +86,14 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn groups(&self, competition_id: i64) -> Result<Vec<GroupRow>> {
-        let rows = sqlx::query(
-            "SELECT id, competition_id, group_no, seed, bots, status FROM match_groups
-             WHERE competition_id = $1 ORDER BY group_no",
-        )
-        .bind(competition_id)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(Self::group_row).collect()
+        let mut conn = self.pool.acquire().await?;
+        let sql =
+            format!("SELECT {GROUP_COLUMNS} FROM match_groups WHERE competition_id = $1 ORDER BY group_no");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(competition_id)
+            .fetch_all(&mut *conn)
+            .await?;
+        Self::groups_from(&mut conn, &rows).await
     }
 
     /// A group by key.
@@ -61,13 +101,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn group(&self, id: i64) -> Result<Option<GroupRow>> {
-        let row = sqlx::query(
-            "SELECT id, competition_id, group_no, seed, bots, status FROM match_groups WHERE id = $1",
-        )
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(Self::group_row).transpose()
+        Ok(self.groups_by_id(&[id]).await?.pop())
     }
 
     /// Leases up to `limit` groups at once to `worker`, oldest first, all under
@@ -126,18 +160,17 @@ impl Store {
                     SELECT g.id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
                     WHERE g.status = 'scheduled' AND c.status = 'open'
                     ORDER BY g.id LIMIT $4 {lock})
-                 RETURNING id, competition_id, group_no, seed, bots, status"
+                 RETURNING {GROUP_COLUMNS}"
             );
+            let mut conn = self.pool.acquire().await?;
             let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(token)
                 .bind(worker)
                 .bind(expires_ms)
                 .bind(want)
-                .fetch_all(&self.pool)
+                .fetch_all(&mut *conn)
                 .await?;
-            for row in &rows {
-                groups.push(Self::group_row(row)?);
-            }
+            groups.extend(Self::groups_from(&mut conn, &rows).await?);
         }
         groups.sort_by_key(|g| g.id);
         Ok(groups)
@@ -172,22 +205,24 @@ impl Store {
             .iter()
             .map(|r| r.try_get(0))
             .collect::<std::result::Result<_, _>>()?;
-        let mut groups = Vec::with_capacity(ids.len());
+        let mut rows = Vec::with_capacity(ids.len());
         for id in ids {
-            let row = sqlx::query(
+            let sql = format!(
                 "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2,
-                 lease_expires_ms = $3, seed = $4 WHERE id = $5
-                 RETURNING id, competition_id, group_no, seed, bots, status",
-            )
-            .bind(token)
-            .bind(worker)
-            .bind(expires_ms)
-            .bind(fresh_seed()? as i64)
-            .bind(id)
-            .fetch_one(&mut *tx)
-            .await?;
-            groups.push(Self::group_row(&row)?);
+                 lease_expires_ms = $3, seed = $4 WHERE id = $5 RETURNING {GROUP_COLUMNS}"
+            );
+            rows.push(
+                sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(token)
+                    .bind(worker)
+                    .bind(expires_ms)
+                    .bind(fresh_seed()? as i64)
+                    .bind(id)
+                    .fetch_one(&mut *tx)
+                    .await?,
+            );
         }
+        let groups = Self::groups_from(&mut tx, &rows).await?;
         tx.commit().await?;
         Ok(groups)
     }
@@ -198,15 +233,16 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn groups_after(&self, competition_id: i64, after: i64) -> Result<Vec<GroupRow>> {
-        let rows = sqlx::query(
-            "SELECT id, competition_id, group_no, seed, bots, status FROM match_groups
-             WHERE competition_id = $1 AND id > $2 ORDER BY id",
-        )
-        .bind(competition_id)
-        .bind(after)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(Self::group_row).collect()
+        let mut conn = self.pool.acquire().await?;
+        let sql = format!(
+            "SELECT {GROUP_COLUMNS} FROM match_groups WHERE competition_id = $1 AND id > $2 ORDER BY id"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(competition_id)
+            .bind(after)
+            .fetch_all(&mut *conn)
+            .await?;
+        Self::groups_from(&mut conn, &rows).await
     }
 
     /// Schedules groups with the next free numbers, in one transaction; returns
@@ -225,21 +261,13 @@ impl Store {
         ids.dedup();
         let mut inactive = std::collections::HashSet::new();
         for chunk in ids.chunks(500) {
-            let marks: Vec<String> = (1..=chunk.len()).map(|k| format!("${k}")).collect();
-            let sql = format!(
-                "SELECT id, status FROM bots WHERE id IN ({}) {}",
-                marks.join(", "),
-                match self.dialect {
-                    Dialect::Postgres => "FOR SHARE",
-                    Dialect::Sqlite => "",
-                }
-            );
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for id in chunk {
-                q = q.bind(*id);
-            }
-            for row in q.fetch_all(&mut *tx).await? {
-                if row.try_get::<String, _>(1)? != BotStatus::Active.as_str() {
+            let mut sql = Sql::new("SELECT id, status FROM bots WHERE id IN ");
+            sql.list(chunk.iter().copied()).push(match self.dialect {
+                Dialect::Postgres => " FOR SHARE",
+                Dialect::Sqlite => "",
+            });
+            for row in sql.query()?.fetch_all(&mut *tx).await? {
+                if row.try_get::<BotStatus, _>(1)? != BotStatus::Active {
                     inactive.insert(row.try_get::<i64, _>(0)?);
                 }
             }
@@ -280,27 +308,30 @@ impl Store {
             .collect();
         // Many rows a statement: a batch of the background scheduler is hundreds.
         for chunk in numbered.chunks(100) {
-            let mut sql = format!(
-                "INSERT INTO match_groups (competition_id, group_no, seed, bots, status, created_ms) VALUES {}",
-                value_rows(chunk.len(), 6)
+            let mut sql = Sql::new(
+                "INSERT INTO match_groups (competition_id, group_no, seed, status, created_ms) VALUES ",
             );
-            sql.push_str(
-                " ON CONFLICT (competition_id, group_no) DO NOTHING
-                 RETURNING id, competition_id, group_no, seed, bots, status",
-            );
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for (no, bots) in chunk {
-                q = q
-                    .bind(c.id)
-                    .bind(*no)
-                    .bind(engine::group_seed(c.seed as u64, *no as u64) as i64)
-                    .bind(join_ids(bots))
-                    .bind("scheduled")
+            sql.rows(chunk, |row, &(no, _)| {
+                row.bind(c.id)
+                    .bind(no)
+                    .bind(engine::group_seed(c.seed as u64, no as u64) as i64)
+                    .bind(GroupStatus::Scheduled)
                     .bind(now);
+            });
+            sql.push(" ON CONFLICT (competition_id, group_no) DO NOTHING RETURNING ")
+                .push(GROUP_COLUMNS);
+            let mut new = Vec::with_capacity(chunk.len());
+            for row in sql.query()?.fetch_all(&mut *tx).await? {
+                let mut group = GroupRow::from_row(&row)?;
+                // A number another server took is not returned: its seats are that server's.
+                if let Some((_, bots)) = chunk.iter().find(|(no, _)| *no == group.group_no) {
+                    group.bots = bots.to_vec();
+                    new.push(group);
+                }
             }
-            for row in q.fetch_all(&mut *tx).await? {
-                stored.push(Self::group_row(&row)?);
-            }
+            let seats: Vec<(i64, &[i64])> = new.iter().map(|g| (g.id, g.bots.as_slice())).collect();
+            Self::insert_group_seats(&mut tx, &seats).await?;
+            stored.extend(new);
         }
         stored.sort_by_key(|g| g.id);
         tx.commit().await?;
@@ -312,26 +343,29 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn groups_by_id(&self, ids: &[i64]) -> Result<Vec<GroupRow>> {
-        let rows = self
-            .rows_with_ids(
-                "SELECT id, competition_id, group_no, seed, bots, status FROM match_groups WHERE id IN",
-                ids,
-            )
-            .await?;
-        rows.iter().map(Self::group_row).collect()
+        let mut conn = self.pool.acquire().await?;
+        let rows = Self::rows_with_ids(
+            &mut conn,
+            &format!("SELECT {GROUP_COLUMNS} FROM match_groups WHERE id IN "),
+            ids,
+            "",
+        )
+        .await?;
+        Self::groups_from(&mut conn, &rows).await
     }
 
-    /// The rows `select` (ending in `IN`) finds for `ids`, asked 100 at a time.
-    pub(super) async fn rows_with_ids(&self, select: &str, ids: &[i64]) -> Result<Vec<AnyRow>> {
+    /// The rows `select` (ending in `IN `) then `rest` finds for `ids`, asked 100 at a time.
+    pub(super) async fn rows_with_ids(
+        conn: &mut sqlx::AnyConnection,
+        select: &str,
+        ids: &[i64],
+        rest: &str,
+    ) -> Result<Vec<AnyRow>> {
         let mut out = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(100) {
-            let marks: Vec<String> = (1..=chunk.len()).map(|k| format!("${k}")).collect();
-            let sql = format!("{select} ({})", marks.join(", "));
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for &id in chunk {
-                q = q.bind(id);
-            }
-            out.extend(q.fetch_all(&self.pool).await?);
+            let mut sql = Sql::new(select);
+            sql.list(chunk.iter().copied()).push(rest);
+            out.extend(sql.query()?.fetch_all(&mut *conn).await?);
         }
         Ok(out)
     }
@@ -353,22 +387,18 @@ impl Store {
         let token = token_hash(token);
         let mut renewed = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(100) {
-            let marks: Vec<String> = (5..5 + chunk.len()).map(|k| format!("${k}")).collect();
-            let sql = format!(
-                "UPDATE match_groups SET lease_expires_ms = $1
-                 WHERE status = 'leased' AND lease_worker = $2 AND lease_token = $3 AND lease_expires_ms >= $4
-                 AND id IN ({}) RETURNING id",
-                marks.join(", ")
-            );
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(expires_ms)
+            let mut sql = Sql::new("UPDATE match_groups SET lease_expires_ms = ");
+            sql.bind(expires_ms)
+                .push(" WHERE status = 'leased' AND lease_worker = ")
                 .bind(worker)
-                .bind(&token)
-                .bind(now);
-            for &id in chunk {
-                q = q.bind(id);
-            }
-            for row in q.fetch_all(&self.pool).await? {
+                .push(" AND lease_token = ")
+                .bind(token.as_str())
+                .push(" AND lease_expires_ms >= ")
+                .bind(now)
+                .push(" AND id IN ")
+                .list(chunk.iter().copied())
+                .push(" RETURNING id");
+            for row in sql.query()?.fetch_all(&self.pool).await? {
                 renewed.push(row.try_get(0)?);
             }
         }
@@ -384,12 +414,14 @@ impl Store {
         &self,
         ids: &[i64],
     ) -> Result<std::collections::HashMap<i64, (String, String)>> {
-        let rows = self
-            .rows_with_ids(
-                "SELECT id, lease_token, lease_worker FROM match_groups WHERE status = 'leased' AND id IN",
-                ids,
-            )
-            .await?;
+        let mut conn = self.pool.acquire().await?;
+        let rows = Self::rows_with_ids(
+            &mut conn,
+            "SELECT id, lease_token, lease_worker FROM match_groups WHERE status = 'leased' AND id IN ",
+            ids,
+            "",
+        )
+        .await?;
         let mut out = std::collections::HashMap::with_capacity(rows.len());
         for row in rows {
             let token: Option<String> = row.try_get(1)?;
@@ -411,25 +443,51 @@ impl Store {
         // in SQLite); 100 rows of 9 values stay far below both databases' limits.
         let mut inserted = 0;
         for chunk in games.chunks(100) {
-            let sql = format!(
-                "INSERT INTO games (competition_id, group_id, rotation, bots, ranks, termination, record, recorded_ms, fault_kinds) VALUES {}",
-                value_rows(chunk.len(), 9)
+            let mut sql = Sql::new(
+                "INSERT INTO games (competition_id, group_id, rotation, termination, record, recorded_ms, fault_kinds) VALUES ",
             );
-            let sql = format!("{sql} ON CONFLICT (group_id, rotation) DO NOTHING");
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for g in chunk {
-                q = q
-                    .bind(g.competition_id)
+            sql.rows(chunk, |row, g| {
+                row.bind(g.competition_id)
                     .bind(g.group_id)
                     .bind(g.rotation)
-                    .bind(join_ids(&g.bots))
-                    .bind(join_ids(&g.ranks))
-                    .bind(&g.termination)
-                    .bind(&g.record)
+                    .bind(g.termination.as_str())
+                    .bind(g.record.as_str())
                     .bind(now)
-                    .bind(&g.fault_kinds);
+                    .bind(g.fault_kinds.as_str());
+            });
+            // A game stored already is not returned: its seats are stored too.
+            sql.push(" ON CONFLICT (group_id, rotation) DO NOTHING RETURNING id, group_id, rotation");
+            let mut seats = Vec::new();
+            for row in sql.query()?.fetch_all(&mut **tx).await? {
+                let (id, group, rotation): (i64, i64, i64) =
+                    (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
+                let g = chunk
+                    .iter()
+                    .find(|g| g.group_id == group && g.rotation == rotation)
+                    .ok_or_else(|| StoreError::Corrupt(format!("game {id} was not in the batch")))?;
+                if g.bots.len() != g.ranks.len() {
+                    return Err(StoreError::Corrupt(format!(
+                        "game {id}: {} bots but {} places",
+                        g.bots.len(),
+                        g.ranks.len()
+                    )));
+                }
+                seats.extend(
+                    g.bots
+                        .iter()
+                        .zip(&g.ranks)
+                        .enumerate()
+                        .map(|(seat, (bot, place))| (id, seat as i64, *bot, i64::from(*place))),
+                );
+                inserted += 1;
             }
-            inserted += q.execute(&mut **tx).await?.rows_affected();
+            for chunk in seats.chunks(200) {
+                let mut sql = Sql::new("INSERT INTO game_seats (game_id, seat, bot_id, place) VALUES ");
+                sql.rows(chunk, |row, &(game, seat, bot, place)| {
+                    row.bind(game).bind(seat).bind(bot).bind(place);
+                });
+                sql.query()?.execute(&mut **tx).await?;
+            }
         }
         for g in games.iter().filter(|g| !g.faults.is_empty()) {
             Self::insert_faults(tx, g).await?;
@@ -452,23 +510,20 @@ impl Store {
         let game_id: i64 = row.try_get(0)?;
         let faults: Vec<&SeatFaults> = g.faults.iter().filter(|f| f.seat < g.bots.len()).collect();
         for chunk in faults.chunks(100) {
-            let sql = format!(
-                "INSERT INTO faults (game_id, competition_id, bot_id, seat, kind, count, detail, at_move) VALUES {}",
-                value_rows(chunk.len(), 8)
+            let mut sql = Sql::new(
+                "INSERT INTO faults (game_id, competition_id, bot_id, seat, kind, count, detail, at_move) VALUES ",
             );
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for f in chunk {
-                q = q
-                    .bind(game_id)
+            sql.rows(chunk, |row, f| {
+                row.bind(game_id)
                     .bind(g.competition_id)
                     .bind(g.bots[f.seat])
                     .bind(f.seat as i64)
-                    .bind(&f.kind)
+                    .bind(f.kind.as_str())
                     .bind(f.count as i64)
-                    .bind(&f.detail)
+                    .bind(f.detail.as_str())
                     .bind(f.at_move as i64);
-            }
-            q.execute(&mut **tx).await?;
+            });
+            sql.query()?.execute(&mut **tx).await?;
         }
         Ok(())
     }
@@ -546,7 +601,7 @@ impl Store {
                 .await?;
             out.push(match row {
                 None => Err(StoreError::NotFound(format!("no group {}", r.group_id))),
-                Some(row) => match row.try_get::<String, _>(0)?.parse::<GroupStatus>()? {
+                Some(row) => match row.try_get::<GroupStatus, _>(0)? {
                     GroupStatus::Done => Ok(Completion::AlreadyDone),
                     _ => Ok(Completion::LeaseLost),
                 },

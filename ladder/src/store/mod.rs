@@ -12,13 +12,16 @@
 
 use serde::{Deserialize, Serialize};
 use sqlx::any::{AnyPoolOptions, AnyRow};
-use sqlx::{AnyPool, Row};
+use sqlx::{AnyPool, FromRow, Row};
 
 mod bots;
 mod competitions;
 mod games;
 mod groups;
+mod sql;
 mod workers;
+
+use sql::Sql;
 
 /// A store operation that failed.
 #[derive(Debug, thiserror::Error)]
@@ -67,8 +70,17 @@ pub enum Dialect {
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
+/// The schema's migrations for `dialect`, oldest first: what [`Store::open`]
+/// applies (public so that a test can build a database as an older version left it).
+pub fn migrations(dialect: Dialect) -> &'static sqlx::migrate::Migrator {
+    match dialect {
+        Dialect::Sqlite => &SQLITE_MIGRATIONS,
+        Dialect::Postgres => &POSTGRES_MIGRATIONS,
+    }
+}
+
 /// A registered bot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromRow)]
 pub struct BotRow {
     /// Key.
     pub id: i64,
@@ -79,6 +91,7 @@ pub struct BotRow {
     /// How to run it (a referee `--bot` spec).
     pub spec: String,
     /// Environment variables for its process (key, value).
+    #[sqlx(try_from = "JsonText<Vec<(String, String)>>")]
     pub env: Vec<(String, String)>,
     /// Whether it is scheduled.
     pub status: BotStatus,
@@ -93,7 +106,7 @@ pub struct BotRow {
 }
 
 /// A competition: a game with options among a set of bots.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromRow)]
 pub struct CompetitionRow {
     /// Key.
     pub id: i64,
@@ -102,6 +115,7 @@ pub struct CompetitionRow {
     /// Game id.
     pub game: String,
     /// Game options, `key=value`.
+    #[sqlx(try_from = "JsonText<Vec<String>>")]
     pub options: Vec<String>,
     /// Seats per game.
     pub seats: i64,
@@ -198,7 +212,7 @@ pub struct SeatStart {
 }
 
 /// A mirrored group: the same seed played once per seat rotation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromRow)]
 pub struct GroupRow {
     /// Key.
     pub id: i64,
@@ -209,6 +223,8 @@ pub struct GroupRow {
     /// Seed of every game in it.
     pub seed: i64,
     /// Bot ids in rotation 0's seat order; rotation r puts `bots[(s + r) % n]` in seat s.
+    /// (Kept in `group_seats`.)
+    #[sqlx(skip)]
     pub bots: Vec<i64>,
     /// Where it stands.
     pub status: GroupStatus,
@@ -239,6 +255,8 @@ pub enum GroupStatus {
     Withdrawn,
 }
 
+/// A status or kind stored as its text: `as_str`, `FromStr`, `Display`, and the
+/// sqlx traits, so that rows read it and queries bind it as the type itself.
 macro_rules! stored_as_text {
     ($ty:ident { $($variant:ident = $text:literal),* $(,)? }) => {
         impl $ty {
@@ -266,7 +284,59 @@ macro_rules! stored_as_text {
                 f.write_str(self.as_str())
             }
         }
+
+        impl sqlx::Type<sqlx::Any> for $ty {
+            fn type_info() -> sqlx::any::AnyTypeInfo {
+                <str as sqlx::Type<sqlx::Any>>::type_info()
+            }
+        }
+
+        impl<'r> sqlx::Decode<'r, sqlx::Any> for $ty {
+            fn decode(value: sqlx::any::AnyValueRef<'r>) -> std::result::Result<$ty, sqlx::error::BoxDynError> {
+                Ok(<&str as sqlx::Decode<sqlx::Any>>::decode(value)?.parse()?)
+            }
+        }
+
+        impl<'q> sqlx::Encode<'q, sqlx::Any> for $ty {
+            fn encode_by_ref(
+                &self,
+                buf: &mut <sqlx::Any as sqlx::Database>::ArgumentBuffer,
+            ) -> std::result::Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+                <&str as sqlx::Encode<sqlx::Any>>::encode(self.as_str(), buf)
+            }
+        }
     };
+}
+
+/// A column holding JSON text, read as `T`: rows declare such a field
+/// `#[sqlx(try_from = "JsonText<T>")]`.
+pub struct JsonText<T>(T);
+
+impl<T> sqlx::Type<sqlx::Any> for JsonText<T> {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <str as sqlx::Type<sqlx::Any>>::type_info()
+    }
+}
+
+impl<'r, T: serde::de::DeserializeOwned> sqlx::Decode<'r, sqlx::Any> for JsonText<T> {
+    fn decode(
+        value: sqlx::any::AnyValueRef<'r>,
+    ) -> std::result::Result<JsonText<T>, sqlx::error::BoxDynError> {
+        let text = <&str as sqlx::Decode<sqlx::Any>>::decode(value)?;
+        Ok(JsonText(serde_json::from_str(text)?))
+    }
+}
+
+impl From<JsonText<Vec<String>>> for Vec<String> {
+    fn from(json: JsonText<Vec<String>>) -> Self {
+        json.0
+    }
+}
+
+impl From<JsonText<Vec<(String, String)>>> for Vec<(String, String)> {
+    fn from(json: JsonText<Vec<(String, String)>>) -> Self {
+        json.0
+    }
 }
 
 stored_as_text!(CompetitionStatus { Open = "open", Closed = "closed" });
@@ -404,7 +474,7 @@ pub struct SeatFaults {
 }
 
 /// A bot's faults of one kind in a competition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromRow)]
 pub struct FaultTally {
     /// The kind.
     pub kind: String,
@@ -415,7 +485,7 @@ pub struct FaultTally {
 }
 
 /// One stored fault row, for a bot's page.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromRow)]
 pub struct FaultRow {
     /// The game.
     pub game_id: i64,
@@ -430,7 +500,7 @@ pub struct FaultRow {
 }
 
 /// A bot's rating as fit at one point of a competition.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromRow)]
 pub struct RatingPoint {
     /// Bot.
     pub bot_id: i64,
@@ -522,32 +592,6 @@ pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
-}
-
-fn join_ids<T: ToString>(ids: &[T]) -> String {
-    ids.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
-}
-
-fn split_ids<T: std::str::FromStr>(text: &str) -> Result<Vec<T>> {
-    text.split(',')
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.parse()
-                .map_err(|_| StoreError::Corrupt(format!("id list {text:?}")))
-        })
-        .collect()
-}
-
-/// `($1, $2, ...), (...)`: the placeholders of `rows` rows of `columns` values
-/// each, for a many-row `INSERT`.
-fn value_rows(rows: usize, columns: usize) -> String {
-    (0..rows)
-        .map(|r| {
-            let marks: Vec<String> = (1..=columns).map(|c| format!("${}", r * columns + c)).collect();
-            format!("({})", marks.join(", "))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The files a SQLite store at `url` keeps (the database, its write-ahead log,
@@ -669,11 +713,7 @@ impl Store {
     }
 
     async fn migrate(&self) -> Result<()> {
-        let migrator = match self.dialect {
-            Dialect::Sqlite => &SQLITE_MIGRATIONS,
-            Dialect::Postgres => &POSTGRES_MIGRATIONS,
-        };
-        migrator
+        migrations(self.dialect)
             .run(&self.pool)
             .await
             .map_err(|e| StoreError::Migration(e.to_string()))

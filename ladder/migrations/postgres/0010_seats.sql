@@ -1,0 +1,29 @@
+-- Seats as rows, not comma-joined id lists: "the groups bot 7 sits in" is an
+-- index lookup (the lists were matched with LIKE '%,7,%', which no index serves),
+-- and a game's places are numbers the database can check.
+CREATE TABLE group_seats (
+    group_id BIGINT NOT NULL REFERENCES match_groups(id),
+    seat BIGINT NOT NULL,
+    bot_id BIGINT NOT NULL REFERENCES bots(id),
+    PRIMARY KEY (group_id, seat)
+);
+CREATE INDEX group_seats_bot ON group_seats (bot_id, group_id);
+CREATE TABLE game_seats (
+    game_id BIGINT NOT NULL REFERENCES games(id),
+    seat BIGINT NOT NULL,
+    bot_id BIGINT NOT NULL REFERENCES bots(id),
+    place BIGINT NOT NULL,
+    PRIMARY KEY (game_id, seat)
+);
+CREATE INDEX game_seats_bot ON game_seats (bot_id, game_id);
+INSERT INTO group_seats (group_id, seat, bot_id)
+SELECT g.id, s.seat - 1, CAST(s.bot AS BIGINT)
+FROM match_groups g, unnest(string_to_array(g.bots, ',')) WITH ORDINALITY AS s(bot, seat);
+INSERT INTO game_seats (game_id, seat, bot_id, place)
+SELECT g.id, s.seat - 1, CAST(s.bot AS BIGINT), CAST(s.place AS BIGINT)
+FROM games g, unnest(string_to_array(g.bots, ','), string_to_array(g.ranks, ',')) WITH ORDINALITY AS s(bot, place, seat);
+-- The results index held the lists; it now holds what the fit reads of a game.
+DROP INDEX games_results;
+CREATE INDEX games_results ON games (competition_id, id) INCLUDE (group_id, rotation, termination);
+ALTER TABLE match_groups DROP COLUMN bots;
+ALTER TABLE games DROP COLUMN bots, DROP COLUMN ranks;

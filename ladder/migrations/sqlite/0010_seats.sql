@@ -1,0 +1,47 @@
+-- Seats as rows, not comma-joined id lists: "the groups bot 7 sits in" is an
+-- index lookup (the lists were matched with LIKE '%,7,%', which no index serves),
+-- and a game's places are numbers the database can check.
+CREATE TABLE group_seats (
+    group_id BIGINT NOT NULL REFERENCES match_groups(id),
+    seat BIGINT NOT NULL,
+    bot_id BIGINT NOT NULL REFERENCES bots(id),
+    PRIMARY KEY (group_id, seat)
+) WITHOUT ROWID;
+CREATE INDEX group_seats_bot ON group_seats (bot_id, group_id);
+CREATE TABLE game_seats (
+    game_id BIGINT NOT NULL REFERENCES games(id),
+    seat BIGINT NOT NULL,
+    bot_id BIGINT NOT NULL REFERENCES bots(id),
+    place BIGINT NOT NULL,
+    PRIMARY KEY (game_id, seat)
+) WITHOUT ROWID;
+CREATE INDEX game_seats_bot ON game_seats (bot_id, game_id);
+-- The lists, split: each step takes the first id off what is left.
+WITH RECURSIVE split(group_id, seat, bot, rest) AS (
+    SELECT id, -1, NULL, bots || ',' FROM match_groups
+    UNION ALL
+    SELECT group_id, seat + 1,
+           CAST(substr(rest, 1, instr(rest, ',') - 1) AS INTEGER),
+           substr(rest, instr(rest, ',') + 1)
+    FROM split WHERE rest <> ''
+)
+INSERT INTO group_seats (group_id, seat, bot_id)
+SELECT group_id, seat, bot FROM split WHERE seat >= 0;
+WITH RECURSIVE split(game_id, seat, bot, place, bots, places) AS (
+    SELECT id, -1, NULL, NULL, bots || ',', ranks || ',' FROM games
+    UNION ALL
+    SELECT game_id, seat + 1,
+           CAST(substr(bots, 1, instr(bots, ',') - 1) AS INTEGER),
+           CAST(substr(places, 1, instr(places, ',') - 1) AS INTEGER),
+           substr(bots, instr(bots, ',') + 1),
+           substr(places, instr(places, ',') + 1)
+    FROM split WHERE bots <> ''
+)
+INSERT INTO game_seats (game_id, seat, bot_id, place)
+SELECT game_id, seat, bot, place FROM split WHERE seat >= 0;
+-- The results index held the lists; it now holds what the fit reads of a game.
+DROP INDEX games_results;
+CREATE INDEX games_results ON games (competition_id, id, group_id, rotation, termination);
+ALTER TABLE match_groups DROP COLUMN bots;
+ALTER TABLE games DROP COLUMN bots;
+ALTER TABLE games DROP COLUMN ranks;
