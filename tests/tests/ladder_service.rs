@@ -2136,7 +2136,7 @@ async fn a_competition_is_never_seen_half_opened() {
                     game: "ur".into(),
                     options: vec![],
                     seats: 2,
-                    format: "ladder".into(),
+                    format: ladder::store::CompetitionFormat::Ladder,
                     seed: 1,
                     max_games: 300,
                     time: "movetime=100".into(),

@@ -8,19 +8,21 @@ CREATE TABLE group_seats (
     PRIMARY KEY (group_id, seat)
 );
 CREATE INDEX group_seats_bot ON group_seats (bot_id, group_id);
+-- By competition first, holding what the fit reads: a competition's seats are one
+-- index range.
 CREATE TABLE game_seats (
+    competition_id BIGINT NOT NULL REFERENCES competitions(id),
     game_id BIGINT NOT NULL REFERENCES games(id),
     seat BIGINT NOT NULL,
     bot_id BIGINT NOT NULL REFERENCES bots(id),
     place BIGINT NOT NULL,
-    PRIMARY KEY (game_id, seat)
+    PRIMARY KEY (competition_id, game_id, seat) INCLUDE (bot_id, place)
 );
-CREATE INDEX game_seats_bot ON game_seats (bot_id, game_id);
 INSERT INTO group_seats (group_id, seat, bot_id)
 SELECT g.id, s.seat - 1, CAST(s.bot AS BIGINT)
 FROM match_groups g, unnest(string_to_array(g.bots, ',')) WITH ORDINALITY AS s(bot, seat);
-INSERT INTO game_seats (game_id, seat, bot_id, place)
-SELECT g.id, s.seat - 1, CAST(s.bot AS BIGINT), CAST(s.place AS BIGINT)
+INSERT INTO game_seats (competition_id, game_id, seat, bot_id, place)
+SELECT g.competition_id, g.id, s.seat - 1, CAST(s.bot AS BIGINT), CAST(s.place AS BIGINT)
 FROM games g, unnest(string_to_array(g.bots, ','), string_to_array(g.ranks, ',')) WITH ORDINALITY AS s(bot, place, seat);
 -- The results index held the lists; it now holds what the fit reads of a game.
 DROP INDEX games_results;

@@ -8,14 +8,15 @@ CREATE TABLE group_seats (
     PRIMARY KEY (group_id, seat)
 ) WITHOUT ROWID;
 CREATE INDEX group_seats_bot ON group_seats (bot_id, group_id);
+-- By competition first: the rating fit reads a competition's seats as one range.
 CREATE TABLE game_seats (
+    competition_id BIGINT NOT NULL REFERENCES competitions(id),
     game_id BIGINT NOT NULL REFERENCES games(id),
     seat BIGINT NOT NULL,
     bot_id BIGINT NOT NULL REFERENCES bots(id),
     place BIGINT NOT NULL,
-    PRIMARY KEY (game_id, seat)
+    PRIMARY KEY (competition_id, game_id, seat)
 ) WITHOUT ROWID;
-CREATE INDEX game_seats_bot ON game_seats (bot_id, game_id);
 -- The lists, split: each step takes the first id off what is left.
 WITH RECURSIVE split(group_id, seat, bot, rest) AS (
     SELECT id, -1, NULL, bots || ',' FROM match_groups
@@ -27,18 +28,18 @@ WITH RECURSIVE split(group_id, seat, bot, rest) AS (
 )
 INSERT INTO group_seats (group_id, seat, bot_id)
 SELECT group_id, seat, bot FROM split WHERE seat >= 0;
-WITH RECURSIVE split(game_id, seat, bot, place, bots, places) AS (
-    SELECT id, -1, NULL, NULL, bots || ',', ranks || ',' FROM games
+WITH RECURSIVE split(competition_id, game_id, seat, bot, place, bots, places) AS (
+    SELECT competition_id, id, -1, NULL, NULL, bots || ',', ranks || ',' FROM games
     UNION ALL
-    SELECT game_id, seat + 1,
+    SELECT competition_id, game_id, seat + 1,
            CAST(substr(bots, 1, instr(bots, ',') - 1) AS INTEGER),
            CAST(substr(places, 1, instr(places, ',') - 1) AS INTEGER),
            substr(bots, instr(bots, ',') + 1),
            substr(places, instr(places, ',') + 1)
     FROM split WHERE bots <> ''
 )
-INSERT INTO game_seats (game_id, seat, bot_id, place)
-SELECT game_id, seat, bot, place FROM split WHERE seat >= 0;
+INSERT INTO game_seats (competition_id, game_id, seat, bot_id, place)
+SELECT competition_id, game_id, seat, bot, place FROM split WHERE seat >= 0;
 -- The results index held the lists; it now holds what the fit reads of a game.
 DROP INDEX games_results;
 CREATE INDEX games_results ON games (competition_id, id, group_id, rotation, termination);

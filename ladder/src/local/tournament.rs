@@ -25,12 +25,11 @@ pub enum Format {
     Gauntlet,
 }
 
-impl Format {
-    /// The name stored with the competition.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Format::RoundRobin => "round-robin",
-            Format::Gauntlet => "gauntlet",
+impl From<Format> for crate::store::CompetitionFormat {
+    fn from(format: Format) -> Self {
+        match format {
+            Format::RoundRobin => Self::RoundRobin,
+            Format::Gauntlet => Self::Gauntlet,
         }
     }
 }
@@ -275,7 +274,7 @@ pub fn run(
             game: cfg.game.clone(),
             options: options.clone(),
             seats: seats as i64,
-            format: cfg.format.as_str().into(),
+            format: cfg.format.into(),
             seed: seed as i64,
             max_games: cfg.games as i64,
             time: cfg.time.clone(),

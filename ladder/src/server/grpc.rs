@@ -190,7 +190,7 @@ impl Ladder for LadderService {
                 game: r.game.clone(),
                 options: game.options().to_vec(),
                 seats: seats as i64,
-                format: "ladder".into(),
+                format: crate::store::CompetitionFormat::Ladder,
                 // Unless the admin gave one: 64 bits no one knows, from which every
                 // group's seed derives (`engine::group_seed`).
                 seed: r.seed.unwrap_or_else(referee::seed::os_seed) as i64,

@@ -34,7 +34,7 @@ impl Store {
         .bind(&c.game)
         .bind(serde_json::to_string(&c.options).unwrap_or_default())
         .bind(c.seats)
-        .bind(&c.format)
+        .bind(c.format)
         .bind(c.seed)
         .bind(c.max_games)
         .bind(&c.time)

@@ -2,67 +2,91 @@
 
 use super::*;
 
-/// What a result is read from: a game's columns (`games g`, which a query may
-/// narrow first) with its seats in order (`game_seats s`). [`Store::results_from`]
-/// reads these rows.
-const RESULT_COLUMNS: &str = "g.id, g.group_id, g.rotation, g.termination, s.bot_id, s.place";
+/// The columns of a game a result is read from (its seats are read apart).
+const GAME_HEAD: &str = "id, competition_id, group_id, rotation, termination";
 
-/// One seat of a game's result, as read.
-#[derive(FromRow)]
-struct ResultSeat {
-    id: i64,
-    group_id: i64,
-    rotation: i64,
-    termination: String,
-    bot_id: i64,
-    place: i64,
-}
+/// A game's seats as read: `(game, bot, place)`, by game and seat.
+type SeatRows = Vec<(i64, i64, u32)>;
 
 impl Store {
-    /// Results from rows of [`RESULT_COLUMNS`], a game's seats in a row and in
-    /// seat order, the games in the rows' order.
-    fn results_from(rows: &[AnyRow]) -> Result<Vec<ResultRow>> {
-        let mut out: Vec<ResultRow> = Vec::new();
-        for row in rows {
-            let seat = ResultSeat::from_row(row)?;
-            let place = u32::try_from(seat.place)
-                .map_err(|_| StoreError::Corrupt(format!("game {}: place {}", seat.id, seat.place)))?;
-            match out.last_mut() {
-                Some(last) if last.game.id == seat.id => {
-                    last.game.bots.push(seat.bot_id);
-                    last.game.ranks.push(place);
-                }
-                _ => {
-                    let termination: referee::Termination =
-                        seat.termination.parse().map_err(StoreError::Corrupt)?;
-                    out.push(ResultRow {
-                        game: rating::GameResult {
-                            id: seat.id,
-                            group_id: seat.group_id,
-                            rotation: seat.rotation,
-                            bots: vec![seat.bot_id],
-                            ranks: vec![place],
-                            forfeit: termination == referee::Termination::Forfeit,
-                        },
-                        termination,
-                    });
-                }
+    /// Rows of [`GAME_HEAD`] with their seats (sorted by game, then seat) as
+    /// results, in the rows' order. Read by position: the full read of a
+    /// competition goes through here at every refit.
+    fn assemble(heads: &[AnyRow], seats: &SeatRows) -> Result<Vec<ResultRow>> {
+        let mut out = Vec::with_capacity(heads.len());
+        for row in heads {
+            let id: i64 = row.try_get(0)?;
+            let termination: String = row.try_get(4)?;
+            let termination: referee::Termination = termination.parse().map_err(StoreError::Corrupt)?;
+            let first = seats.partition_point(|s| s.0 < id);
+            let mine = seats[first..].iter().take_while(|s| s.0 == id);
+            let (bots, ranks): (Vec<i64>, Vec<u32>) = mine.map(|s| (s.1, s.2)).unzip();
+            if bots.is_empty() {
+                return Err(StoreError::Corrupt(format!("game {id} has no seats")));
             }
+            out.push(ResultRow {
+                game: rating::GameResult {
+                    id,
+                    group_id: row.try_get(2)?,
+                    rotation: row.try_get(3)?,
+                    bots,
+                    ranks,
+                    forfeit: termination == referee::Termination::Forfeit,
+                },
+                termination,
+            });
         }
         Ok(out)
     }
 
-    /// The results of the games `games` selects (`SELECT id, group_id, rotation,
-    /// termination FROM games ...`), ordered by `order` (`ASC` or `DESC` on the key).
-    async fn results_of(&self, games: &str, order: &str, bind: &[i64]) -> Result<Vec<ResultRow>> {
-        let sql = format!(
-            "SELECT {RESULT_COLUMNS} FROM ({games}) g JOIN game_seats s ON s.game_id = g.id ORDER BY g.id {order}, s.seat"
-        );
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+    /// Seat rows of `(game, bot, place)`, as `game_seats` returns them.
+    fn seat_rows(rows: &[AnyRow], into: &mut SeatRows) -> Result<()> {
+        into.reserve(rows.len());
+        for row in rows {
+            let place: i64 = row.try_get(2)?;
+            let place =
+                u32::try_from(place).map_err(|_| StoreError::Corrupt(format!("a seat's place {place}")))?;
+            into.push((row.try_get(0)?, row.try_get(1)?, place));
+        }
+        Ok(())
+    }
+
+    /// The results of games read as [`GAME_HEAD`] rows, their seats asked by
+    /// competition and key (`game_seats`' own order: an index range each).
+    async fn results_of(&self, conn: &mut sqlx::AnyConnection, heads: &[AnyRow]) -> Result<Vec<ResultRow>> {
+        let mut by_competition: std::collections::BTreeMap<i64, Vec<i64>> = Default::default();
+        for row in heads {
+            by_competition
+                .entry(row.try_get(1)?)
+                .or_default()
+                .push(row.try_get(0)?);
+        }
+        let mut seats = SeatRows::new();
+        for (competition, ids) in by_competition {
+            for chunk in ids.chunks(100) {
+                let mut sql =
+                    Sql::new("SELECT game_id, bot_id, place FROM game_seats WHERE competition_id = ");
+                sql.bind(competition)
+                    .push(" AND game_id IN ")
+                    .list(chunk.iter().copied())
+                    .push(" ORDER BY game_id, seat");
+                Self::seat_rows(&sql.query()?.fetch_all(&mut *conn).await?, &mut seats)?;
+            }
+        }
+        // Stable: a game's seats stay in seat order.
+        seats.sort_by_key(|s| s.0);
+        Self::assemble(heads, &seats)
+    }
+
+    /// The results of the games `select` (of [`GAME_HEAD`] from `games`) finds with `bind`.
+    async fn results_where(&self, select: &str, bind: &[i64]) -> Result<Vec<ResultRow>> {
+        let mut conn = self.pool.acquire().await?;
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(select.to_owned()));
         for value in bind {
             q = q.bind(*value);
         }
-        Self::results_from(&q.fetch_all(&self.pool).await?)
+        let heads = q.fetch_all(&mut *conn).await?;
+        self.results_of(&mut conn, &heads).await
     }
 
     /// Rotations of a group already stored.
@@ -82,15 +106,23 @@ impl Store {
     /// # Errors
     /// The database, or a corrupt row.
     pub async fn results(&self, competition_id: i64) -> Result<Vec<ResultRow>> {
+        // Two range reads, each in its index's order, merged here: a join would
+        // seek the seats once per game.
+        let mut conn = self.pool.acquire().await?;
+        let sql = format!("SELECT {GAME_HEAD} FROM games WHERE competition_id = $1 ORDER BY id");
+        let heads = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(competition_id)
+            .fetch_all(&mut *conn)
+            .await?;
         let rows = sqlx::query(
-            "SELECT g.id, g.group_id, g.rotation, g.termination, s.bot_id, s.place
-             FROM games g JOIN game_seats s ON s.game_id = g.id
-             WHERE g.competition_id = $1 ORDER BY g.id, s.seat",
+            "SELECT game_id, bot_id, place FROM game_seats WHERE competition_id = $1 ORDER BY game_id, seat",
         )
         .bind(competition_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *conn)
         .await?;
-        Self::results_from(&rows)
+        let mut seats = SeatRows::with_capacity(rows.len());
+        Self::seat_rows(&rows, &mut seats)?;
+        Self::assemble(&heads, &seats)
     }
 
     /// Game records of a competition after game key `after`, oldest first, at most `limit`.
@@ -114,10 +146,8 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn recent(&self, competition_id: i64, limit: i64) -> Result<Vec<ResultRow>> {
-        self.results_of(
-            "SELECT id, group_id, rotation, termination FROM games WHERE competition_id = $1
-             ORDER BY id DESC LIMIT $2",
-            "DESC",
+        self.results_where(
+            &format!("SELECT {GAME_HEAD} FROM games WHERE competition_id = $1 ORDER BY id DESC LIMIT $2"),
             &[competition_id, limit],
         )
         .await
@@ -216,16 +246,14 @@ impl Store {
     /// The database, or a corrupt row.
     pub async fn results_by_id(&self, ids: &[i64]) -> Result<Vec<ResultRow>> {
         let mut conn = self.pool.acquire().await?;
-        let rows = Self::rows_with_ids(
+        let heads = Self::rows_with_ids(
             &mut conn,
-            &format!(
-                "SELECT {RESULT_COLUMNS} FROM games g JOIN game_seats s ON s.game_id = g.id WHERE g.id IN "
-            ),
+            &format!("SELECT {GAME_HEAD} FROM games WHERE id IN "),
             ids,
-            " ORDER BY g.id, s.seat",
+            "",
         )
         .await?;
-        let mut out = Self::results_from(&rows)?;
+        let mut out = self.results_of(&mut conn, &heads).await?;
         out.sort_unstable_by_key(|r| r.id);
         Ok(out)
     }
@@ -241,10 +269,10 @@ impl Store {
         before: i64,
         limit: i64,
     ) -> Result<Vec<ResultRow>> {
-        self.results_of(
-            "SELECT id, group_id, rotation, termination FROM games
-             WHERE competition_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
-            "DESC",
+        self.results_where(
+            &format!(
+                "SELECT {GAME_HEAD} FROM games WHERE competition_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3"
+            ),
             &[competition_id, before, limit],
         )
         .await

@@ -477,14 +477,17 @@ impl Store {
                         .iter()
                         .zip(&g.ranks)
                         .enumerate()
-                        .map(|(seat, (bot, place))| (id, seat as i64, *bot, i64::from(*place))),
+                        .map(|(seat, (bot, place))| {
+                            (g.competition_id, id, seat as i64, *bot, i64::from(*place))
+                        }),
                 );
                 inserted += 1;
             }
             for chunk in seats.chunks(200) {
-                let mut sql = Sql::new("INSERT INTO game_seats (game_id, seat, bot_id, place) VALUES ");
-                sql.rows(chunk, |row, &(game, seat, bot, place)| {
-                    row.bind(game).bind(seat).bind(bot).bind(place);
+                let mut sql =
+                    Sql::new("INSERT INTO game_seats (competition_id, game_id, seat, bot_id, place) VALUES ");
+                sql.rows(chunk, |row, &(competition, game, seat, bot, place)| {
+                    row.bind(competition).bind(game).bind(seat).bind(bot).bind(place);
                 });
                 sql.query()?.execute(&mut **tx).await?;
             }

@@ -119,8 +119,8 @@ pub struct CompetitionRow {
     pub options: Vec<String>,
     /// Seats per game.
     pub seats: i64,
-    /// `ladder` (scheduled by ratings), `round-robin` or `gauntlet`.
-    pub format: String,
+    /// How its groups are drawn.
+    pub format: CompetitionFormat,
     /// The competition's seed: group g plays `engine::group_seed(seed, g)`. Drawn
     /// from the operating system unless the host gave one.
     pub seed: i64,
@@ -148,8 +148,8 @@ pub struct NewCompetition {
     pub options: Vec<String>,
     /// Seats per game.
     pub seats: i64,
-    /// Format.
-    pub format: String,
+    /// How its groups are drawn.
+    pub format: CompetitionFormat,
     /// Seed of group 0.
     pub seed: i64,
     /// Games in all; 0 = no limit.
@@ -171,7 +171,7 @@ impl NewCompetition {
             game: "ur".into(),
             options: vec![],
             seats: 2,
-            format: "ladder".into(),
+            format: CompetitionFormat::Ladder,
             seed: 1,
             max_games: 0,
             time: "movetime=100".into(),
@@ -340,6 +340,24 @@ impl From<JsonText<Vec<(String, String)>>> for Vec<(String, String)> {
 }
 
 stored_as_text!(CompetitionStatus { Open = "open", Closed = "closed" });
+
+/// How a competition's groups are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompetitionFormat {
+    /// By the ratings, for as long as it is open (the service's scheduler).
+    Ladder,
+    /// Every set of bots meets in turn (`ladder tournament`).
+    RoundRobin,
+    /// The first bot meets every set of the others (`ladder tournament`).
+    Gauntlet,
+}
+
+stored_as_text!(CompetitionFormat {
+    Ladder = "ladder",
+    RoundRobin = "round-robin",
+    Gauntlet = "gauntlet",
+});
 stored_as_text!(Seeding {
     Mirrored = "mirrored",
     Independent = "independent",
@@ -785,6 +803,43 @@ mod tests {
         assert_eq!(store.bots().await.unwrap().len(), 2);
         drop(store);
         let _ = std::fs::remove_file(&path);
+    }
+
+    /// Statuses and formats go in and come back as their types; a stored text
+    /// that is none of them is an error that names it, never a panic or a default.
+    #[tokio::test]
+    async fn stored_kinds_round_trip_and_an_unknown_one_is_named() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let mut new = NewCompetition::two_seat_ur("g");
+        new.format = CompetitionFormat::Gauntlet;
+        new.seeding = Seeding::Independent;
+        let c = store.create_competition(&new).await.unwrap();
+        assert_eq!(
+            (c.format, c.seeding, c.status),
+            (
+                CompetitionFormat::Gauntlet,
+                Seeding::Independent,
+                CompetitionStatus::Open
+            )
+        );
+        store.register_bot("b", "ur", "builtin:first", &[]).await.unwrap();
+        let (b, _) = store
+            .set_bot_status("b", BotStatus::Disabled, "resting")
+            .await
+            .unwrap();
+        assert_eq!(b.status, BotStatus::Disabled);
+        sqlx::query("UPDATE bots SET status = 'bogus'")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        let e = store.bots().await.unwrap_err().to_string();
+        assert!(e.contains("unknown BotStatus \"bogus\""), "{e}");
+        sqlx::query("UPDATE competitions SET options = 'not json'")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        let e = store.competitions().await.unwrap_err().to_string();
+        assert!(e.contains("options"), "{e}");
     }
 
     /// A SQLite store is its owner's only, and keeps no lease token a copy of it

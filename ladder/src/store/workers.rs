@@ -144,7 +144,7 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         sqlx::query(
-            "DELETE FROM game_seats WHERE game_id IN (SELECT g.id FROM games g
+            "DELETE FROM game_seats WHERE (competition_id, game_id) IN (SELECT g.competition_id, g.id FROM games g
              JOIN match_groups m ON m.id = g.group_id WHERE m.reported_by = $1)",
         )
         .bind(id)

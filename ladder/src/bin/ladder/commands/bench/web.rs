@@ -144,7 +144,7 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<i64> {
             game: "ur".into(),
             options: vec![],
             seats: 2,
-            format: "ladder".into(),
+            format: ladder::store::CompetitionFormat::Ladder,
             seed: cfg.seed as i64,
             max_games: 0,
             time: "movetime=100".into(),
