@@ -70,7 +70,7 @@ async fn old_database(url: &str, kind: &str) -> sqlx::AnyPool {
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/schema9");
     if kind == "sqlite" {
         let path = url.strip_prefix("sqlite:").unwrap();
-        std::fs::copy(data.join("tournament.db"), path).unwrap();
+        std::fs::copy(data.join("tournament.sqlite"), path).unwrap();
         return sqlx::any::AnyPoolOptions::new()
             .max_connections(1)
             .connect(url)
