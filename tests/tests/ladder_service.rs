@@ -1832,11 +1832,24 @@ async fn in_a_real_browser_the_ladder_pages_show_what_their_json_says() {
         .collect();
     let rnd = get_json(web, "/bots/rnd.json").await;
     let typo = get_json(web, "/bots/typo.json").await;
+    // The second page of the games list: the page lists what its JSON lists.
+    let first = get_json(web, "/competitions/shown/games.json").await;
+    let older = first["next_before"].as_i64().expect("more than a page of games");
+    let listed = get_json(web, &format!("/competitions/shown/games.json?before={older}")).await;
+    let listed: Vec<String> = listed["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["id"].to_string())
+        .collect();
+    assert!(!listed.is_empty());
+    let games_path = format!("/competitions/shown/games?before={older}");
     let pages = [
-        ("front", "/"),
-        ("competition", "/competitions/shown"),
-        ("bot", "/bots/rnd"),
-        ("bot-faults", "/bots/typo"),
+        ("front", "/".to_owned()),
+        ("competition", "/competitions/shown".to_owned()),
+        ("bot", "/bots/rnd".to_owned()),
+        ("bot-faults", "/bots/typo".to_owned()),
+        ("games", games_path),
     ];
     let checks = tokio::task::spawn_blocking(move || {
         for (name, path) in pages {
@@ -1861,6 +1874,13 @@ async fn in_a_real_browser_the_ladder_pages_show_what_their_json_says() {
                         attributes(&page, "data-point"),
                         want,
                         "{path}: the chart's points"
+                    );
+                }
+                "games" => {
+                    assert_eq!(attributes(&page, "data-game"), listed, "{path}");
+                    assert!(
+                        page.contains(">Newest</a>"),
+                        "{path}: a link back to the first page"
                     );
                 }
                 _ => {

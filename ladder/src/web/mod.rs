@@ -3,6 +3,11 @@
 //! design (no token): they show nothing a worker could abuse, and never a bot's
 //! command line or environment ([`redact`]).
 //!
+//! Each page is one `Serialize` view model (`CompetitionView`, `GamesView`,
+//! `BotView`, ...): the `.json` answer is that value, and the page is a maud
+//! template over it, which escapes every interpolated value unless it is marked
+//! `PreEscaped` (only the charts this module draws from numbers are).
+//!
 //! A page reads the standings as last fit ([`StandingsCache::latest_fit`]: at most
 //! a few seconds old while games arrive) and a bounded number of rows through an
 //! index, so its cost does not grow with the games played.
@@ -32,7 +37,9 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 use redact::Redactor;
+use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -73,14 +80,9 @@ pub fn router(store: Store, standings: Arc<StandingsCache>, admin_token: Option<
         })
 }
 
-/// Text for HTML.
+/// Text for HTML, where a message is built outside a template (a 404's words).
 fn escape(s: &str) -> String {
     referee::text::html_escaped(s).into_owned()
-}
-
-/// A JSON string field of `v`, escaped for HTML.
-fn text(v: &serde_json::Value) -> String {
-    escape(v.as_str().unwrap_or(""))
 }
 
 /// What a name keeps as it is in a link's path segment: letters, digits and
@@ -151,8 +153,15 @@ impl IntoResponse for WebError {
     }
 }
 
-fn json(v: &serde_json::Value) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], v.to_string()).into_response()
+/// A view model as the page's JSON.
+fn json<T: Serialize>(v: &T) -> Result<Response, WebError> {
+    let text = serde_json::to_string(v).map_err(WebError::internal)?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], text).into_response())
+}
+
+/// A rendered template as the answer.
+fn html_page(markup: Markup) -> Response {
+    Html(markup.into_string()).into_response()
 }
 
 /// `NAME.json` → (`NAME`, true); `NAME` → (`NAME`, false).
@@ -164,15 +173,22 @@ fn json_suffix(name: String) -> (String, bool) {
 }
 
 /// A whole page in the shared look, with a link to its JSON.
-fn page_html(title: &str, json_href: &str, body: &str) -> Response {
-    Html(format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{t} · astragal ladder</title><style>{STYLE}</style></head><body><main>\
-         <nav><a href=\"/\">ladder</a> · <a href=\"{json_href}\">JSON</a></nav>{body}</main></body></html>",
-        t = escape(title),
-    ))
-    .into_response()
+fn page_html(title: &str, json_href: &str, body: Markup) -> Response {
+    html_page(html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · astragal ladder" }
+                style { (PreEscaped(STYLE)) }
+            }
+            body { main {
+                nav { a href="/" { "ladder" } " · " a href=(json_href) { "JSON" } }
+                (body)
+            } }
+        }
+    })
 }
 
 /// The pages' shared look: readable on a 390 px phone (wide tables scroll inside
@@ -216,41 +232,63 @@ impl Bots {
     }
 }
 
-/// A result as the pages list it: seats by name.
-fn result_json(r: &ResultRow, names: &HashMap<i64, String>) -> serde_json::Value {
-    serde_json::json!({
-        "id": r.id,
-        "group": r.group_id,
-        "rotation": r.rotation,
-        "bots": r.bots.iter().map(|b| names.get(b).cloned().unwrap_or_default()).collect::<Vec<_>>(),
-        "ranks": r.ranks,
-        "termination": r.termination,
-    })
+/// A game as the pages list it: seats by name.
+#[derive(Debug, Clone, Serialize)]
+struct GameView {
+    id: i64,
+    group: i64,
+    rotation: i64,
+    /// Bots by seat.
+    bots: Vec<String>,
+    /// Places by seat.
+    ranks: Vec<u32>,
+    termination: referee::Termination,
 }
 
-/// Rows of a games table: id (viewer and record), seats with places, the end.
-fn games_rows(games: &[serde_json::Value]) -> String {
-    let mut h = String::new();
-    for g in games {
-        let seats: Vec<String> = g["bots"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
-            .zip(g["ranks"].as_array().map(Vec::as_slice).unwrap_or_default())
-            .map(|(b, r)| {
-                let n = b.as_str().unwrap_or("");
-                format!("<a href=\"/bots/{}\">{}</a> ({r})", segment(n), escape(n))
-            })
-            .collect();
-        h.push_str(&format!(
-            "<tr><td><a href=\"/games/{id}\">{id}</a> (<a href=\"/api/games/{id}\">JSON</a>)</td><td>{}</td><td>{}</td></tr>",
-            seats.join(", "),
-            text(&g["termination"]),
-            id = g["id"],
-        ));
+impl GameView {
+    fn of(r: &ResultRow, names: &HashMap<i64, String>) -> GameView {
+        GameView {
+            id: r.id,
+            group: r.group_id,
+            rotation: r.rotation,
+            bots: r
+                .bots
+                .iter()
+                .map(|b| names.get(b).cloned().unwrap_or_default())
+                .collect(),
+            ranks: r.ranks.clone(),
+            termination: r.termination,
+        }
     }
-    h
+}
+
+/// A link to a bot's page.
+fn bot_link(name: &str) -> Markup {
+    html! { a href={ "/bots/" (segment(name)) } { (name) } }
+}
+
+/// A table of games: id (viewer and record), seats with places, the end.
+fn games_table<'a>(caption: &str, games: impl IntoIterator<Item = &'a GameView>) -> Markup {
+    html! {
+        table {
+            caption { (caption) }
+            thead { tr { th { "game" } th { "seats (place)" } th { "end" } } }
+            tbody {
+                @for g in games {
+                    tr data-game=(g.id) {
+                        td { a href={ "/games/" (g.id) } { (g.id) } " (" a href={ "/api/games/" (g.id) } { "JSON" } ")" }
+                        td {
+                            @for (k, (bot, place)) in g.bots.iter().zip(&g.ranks).enumerate() {
+                                @if k > 0 { ", " }
+                                (bot_link(bot)) " (" (place) ")"
+                            }
+                        }
+                        td { (g.termination) }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A stored record as the public sees it ([`Redactor::record`]).
@@ -306,7 +344,7 @@ async fn game_json(State(site): State<Site>, Path(id): Path<String>) -> Result<R
     // 64 bits do not fit a JavaScript number: the seed is a string here (the
     // record files keep the number, which Rust and Python read whole).
     v["seed"] = rec.seed.to_string().into();
-    Ok(json(&v))
+    json(&v)
 }
 
 /// A stored game in the viewer (`referee::view`): the same page `referee view`
