@@ -1525,7 +1525,7 @@ async fn the_web_page_links_every_game_to_its_viewer() {
     // All 8 games are on the front page's recent list: count the bot's there.
     let recent_games = &front[front.find("Recent games").unwrap()..];
     let rows = recent_games
-        .split("<tr>")
+        .split("<tr ")
         .filter(|r| r.contains(&format!("href=\"/bots/{bot}\"")))
         .count() as u64;
     assert_eq!(met, rows, "{bot}'s results against others: {json}");

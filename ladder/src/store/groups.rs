@@ -6,7 +6,30 @@ use super::*;
 /// The columns of [`GroupRow`] kept in `match_groups` (its seats are in `group_seats`).
 const GROUP_COLUMNS: &str = "id, competition_id, group_no, seed, status";
 
+/// A group's columns with each of its seats' bots, a row per seat: what
+/// [`Store::groups_joined`] reads, from `match_groups g JOIN group_seats s`.
+const GROUP_SEAT_COLUMNS: &str = "g.id, g.competition_id, g.group_no, g.seed, g.status, s.bot_id";
+
 impl Store {
+    /// Groups from rows of [`GROUP_SEAT_COLUMNS`], a group's seats in a row and
+    /// in seat order.
+    pub(super) fn groups_joined(rows: &[AnyRow]) -> Result<Vec<GroupRow>> {
+        let mut groups: Vec<GroupRow> = Vec::new();
+        for row in rows {
+            let id: i64 = row.try_get(0)?;
+            let bot: i64 = row.try_get(5)?;
+            match groups.last_mut() {
+                Some(g) if g.id == id => g.bots.push(bot),
+                _ => {
+                    let mut g = GroupRow::from_row(row)?;
+                    g.bots.push(bot);
+                    groups.push(g);
+                }
+            }
+        }
+        Ok(groups)
+    }
+
     /// Groups read from `match_groups` rows, with their seats.
     pub(super) async fn groups_from(
         conn: &mut sqlx::AnyConnection,
@@ -86,14 +109,15 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn groups(&self, competition_id: i64) -> Result<Vec<GroupRow>> {
-        let mut conn = self.pool.acquire().await?;
-        let sql =
-            format!("SELECT {GROUP_COLUMNS} FROM match_groups WHERE competition_id = $1 ORDER BY group_no");
+        let sql = format!(
+            "SELECT {GROUP_SEAT_COLUMNS} FROM match_groups g JOIN group_seats s ON s.group_id = g.id
+             WHERE g.competition_id = $1 ORDER BY g.group_no, s.seat"
+        );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(competition_id)
-            .fetch_all(&mut *conn)
+            .fetch_all(&self.pool)
             .await?;
-        Self::groups_from(&mut conn, &rows).await
+        Self::groups_joined(&rows)
     }
 
     /// A group by key.
@@ -154,7 +178,7 @@ impl Store {
         if want > 0 {
             // Scheduled groups through their partial index (migration 0005): a
             // lease never walks past the thousands of groups other workers hold.
-            let sql = format!(
+            let update = format!(
                 "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2, lease_expires_ms = $3
                  WHERE id IN (
                     SELECT g.id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
@@ -162,6 +186,15 @@ impl Store {
                     ORDER BY g.id LIMIT $4 {lock})
                  RETURNING {GROUP_COLUMNS}"
             );
+            // PostgreSQL reads the leased groups' seats in the same statement (a
+            // round trip fewer on the busiest call); SQLite, in process, reads them after.
+            let sql = match self.dialect {
+                Dialect::Postgres => format!(
+                    "WITH g AS ({update}) SELECT {GROUP_SEAT_COLUMNS} FROM g
+                     JOIN group_seats s ON s.group_id = g.id ORDER BY g.id, s.seat"
+                ),
+                Dialect::Sqlite => update,
+            };
             let mut conn = self.pool.acquire().await?;
             let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(token)
@@ -170,7 +203,10 @@ impl Store {
                 .bind(want)
                 .fetch_all(&mut *conn)
                 .await?;
-            groups.extend(Self::groups_from(&mut conn, &rows).await?);
+            groups.extend(match self.dialect {
+                Dialect::Postgres => Self::groups_joined(&rows)?,
+                Dialect::Sqlite => Self::groups_from(&mut conn, &rows).await?,
+            });
         }
         groups.sort_by_key(|g| g.id);
         Ok(groups)
@@ -233,16 +269,16 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn groups_after(&self, competition_id: i64, after: i64) -> Result<Vec<GroupRow>> {
-        let mut conn = self.pool.acquire().await?;
         let sql = format!(
-            "SELECT {GROUP_COLUMNS} FROM match_groups WHERE competition_id = $1 AND id > $2 ORDER BY id"
+            "SELECT {GROUP_SEAT_COLUMNS} FROM match_groups g JOIN group_seats s ON s.group_id = g.id
+             WHERE g.competition_id = $1 AND g.id > $2 ORDER BY g.id, s.seat"
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(competition_id)
             .bind(after)
-            .fetch_all(&mut *conn)
+            .fetch_all(&self.pool)
             .await?;
-        Self::groups_from(&mut conn, &rows).await
+        Self::groups_joined(&rows)
     }
 
     /// Schedules groups with the next free numbers, in one transaction; returns
@@ -346,12 +382,12 @@ impl Store {
         let mut conn = self.pool.acquire().await?;
         let rows = Self::rows_with_ids(
             &mut conn,
-            &format!("SELECT {GROUP_COLUMNS} FROM match_groups WHERE id IN "),
+            &format!("SELECT {GROUP_SEAT_COLUMNS} FROM match_groups g JOIN group_seats s ON s.group_id = g.id WHERE g.id IN "),
             ids,
-            "",
+            " ORDER BY g.id, s.seat",
         )
         .await?;
-        Self::groups_from(&mut conn, &rows).await
+        Self::groups_joined(&rows)
     }
 
     /// The rows `select` (ending in `IN `) then `rest` finds for `ids`, asked 100 at a time.
@@ -574,40 +610,73 @@ impl Store {
     ) -> Result<(Vec<Result<Completion>>, Vec<BotRow>)> {
         let mut tx = self.write_tx().await?;
         let now = now_ms();
+        // Done, by its lease, each group the lease still holds: one statement per
+        // lease token (a batch's reports share one), in key order, so that two
+        // reports of the same groups lock their rows in the same order.
+        // Only by the worker that holds the lease: a lease token another worker
+        // learnt (or a revoked worker's) stores nothing.
+        let mut taken = std::collections::HashSet::new();
+        let mut tokens: Vec<(String, Vec<i64>)> = Vec::new();
+        for r in reports {
+            let hash = token_hash(r.token);
+            match tokens.iter_mut().find(|(t, _)| *t == hash) {
+                Some((_, ids)) => ids.push(r.group_id),
+                None => tokens.push((hash, vec![r.group_id])),
+            }
+        }
+        for (hash, ids) in &mut tokens {
+            ids.sort_unstable();
+            ids.dedup();
+            for chunk in ids.chunks(100) {
+                let mut sql = Sql::new("UPDATE match_groups SET status = 'done', reported_by = ");
+                sql.bind(worker_id)
+                    .push(" WHERE status <> 'done' AND lease_token = ")
+                    .bind(hash.as_str())
+                    .push(" AND (")
+                    .bind(worker_id)
+                    .push(" IS NULL OR lease_worker = (SELECT name FROM workers WHERE id = ")
+                    .bind(worker_id)
+                    .push(")) AND id IN ")
+                    .list(chunk.iter().copied())
+                    .push(" RETURNING id");
+                for row in sql.query()?.fetch_all(&mut *tx).await? {
+                    taken.insert(row.try_get::<i64, _>(0)?);
+                }
+            }
+        }
+        // Why the others were not taken: done already, the lease lost, or no such group.
+        let others: Vec<i64> = reports
+            .iter()
+            .map(|r| r.group_id)
+            .filter(|id| !taken.contains(id))
+            .collect();
+        let mut status = std::collections::HashMap::new();
+        for row in Self::rows_with_ids(
+            &mut tx,
+            "SELECT id, status FROM match_groups WHERE id IN ",
+            &others,
+            "",
+        )
+        .await?
+        {
+            status.insert(row.try_get::<i64, _>(0)?, row.try_get::<GroupStatus, _>(1)?);
+        }
         let mut out = Vec::with_capacity(reports.len());
         let mut games = Vec::new();
         for r in reports {
-            // Done, by this lease, if it still holds the group: one statement in
-            // the usual case (on PostgreSQL the row lock makes a second report of
-            // the group wait, then find it done).
-            // Only by the worker that holds the lease: a lease token another
-            // worker learnt (or a revoked worker's) stores nothing.
-            let taken = sqlx::query(
-                "UPDATE match_groups SET status = 'done', reported_by = $2
-                 WHERE id = $1 AND status <> 'done' AND lease_token = $3
-                 AND ($2 IS NULL OR lease_worker = (SELECT name FROM workers WHERE id = $2))",
-            )
-            .bind(r.group_id)
-            .bind(worker_id)
-            .bind(token_hash(r.token))
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if taken == 1 {
+            // A group reported twice in one call is recorded from its first report.
+            if taken.remove(&r.group_id) {
                 games.extend(r.games.iter());
                 out.push(Ok(Completion::Recorded));
                 continue;
             }
-            let row = sqlx::query("SELECT status FROM match_groups WHERE id = $1")
-                .bind(r.group_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-            out.push(match row {
+            out.push(match status.get(&r.group_id) {
+                None if reports[..out.len()].iter().any(|e| e.group_id == r.group_id) => {
+                    Ok(Completion::AlreadyDone)
+                }
                 None => Err(StoreError::NotFound(format!("no group {}", r.group_id))),
-                Some(row) => match row.try_get::<GroupStatus, _>(0)? {
-                    GroupStatus::Done => Ok(Completion::AlreadyDone),
-                    _ => Ok(Completion::LeaseLost),
-                },
+                Some(GroupStatus::Done) => Ok(Completion::AlreadyDone),
+                Some(_) => Ok(Completion::LeaseLost),
             });
         }
         Self::insert_games(&mut tx, &games, now).await?;

@@ -805,6 +805,83 @@ mod tests {
         let _ = std::fs::remove_file(&path);
     }
 
+    /// A batch of reports is stored group by group and answered report by
+    /// report, in order: a group reported twice in one call is recorded from its
+    /// first report, a report under another lease's token stores nothing, and an
+    /// unknown group is named.
+    #[tokio::test]
+    async fn a_batch_of_reports_is_answered_report_by_report() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let a = store.register_bot("a", "ur", "builtin:first", &[]).await.unwrap();
+        let b = store
+            .register_bot("b", "ur", "builtin:random", &[])
+            .await
+            .unwrap();
+        let c = store
+            .create_competition(&NewCompetition::two_seat_ur("c"))
+            .await
+            .unwrap();
+        store
+            .schedule_groups(&c, &[(0, vec![a.id, b.id]), (1, vec![b.id, a.id])])
+            .await
+            .unwrap();
+        let now = now_ms();
+        let leased = store
+            .lease_many("w", "tok", now, now + 60_000, 2, 4)
+            .await
+            .unwrap();
+        assert_eq!(leased.len(), 2);
+        let game = |g: &GroupRow, rotation: i64| NewGame {
+            competition_id: c.id,
+            group_id: g.id,
+            rotation,
+            bots: if rotation == 0 {
+                g.bots.clone()
+            } else {
+                g.bots.iter().rev().copied().collect()
+            },
+            ranks: vec![1, 2],
+            termination: "normal".into(),
+            record: "{}".into(),
+            fault_kinds: String::new(),
+            faults: vec![],
+        };
+        let (g0, g1) = (&leased[0], &leased[1]);
+        let games0 = [game(g0, 0), game(g0, 1)];
+        let games1 = [game(g1, 0), game(g1, 1)];
+        let report = |group_id, token, games| LeaseReport {
+            group_id,
+            token,
+            games,
+            starts: &[],
+        };
+        let (out, _) = store
+            .complete_leases(
+                &[
+                    report(g1.id, "other", &games1),
+                    report(g0.id, "tok", &games0),
+                    report(g0.id, "tok", &games0),
+                    report(999_999, "tok", &games0),
+                ],
+                None,
+                0,
+            )
+            .await
+            .unwrap();
+        let said: Vec<String> = out
+            .iter()
+            .map(|o| match o {
+                Ok(done) => format!("{done:?}"),
+                Err(e) => e.to_string(),
+            })
+            .collect();
+        assert_eq!(said, ["LeaseLost", "Recorded", "AlreadyDone", "no group 999999"]);
+        let results = store.results(c.id).await.unwrap();
+        assert_eq!(results.len(), 2, "group 0's two games, once");
+        assert!(results.iter().all(|r| r.group_id == g0.id));
+        assert_eq!(results[1].bots, vec![g0.bots[1], g0.bots[0]]);
+    }
+
     /// Statuses and formats go in and come back as their types; a stored text
     /// that is none of them is an error that names it, never a panic or a default.
     #[tokio::test]
