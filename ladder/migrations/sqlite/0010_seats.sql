@@ -1,13 +1,14 @@
--- Seats as rows, not comma-joined id lists: "the groups bot 7 sits in" is an
--- index lookup (the lists were matched with LIKE '%,7,%', which no index serves),
--- and a game's places are numbers the database can check.
+-- Seats as rows, not comma-joined id lists: "the waiting groups bot 7 sits in"
+-- is a lookup per waiting group (the lists were matched with LIKE '%,7,%' against
+-- every group), and a game's places are numbers the database can check. No index
+-- by bot: the few waiting groups are found through their own partial index, and
+-- a lease or a report writes one index entry per seat fewer.
 CREATE TABLE group_seats (
     group_id BIGINT NOT NULL REFERENCES match_groups(id),
     seat BIGINT NOT NULL,
     bot_id BIGINT NOT NULL REFERENCES bots(id),
     PRIMARY KEY (group_id, seat)
 ) WITHOUT ROWID;
-CREATE INDEX group_seats_bot ON group_seats (bot_id, group_id);
 -- By competition first: the rating fit reads a competition's seats as one range.
 CREATE TABLE game_seats (
     competition_id BIGINT NOT NULL REFERENCES competitions(id),

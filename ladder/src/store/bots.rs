@@ -124,7 +124,8 @@ impl Store {
     ) -> Result<u64> {
         Ok(sqlx::query(
             "UPDATE match_groups SET status = 'withdrawn'
-             WHERE status = 'scheduled' AND id IN (SELECT group_id FROM group_seats WHERE bot_id = $1)",
+             WHERE status = 'scheduled'
+             AND EXISTS (SELECT 1 FROM group_seats s WHERE s.group_id = match_groups.id AND s.bot_id = $1)",
         )
         .bind(bot_id)
         .execute(&mut **tx)

@@ -805,6 +805,64 @@ mod tests {
         let _ = std::fs::remove_file(&path);
     }
 
+    /// Taking a bot out of play withdraws exactly the waiting groups it sits in:
+    /// not a leased one, not another bot's (nor one of a bot whose id shares its
+    /// digits, which the old comma lists had to guard against).
+    #[tokio::test]
+    async fn a_bot_out_of_play_withdraws_only_its_waiting_groups() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let mut ids = Vec::new();
+        for k in 0..12 {
+            ids.push(
+                store
+                    .register_bot(&format!("b{k}"), "ur", "builtin:first", &[])
+                    .await
+                    .unwrap()
+                    .id,
+            );
+        }
+        let (one, eleven, two) = (ids[0], ids[10], ids[1]);
+        assert_eq!((one, eleven), (1, 11));
+        let c = store
+            .create_competition(&NewCompetition::two_seat_ur("c"))
+            .await
+            .unwrap();
+        store
+            .schedule_groups(
+                &c,
+                &[
+                    (0, vec![one, two]),
+                    (1, vec![eleven, two]),
+                    (2, vec![two, one]),
+                    (3, vec![two, eleven]),
+                ],
+            )
+            .await
+            .unwrap();
+        // Group 0 is leased: it plays on.
+        let now = now_ms();
+        let leased = store.lease_many("w", "t", now, now + 60_000, 1, 4).await.unwrap();
+        assert_eq!(leased[0].group_no, 0);
+        let (_, withdrawn) = store.set_bot_status("b0", BotStatus::Disabled, "").await.unwrap();
+        assert_eq!(withdrawn, 1);
+        let status: Vec<(i64, GroupStatus)> = store
+            .groups(c.id)
+            .await
+            .unwrap()
+            .iter()
+            .map(|g| (g.group_no, g.status))
+            .collect();
+        assert_eq!(
+            status,
+            [
+                (0, GroupStatus::Leased),
+                (1, GroupStatus::Scheduled),
+                (2, GroupStatus::Withdrawn),
+                (3, GroupStatus::Scheduled)
+            ]
+        );
+    }
+
     /// A batch of reports is stored group by group and answered report by
     /// report, in order: a group reported twice in one call is recorded from its
     /// first report, a report under another lease's token stores nothing, and an
