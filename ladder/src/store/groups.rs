@@ -472,13 +472,28 @@ impl Store {
 
     pub(super) async fn insert_games(
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        dialect: Dialect,
         games: &[&NewGame],
         now: i64,
     ) -> Result<u64> {
+        for g in games {
+            if g.bots.len() != g.ranks.len() {
+                return Err(StoreError::Corrupt(format!(
+                    "a game of group {}: {} bots but {} places",
+                    g.group_id,
+                    g.bots.len(),
+                    g.ranks.len()
+                )));
+            }
+        }
         // Many rows a statement (a statement per game is most of a report's cost
         // in SQLite); 100 rows of 9 values stay far below both databases' limits.
         let mut inserted = 0;
         for chunk in games.chunks(100) {
+            if dialect == Dialect::Postgres {
+                inserted += Self::insert_games_with_seats(tx, chunk, now).await?;
+                continue;
+            }
             let mut sql = Sql::new(
                 "INSERT INTO games (competition_id, group_id, rotation, termination, record, recorded_ms, fault_kinds) VALUES ",
             );
@@ -501,13 +516,6 @@ impl Store {
                     .iter()
                     .find(|g| g.group_id == group && g.rotation == rotation)
                     .ok_or_else(|| StoreError::Corrupt(format!("game {id} was not in the batch")))?;
-                if g.bots.len() != g.ranks.len() {
-                    return Err(StoreError::Corrupt(format!(
-                        "game {id}: {} bots but {} places",
-                        g.bots.len(),
-                        g.ranks.len()
-                    )));
-                }
                 seats.extend(
                     g.bots
                         .iter()
@@ -532,6 +540,54 @@ impl Store {
             Self::insert_faults(tx, g).await?;
         }
         Ok(inserted)
+    }
+
+    /// PostgreSQL: games and their seats in one statement (a data-modifying
+    /// `WITH`: the seats of the games it stored, joined by group and rotation).
+    /// Returns how many games were new.
+    async fn insert_games_with_seats(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        chunk: &[&NewGame],
+        now: i64,
+    ) -> Result<u64> {
+        let mut sql = Sql::new(
+            "WITH g AS (INSERT INTO games (competition_id, group_id, rotation, termination, record, recorded_ms, fault_kinds) VALUES ",
+        );
+        sql.rows(chunk, |row, g| {
+            row.bind(g.competition_id)
+                .bind(g.group_id)
+                .bind(g.rotation)
+                .bind(g.termination.as_str())
+                .bind(g.record.as_str())
+                .bind(now)
+                .bind(g.fault_kinds.as_str());
+        });
+        sql.push(
+            " ON CONFLICT (group_id, rotation) DO NOTHING RETURNING id, competition_id, group_id, rotation), \
+             v (group_id, rotation, seat, bot_id, place) AS (VALUES ",
+        );
+        let seats = chunk.iter().flat_map(|g| {
+            g.bots
+                .iter()
+                .zip(&g.ranks)
+                .enumerate()
+                .map(move |(seat, (bot, place))| {
+                    (g.group_id, g.rotation, seat as i64, *bot, i64::from(*place))
+                })
+        });
+        sql.rows(seats, |row, (group, rotation, seat, bot, place)| {
+            row.bind(group).bind(rotation).bind(seat).bind(bot).bind(place);
+        });
+        sql.push(
+            ") INSERT INTO game_seats (competition_id, game_id, seat, bot_id, place) \
+             SELECT g.competition_id, g.id, v.seat, v.bot_id, v.place FROM g \
+             JOIN v ON v.group_id = g.group_id AND v.rotation = g.rotation RETURNING game_id",
+        );
+        let mut new = std::collections::HashSet::new();
+        for row in sql.query()?.fetch_all(&mut **tx).await? {
+            new.insert(row.try_get::<i64, _>(0)?);
+        }
+        Ok(new.len() as u64)
     }
 
     /// A stored game's faults, once: a game already itemized (reported twice) is
@@ -575,7 +631,7 @@ impl Store {
     pub async fn record_games(&self, games: &[NewGame], seats: i64) -> Result<u64> {
         let mut tx = self.write_tx().await?;
         let refs: Vec<&NewGame> = games.iter().collect();
-        let inserted = Self::insert_games(&mut tx, &refs, now_ms()).await?;
+        let inserted = Self::insert_games(&mut tx, self.dialect, &refs, now_ms()).await?;
         let mut groups: Vec<i64> = games.iter().map(|g| g.group_id).collect();
         groups.sort_unstable();
         groups.dedup();
@@ -679,7 +735,7 @@ impl Store {
                 Some(_) => Ok(Completion::LeaseLost),
             });
         }
-        Self::insert_games(&mut tx, &games, now).await?;
+        Self::insert_games(&mut tx, self.dialect, &games, now).await?;
         let mut runs: Vec<(i64, StartRun)> = Vec::new();
         let mut last_failure: std::collections::HashMap<i64, &str> = std::collections::HashMap::new();
         for (r, _) in reports
