@@ -494,18 +494,8 @@ impl Store {
                 inserted += Self::insert_games_with_seats(tx, chunk, now).await?;
                 continue;
             }
-            let mut sql = Sql::new(
-                "INSERT INTO games (competition_id, group_id, rotation, termination, record, recorded_ms, fault_kinds) VALUES ",
-            );
-            sql.rows(chunk, |row, g| {
-                row.bind(g.competition_id)
-                    .bind(g.group_id)
-                    .bind(g.rotation)
-                    .bind(g.termination.as_str())
-                    .bind(g.record.as_str())
-                    .bind(now)
-                    .bind(g.fault_kinds.as_str());
-            });
+            let mut sql = Sql::new("");
+            Self::push_games_insert(&mut sql, chunk, now);
             // A game stored already is not returned: its seats are stored too.
             sql.push(" ON CONFLICT (group_id, rotation) DO NOTHING RETURNING id, group_id, rotation");
             let mut seats = Vec::new();
@@ -517,13 +507,8 @@ impl Store {
                     .find(|g| g.group_id == group && g.rotation == rotation)
                     .ok_or_else(|| StoreError::Corrupt(format!("game {id} was not in the batch")))?;
                 seats.extend(
-                    g.bots
-                        .iter()
-                        .zip(&g.ranks)
-                        .enumerate()
-                        .map(|(seat, (bot, place))| {
-                            (g.competition_id, id, seat as i64, *bot, i64::from(*place))
-                        }),
+                    g.seats()
+                        .map(|(seat, bot, place)| (g.competition_id, id, seat, bot, place)),
                 );
                 inserted += 1;
             }
@@ -542,16 +527,10 @@ impl Store {
         Ok(inserted)
     }
 
-    /// PostgreSQL: games and their seats in one statement (a data-modifying
-    /// `WITH`: the seats of the games it stored, joined by group and rotation).
-    /// Returns how many games were new.
-    async fn insert_games_with_seats(
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        chunk: &[&NewGame],
-        now: i64,
-    ) -> Result<u64> {
-        let mut sql = Sql::new(
-            "WITH g AS (INSERT INTO games (competition_id, group_id, rotation, termination, record, recorded_ms, fault_kinds) VALUES ",
+    /// Appends `INSERT INTO games (...) VALUES (...), ...` for `chunk`.
+    fn push_games_insert(sql: &mut Sql, chunk: &[&NewGame], now: i64) {
+        sql.push(
+            "INSERT INTO games (competition_id, group_id, rotation, termination, record, recorded_ms, fault_kinds) VALUES ",
         );
         sql.rows(chunk, |row, g| {
             row.bind(g.competition_id)
@@ -562,18 +541,25 @@ impl Store {
                 .bind(now)
                 .bind(g.fault_kinds.as_str());
         });
+    }
+
+    /// PostgreSQL: games and their seats in one statement (a data-modifying
+    /// `WITH`: the seats of the games it stored, joined by group and rotation).
+    /// Returns how many games were new.
+    async fn insert_games_with_seats(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        chunk: &[&NewGame],
+        now: i64,
+    ) -> Result<u64> {
+        let mut sql = Sql::new("WITH g AS (");
+        Self::push_games_insert(&mut sql, chunk, now);
         sql.push(
             " ON CONFLICT (group_id, rotation) DO NOTHING RETURNING id, competition_id, group_id, rotation), \
              v (group_id, rotation, seat, bot_id, place) AS (VALUES ",
         );
         let seats = chunk.iter().flat_map(|g| {
-            g.bots
-                .iter()
-                .zip(&g.ranks)
-                .enumerate()
-                .map(move |(seat, (bot, place))| {
-                    (g.group_id, g.rotation, seat as i64, *bot, i64::from(*place))
-                })
+            g.seats()
+                .map(move |(seat, bot, place)| (g.group_id, g.rotation, seat, bot, place))
         });
         sql.rows(seats, |row, (group, rotation, seat, bot, place)| {
             row.bind(group).bind(rotation).bind(seat).bind(bot).bind(place);

@@ -476,6 +476,17 @@ pub struct NewGame {
     pub faults: Vec<SeatFaults>,
 }
 
+impl NewGame {
+    /// Its seats as stored: `(seat, bot, place)`.
+    fn seats(&self) -> impl Iterator<Item = (i64, i64, i64)> + '_ {
+        self.bots
+            .iter()
+            .zip(&self.ranks)
+            .enumerate()
+            .map(|(seat, (bot, place))| (seat as i64, *bot, i64::from(*place)))
+    }
+}
+
 /// A game's faults of one kind at one seat: how many, and the first one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SeatFaults {
