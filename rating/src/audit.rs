@@ -14,11 +14,22 @@ pub const FLAG_Z: f64 = 3.0;
 /// Fewest faulted games of a kind before that kind can flag a worker.
 pub const FLAG_MIN_GAMES: u64 = 5;
 
+/// One stored game of a group a worker reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportedGame<K> {
+    /// The worker that reported it.
+    pub worker: i64,
+    /// Its group.
+    pub group: i64,
+    /// The kinds of its faults (in any order; a kind may repeat).
+    pub kinds: Vec<K>,
+}
+
 /// One fault kind in one worker's games.
 #[derive(Debug, Clone, PartialEq)]
-pub struct KindRate {
+pub struct KindRate<K> {
     /// The fault kind.
-    pub kind: String,
+    pub kind: K,
     /// This worker's games with it.
     pub games: u64,
     /// Their share of this worker's games.
@@ -31,7 +42,7 @@ pub struct KindRate {
 
 /// One worker's account.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WorkerAudit {
+pub struct WorkerAudit<K> {
     /// Worker id.
     pub worker: i64,
     /// Groups it reported that are stored.
@@ -39,29 +50,33 @@ pub struct WorkerAudit {
     /// Games in them.
     pub games: u64,
     /// Per fault kind seen anywhere.
-    pub kinds: Vec<KindRate>,
+    pub kinds: Vec<KindRate<K>>,
     /// Why it stands out; empty when it does not.
     pub flag: String,
 }
 
 /// What one worker reported: its groups, its games, and its games per fault kind.
-type Reported = (std::collections::BTreeSet<i64>, u64, BTreeMap<String, u64>);
+type Reported<K> = (std::collections::BTreeSet<i64>, u64, BTreeMap<K, u64>);
 
-/// Audits every worker in `workers` from `(worker, group, fault kinds)` per
-/// stored game.
-pub fn audit(workers: &[i64], games: &[(i64, i64, String)]) -> Vec<WorkerAudit> {
-    let mut per_worker: BTreeMap<i64, Reported> = workers.iter().map(|&w| (w, Default::default())).collect();
-    let mut all_kinds: BTreeMap<String, u64> = BTreeMap::new();
-    for (w, group, kinds) in games {
-        let entry = per_worker.entry(*w).or_default();
-        entry.0.insert(*group);
+/// Audits every worker in `workers` from the stored games of the groups they
+/// reported.
+pub fn audit<K: Ord + Clone + std::fmt::Display>(
+    workers: &[i64],
+    games: &[ReportedGame<K>],
+) -> Vec<WorkerAudit<K>> {
+    let mut per_worker: BTreeMap<i64, Reported<K>> =
+        workers.iter().map(|&w| (w, Default::default())).collect();
+    let mut all_kinds: BTreeMap<K, u64> = BTreeMap::new();
+    for game in games {
+        let entry = per_worker.entry(game.worker).or_default();
+        entry.0.insert(game.group);
         entry.1 += 1;
-        let mut seen: Vec<&str> = kinds.split(',').filter(|k| !k.is_empty()).collect();
+        let mut seen: Vec<&K> = game.kinds.iter().collect();
         seen.sort_unstable();
         seen.dedup();
         for k in seen {
-            *entry.2.entry(k.to_owned()).or_default() += 1;
-            *all_kinds.entry(k.to_owned()).or_default() += 1;
+            *entry.2.entry(k.clone()).or_default() += 1;
+            *all_kinds.entry(k.clone()).or_default() += 1;
         }
     }
     let total_games: u64 = per_worker.values().map(|e| e.1).sum();
@@ -120,15 +135,13 @@ fn two_proportion_z(x1: u64, n1: u64, x2: u64, n2: u64) -> f64 {
 mod tests {
     use super::*;
 
-    fn games(worker: i64, n: u64, faulted: u64, kind: &str) -> Vec<(i64, i64, String)> {
+    fn games(worker: i64, n: u64, faulted: u64, kind: &'static str) -> Vec<ReportedGame<&'static str>> {
         (0..n)
-            .map(|i| {
-                let kinds = if i < faulted {
-                    kind.to_owned()
-                } else {
-                    String::new()
-                };
-                (worker, worker * 10_000 + i as i64 / 2, kinds)
+            .map(|i| ReportedGame {
+                worker,
+                group: worker * 10_000 + i as i64 / 2,
+                // A faulted game may list its kind once per seat: it counts once.
+                kinds: if i < faulted { vec![kind, kind] } else { vec![] },
             })
             .collect()
     }

@@ -73,6 +73,52 @@ impl TimeControl {
     }
 }
 
+/// A time control as one word, as a ladder stores it and a lease carries it:
+/// `movetime=MS`, or `tc=BASE+INC` in seconds.
+impl std::fmt::Display for TimeControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TimeControl::MoveTime(t) => write!(f, "movetime={}", t.as_millis()),
+            TimeControl::Clock { base, inc } => {
+                write!(f, "tc={}+{}", base.as_secs_f64(), inc.as_secs_f64())
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for TimeControl {
+    type Err = String;
+
+    /// Reads what `Display` writes, with the ranges of [`TimeControl::move_time`]
+    /// and [`TimeControl::parse_clock`].
+    fn from_str(text: &str) -> Result<TimeControl, String> {
+        if let Some(ms) = text.strip_prefix("movetime=") {
+            let ms: u64 = ms
+                .parse()
+                .map_err(|_| format!("time {text:?}: movetime takes whole milliseconds"))?;
+            TimeControl::move_time(ms)
+        } else if let Some(tc) = text.strip_prefix("tc=") {
+            TimeControl::parse_clock(tc)
+        } else {
+            Err(format!("time {text:?} is neither movetime=MS nor tc=BASE+INC"))
+        }
+    }
+}
+
+/// In JSON, the word `Display` writes.
+impl serde::Serialize for TimeControl {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TimeControl {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<TimeControl, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl Default for TimeControl {
     fn default() -> Self {
         TimeControl::MoveTime(Duration::from_secs(5))
@@ -192,6 +238,39 @@ mod tests {
                 inc: Duration::ZERO
             }
         );
+    }
+
+    #[test]
+    fn a_time_control_reads_back_what_it_writes() {
+        for text in [
+            "movetime=1",
+            "movetime=3600000",
+            "tc=10+0.1",
+            "tc=60+0",
+            "tc=0.25+3600",
+        ] {
+            let tc: TimeControl = text.parse().unwrap();
+            assert_eq!(tc.to_string(), text);
+            assert_eq!(tc.to_string().parse::<TimeControl>().unwrap(), tc);
+        }
+        assert_eq!(
+            "tc=10+0.10".parse::<TimeControl>().unwrap().to_string(),
+            "tc=10+0.1",
+            "the same clock however it was written"
+        );
+        for (bad, says) in [
+            ("movetime=0", "outside 1..="),
+            ("movetime=1.5", "whole milliseconds"),
+            ("movetime=", "whole milliseconds"),
+            ("tc=0+1", "gives no time"),
+            ("tc=1+1e9", "outside 0..="),
+            ("fast", "neither movetime=MS nor tc=BASE+INC"),
+            ("10+0.1", "neither movetime=MS nor tc=BASE+INC"),
+            ("", "neither movetime=MS nor tc=BASE+INC"),
+        ] {
+            let err = bad.parse::<TimeControl>().unwrap_err();
+            assert!(err.contains(says), "{bad:?}: {err}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The kind of a fault.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FaultKind {
     /// The program could not be started.
@@ -43,6 +43,34 @@ impl fmt::Display for FaultKind {
             FaultKind::LineTooLong => "line_too_long",
             FaultKind::Flood => "flood",
         })
+    }
+}
+
+impl FaultKind {
+    /// Every kind, in the order declared.
+    pub const ALL: [FaultKind; 10] = [
+        FaultKind::Spawn,
+        FaultKind::Handshake,
+        FaultKind::Stall,
+        FaultKind::Timeout,
+        FaultKind::Crash,
+        FaultKind::Memory,
+        FaultKind::Malformed,
+        FaultKind::Illegal,
+        FaultKind::LineTooLong,
+        FaultKind::Flood,
+    ];
+}
+
+impl std::str::FromStr for FaultKind {
+    type Err = String;
+
+    /// The word `Display` writes.
+    fn from_str(text: &str) -> Result<FaultKind, String> {
+        FaultKind::ALL
+            .into_iter()
+            .find(|k| k.to_string() == text)
+            .ok_or_else(|| format!("{text:?} is not a fault kind"))
     }
 }
 
@@ -122,4 +150,40 @@ pub fn last_chars(s: &str, n: usize) -> &str {
         start += 1;
     }
     &s[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fault_kind_reads_back_its_word() {
+        for kind in FaultKind::ALL {
+            // A new kind stops this match compiling: give it its place in ALL.
+            let place = match kind {
+                FaultKind::Spawn => 0,
+                FaultKind::Handshake => 1,
+                FaultKind::Stall => 2,
+                FaultKind::Timeout => 3,
+                FaultKind::Crash => 4,
+                FaultKind::Memory => 5,
+                FaultKind::Malformed => 6,
+                FaultKind::Illegal => 7,
+                FaultKind::LineTooLong => 8,
+                FaultKind::Flood => 9,
+            };
+            assert_eq!(FaultKind::ALL[place], kind);
+            assert_eq!(kind.to_string().parse::<FaultKind>(), Ok(kind));
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{kind}\""), "the record's word is the same");
+        }
+        let unique: std::collections::HashSet<_> = FaultKind::ALL.into_iter().collect();
+        assert_eq!(unique.len(), FaultKind::ALL.len());
+        assert!(
+            "Timeout"
+                .parse::<FaultKind>()
+                .unwrap_err()
+                .contains("\"Timeout\"")
+        );
+    }
 }

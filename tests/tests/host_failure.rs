@@ -30,7 +30,7 @@ fn lease(spec: &str) -> LeaseReply {
                 env: vec![],
             },
         ],
-        time: "movetime=2000".into(),
+        time: "movetime=2000".parse().unwrap(),
         expires_in_ms: 60_000,
         groups_in_progress: false,
         retry_after_ms: 0,

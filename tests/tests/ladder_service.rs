@@ -2159,7 +2159,7 @@ async fn a_competition_is_never_seen_half_opened() {
                     format: ladder::store::CompetitionFormat::Ladder,
                     seed: 1,
                     max_games: 300,
-                    time: "movetime=100".into(),
+                    time: "movetime=100".parse().unwrap(),
                     config: String::new(),
                     seeding: ladder::store::Seeding::Mirrored,
                 })
@@ -2405,7 +2405,7 @@ async fn a_grpc_bot_that_correlates_the_games_of_a_group_learns_nothing() {
                     env: vec![],
                 },
             ],
-            time: "movetime=2000".into(),
+            time: "movetime=2000".parse().unwrap(),
             ..Default::default()
         };
         play_by_hand(&lease).await;
@@ -2482,7 +2482,7 @@ async fn a_grpc_bot_that_correlates_the_games_of_a_group_learns_nothing() {
                 games: 20,
                 concurrency: 2,
                 seed: Some(3),
-                time: "movetime=2000".into(),
+                time: "movetime=2000".parse().unwrap(),
                 independent_seeds: false,
                 log_dir: None,
                 fresh_bots: false,

@@ -34,27 +34,6 @@ impl From<Format> for crate::store::CompetitionFormat {
     }
 }
 
-/// A time control as stored: `movetime=MS` or `tc=BASE+INC` (seconds).
-///
-/// # Errors
-/// Any other text.
-pub fn limits_from(time: &str) -> Result<Limits, String> {
-    let tc = if let Some(ms) = time.strip_prefix("movetime=") {
-        let ms: u64 = ms
-            .parse()
-            .map_err(|_| format!("time {time:?}: movetime takes milliseconds"))?;
-        TimeControl::move_time(ms)?
-    } else if let Some(tc) = time.strip_prefix("tc=") {
-        TimeControl::parse_clock(tc)?
-    } else {
-        return Err(format!("time {time:?} is neither movetime=MS nor tc=BASE+INC"));
-    };
-    Ok(Limits {
-        tc,
-        ..Limits::default()
-    })
-}
-
 /// A tournament to run.
 #[derive(Debug, Clone)]
 pub struct TournamentConfig {
@@ -78,8 +57,8 @@ pub struct TournamentConfig {
     /// The run's seed (`None`: the stored tournament's when resuming, else 64 bits
     /// from the operating system); group g plays `engine::group_seed(seed, g)`.
     pub seed: Option<u64>,
-    /// Time control, as [`limits_from`] reads it.
-    pub time: String,
+    /// Time control.
+    pub time: TimeControl,
     /// Every game of a group with its own seed rather than the group's dice
     /// mirrored (groups with a gRPC bot are dealt so whatever this says).
     pub independent_seeds: bool,
@@ -238,7 +217,6 @@ pub fn run(
     let game = engine::new_game(&cfg.game, &cfg.options, Some(seats), 0)
         .map_err(|e| TournamentError::Setup(e.to_string()))?;
     let options = game.options().to_vec();
-    limits_from(&cfg.time).map_err(TournamentError::Setup)?;
     if cfg.bots.len() < seats {
         return Err(TournamentError::Setup(format!(
             "{} bots for {seats}-seat games: give at least {seats} --bot",
@@ -277,7 +255,7 @@ pub fn run(
             format: cfg.format.into(),
             seed: seed as i64,
             max_games: cfg.games as i64,
-            time: cfg.time.clone(),
+            time: cfg.time,
             config,
             seeding: if cfg.independent_seeds {
                 Seeding::Independent
@@ -332,7 +310,8 @@ pub fn run(
     }
     let limits = Limits {
         sandbox: cfg.sandbox.clone(),
-        ..limits_from(&cfg.time).map_err(TournamentError::Setup)?
+        tc: cfg.time,
+        ..Limits::default()
     };
     let start = std::time::Instant::now();
     let mut played = 0u64;
@@ -462,14 +441,8 @@ pub fn new_game(
         rotation: rotation as i64,
         bots,
         ranks: rec.outcome.ranks.iter().map(|&r| u32::from(r)).collect(),
-        termination: rec.termination.to_string(),
+        termination: rec.termination,
         record: serde_json::to_string(rec).unwrap_or_default(),
-        fault_kinds: rec
-            .faults
-            .iter()
-            .map(|f| f.kind.to_string())
-            .collect::<Vec<_>>()
-            .join(","),
         faults: seat_faults(rec),
     }
 }
@@ -481,12 +454,11 @@ const FAULT_DETAIL_CHARS: usize = 300;
 pub fn seat_faults(rec: &GameRecord) -> Vec<SeatFaults> {
     let mut out: Vec<SeatFaults> = Vec::new();
     for f in &rec.faults {
-        let kind = f.kind.to_string();
-        match out.iter_mut().find(|s| s.seat == f.seat && s.kind == kind) {
+        match out.iter_mut().find(|s| s.seat == f.seat && s.kind == f.kind) {
             Some(s) => s.count += 1,
             None => out.push(SeatFaults {
                 seat: f.seat,
-                kind,
+                kind: f.kind,
                 count: 1,
                 detail: f.detail.chars().take(FAULT_DETAIL_CHARS).collect(),
                 at_move: f.at_move,
@@ -551,12 +523,5 @@ mod tests {
         }
         assert_eq!(follows.len(), 6);
         assert!(follows.values().all(|&n| n == 3), "{follows:?}");
-    }
-
-    #[test]
-    fn times_parse_or_say_the_form() {
-        assert!(limits_from("movetime=200").is_ok());
-        assert!(limits_from("tc=10+0.1").is_ok());
-        assert!(limits_from("fast").unwrap_err().contains("movetime=MS"));
     }
 }

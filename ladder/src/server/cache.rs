@@ -332,9 +332,8 @@ mod tests {
             rotation: 0,
             bots: bots.to_vec(),
             ranks,
-            termination: "normal".into(),
+            termination: referee::Termination::Normal,
             record: "{}".into(),
-            fault_kinds: String::new(),
             faults: vec![],
         };
         store.record_games(&[new], 2).await.unwrap();

@@ -3,10 +3,10 @@
 
 use super::auth::{new_token, token_hash};
 use super::service::*;
-use crate::local::tournament::limits_from;
 use crate::store::{BotRow, BotStatus, Completion, NewCompetition};
 use proto::ladder::ladder_server::Ladder;
 use proto::ladder::*;
+use referee::TimeControl;
 use referee::spec::BotSpec;
 use std::collections::HashMap;
 use tonic::{Request, Response, Status};
@@ -177,12 +177,12 @@ impl Ladder for LadderService {
         let game = engine::new_game(&r.game, &r.options, Some(seats), 0)
             .map_err(|e| Status::invalid_argument(e.to_string()))?;
         let time = match (r.tc.is_empty(), r.movetime_ms) {
-            (false, 0) => format!("tc={}", r.tc),
+            (false, 0) => TimeControl::parse_clock(&r.tc),
             (false, _) => return Err(Status::invalid_argument("give tc or movetime_ms, not both")),
-            (true, 0) => "movetime=5000".into(),
-            (true, ms) => format!("movetime={ms}"),
-        };
-        limits_from(&time).map_err(Status::invalid_argument)?;
+            (true, 0) => TimeControl::move_time(5000),
+            (true, ms) => TimeControl::move_time(ms),
+        }
+        .map_err(Status::invalid_argument)?;
         let c = self
             .store
             .open_competition(&NewCompetition {

@@ -20,6 +20,7 @@ pub use service::{BUSY_ASKS_PER_S, BUSY_RETRY_MAX, BUSY_RETRY_MIN, CALLS_PER_CON
 use crate::server::cache::StandingsCache;
 use crate::store::Store;
 use proto::ladder::ladder_server::LadderServer;
+use referee::TimeControl;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -47,14 +48,11 @@ pub const LEASE_WAIT: Duration = Duration::from_millis(250);
 /// every third of it while it plays ([`worker`](crate::worker)), so a game that
 /// keeps to its time control never outlives its lease, however long it is; the
 /// period only says how soon a worker that stopped renewing loses the group.
-pub fn lease_period(floor: Duration, time: &str) -> Duration {
-    let Ok(limits) = crate::local::tournament::limits_from(time) else {
-        return floor;
-    };
-    let decision = match limits.tc {
-        referee::clock::TimeControl::MoveTime(t) => t,
-        referee::clock::TimeControl::Clock { base, inc } => base + inc,
-    } + limits.margin;
+pub fn lease_period(floor: Duration, time: &TimeControl) -> Duration {
+    let decision = match *time {
+        TimeControl::MoveTime(t) => t,
+        TimeControl::Clock { base, inc } => base + inc,
+    } + referee::Limits::default().margin;
     floor.max(decision.saturating_mul(3))
 }
 

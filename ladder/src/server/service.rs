@@ -112,15 +112,15 @@ impl LadderService {
             .into_iter()
             .zip(audits)
             .map(|(w, a)| WorkerInfo {
+                revoked: w.revoked(),
                 name: w.name,
-                revoked: w.revoked,
                 groups: a.groups,
                 games: a.games,
                 faults: a
                     .kinds
                     .into_iter()
                     .map(|k| FaultCount {
-                        kind: k.kind,
+                        kind: k.kind.to_string(),
                         games: k.games,
                         rate: k.rate,
                         others_rate: k.others_rate,
@@ -367,7 +367,7 @@ impl LadderService {
                         }
                     })
                     .collect(),
-                time: c.time.clone(),
+                time: c.time.to_string(),
                 expires_in_ms: period.as_millis() as u64,
                 groups_in_progress: false,
                 retry_after_ms: 0,
@@ -410,14 +410,11 @@ impl LadderService {
         let catalog = self.catalog(&comp_ids, &[]).await?;
         let mut by_period: HashMap<Duration, Vec<i64>> = HashMap::new();
         for g in &groups {
-            let time = catalog
+            let period = catalog
                 .competitions
                 .get(&g.competition_id)
-                .map_or("", |c| c.time.as_str());
-            by_period
-                .entry(lease_period(self.cfg.lease, time))
-                .or_default()
-                .push(g.id);
+                .map_or(self.cfg.lease, |c| lease_period(self.cfg.lease, &c.time));
+            by_period.entry(period).or_default().push(g.id);
         }
         let mut renewed = Vec::with_capacity(ids.len());
         let mut shortest: Option<Duration> = None;
@@ -636,7 +633,7 @@ impl LadderService {
                     .find(|f| f.seat == s && f.kind != FaultKind::Timeout);
                 starts.push(SeatStart {
                     bot,
-                    failure: failed.map(|f| f.kind.to_string()),
+                    failure: failed.map(|f| f.kind),
                     moved: rec.moves.iter().any(|m| m.seat == s && !m.fallback),
                 });
             }

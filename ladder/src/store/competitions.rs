@@ -37,7 +37,7 @@ impl Store {
         .bind(c.format)
         .bind(c.seed)
         .bind(c.max_games)
-        .bind(&c.time)
+        .bind(Text(c.time))
         .bind(&c.config)
         .bind(now_ms())
         .bind(c.seeding.as_str())

@@ -16,8 +16,7 @@ impl Store {
         let mut out = Vec::with_capacity(heads.len());
         for row in heads {
             let id: i64 = row.try_get(0)?;
-            let termination: String = row.try_get(4)?;
-            let termination: referee::Termination = termination.parse().map_err(StoreError::Corrupt)?;
+            let Text(termination) = row.try_get::<Text<Termination>, _>(4)?;
             let first = seats.partition_point(|s| s.0 < id);
             let mine = seats[first..].iter().take_while(|s| s.0 == id);
             let (bots, ranks): (Vec<i64>, Vec<u32>) = mine.map(|s| (s.1, s.2)).unzip();
@@ -31,7 +30,7 @@ impl Store {
                     rotation: row.try_get(3)?,
                     bots,
                     ranks,
-                    forfeit: termination == referee::Termination::Forfeit,
+                    forfeit: termination == Termination::Forfeit,
                 },
                 termination,
             });

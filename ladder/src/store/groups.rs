@@ -530,16 +530,15 @@ impl Store {
     /// Appends `INSERT INTO games (...) VALUES (...), ...` for `chunk`.
     fn push_games_insert(sql: &mut Sql, chunk: &[&NewGame], now: i64) {
         sql.push(
-            "INSERT INTO games (competition_id, group_id, rotation, termination, record, recorded_ms, fault_kinds) VALUES ",
+            "INSERT INTO games (competition_id, group_id, rotation, termination, record, recorded_ms) VALUES ",
         );
         sql.rows(chunk, |row, g| {
             row.bind(g.competition_id)
                 .bind(g.group_id)
                 .bind(g.rotation)
-                .bind(g.termination.as_str())
+                .bind(Text(g.termination))
                 .bind(g.record.as_str())
-                .bind(now)
-                .bind(g.fault_kinds.as_str());
+                .bind(now);
         });
     }
 
@@ -599,7 +598,7 @@ impl Store {
                     .bind(g.competition_id)
                     .bind(g.bots[f.seat])
                     .bind(f.seat as i64)
-                    .bind(f.kind.as_str())
+                    .bind(Text(f.kind))
                     .bind(f.count as i64)
                     .bind(f.detail.as_str())
                     .bind(f.at_move as i64);
@@ -723,7 +722,7 @@ impl Store {
         }
         Self::insert_games(&mut tx, self.dialect, &games, now).await?;
         let mut runs: Vec<(i64, StartRun)> = Vec::new();
-        let mut last_failure: std::collections::HashMap<i64, &str> = std::collections::HashMap::new();
+        let mut last_failure: std::collections::HashMap<i64, FaultKind> = std::collections::HashMap::new();
         for (r, _) in reports
             .iter()
             .zip(&out)
@@ -738,20 +737,21 @@ impl Store {
                     }
                 };
                 runs[k].1 = runs[k].1.then(seat.failure.is_none());
-                if let Some(f) = &seat.failure {
+                if let Some(f) = seat.failure {
                     last_failure.insert(seat.bot, f);
                 }
             }
         }
         let witness = worker_id.unwrap_or(0);
         let suspended = Self::count_start_failures(&mut tx, &runs, witness, suspend_after, |bot, run| {
-            let last = last_failure.get(&bot).copied().unwrap_or("");
+            let last = last_failure.get(&bot).copied();
             let what = match last {
-                "spawn" | "handshake" => "could not start or shake hands",
-                "crash" | "memory" => "crashed",
-                "stall" => "stopped answering",
+                Some(FaultKind::Spawn | FaultKind::Handshake) => "could not start or shake hands",
+                Some(FaultKind::Crash | FaultKind::Memory) => "crashed",
+                Some(FaultKind::Stall) => "stopped answering",
                 _ => "broke the protocol",
             };
+            let last = last.map_or(String::new(), |k| k.to_string());
             format!("{what}: faulted in {run} reported games in a row (last fault: {last})")
         })
         .await?;

@@ -10,6 +10,7 @@
 //! `(group_id, rotation)`, and a group is marked done in the same transaction that
 //! stores its games.
 
+use referee::{FaultKind, Termination, TimeControl};
 use serde::{Deserialize, Serialize};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, FromRow, Row};
@@ -126,8 +127,9 @@ pub struct CompetitionRow {
     pub seed: i64,
     /// Games to play in all; 0 = no limit.
     pub max_games: i64,
-    /// Time control: `movetime=MS` or `tc=BASE+INC`.
-    pub time: String,
+    /// Time control (stored as `movetime=MS` or `tc=BASE+INC`).
+    #[sqlx(try_from = "Text<TimeControl>")]
+    pub time: TimeControl,
     /// Whether workers get its groups.
     pub status: CompetitionStatus,
     /// What created it (a tournament's settings, to resume only the same one).
@@ -155,7 +157,7 @@ pub struct NewCompetition {
     /// Games in all; 0 = no limit.
     pub max_games: i64,
     /// Time control.
-    pub time: String,
+    pub time: TimeControl,
     /// Settings fingerprint.
     pub config: String,
     /// How its groups are dealt.
@@ -174,7 +176,7 @@ impl NewCompetition {
             format: CompetitionFormat::Ladder,
             seed: 1,
             max_games: 0,
-            time: "movetime=100".into(),
+            time: TimeControl::move_time(100).expect("in range"),
             config: String::new(),
             seeding: Seeding::Mirrored,
         }
@@ -205,7 +207,7 @@ pub struct SeatStart {
     pub bot: i64,
     /// The kind of the fault with which it broke in this game (any but a timeout:
     /// it could not start, crashed, or broke the protocol).
-    pub failure: Option<String>,
+    pub failure: Option<FaultKind>,
     /// It made a move of its own: a game without a fault is proof of health only
     /// then (one its opponent forfeited before its first turn says nothing).
     pub moved: bool,
@@ -339,6 +341,54 @@ impl From<JsonText<Vec<(String, String)>>> for Vec<(String, String)> {
     }
 }
 
+/// A column holding a value of another crate's type as its text (`Display` writes
+/// it, `FromStr` reads it): the referee's time controls, terminations and fault
+/// kinds. Rows declare such a field `#[sqlx(try_from = "Text<T>")]`; queries bind
+/// `Text(value)`.
+pub struct Text<T>(pub T);
+
+impl<T> sqlx::Type<sqlx::Any> for Text<T> {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <str as sqlx::Type<sqlx::Any>>::type_info()
+    }
+}
+
+impl<'r, T> sqlx::Decode<'r, sqlx::Any> for Text<T>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    fn decode(value: sqlx::any::AnyValueRef<'r>) -> std::result::Result<Text<T>, sqlx::error::BoxDynError> {
+        let text = <&str as sqlx::Decode<sqlx::Any>>::decode(value)?;
+        text.parse()
+            .map(Text)
+            .map_err(|e: T::Err| StoreError::Corrupt(e.to_string()).into())
+    }
+}
+
+impl<'q, T: std::fmt::Display> sqlx::Encode<'q, sqlx::Any> for Text<T> {
+    fn encode_by_ref(
+        &self,
+        buf: &mut <sqlx::Any as sqlx::Database>::ArgumentBuffer,
+    ) -> std::result::Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+        <String as sqlx::Encode<sqlx::Any>>::encode(self.0.to_string(), buf)
+    }
+}
+
+/// `From<Text<T>>` for each type kept through [`Text`] (one impl per type: the
+/// orphan rule forbids a blanket one).
+macro_rules! text_column {
+    ($($ty:ty),*) => {$(
+        impl From<Text<$ty>> for $ty {
+            fn from(text: Text<$ty>) -> $ty {
+                text.0
+            }
+        }
+    )*};
+}
+
+text_column!(TimeControl, Termination, FaultKind);
+
 stored_as_text!(CompetitionStatus { Open = "open", Closed = "closed" });
 
 /// How a competition's groups are drawn.
@@ -466,12 +516,10 @@ pub struct NewGame {
     pub bots: Vec<i64>,
     /// Places by seat.
     pub ranks: Vec<u32>,
-    /// `normal`, `cap` or `forfeit`.
-    pub termination: String,
+    /// How it ended.
+    pub termination: Termination,
     /// The referee's JSON record.
     pub record: String,
-    /// The kinds of its faults, comma-separated (empty: none).
-    pub fault_kinds: String,
     /// Its faults by seat and kind, for the bot pages.
     pub faults: Vec<SeatFaults>,
 }
@@ -492,8 +540,8 @@ impl NewGame {
 pub struct SeatFaults {
     /// The seat.
     pub seat: usize,
-    /// The kind (`timeout`, `illegal`, ...).
-    pub kind: String,
+    /// The kind.
+    pub kind: FaultKind,
     /// How many of this kind the seat had in the game.
     pub count: u64,
     /// The first one's detail.
@@ -506,7 +554,8 @@ pub struct SeatFaults {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromRow)]
 pub struct FaultTally {
     /// The kind.
-    pub kind: String,
+    #[sqlx(try_from = "Text<FaultKind>")]
+    pub kind: FaultKind,
     /// Faults of that kind.
     pub faults: i64,
     /// Games with at least one.
@@ -519,7 +568,8 @@ pub struct FaultRow {
     /// The game.
     pub game_id: i64,
     /// The kind.
-    pub kind: String,
+    #[sqlx(try_from = "Text<FaultKind>")]
+    pub kind: FaultKind,
     /// How many of this kind in that game.
     pub count: i64,
     /// The first one's detail (as the referee wrote it: redact before showing).
@@ -557,14 +607,21 @@ pub struct Activity {
 }
 
 /// A worker known to the service.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct WorkerRow {
     /// Key.
     pub id: i64,
     /// Unique name.
     pub name: String,
+    /// When its token was revoked (ms since the epoch), if it was.
+    pub revoked_ms: Option<i64>,
+}
+
+impl WorkerRow {
     /// Whether its token was revoked.
-    pub revoked: bool,
+    pub fn revoked(&self) -> bool {
+        self.revoked_ms.is_some()
+    }
 }
 
 /// A stored game's result, compact.
@@ -573,7 +630,7 @@ pub struct ResultRow {
     /// What the standings count.
     pub game: rating::GameResult,
     /// How it ended.
-    pub termination: referee::Termination,
+    pub termination: Termination,
 }
 
 impl std::ops::Deref for ResultRow {
@@ -910,9 +967,8 @@ mod tests {
                 g.bots.iter().rev().copied().collect()
             },
             ranks: vec![1, 2],
-            termination: "normal".into(),
+            termination: Termination::Normal,
             record: "{}".into(),
-            fault_kinds: String::new(),
             faults: vec![],
         };
         let (g0, g1) = (&leased[0], &leased[1]);
@@ -949,6 +1005,79 @@ mod tests {
         assert_eq!(results.len(), 2, "group 0's two games, once");
         assert!(results.iter().all(|r| r.group_id == g0.id));
         assert_eq!(results[1].bots, vec![g0.bots[1], g0.bots[0]]);
+    }
+
+    /// The worker audit reads a reported game's fault kinds from its `faults`
+    /// rows: each game of a group the worker reported once, with its kinds (a
+    /// game without faults with none), typed.
+    #[tokio::test]
+    async fn a_workers_reported_games_carry_their_fault_kinds() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let a = store.register_bot("a", "ur", "builtin:first", &[]).await.unwrap();
+        let b = store
+            .register_bot("b", "ur", "builtin:random", &[])
+            .await
+            .unwrap();
+        let c = store
+            .create_competition(&NewCompetition::two_seat_ur("c"))
+            .await
+            .unwrap();
+        let w = store.add_worker("w", &token_hash("secret")).await.unwrap();
+        store.schedule_groups(&c, &[(0, vec![a.id, b.id])]).await.unwrap();
+        let now = now_ms();
+        let g = store
+            .lease_many("w", "tok", now, now + 60_000, 1, 4)
+            .await
+            .unwrap()
+            .remove(0);
+        let fault = |seat, kind| SeatFaults {
+            seat,
+            kind,
+            count: 2,
+            detail: String::new(),
+            at_move: 3,
+        };
+        let game = |rotation: i64, faults| NewGame {
+            competition_id: c.id,
+            group_id: g.id,
+            rotation,
+            bots: vec![a.id, b.id],
+            ranks: vec![1, 2],
+            termination: Termination::Forfeit,
+            record: "{}".into(),
+            faults,
+        };
+        let games = [
+            game(
+                0,
+                vec![fault(0, FaultKind::Timeout), fault(1, FaultKind::Illegal)],
+            ),
+            game(1, vec![]),
+        ];
+        let report = LeaseReport {
+            group_id: g.id,
+            token: "tok",
+            games: &games,
+            starts: &[],
+        };
+        store.complete_leases(&[report], Some(w.id), 0).await.unwrap();
+        let mut reported = store.reported_games().await.unwrap();
+        reported.iter_mut().for_each(|r| r.kinds.sort());
+        assert_eq!(
+            reported,
+            [
+                rating::audit::ReportedGame {
+                    worker: w.id,
+                    group: g.id,
+                    kinds: vec![FaultKind::Timeout, FaultKind::Illegal]
+                },
+                rating::audit::ReportedGame {
+                    worker: w.id,
+                    group: g.id,
+                    kinds: vec![]
+                },
+            ]
+        );
     }
 
     /// Statuses and formats go in and come back as their types; a stored text

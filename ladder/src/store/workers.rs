@@ -1,16 +1,9 @@
 //! Workers: their tokens (stored as hashes), and voiding what one reported.
 
 use super::*;
+use rating::audit::ReportedGame;
 
 impl Store {
-    pub(super) fn worker_row(r: &AnyRow) -> Result<WorkerRow> {
-        Ok(WorkerRow {
-            id: r.try_get("id")?,
-            name: r.try_get("name")?,
-            revoked: r.try_get::<Option<i64>, _>("revoked_ms")?.is_some(),
-        })
-    }
-
     /// Adds a worker known by the SHA-256 of its token.
     ///
     /// # Errors
@@ -50,11 +43,12 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn worker(&self, name: &str) -> Result<Option<WorkerRow>> {
-        let row = sqlx::query("SELECT id, name, revoked_ms FROM workers WHERE name = $1")
-            .bind(name)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(Self::worker_row).transpose()
+        Ok(
+            sqlx::query_as("SELECT id, name, revoked_ms FROM workers WHERE name = $1")
+                .bind(name)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
     }
 
     /// The worker whose token has this SHA-256, if it is not revoked.
@@ -62,13 +56,12 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn worker_by_token_hash(&self, token_hash: &str) -> Result<Option<WorkerRow>> {
-        let row = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT id, name, revoked_ms FROM workers WHERE token_hash = $1 AND revoked_ms IS NULL",
         )
         .bind(token_hash)
         .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(Self::worker_row).transpose()
+        .await?)
     }
 
     /// Every worker, by name.
@@ -76,10 +69,11 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn workers(&self) -> Result<Vec<WorkerRow>> {
-        let rows = sqlx::query("SELECT id, name, revoked_ms FROM workers ORDER BY name")
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(Self::worker_row).collect()
+        Ok(
+            sqlx::query_as("SELECT id, name, revoked_ms FROM workers ORDER BY name")
+                .fetch_all(&self.pool)
+                .await?,
+        )
     }
 
     /// Revokes a worker's token: its calls are refused from now on.
@@ -99,21 +93,38 @@ impl Store {
         }
     }
 
-    /// What each worker reported: `(worker id, group id, fault kinds)` per stored
-    /// game of a group a worker reported.
+    /// Every stored game of a group a worker reported, with its fault kinds
+    /// (its rows in `faults`): what the worker audit reads.
     ///
     /// # Errors
     /// The database.
-    pub async fn reported_games(&self) -> Result<Vec<(i64, i64, String)>> {
+    pub async fn reported_games(&self) -> Result<Vec<ReportedGame<FaultKind>>> {
         let rows = sqlx::query(
-            "SELECT m.reported_by, g.group_id, g.fault_kinds FROM games g
-             JOIN match_groups m ON m.id = g.group_id WHERE m.reported_by IS NOT NULL",
+            "SELECT g.id, m.reported_by, g.group_id, f.kind FROM games g
+             JOIN match_groups m ON m.id = g.group_id LEFT JOIN faults f ON f.game_id = g.id
+             WHERE m.reported_by IS NOT NULL ORDER BY g.id",
         )
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
-            .collect()
+        let mut games: Vec<ReportedGame<FaultKind>> = Vec::new();
+        let mut last = None;
+        for row in &rows {
+            let game: i64 = row.try_get(0)?;
+            if last != Some(game) {
+                last = Some(game);
+                games.push(ReportedGame {
+                    worker: row.try_get(1)?,
+                    group: row.try_get(2)?,
+                    kinds: Vec::new(),
+                });
+            }
+            if let Some(Text(kind)) = row.try_get::<Option<Text<FaultKind>>, _>(3)?
+                && let Some(game) = games.last_mut()
+            {
+                game.kinds.push(kind);
+            }
+        }
+        Ok(games)
     }
 
     /// Revokes a worker and removes every game of the groups it reported, which are

@@ -66,7 +66,7 @@ struct AgainstView {
 #[derive(Debug, Serialize)]
 struct FaultView {
     game: i64,
-    kind: String,
+    kind: referee::FaultKind,
     count: i64,
     at_move: i64,
     detail: String,
@@ -307,13 +307,13 @@ mod tests {
                 losses: 0,
             }],
             faults_by_kind: vec![FaultTally {
-                kind: evil.into(),
+                kind: referee::FaultKind::Illegal,
                 faults: 1,
                 games: 1,
             }],
             newest_faults: vec![FaultView {
                 game: 1,
-                kind: evil.into(),
+                kind: referee::FaultKind::Illegal,
                 count: 1,
                 at_move: 3,
                 detail: format!("illegal move {evil:?}: no such move"),

@@ -91,7 +91,7 @@ async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<Compet
         options: c.options.clone(),
         seats: c.seats,
         format: c.format,
-        time: c.time.clone(),
+        time: c.time.to_string(),
         status,
         max_games: c.max_games,
         games,

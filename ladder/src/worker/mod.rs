@@ -219,7 +219,8 @@ pub fn play_leases(
     for lease in leases {
         let limits = Limits {
             sandbox: sandbox.clone(),
-            ..crate::local::tournament::limits_from(&lease.time).map_err(WorkerError::Lease)?
+            tc: lease.time.parse().map_err(WorkerError::Lease)?,
+            ..Limits::default()
         };
         let wanted = lease
             .entrants

@@ -70,8 +70,8 @@ pub(crate) struct GameArgs {
     #[arg(long, default_value_t = 5000, conflicts_with = "tc", value_parser = |s: &str| number_in(s, 1u64, referee::clock::MAX_MOVE_MS))]
     pub(crate) movetime: u64,
     /// Clock per seat instead, base+increment in seconds (e.g. 10+0.1).
-    #[arg(long)]
-    pub(crate) tc: Option<String>,
+    #[arg(long, value_parser = referee::TimeControl::parse_clock)]
+    pub(crate) tc: Option<referee::TimeControl>,
     /// Games played at the same time.
     #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 1024))]
     pub(crate) concurrency: usize,
@@ -107,10 +107,11 @@ impl GameArgs {
         Ok(sandbox)
     }
 
-    pub(crate) fn time(&self) -> String {
-        match &self.tc {
-            Some(tc) => format!("tc={tc}"),
-            None => format!("movetime={}", self.movetime),
+    pub(crate) fn time(&self) -> referee::TimeControl {
+        match self.tc {
+            Some(tc) => tc,
+            // In range: the argument's parser checked it.
+            None => referee::TimeControl::MoveTime(std::time::Duration::from_millis(self.movetime)),
         }
     }
 }

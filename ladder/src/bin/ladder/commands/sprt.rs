@@ -2,7 +2,7 @@
 use super::{GameArgs, name_bots, say};
 use clap::Args;
 use clap::builder::TypedValueParser as _;
-use ladder::local::tournament;
+use referee::Limits;
 use referee::cli::number_in;
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -63,9 +63,10 @@ pub(crate) fn run(a: SprtArgs) -> anyhow::Result<ExitCode> {
         max_games: a.max_games,
         concurrency: a.game.concurrency,
         seed,
-        limits: referee::Limits {
+        limits: Limits {
             sandbox: a.game.sandbox(None)?,
-            ..tournament::limits_from(&a.game.time()).map_err(anyhow::Error::msg)?
+            tc: a.game.time(),
+            ..Limits::default()
         },
         log_dir: a.game.log_dir.clone(),
         fresh_bots: a.game.fresh_bots,

@@ -147,7 +147,7 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<i64> {
             format: ladder::store::CompetitionFormat::Ladder,
             seed: cfg.seed as i64,
             max_games: 0,
-            time: "movetime=100".into(),
+            time: referee::TimeControl::MoveTime(Duration::from_millis(100)),
             config: String::new(),
             seeding: Seeding::Mirrored,
         })
@@ -187,7 +187,7 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<i64> {
                 let faults = if n.is_multiple_of(FAULT_EVERY) {
                     vec![SeatFaults {
                         seat: 1,
-                        kind: "timeout".into(),
+                        kind: referee::FaultKind::Timeout,
                         count: 1,
                         detail: "no move within 100 ms (+50 ms margin)".into(),
                         at_move: 12,
@@ -201,17 +201,16 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<i64> {
                     rotation: rotation as i64,
                     bots: seated,
                     ranks,
-                    termination: if faults.is_empty() { "normal" } else { "forfeit" }.into(),
+                    termination: if faults.is_empty() {
+                        referee::Termination::Normal
+                    } else {
+                        referee::Termination::Forfeit
+                    },
                     record: if n.is_multiple_of(REAL_RECORD_EVERY) || last {
                         real.clone()
                     } else {
                         "{}".into()
                     },
-                    fault_kinds: faults
-                        .iter()
-                        .map(|f| f.kind.clone())
-                        .collect::<Vec<_>>()
-                        .join(","),
                     faults,
                 });
             }
