@@ -891,7 +891,10 @@ fn a_workers_token_never_reaches_a_bot_or_a_page() {
     let store = rt
         .block_on(ladder::store::Store::open(db.to_str().unwrap()))
         .unwrap();
-    let (_, stored) = rt.block_on(store.record(1)).unwrap().expect("game 1 is stored");
+    let (_, stored) = rt
+        .block_on(store.record(ladder::store::GameId(1)))
+        .unwrap()
+        .expect("game 1 is stored");
     assert!(
         stored.contains(&other),
         "the bot did not write the token: {stored}"

@@ -1646,7 +1646,7 @@ async fn no_page_shows_a_command_line_or_an_environment_value() {
     // The stored record names the bot and says what happened, and quotes nothing
     // of its command or environment: there is nothing for a page to hide.
     for id in &typo_games {
-        let (_, raw) = db.record(*id).await.unwrap().unwrap();
+        let (_, raw) = db.record(ladder::store::GameId(*id)).await.unwrap().unwrap();
         for secret in TYPO_SECRETS {
             assert!(!raw.contains(secret), "game {id}'s record holds {secret}: {raw}");
         }

@@ -55,10 +55,12 @@ async fn new_seats(store: &Store) -> Seats {
     let mut seats = Seats::default();
     for c in store.competitions().await.unwrap() {
         for r in store.results(c.id).await.unwrap() {
-            seats.games.insert(r.id, (c.id, r.bots.clone(), r.ranks.clone()));
+            seats
+                .games
+                .insert(r.id, (c.id.0, r.bots.clone(), r.ranks.clone()));
         }
         for g in store.groups(c.id).await.unwrap() {
-            seats.groups.insert(g.id, g.bots);
+            seats.groups.insert(g.id.0, g.bots.iter().map(|b| b.0).collect());
         }
     }
     seats
@@ -141,7 +143,7 @@ async fn a_database_made_at_schema_9_opens_with_every_game_and_seat() {
 
         // New groups go in beside the old ones, their seats read back as given.
         let c = &opened.competitions().await.unwrap()[0];
-        let entrants: Vec<i64> = opened
+        let entrants: Vec<ladder::store::BotId> = opened
             .entrants(c.id)
             .await
             .unwrap()

@@ -2,7 +2,10 @@
 //! this machine with the referee library and recorded in a store, resumable after a
 //! kill with no game lost or counted twice.
 
-use crate::store::{CompetitionRow, NewCompetition, NewGame, SeatFaults, Seeding, Store, StoreError};
+use crate::store::{
+    BotId, CompetitionId, CompetitionRow, GroupId, NewCompetition, NewGame, SeatFaults, Seeding, Store,
+    StoreError,
+};
 use rating::standings::{self, Standings};
 use referee::clock::{Limits, TimeControl};
 use referee::game::{GameSetup, LogPlace, SeatSetup};
@@ -272,7 +275,7 @@ pub fn run(
     }
     let sets = pairings(cfg.format, cfg.bots.len(), seats);
     let groups = cfg.games.div_ceil(seats as u64).max(1);
-    let plan: Vec<(i64, Vec<i64>)> = (0..groups)
+    let plan: Vec<(i64, Vec<BotId>)> = (0..groups)
         .map(|g| {
             (
                 g as i64,
@@ -283,7 +286,7 @@ pub fn run(
     rt.block_on(store.schedule_groups(&comp, &plan))?;
 
     // What is left: every rotation of every scheduled group not yet stored.
-    let stored: HashSet<(i64, i64)> = rt
+    let stored: HashSet<(GroupId, i64)> = rt
         .block_on(store.stored_rotations(comp.id))?
         .into_iter()
         .collect();
@@ -295,12 +298,12 @@ pub fn run(
         .flat_map(|g| (0..seats).map(move |r| (g.clone(), r)))
         .filter(|(g, r)| !stored.contains(&(g.id, *r as i64)))
         .collect();
-    let specs: std::collections::HashMap<i64, (String, BotSpec)> = bot_ids
+    let specs: std::collections::HashMap<BotId, (String, BotSpec)> = bot_ids
         .iter()
         .zip(&cfg.bots)
         .map(|(&id, b)| (id, b.clone()))
         .collect();
-    let spec_texts: std::collections::HashMap<i64, String> = specs
+    let spec_texts: std::collections::HashMap<BotId, String> = specs
         .iter()
         .map(|(&id, (_, spec))| (id, spec.to_string()))
         .collect();
@@ -319,7 +322,7 @@ pub fn run(
     let mut done = resumed;
     let mut setup_faults = 0;
     let mut failure: Option<TournamentError> = None;
-    let job = |k: u64| -> Option<GameJob<(i64, usize, Vec<i64>)>> {
+    let job = |k: u64| -> Option<GameJob<(GroupId, usize, Vec<BotId>)>> {
         if cfg
             .stop
             .as_ref()
@@ -369,7 +372,7 @@ pub fn run(
     let then = |Finished {
                     tag: (group_id, rotation, seat_bots),
                     result,
-                }: Finished<(i64, usize, Vec<i64>)>| {
+                }: Finished<(GroupId, usize, Vec<BotId>)>| {
         result.map(|rec| {
             let setup_fault = rec.faults.iter().any(|f| f.is_setup());
             let decisions = rec.moves.len() as u64;
@@ -429,10 +432,10 @@ pub fn run(
 
 /// A record as the store keeps it.
 pub fn new_game(
-    competition_id: i64,
-    group_id: i64,
+    competition_id: CompetitionId,
+    group_id: GroupId,
     rotation: usize,
-    bots: Vec<i64>,
+    bots: Vec<BotId>,
     rec: &GameRecord,
 ) -> NewGame {
     NewGame {
@@ -481,7 +484,7 @@ pub async fn standings_of(
         .entrants(comp.id)
         .await?
         .into_iter()
-        .map(|b| (b.id, b.name))
+        .map(|b| (b.id.0, b.name))
         .collect();
     let results = store.results(comp.id).await?;
     standings::compute(&bots, &results, comp.seats as usize, anchor).map_err(TournamentError::Setup)

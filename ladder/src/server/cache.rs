@@ -9,7 +9,7 @@
 //! instead of fitting again.
 
 use crate::local::tournament::TournamentError;
-use crate::store::{CompetitionRow, RatingPoint, ResultRow, Store, now_ms};
+use crate::store::{BotId, CompetitionId, CompetitionRow, GameId, RatingPoint, ResultRow, Store, now_ms};
 use rating::standings::{self, Standings};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -23,9 +23,9 @@ pub const MAX_AGE: Duration = Duration::from_secs(2);
 #[derive(Debug, Default)]
 pub struct ResultIndex {
     /// Each bot's games, oldest first.
-    pub games_of: HashMap<i64, Vec<i64>>,
+    pub games_of: HashMap<BotId, Vec<GameId>>,
     /// Wins, draws and losses of a bot against another, keyed (bot, opponent).
-    pub against: HashMap<(i64, i64), [u64; 3]>,
+    pub against: HashMap<(BotId, BotId), [u64; 3]>,
 }
 
 impl ResultIndex {
@@ -33,14 +33,14 @@ impl ResultIndex {
         let mut ix = ResultIndex::default();
         for r in results {
             for (s, &bot) in r.bots.iter().enumerate() {
-                ix.games_of.entry(bot).or_default().push(r.id);
+                ix.games_of.entry(BotId(bot)).or_default().push(GameId(r.id));
                 for (o, &other) in r.bots.iter().enumerate().filter(|&(o, _)| o != s) {
                     let k = match r.ranks[s].cmp(&r.ranks[o]) {
                         std::cmp::Ordering::Less => 0,
                         std::cmp::Ordering::Equal => 1,
                         std::cmp::Ordering::Greater => 2,
                     };
-                    ix.against.entry((bot, other)).or_default()[k] += 1;
+                    ix.against.entry((BotId(bot), BotId(other))).or_default()[k] += 1;
                 }
             }
         }
@@ -84,7 +84,7 @@ struct Entry {
     /// Games in the fit.
     games: i64,
     /// The competition's newest game key when it was fit.
-    newest: i64,
+    newest: GameId,
     at: Instant,
     fit: Fit,
 }
@@ -93,13 +93,13 @@ struct Entry {
 #[derive(Debug)]
 pub struct StandingsCache {
     store: Store,
-    entries: Mutex<HashMap<i64, Entry>>,
+    entries: Mutex<HashMap<CompetitionId, Entry>>,
     /// One refit at a time per competition.
-    refits: Mutex<HashMap<i64, Arc<tokio::sync::Mutex<()>>>>,
+    refits: Mutex<HashMap<CompetitionId, Arc<tokio::sync::Mutex<()>>>>,
     max_age: Duration,
     /// The last rating point kept per competition, `(games, at_ms)`: read from the
     /// store on the first fit.
-    points: Mutex<HashMap<i64, Option<(i64, i64)>>>,
+    points: Mutex<HashMap<CompetitionId, Option<(i64, i64)>>>,
 }
 
 impl StandingsCache {
@@ -119,12 +119,12 @@ impl StandingsCache {
         }
     }
 
-    fn fresh(&self, id: i64, newest: i64, current: bool) -> Option<Fit> {
+    fn fresh(&self, id: CompetitionId, newest: GameId, current: bool) -> Option<Fit> {
         let entries = self.entries.lock().ok()?;
         let e = entries.get(&id)?;
         // Keys are shared by all competitions: the difference is at most the games
         // new to this one (a count would walk every game; this is one index probe).
-        let new = newest - e.newest;
+        let new = newest.0 - e.newest.0;
         let stale = new > 0 && (current || new >= (e.games / 20).max(20) || e.at.elapsed() >= self.max_age);
         (!stale).then(|| e.fit.clone())
     }
@@ -233,11 +233,11 @@ impl StandingsCache {
             .entrants(c.id)
             .await?
             .into_iter()
-            .map(|b| (b.id, b.name))
+            .map(|b| (b.id.0, b.name))
             .collect();
         let results = self.store.results(c.id).await?;
         let seats = c.seats as usize;
-        let ids: HashMap<String, i64> = bots.iter().map(|(id, name)| (name.clone(), *id)).collect();
+        let ids: HashMap<String, BotId> = bots.iter().map(|(id, name)| (name.clone(), BotId(*id))).collect();
         let (st, index) = tokio::task::spawn_blocking(move || {
             standings::compute(&bots, &results, seats, None).map(|st| (st, ResultIndex::of(&results)))
         })
@@ -269,9 +269,9 @@ impl StandingsCache {
     /// Keeps this fit as a point of every bot's rating history, if one is due.
     async fn keep_point(
         &self,
-        competition_id: i64,
+        competition_id: CompetitionId,
         st: &Standings,
-        ids: &HashMap<String, i64>,
+        ids: &HashMap<String, BotId>,
     ) -> Result<(), TournamentError> {
         let known = self
             .points
@@ -316,7 +316,7 @@ mod tests {
     use super::*;
     use crate::store::{NewCompetition, NewGame};
 
-    async fn game(store: &Store, c: &CompetitionRow, group: i64, bots: &[i64], winner: usize) {
+    async fn game(store: &Store, c: &CompetitionRow, group: i64, bots: &[BotId], winner: usize) {
         store.schedule_groups(c, &[(group, bots.to_vec())]).await.unwrap();
         let g = store
             .groups(c.id)
@@ -340,7 +340,7 @@ mod tests {
     }
 
     /// A store with a two-seat competition of bots `a` and `b`: their keys.
-    async fn two_bots() -> (Store, CompetitionRow, Vec<i64>) {
+    async fn two_bots() -> (Store, CompetitionRow, Vec<BotId>) {
         let store = Store::open("sqlite::memory:").await.unwrap();
         let c = store
             .create_competition(&NewCompetition::two_seat_ur("c"))

@@ -3,7 +3,7 @@
 
 use super::auth::{new_token, token_hash};
 use super::service::*;
-use crate::store::{BotRow, BotStatus, Completion, NewCompetition};
+use crate::store::{BotId, BotRow, BotStatus, Completion, GameId, GroupId, NewCompetition};
 use proto::ladder::ladder_server::Ladder;
 use proto::ladder::*;
 use referee::TimeControl;
@@ -88,7 +88,7 @@ impl Ladder for LadderService {
     async fn list_bots(&self, req: Request<ListBotsRequest>) -> Result<Response<ListBotsReply>, Status> {
         self.need_admin(&req).await?;
         let all = self.store.bots().await.map_err(status_of)?;
-        let names: HashMap<i64, &str> = all.iter().map(|b| (b.id, b.name.as_str())).collect();
+        let names: HashMap<BotId, &str> = all.iter().map(|b| (b.id, b.name.as_str())).collect();
         Ok(Response::new(ListBotsReply {
             bots: all.iter().map(|b| bot_info(b, &names)).collect(),
         }))
@@ -278,11 +278,11 @@ impl Ladder for LadderService {
         let limit = if r.limit == 0 { 1000 } else { r.limit.min(1000) };
         let records = self
             .store
-            .records(c.id, r.after_id, i64::from(limit))
+            .records(c.id, GameId(r.after_id), i64::from(limit))
             .await
             .map_err(status_of)?
             .into_iter()
-            .map(|(id, json)| StoredRecord { id, json })
+            .map(|(id, json)| StoredRecord { id: id.0, json })
             .collect();
         Ok(Response::new(GameRecordsReply { records }))
     }
@@ -329,9 +329,10 @@ impl Ladder for LadderService {
     ) -> Result<Response<RenewLeasesReply>, Status> {
         let worker = self.need_worker(&req).await?;
         let r = req.into_inner();
-        let (renewed, period) = LadderService::renew_leases(self, &worker, &r.lease, &r.group_ids).await?;
+        let ids: Vec<GroupId> = r.group_ids.iter().map(|&id| GroupId(id)).collect();
+        let (renewed, period) = LadderService::renew_leases(self, &worker, &r.lease, &ids).await?;
         Ok(Response::new(RenewLeasesReply {
-            renewed,
+            renewed: renewed.into_iter().map(|id| id.0).collect(),
             expires_in_ms: period.as_millis() as u64,
         }))
     }
@@ -461,9 +462,9 @@ const MAX_ENV_VARS: usize = 64;
 const MAX_ENV_VALUE_BYTES: usize = 4096;
 
 /// What the admin is told of a bot (its environment's values never).
-pub(super) fn bot_info(b: &BotRow, names: &HashMap<i64, &str>) -> BotInfo {
+pub(super) fn bot_info(b: &BotRow, names: &HashMap<BotId, &str>) -> BotInfo {
     BotInfo {
-        id: b.id,
+        id: b.id.0,
         name: b.name.clone(),
         game: b.game.clone(),
         spec: b.spec.clone(),

@@ -3,7 +3,9 @@
 use super::service::*;
 use super::tally::Tally;
 use crate::server::cache::StandingsCache;
-use crate::store::{BotRow, BotStatus, CompetitionRow, CompetitionStatus, GroupStatus, Store};
+use crate::store::{
+    BotId, BotRow, BotStatus, CompetitionId, CompetitionRow, CompetitionStatus, GroupId, GroupStatus, Store,
+};
 use rating::schedule::Candidate;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,7 +20,7 @@ pub struct Scheduler {
     // Scheduling reads then writes; one at a time per server keeps it simple (with
     // several servers the group-number key settles races). Per competition, what
     // has been scheduled so far.
-    pub(super) tallies: Mutex<HashMap<i64, Tally>>,
+    pub(super) tallies: Mutex<HashMap<CompetitionId, Tally>>,
     /// Groups asked for in leases on this server so far: the demand the backlog
     /// follows (what was asked, not what was had, so a backlog run dry grows).
     pub(super) wanted: std::sync::atomic::AtomicU64,
@@ -76,10 +78,10 @@ impl Scheduler {
                         (r.elo, sd)
                     });
                 Candidate {
-                    id: b.id,
+                    id: b.id.0,
                     elo,
                     sd,
-                    games: tally.games.get(&b.id).copied().unwrap_or(0),
+                    games: tally.games.get(&b.id.0).copied().unwrap_or(0),
                 }
             })
             .collect())
@@ -103,12 +105,12 @@ impl Scheduler {
             let tally = tallies.entry(c.id).or_default();
             for g in self
                 .store
-                .groups_after(c.id, tally.read_from())
+                .groups_after(c.id, GroupId(tally.read_from()))
                 .await
                 .map_err(status_of)?
             {
                 if g.status != GroupStatus::Withdrawn {
-                    tally.add(g.id, &g.bots, c.seats as u64);
+                    tally.add(g.id.0, &rating_keys(&g.bots), c.seats as u64);
                 }
             }
             let room = if c.max_games > 0 {
@@ -166,13 +168,14 @@ impl Scheduler {
             for ids in &o.picks {
                 tally.count(ids, seats, -1);
             }
-            let groups = self
-                .store
-                .schedule_many(&o.c, &o.picks)
-                .await
-                .map_err(status_of)?;
+            let picks: Vec<Vec<BotId>> = o
+                .picks
+                .iter()
+                .map(|ids| ids.iter().map(|&id| BotId(id)).collect())
+                .collect();
+            let groups = self.store.schedule_many(&o.c, &picks).await.map_err(status_of)?;
             for g in &groups {
-                tally.add(g.id, &g.bots, seats);
+                tally.add(g.id.0, &rating_keys(&g.bots), seats);
             }
             stored += groups.len();
         }
@@ -232,3 +235,9 @@ pub const BACKLOG_MIN: usize = 256;
 
 /// How often the background scheduler looks at the backlog.
 pub const BACKLOG_EVERY: Duration = Duration::from_millis(200);
+
+/// Bots as the rating crate's player keys (the schedule and the tally count
+/// them so).
+fn rating_keys(bots: &[BotId]) -> Vec<i64> {
+    bots.iter().map(|b| b.0).collect()
+}

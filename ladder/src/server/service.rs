@@ -8,8 +8,8 @@ use super::*;
 use crate::local::tournament::new_game;
 use crate::server::cache::StandingsCache;
 use crate::store::{
-    BotRow, BotStatus, CompetitionRow, CompetitionStatus, Completion, SeatStart, Seeding, Store, StoreError,
-    WorkerRow,
+    BotId, BotRow, BotStatus, CompetitionId, CompetitionRow, CompetitionStatus, Completion, GroupId,
+    SeatStart, Seeding, Store, StoreError, WorkerRow,
 };
 use proto::ladder::*;
 use referee::fault::FaultKind;
@@ -75,8 +75,8 @@ pub const BUSY_ASKS_PER_S: u64 = 250;
 /// Competitions and bots by key.
 #[derive(Debug, Default)]
 pub(super) struct Catalog {
-    pub(super) competitions: HashMap<i64, CompetitionRow>,
-    pub(super) bots: HashMap<i64, BotRow>,
+    pub(super) competitions: HashMap<CompetitionId, CompetitionRow>,
+    pub(super) bots: HashMap<BotId, BotRow>,
 }
 
 pub(super) fn status_of(e: StoreError) -> Status {
@@ -106,7 +106,7 @@ impl LadderService {
     pub(super) async fn worker_infos(&self) -> Result<Vec<WorkerInfo>, Status> {
         let workers = self.store.workers().await.map_err(status_of)?;
         let games = self.store.reported_games().await.map_err(status_of)?;
-        let ids: Vec<i64> = workers.iter().map(|w| w.id).collect();
+        let ids: Vec<i64> = workers.iter().map(|w| w.id.0).collect();
         let audits = rating::audit::audit(&ids, &games);
         Ok(workers
             .into_iter()
@@ -181,7 +181,11 @@ impl LadderService {
     /// rows never change once made (a bot registered again must match; a
     /// competition's game, options, seed and time are fixed), so they are kept,
     /// and read again only when a key is missing: a row another server made.
-    pub(super) async fn catalog(&self, competitions: &[i64], bots: &[i64]) -> Result<Arc<Catalog>, Status> {
+    pub(super) async fn catalog(
+        &self,
+        competitions: &[CompetitionId],
+        bots: &[BotId],
+    ) -> Result<Arc<Catalog>, Status> {
         let known = self
             .catalog
             .lock()
@@ -220,7 +224,7 @@ impl LadderService {
     /// A bot as the admin is told of it.
     pub(super) async fn bot_info(&self, b: &BotRow) -> Result<BotInfo, Status> {
         let all = self.store.bots().await.map_err(status_of)?;
-        let names: HashMap<i64, &str> = all.iter().map(|x| (x.id, x.name.as_str())).collect();
+        let names: HashMap<BotId, &str> = all.iter().map(|x| (x.id, x.name.as_str())).collect();
         Ok(bot_info(b, &names))
     }
 
@@ -318,19 +322,19 @@ impl LadderService {
                 retry_after_ms,
             });
         }
-        let comp_ids: Vec<i64> = groups.iter().map(|g| g.competition_id).collect();
-        let bot_ids: Vec<i64> = groups.iter().flat_map(|g| g.bots.iter().copied()).collect();
+        let comp_ids: Vec<CompetitionId> = groups.iter().map(|g| g.competition_id).collect();
+        let bot_ids: Vec<BotId> = groups.iter().flat_map(|g| g.bots.iter().copied()).collect();
         let catalog = self.catalog(&comp_ids, &bot_ids).await?;
         let (competitions, bots) = (&catalog.competitions, &catalog.bots);
         let mut out = Vec::with_capacity(groups.len());
         // Groups of competitions whose time control asks for a longer lease than
         // the server's shortest, by period: lengthened once they are leased.
-        let mut longer: HashMap<Duration, Vec<i64>> = HashMap::new();
+        let mut longer: HashMap<Duration, Vec<GroupId>> = HashMap::new();
         for g in groups {
             let c = competitions
                 .get(&g.competition_id)
                 .ok_or_else(|| Status::internal(format!("group {} has no competition", g.id)))?;
-            tracing::debug!(worker = %worker.name, group = g.id, competition = %c.name, "group leased");
+            tracing::debug!(worker = %worker.name, group = %g.id, competition = %c.name, "group leased");
             let seeding = Self::seeding(c, &g, bots);
             let period = lease_period(self.cfg.lease, &c.time);
             if period > self.cfg.lease {
@@ -339,7 +343,7 @@ impl LadderService {
             out.push(LeaseReply {
                 has_work: true,
                 lease: token.clone(),
-                group_id: g.id,
+                group_id: g.id.0,
                 competition: c.name.clone(),
                 game: c.game.clone(),
                 options: c.options.clone(),
@@ -396,8 +400,8 @@ impl LadderService {
         &self,
         worker: &WorkerRow,
         token: &str,
-        ids: &[i64],
-    ) -> Result<(Vec<i64>, Duration), Status> {
+        ids: &[GroupId],
+    ) -> Result<(Vec<GroupId>, Duration), Status> {
         if ids.len() > MAX_BATCH {
             return Err(Status::invalid_argument(format!(
                 "{} groups in one renewal: send at most {MAX_BATCH}",
@@ -406,9 +410,9 @@ impl LadderService {
         }
         let _call = CallGuard::enter(&self.calls);
         let groups = self.store.groups_by_id(ids).await.map_err(status_of)?;
-        let comp_ids: Vec<i64> = groups.iter().map(|g| g.competition_id).collect();
+        let comp_ids: Vec<CompetitionId> = groups.iter().map(|g| g.competition_id).collect();
         let catalog = self.catalog(&comp_ids, &[]).await?;
-        let mut by_period: HashMap<Duration, Vec<i64>> = HashMap::new();
+        let mut by_period: HashMap<Duration, Vec<GroupId>> = HashMap::new();
         for g in &groups {
             let period = catalog
                 .competitions
@@ -450,8 +454,8 @@ impl LadderService {
             )));
         }
         let _call = CallGuard::enter(&self.calls);
-        let ids: Vec<i64> = reports.iter().map(|r| r.group_id).collect();
-        let groups: HashMap<i64, crate::store::GroupRow> = self
+        let ids: Vec<GroupId> = reports.iter().map(|r| GroupId(r.group_id)).collect();
+        let groups: HashMap<GroupId, crate::store::GroupRow> = self
             .store
             .groups_by_id(&ids)
             .await
@@ -461,8 +465,8 @@ impl LadderService {
             .collect();
         let holders = self.store.lease_holders(&ids).await.map_err(status_of)?;
         let holder = worker.name.clone();
-        let comp_ids: Vec<i64> = groups.values().map(|g| g.competition_id).collect();
-        let bot_ids: Vec<i64> = groups.values().flat_map(|g| g.bots.iter().copied()).collect();
+        let comp_ids: Vec<CompetitionId> = groups.values().map(|g| g.competition_id).collect();
+        let bot_ids: Vec<BotId> = groups.values().flat_map(|g| g.bots.iter().copied()).collect();
         let catalog = self.catalog(&comp_ids, &bot_ids).await?;
         // Replaying is CPU work: on the blocking pool, not an executor thread, and
         // no more batches at once than there are cores.
@@ -476,16 +480,16 @@ impl LadderService {
                 .into_iter()
                 .map(|r| {
                     let group = groups
-                        .get(&r.group_id)
+                        .get(&GroupId(r.group_id))
                         .ok_or_else(|| Status::not_found(format!("no group {}", r.group_id)))?;
                     // A lease this worker no longer holds (it ran out, or it was
                     // never its own) is not replayed: the group may have a new
                     // seed by now, and replay is the server's dearest work.
                     if group.status == crate::store::GroupStatus::Done {
                         // Stored already: the store answers `already_recorded`.
-                        return Ok((r.group_id, r.lease, Vec::new(), Vec::new()));
+                        return Ok((group.id, r.lease, Vec::new(), Vec::new()));
                     }
-                    if let Some((token, by)) = holders.get(&r.group_id)
+                    if let Some((token, by)) = holders.get(&group.id)
                         && (*token != crate::store::token_hash(&r.lease) || *by != holder)
                     {
                         return Err(Status::failed_precondition(format!(
@@ -499,7 +503,7 @@ impl LadderService {
                         .ok_or_else(|| Status::internal(format!("group {} has no competition", group.id)))?;
                     let (games, starts) = Self::verify(c, group, &catalog.bots, &r.records)
                         .map_err(|e| Status::new(e.code(), format!("group {}: {}", group.id, e.message())))?;
-                    Ok((r.group_id, r.lease, games, starts))
+                    Ok((group.id, r.lease, games, starts))
                 })
                 .collect::<Vec<Result<_, Status>>>()
         })
@@ -555,7 +559,7 @@ impl LadderService {
 
     /// How a group's games are dealt: the competition's way, or independent seeds
     /// when one of its bots is a gRPC server.
-    fn seeding(c: &CompetitionRow, group: &crate::store::GroupRow, bots: &HashMap<i64, BotRow>) -> Seeding {
+    fn seeding(c: &CompetitionRow, group: &crate::store::GroupRow, bots: &HashMap<BotId, BotRow>) -> Seeding {
         Seeding::of_group(
             c.seeding,
             group
@@ -570,7 +574,7 @@ impl LadderService {
     pub(super) fn verify(
         c: &CompetitionRow,
         group: &crate::store::GroupRow,
-        bots: &HashMap<i64, BotRow>,
+        bots: &HashMap<BotId, BotRow>,
         texts: &[String],
     ) -> Result<(Vec<crate::store::NewGame>, Vec<SeatStart>), Status> {
         let n = c.seats as usize;

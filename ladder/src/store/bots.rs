@@ -120,7 +120,7 @@ impl Store {
     /// Withdraws the scheduled (not leased) groups a bot sits in.
     pub(super) async fn withdraw_groups_of(
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-        bot_id: i64,
+        bot_id: BotId,
     ) -> Result<u64> {
         Ok(sqlx::query(
             "UPDATE match_groups SET status = 'withdrawn'
@@ -187,14 +187,14 @@ impl Store {
     /// they were.
     pub(super) async fn count_start_failures(
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-        runs: &[(i64, StartRun)],
-        witness: i64,
+        runs: &[(BotId, StartRun)],
+        witness: WorkerId,
         limit: i64,
-        reason: impl Fn(i64, i64) -> String,
+        reason: impl Fn(BotId, i64) -> String,
     ) -> Result<Vec<BotRow>> {
         // Started, and no failure since: one statement for all, which writes
         // nothing in the usual case (no run to clear).
-        let cleared: Vec<i64> = runs
+        let cleared: Vec<BotId> = runs
             .iter()
             .filter(|(_, run)| *run == StartRun::Restarted(0))
             .map(|(id, _)| *id)

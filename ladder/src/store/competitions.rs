@@ -125,7 +125,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn add_entrant(&self, competition_id: i64, bot_id: i64) -> Result<()> {
+    pub async fn add_entrant(&self, competition_id: CompetitionId, bot_id: BotId) -> Result<()> {
         sqlx::query("INSERT INTO entrants (competition_id, bot_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
             .bind(competition_id)
             .bind(bot_id)
@@ -138,7 +138,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn entrants(&self, competition_id: i64) -> Result<Vec<BotRow>> {
+    pub async fn entrants(&self, competition_id: CompetitionId) -> Result<Vec<BotRow>> {
         let columns: Vec<String> = Self::BOT_COLUMNS.split(", ").map(|c| format!("b.{c}")).collect();
         let sql = format!(
             "SELECT {} FROM bots b JOIN entrants e ON e.bot_id = b.id WHERE e.competition_id = $1 ORDER BY b.id",

@@ -92,7 +92,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn stored_rotations(&self, competition_id: i64) -> Result<Vec<(i64, i64)>> {
+    pub async fn stored_rotations(&self, competition_id: CompetitionId) -> Result<Vec<(GroupId, i64)>> {
         let rows = sqlx::query("SELECT group_id, rotation FROM games WHERE competition_id = $1")
             .bind(competition_id)
             .fetch_all(&self.pool)
@@ -104,7 +104,7 @@ impl Store {
     ///
     /// # Errors
     /// The database, or a corrupt row.
-    pub async fn results(&self, competition_id: i64) -> Result<Vec<ResultRow>> {
+    pub async fn results(&self, competition_id: CompetitionId) -> Result<Vec<ResultRow>> {
         // Two range reads, each in its index's order, merged here: a join would
         // seek the seats once per game.
         let mut conn = self.pool.acquire().await?;
@@ -128,7 +128,12 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn records(&self, competition_id: i64, after: i64, limit: i64) -> Result<Vec<(i64, String)>> {
+    pub async fn records(
+        &self,
+        competition_id: CompetitionId,
+        after: GameId,
+        limit: i64,
+    ) -> Result<Vec<(GameId, String)>> {
         let rows = sqlx::query(
             "SELECT id, record FROM games WHERE competition_id = $1 AND id > $2 ORDER BY id LIMIT $3",
         )
@@ -144,10 +149,10 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn recent(&self, competition_id: i64, limit: i64) -> Result<Vec<ResultRow>> {
+    pub async fn recent(&self, competition_id: CompetitionId, limit: i64) -> Result<Vec<ResultRow>> {
         self.results_where(
             &format!("SELECT {GAME_HEAD} FROM games WHERE competition_id = $1 ORDER BY id DESC LIMIT $2"),
-            &[competition_id, limit],
+            &[competition_id.0, limit],
         )
         .await
     }
@@ -156,10 +161,10 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn group_count(&self, competition_id: i64) -> Result<i64> {
+    pub async fn group_count(&self, competition_id: CompetitionId) -> Result<i64> {
         self.count(
             "SELECT COUNT(*) FROM match_groups WHERE competition_id = $1",
-            competition_id,
+            competition_id.0,
         )
         .await
     }
@@ -205,7 +210,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn record(&self, game_id: i64) -> Result<Option<(i64, String)>> {
+    pub async fn record(&self, game_id: GameId) -> Result<Option<(CompetitionId, String)>> {
         let row = sqlx::query("SELECT competition_id, record FROM games WHERE id = $1")
             .bind(game_id)
             .fetch_optional(&self.pool)
@@ -213,28 +218,28 @@ impl Store {
         row.map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).transpose()
     }
 
-    /// The key of a competition's newest game (0 with none): one probe of the
-    /// index, where a count walks every game.
+    /// The key of a competition's newest game (`GameId(0)` with none, below
+    /// every key): one probe of the index, where a count walks every game.
     ///
     /// # Errors
     /// The database.
-    pub async fn newest_game(&self, competition_id: i64) -> Result<i64> {
-        let newest: Option<i64> = sqlx::query("SELECT MAX(id) FROM games WHERE competition_id = $1")
+    pub async fn newest_game(&self, competition_id: CompetitionId) -> Result<GameId> {
+        let newest: Option<GameId> = sqlx::query("SELECT MAX(id) FROM games WHERE competition_id = $1")
             .bind(competition_id)
             .fetch_one(&self.pool)
             .await?
             .try_get(0)?;
-        Ok(newest.unwrap_or(0))
+        Ok(newest.unwrap_or_default())
     }
 
     /// Games stored for a competition.
     ///
     /// # Errors
     /// The database.
-    pub async fn game_count(&self, competition_id: i64) -> Result<i64> {
+    pub async fn game_count(&self, competition_id: CompetitionId) -> Result<i64> {
         self.count(
             "SELECT COUNT(*) FROM games WHERE competition_id = $1",
-            competition_id,
+            competition_id.0,
         )
         .await
     }
@@ -243,7 +248,7 @@ impl Store {
     ///
     /// # Errors
     /// The database, or a corrupt row.
-    pub async fn results_by_id(&self, ids: &[i64]) -> Result<Vec<ResultRow>> {
+    pub async fn results_by_id(&self, ids: &[GameId]) -> Result<Vec<ResultRow>> {
         let mut conn = self.pool.acquire().await?;
         let heads = Self::rows_with_ids(
             &mut conn,
@@ -264,15 +269,15 @@ impl Store {
     /// The database, or a corrupt row.
     pub async fn results_before(
         &self,
-        competition_id: i64,
-        before: i64,
+        competition_id: CompetitionId,
+        before: GameId,
         limit: i64,
     ) -> Result<Vec<ResultRow>> {
         self.results_where(
             &format!(
                 "SELECT {GAME_HEAD} FROM games WHERE competition_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3"
             ),
-            &[competition_id, before, limit],
+            &[competition_id.0, before.0, limit],
         )
         .await
     }
@@ -281,7 +286,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn fault_tally(&self, competition_id: i64, bot_id: i64) -> Result<Vec<FaultTally>> {
+    pub async fn fault_tally(&self, competition_id: CompetitionId, bot_id: BotId) -> Result<Vec<FaultTally>> {
         let rows = sqlx::query(
             "SELECT kind, CAST(SUM(count) AS BIGINT) AS faults, COUNT(*) AS games FROM faults WHERE bot_id = $1 AND competition_id = $2
              GROUP BY kind ORDER BY kind",
@@ -300,7 +305,12 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn recent_faults(&self, competition_id: i64, bot_id: i64, limit: i64) -> Result<Vec<FaultRow>> {
+    pub async fn recent_faults(
+        &self,
+        competition_id: CompetitionId,
+        bot_id: BotId,
+        limit: i64,
+    ) -> Result<Vec<FaultRow>> {
         let rows = sqlx::query(
             "SELECT game_id, kind, count, detail, at_move FROM faults WHERE bot_id = $1 AND competition_id = $2
              ORDER BY id DESC LIMIT $3",
@@ -321,7 +331,11 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn add_rating_points(&self, competition_id: i64, points: &[RatingPoint]) -> Result<()> {
+    pub async fn add_rating_points(
+        &self,
+        competition_id: CompetitionId,
+        points: &[RatingPoint],
+    ) -> Result<()> {
         let mut tx = self.write_tx().await?;
         for chunk in points.chunks(100) {
             let mut sql = Sql::new(
@@ -346,7 +360,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn last_rating_point(&self, competition_id: i64) -> Result<Option<(i64, i64)>> {
+    pub async fn last_rating_point(&self, competition_id: CompetitionId) -> Result<Option<(i64, i64)>> {
         let row = sqlx::query("SELECT MAX(games), MAX(at_ms) FROM rating_points WHERE competition_id = $1")
             .bind(competition_id)
             .fetch_one(&self.pool)
@@ -360,7 +374,11 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn rating_history(&self, competition_id: i64, bot_id: i64) -> Result<Vec<RatingPoint>> {
+    pub async fn rating_history(
+        &self,
+        competition_id: CompetitionId,
+        bot_id: BotId,
+    ) -> Result<Vec<RatingPoint>> {
         let rows = sqlx::query(
             "SELECT bot_id, games, at_ms, elo, ci95 FROM rating_points WHERE competition_id = $1 AND bot_id = $2
              ORDER BY games",
@@ -379,7 +397,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn activity(&self, competition_id: i64) -> Result<Activity> {
+    pub async fn activity(&self, competition_id: CompetitionId) -> Result<Activity> {
         let now = now_ms();
         let games_last_hour: i64 =
             sqlx::query("SELECT COUNT(*) FROM games WHERE competition_id = $1 AND recorded_ms >= $2")

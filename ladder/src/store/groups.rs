@@ -16,8 +16,8 @@ impl Store {
     pub(super) fn groups_joined(rows: &[AnyRow]) -> Result<Vec<GroupRow>> {
         let mut groups: Vec<GroupRow> = Vec::new();
         for row in rows {
-            let id: i64 = row.try_get(0)?;
-            let bot: i64 = row.try_get(5)?;
+            let id: GroupId = row.try_get(0)?;
+            let bot: BotId = row.try_get(5)?;
             match groups.last_mut() {
                 Some(g) if g.id == id => g.bots.push(bot),
                 _ => {
@@ -39,8 +39,8 @@ impl Store {
             .iter()
             .map(GroupRow::from_row)
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        let ids: Vec<i64> = groups.iter().map(|g| g.id).collect();
-        let mut seats: std::collections::HashMap<i64, Vec<i64>> = std::collections::HashMap::new();
+        let ids: Vec<GroupId> = groups.iter().map(|g| g.id).collect();
+        let mut seats: std::collections::HashMap<GroupId, Vec<BotId>> = std::collections::HashMap::new();
         for chunk in ids.chunks(100) {
             let mut sql = Sql::new("SELECT group_id, bot_id FROM group_seats WHERE group_id IN ");
             sql.list(chunk.iter().copied()).push(" ORDER BY group_id, seat");
@@ -57,8 +57,11 @@ impl Store {
     }
 
     /// Stores the seats of groups just inserted.
-    async fn insert_group_seats(conn: &mut sqlx::AnyConnection, groups: &[(i64, &[i64])]) -> Result<()> {
-        let seats: Vec<(i64, i64, i64)> = groups
+    async fn insert_group_seats(
+        conn: &mut sqlx::AnyConnection,
+        groups: &[(GroupId, &[BotId])],
+    ) -> Result<()> {
+        let seats: Vec<(GroupId, i64, BotId)> = groups
             .iter()
             .flat_map(|(id, bots)| {
                 bots.iter()
@@ -81,7 +84,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn schedule_groups(&self, c: &CompetitionRow, groups: &[(i64, Vec<i64>)]) -> Result<()> {
+    pub async fn schedule_groups(&self, c: &CompetitionRow, groups: &[(i64, Vec<BotId>)]) -> Result<()> {
         let mut tx = self.write_tx().await?;
         let now = now_ms();
         for (no, bots) in groups {
@@ -108,7 +111,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn groups(&self, competition_id: i64) -> Result<Vec<GroupRow>> {
+    pub async fn groups(&self, competition_id: CompetitionId) -> Result<Vec<GroupRow>> {
         let sql = format!(
             "SELECT {GROUP_SEAT_COLUMNS} FROM match_groups g JOIN group_seats s ON s.group_id = g.id
              WHERE g.competition_id = $1 ORDER BY g.group_no, s.seat"
@@ -124,7 +127,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn group(&self, id: i64) -> Result<Option<GroupRow>> {
+    pub async fn group(&self, id: GroupId) -> Result<Option<GroupRow>> {
         Ok(self.groups_by_id(&[id]).await?.pop())
     }
 
@@ -268,7 +271,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn groups_after(&self, competition_id: i64, after: i64) -> Result<Vec<GroupRow>> {
+    pub async fn groups_after(&self, competition_id: CompetitionId, after: GroupId) -> Result<Vec<GroupRow>> {
         let sql = format!(
             "SELECT {GROUP_SEAT_COLUMNS} FROM match_groups g JOIN group_seats s ON s.group_id = g.id
              WHERE g.competition_id = $1 AND g.id > $2 ORDER BY g.id, s.seat"
@@ -287,12 +290,12 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn schedule_many(&self, c: &CompetitionRow, groups: &[Vec<i64>]) -> Result<Vec<GroupRow>> {
+    pub async fn schedule_many(&self, c: &CompetitionRow, groups: &[Vec<BotId>]) -> Result<Vec<GroupRow>> {
         let mut tx = self.write_tx().await?;
         // A bot taken out of play since the groups were picked is left out. On
         // PostgreSQL the rows are share-locked, so a status change waits for this
         // transaction and then withdraws what it stored.
-        let mut ids: Vec<i64> = groups.iter().flatten().copied().collect();
+        let mut ids: Vec<BotId> = groups.iter().flatten().copied().collect();
         ids.sort_unstable();
         ids.dedup();
         let mut inactive = std::collections::HashSet::new();
@@ -304,11 +307,11 @@ impl Store {
             });
             for row in sql.query()?.fetch_all(&mut *tx).await? {
                 if row.try_get::<BotStatus, _>(1)? != BotStatus::Active {
-                    inactive.insert(row.try_get::<i64, _>(0)?);
+                    inactive.insert(row.try_get::<BotId, _>(0)?);
                 }
             }
         }
-        let groups: Vec<&Vec<i64>> = groups
+        let groups: Vec<&Vec<BotId>> = groups
             .iter()
             .filter(|g| !g.iter().any(|id| inactive.contains(id)))
             .collect();
@@ -336,7 +339,7 @@ impl Store {
         } else {
             i64::MAX
         };
-        let numbered: Vec<(i64, &Vec<i64>)> = groups
+        let numbered: Vec<(i64, &Vec<BotId>)> = groups
             .iter()
             .enumerate()
             .map(|(k, bots)| (first + k as i64, *bots))
@@ -365,7 +368,7 @@ impl Store {
                     new.push(group);
                 }
             }
-            let seats: Vec<(i64, &[i64])> = new.iter().map(|g| (g.id, g.bots.as_slice())).collect();
+            let seats: Vec<(GroupId, &[BotId])> = new.iter().map(|g| (g.id, g.bots.as_slice())).collect();
             Self::insert_group_seats(&mut tx, &seats).await?;
             stored.extend(new);
         }
@@ -378,7 +381,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn groups_by_id(&self, ids: &[i64]) -> Result<Vec<GroupRow>> {
+    pub async fn groups_by_id(&self, ids: &[GroupId]) -> Result<Vec<GroupRow>> {
         let mut conn = self.pool.acquire().await?;
         let rows = Self::rows_with_ids(
             &mut conn,
@@ -391,12 +394,15 @@ impl Store {
     }
 
     /// The rows `select` (ending in `IN `) then `rest` finds for `ids`, asked 100 at a time.
-    pub(super) async fn rows_with_ids(
+    pub(super) async fn rows_with_ids<Id>(
         conn: &mut sqlx::AnyConnection,
         select: &str,
-        ids: &[i64],
+        ids: &[Id],
         rest: &str,
-    ) -> Result<Vec<AnyRow>> {
+    ) -> Result<Vec<AnyRow>>
+    where
+        Id: Copy + for<'q> sqlx::Encode<'q, sqlx::Any> + sqlx::Type<sqlx::Any>,
+    {
         let mut out = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(100) {
             let mut sql = Sql::new(select);
@@ -416,10 +422,10 @@ impl Store {
         &self,
         worker: &str,
         token: &str,
-        ids: &[i64],
+        ids: &[GroupId],
         now: i64,
         expires_ms: i64,
-    ) -> Result<Vec<i64>> {
+    ) -> Result<Vec<GroupId>> {
         let token = token_hash(token);
         let mut renewed = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(100) {
@@ -448,8 +454,8 @@ impl Store {
     /// The database.
     pub async fn lease_holders(
         &self,
-        ids: &[i64],
-    ) -> Result<std::collections::HashMap<i64, (String, String)>> {
+        ids: &[GroupId],
+    ) -> Result<std::collections::HashMap<GroupId, (String, String)>> {
         let mut conn = self.pool.acquire().await?;
         let rows = Self::rows_with_ids(
             &mut conn,
@@ -500,7 +506,7 @@ impl Store {
             sql.push(" ON CONFLICT (group_id, rotation) DO NOTHING RETURNING id, group_id, rotation");
             let mut seats = Vec::new();
             for row in sql.query()?.fetch_all(&mut **tx).await? {
-                let (id, group, rotation): (i64, i64, i64) =
+                let (id, group, rotation): (GameId, GroupId, i64) =
                     (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
                 let g = chunk
                     .iter()
@@ -617,7 +623,7 @@ impl Store {
         let mut tx = self.write_tx().await?;
         let refs: Vec<&NewGame> = games.iter().collect();
         let inserted = Self::insert_games(&mut tx, self.dialect, &refs, now_ms()).await?;
-        let mut groups: Vec<i64> = games.iter().map(|g| g.group_id).collect();
+        let mut groups: Vec<GroupId> = games.iter().map(|g| g.group_id).collect();
         groups.sort_unstable();
         groups.dedup();
         for id in groups {
@@ -646,7 +652,7 @@ impl Store {
     pub async fn complete_leases(
         &self,
         reports: &[LeaseReport<'_>],
-        worker_id: Option<i64>,
+        worker_id: Option<WorkerId>,
         suspend_after: i64,
     ) -> Result<(Vec<Result<Completion>>, Vec<BotRow>)> {
         let mut tx = self.write_tx().await?;
@@ -657,7 +663,7 @@ impl Store {
         // Only by the worker that holds the lease: a lease token another worker
         // learnt (or a revoked worker's) stores nothing.
         let mut taken = std::collections::HashSet::new();
-        let mut tokens: Vec<(String, Vec<i64>)> = Vec::new();
+        let mut tokens: Vec<(String, Vec<GroupId>)> = Vec::new();
         for r in reports {
             let hash = token_hash(r.token);
             match tokens.iter_mut().find(|(t, _)| *t == hash) {
@@ -681,12 +687,12 @@ impl Store {
                     .list(chunk.iter().copied())
                     .push(" RETURNING id");
                 for row in sql.query()?.fetch_all(&mut *tx).await? {
-                    taken.insert(row.try_get::<i64, _>(0)?);
+                    taken.insert(row.try_get::<GroupId, _>(0)?);
                 }
             }
         }
         // Why the others were not taken: done already, the lease lost, or no such group.
-        let others: Vec<i64> = reports
+        let others: Vec<GroupId> = reports
             .iter()
             .map(|r| r.group_id)
             .filter(|id| !taken.contains(id))
@@ -700,7 +706,7 @@ impl Store {
         )
         .await?
         {
-            status.insert(row.try_get::<i64, _>(0)?, row.try_get::<GroupStatus, _>(1)?);
+            status.insert(row.try_get::<GroupId, _>(0)?, row.try_get::<GroupStatus, _>(1)?);
         }
         let mut out = Vec::with_capacity(reports.len());
         let mut games = Vec::new();
@@ -721,8 +727,8 @@ impl Store {
             });
         }
         Self::insert_games(&mut tx, self.dialect, &games, now).await?;
-        let mut runs: Vec<(i64, StartRun)> = Vec::new();
-        let mut last_failure: std::collections::HashMap<i64, FaultKind> = std::collections::HashMap::new();
+        let mut runs: Vec<(BotId, StartRun)> = Vec::new();
+        let mut last_failure: std::collections::HashMap<BotId, FaultKind> = std::collections::HashMap::new();
         for (r, _) in reports
             .iter()
             .zip(&out)
@@ -742,7 +748,8 @@ impl Store {
                 }
             }
         }
-        let witness = worker_id.unwrap_or(0);
+        // A local run's reports (no worker) are witnessed as worker 0.
+        let witness = worker_id.unwrap_or_default();
         let suspended = Self::count_start_failures(&mut tx, &runs, witness, suspend_after, |bot, run| {
             let last = last_failure.get(&bot).copied();
             let what = match last {

@@ -19,9 +19,11 @@ mod bots;
 mod competitions;
 mod games;
 mod groups;
+mod ids;
 mod sql;
 mod workers;
 
+pub use ids::{BotId, CompetitionId, GameId, GroupId, WorkerId};
 use sql::Sql;
 
 /// A store operation that failed.
@@ -84,7 +86,7 @@ pub fn migrations(dialect: Dialect) -> &'static sqlx::migrate::Migrator {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromRow)]
 pub struct BotRow {
     /// Key.
-    pub id: i64,
+    pub id: BotId,
     /// Unique name.
     pub name: String,
     /// Game it plays.
@@ -103,14 +105,14 @@ pub struct BotRow {
     /// 1 for a bot as registered; each update makes a new row one higher.
     pub version: i64,
     /// The version this one replaced.
-    pub previous_id: Option<i64>,
+    pub previous_id: Option<BotId>,
 }
 
 /// A competition: a game with options among a set of bots.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromRow)]
 pub struct CompetitionRow {
     /// Key.
-    pub id: i64,
+    pub id: CompetitionId,
     /// Unique name.
     pub name: String,
     /// Game id.
@@ -187,7 +189,7 @@ impl NewCompetition {
 #[derive(Debug, Clone, Copy)]
 pub struct LeaseReport<'a> {
     /// The group.
-    pub group_id: i64,
+    pub group_id: GroupId,
     /// The lease it was played under.
     pub token: &'a str,
     /// Its games, checked.
@@ -204,7 +206,7 @@ pub struct LeaseReport<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeatStart {
     /// The bot.
-    pub bot: i64,
+    pub bot: BotId,
     /// The kind of the fault with which it broke in this game (any but a timeout:
     /// it could not start, crashed, or broke the protocol).
     pub failure: Option<FaultKind>,
@@ -217,9 +219,9 @@ pub struct SeatStart {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromRow)]
 pub struct GroupRow {
     /// Key.
-    pub id: i64,
+    pub id: GroupId,
     /// Its competition.
-    pub competition_id: i64,
+    pub competition_id: CompetitionId,
     /// Number within the competition.
     pub group_no: i64,
     /// Seed of every game in it.
@@ -227,7 +229,7 @@ pub struct GroupRow {
     /// Bot ids in rotation 0's seat order; rotation r puts `bots[(s + r) % n]` in seat s.
     /// (Kept in `group_seats`.)
     #[sqlx(skip)]
-    pub bots: Vec<i64>,
+    pub bots: Vec<BotId>,
     /// Where it stands.
     pub status: GroupStatus,
 }
@@ -507,13 +509,13 @@ impl StartRun {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewGame {
     /// Competition.
-    pub competition_id: i64,
+    pub competition_id: CompetitionId,
     /// Group.
-    pub group_id: i64,
+    pub group_id: GroupId,
     /// Rotation within the group.
     pub rotation: i64,
     /// Bot ids by seat.
-    pub bots: Vec<i64>,
+    pub bots: Vec<BotId>,
     /// Places by seat.
     pub ranks: Vec<u32>,
     /// How it ended.
@@ -526,7 +528,7 @@ pub struct NewGame {
 
 impl NewGame {
     /// Its seats as stored: `(seat, bot, place)`.
-    fn seats(&self) -> impl Iterator<Item = (i64, i64, i64)> + '_ {
+    fn seats(&self) -> impl Iterator<Item = (i64, BotId, i64)> + '_ {
         self.bots
             .iter()
             .zip(&self.ranks)
@@ -566,7 +568,7 @@ pub struct FaultTally {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, FromRow)]
 pub struct FaultRow {
     /// The game.
-    pub game_id: i64,
+    pub game_id: GameId,
     /// The kind.
     #[sqlx(try_from = "Text<FaultKind>")]
     pub kind: FaultKind,
@@ -582,7 +584,7 @@ pub struct FaultRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromRow)]
 pub struct RatingPoint {
     /// Bot.
-    pub bot_id: i64,
+    pub bot_id: BotId,
     /// Games in the competition at the fit.
     pub games: i64,
     /// When it was kept (ms since the epoch).
@@ -610,7 +612,7 @@ pub struct Activity {
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct WorkerRow {
     /// Key.
-    pub id: i64,
+    pub id: WorkerId,
     /// Unique name.
     pub name: String,
     /// When its token was revoked (ms since the epoch), if it was.
@@ -890,7 +892,7 @@ mod tests {
             );
         }
         let (one, eleven, two) = (ids[0], ids[10], ids[1]);
-        assert_eq!((one, eleven), (1, 11));
+        assert_eq!((one, eleven), (BotId(1), BotId(11)));
         let c = store
             .create_competition(&NewCompetition::two_seat_ur("c"))
             .await
@@ -986,7 +988,7 @@ mod tests {
                     report(g1.id, "other", &games1),
                     report(g0.id, "tok", &games0),
                     report(g0.id, "tok", &games0),
-                    report(999_999, "tok", &games0),
+                    report(GroupId(999_999), "tok", &games0),
                 ],
                 None,
                 0,
@@ -1003,8 +1005,8 @@ mod tests {
         assert_eq!(said, ["LeaseLost", "Recorded", "AlreadyDone", "no group 999999"]);
         let results = store.results(c.id).await.unwrap();
         assert_eq!(results.len(), 2, "group 0's two games, once");
-        assert!(results.iter().all(|r| r.group_id == g0.id));
-        assert_eq!(results[1].bots, vec![g0.bots[1], g0.bots[0]]);
+        assert!(results.iter().all(|r| r.group_id == g0.id.0));
+        assert_eq!(results[1].bots, vec![g0.bots[1].0, g0.bots[0].0]);
     }
 
     /// The worker audit reads a reported game's fault kinds from its `faults`
@@ -1067,13 +1069,13 @@ mod tests {
             reported,
             [
                 rating::audit::ReportedGame {
-                    worker: w.id,
-                    group: g.id,
+                    worker: w.id.0,
+                    group: g.id.0,
                     kinds: vec![FaultKind::Timeout, FaultKind::Illegal]
                 },
                 rating::audit::ReportedGame {
-                    worker: w.id,
-                    group: g.id,
+                    worker: w.id.0,
+                    group: g.id.0,
                     kinds: vec![]
                 },
             ]

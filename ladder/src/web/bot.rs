@@ -5,7 +5,7 @@
 use super::{
     Bots, GameView, Site, WebError, bot_link, escape, games_table, json, json_suffix, page_html, segment, svg,
 };
-use crate::store::{BotStatus, FaultTally, RatingPoint};
+use crate::store::{BotId, BotStatus, FaultTally, GameId, RatingPoint};
 use axum::extract::{Path, State};
 use axum::response::Response;
 use maud::{Markup, PreEscaped, html};
@@ -65,7 +65,7 @@ struct AgainstView {
 /// A fault as the public sees it.
 #[derive(Debug, Serialize)]
 struct FaultView {
-    game: i64,
+    game: GameId,
     kind: referee::FaultKind,
     count: i64,
     at_move: i64,
@@ -88,7 +88,7 @@ async fn snapshot(site: &Site, name: &str) -> Result<Option<BotView>, WebError> 
     let Some(bot) = known.named(name) else {
         return Ok(None);
     };
-    let name_of = |id: &i64| names.get(id).cloned().unwrap_or_else(|| "?".into());
+    let name_of = |id: &BotId| names.get(id).cloned().unwrap_or_else(|| "?".into());
     // Its versions, oldest first: follow `previous` back, and the rows naming it forward.
     let mut versions = vec![bot];
     while let Some(prev) = versions[0]
@@ -160,7 +160,7 @@ async fn snapshot(site: &Site, name: &str) -> Result<Option<BotView>, WebError> 
                 .iter()
                 .map(|r| BotGameView {
                     game: GameView::of(r, names),
-                    place: r.bots.iter().position(|&b| b == bot.id).map(|s| r.ranks[s]),
+                    place: r.bots.iter().position(|&b| b == bot.id.0).map(|s| r.ranks[s]),
                 })
                 .collect(),
         });
@@ -312,7 +312,7 @@ mod tests {
                 games: 1,
             }],
             newest_faults: vec![FaultView {
-                game: 1,
+                game: GameId(1),
                 kind: referee::FaultKind::Illegal,
                 count: 1,
                 at_move: 3,
@@ -320,8 +320,8 @@ mod tests {
             }],
             recent: vec![BotGameView {
                 game: GameView {
-                    id: 1,
-                    group: 1,
+                    id: GameId(1),
+                    group: crate::store::GroupId(1),
                     rotation: 0,
                     bots: vec![evil.into(), "b".into()],
                     ranks: vec![1, 2],

@@ -6,7 +6,7 @@ use super::{
     Bots, GameView, STYLE, Site, WebError, bot_link, escape, games_table, html_page, json, json_suffix,
     page_html, segment, svg,
 };
-use crate::store::{Activity, BotStatus, CompetitionFormat, CompetitionRow};
+use crate::store::{Activity, BotStatus, CompetitionFormat, CompetitionRow, GameId};
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
@@ -230,7 +230,7 @@ pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> 
 /// Which games: older than a key, and of one bot.
 #[derive(Debug, serde::Deserialize)]
 pub(super) struct GamesQuery {
-    before: Option<i64>,
+    before: Option<GameId>,
     bot: Option<String>,
 }
 
@@ -240,11 +240,11 @@ struct GamesView {
     competition: String,
     bot: Option<String>,
     games: Vec<GameView>,
-    next_before: Option<i64>,
+    next_before: Option<GameId>,
 }
 
 async fn games_snapshot(site: &Site, c: &CompetitionRow, q: &GamesQuery) -> Result<GamesView, WebError> {
-    let before = q.before.unwrap_or(i64::MAX);
+    let before = q.before.unwrap_or(GameId(i64::MAX));
     let store = &site.store;
     let known = Bots::read(site).await?;
     let rows = match &q.bot {
@@ -269,7 +269,7 @@ async fn games_snapshot(site: &Site, c: &CompetitionRow, q: &GamesQuery) -> Resu
         }
     };
     let next_before = (rows.len() as i64 == PAGE_GAMES)
-        .then(|| rows.last().map(|r| r.id))
+        .then(|| rows.last().map(|r| GameId(r.id)))
         .flatten();
     Ok(GamesView {
         competition: c.name.clone(),
@@ -303,7 +303,7 @@ pub(super) async fn games_page(
     let s = segment(&c.name);
     let bot_arg = q.bot.as_deref().map(|b| format!("bot={}", segment(b)));
     // The query of a link to another page of the same list (escaped by the template).
-    let args = |before: Option<i64>| {
+    let args = |before: Option<GameId>| {
         let parts: Vec<String> = before
             .map(|b| format!("before={b}"))
             .into_iter()

@@ -7,6 +7,7 @@
 //! ends. Each line reads as a record: `referee replay` plays the file through.
 
 use super::{Bots, Site, WebError};
+use crate::store::GameId;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::header;
@@ -22,9 +23,9 @@ const PAGE: i64 = 200;
 pub(super) struct Range {
     /// Games with a larger id than this (default: from the first).
     #[serde(default)]
-    after: i64,
+    after: GameId,
     /// Games up to this id, inclusive (default: to the newest).
-    until: Option<i64>,
+    until: Option<GameId>,
 }
 
 pub(super) async fn games_jsonl(
@@ -44,7 +45,7 @@ pub(super) async fn games_jsonl(
         )));
     };
     let redactor = Arc::new(Bots::read(&site).await?.redactor);
-    let until = range.until.unwrap_or(i64::MAX);
+    let until = range.until.unwrap_or(GameId(i64::MAX));
     let store = site.store.clone();
     let pages = futures_util::stream::unfold(Some(range.after), move |after| {
         let (store, redactor) = (store.clone(), redactor.clone());
@@ -86,13 +87,13 @@ pub(super) async fn games_jsonl(
 }
 
 /// One game as a line: redacted, its seed a string, its id added.
-fn line(id: i64, json: &str, redactor: &super::redact::Redactor) -> Result<String, String> {
+fn line(id: GameId, json: &str, redactor: &super::redact::Redactor) -> Result<String, String> {
     let mut rec: referee::GameRecord =
         serde_json::from_str(json).map_err(|e| format!("game {id} has a corrupt record: {e}"))?;
     redactor.record(&mut rec);
     let mut v = serde_json::to_value(&rec).map_err(|e| e.to_string())?;
     v["seed"] = rec.seed.to_string().into();
-    v["game_id"] = id.into();
+    v["game_id"] = id.0.into();
     let mut l = v.to_string();
     l.push('\n');
     Ok(l)

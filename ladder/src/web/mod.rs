@@ -31,7 +31,7 @@ pub mod redact;
 mod svg;
 
 use crate::server::cache::StandingsCache;
-use crate::store::{ResultRow, Store};
+use crate::store::{BotId, GameId, GroupId, ResultRow, Store};
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
@@ -211,7 +211,7 @@ table.faults tr.head td{border-bottom:none}figure{margin:0 0 1em}figcaption{font
 /// results, and what no page may show of them.
 struct Bots {
     all: Vec<crate::store::BotRow>,
-    names: HashMap<i64, String>,
+    names: HashMap<BotId, String>,
     redactor: Redactor,
 }
 
@@ -235,8 +235,8 @@ impl Bots {
 /// A game as the pages list it: seats by name.
 #[derive(Debug, Clone, Serialize)]
 struct GameView {
-    id: i64,
-    group: i64,
+    id: GameId,
+    group: GroupId,
     rotation: i64,
     /// Bots by seat.
     bots: Vec<String>,
@@ -246,15 +246,15 @@ struct GameView {
 }
 
 impl GameView {
-    fn of(r: &ResultRow, names: &HashMap<i64, String>) -> GameView {
+    fn of(r: &ResultRow, names: &HashMap<BotId, String>) -> GameView {
         GameView {
-            id: r.id,
-            group: r.group_id,
+            id: GameId(r.id),
+            group: GroupId(r.group_id),
             rotation: r.rotation,
             bots: r
                 .bots
                 .iter()
-                .map(|b| names.get(b).cloned().unwrap_or_default())
+                .map(|&b| names.get(&BotId(b)).cloned().unwrap_or_default())
                 .collect(),
             ranks: r.ranks.clone(),
             termination: r.termination,
@@ -292,7 +292,7 @@ fn games_table<'a>(caption: &str, games: impl IntoIterator<Item = &'a GameView>)
 }
 
 /// A stored record as the public sees it ([`Redactor::record`]).
-async fn public_record(site: &Site, id: i64) -> Result<referee::GameRecord, WebError> {
+async fn public_record(site: &Site, id: GameId) -> Result<referee::GameRecord, WebError> {
     let Some((_, json)) = site.store.record(id).await? else {
         return Err(WebError::NotFound(format!("no game {id}")));
     };
@@ -305,7 +305,7 @@ async fn public_record(site: &Site, id: i64) -> Result<referee::GameRecord, WebE
 
 /// A game id as the pages write it: decimal digits, no sign, no leading zero
 /// (`/games/+1` and `/games/01` are not `/games/1`: one page, one address).
-fn game_id(id: &str) -> Result<i64, WebError> {
+fn game_id(id: &str) -> Result<GameId, WebError> {
     let canonical = !id.is_empty()
         && id.len() <= 18
         && id.bytes().all(|b| b.is_ascii_digit())
@@ -313,6 +313,7 @@ fn game_id(id: &str) -> Result<i64, WebError> {
     canonical
         .then(|| id.parse::<i64>().ok())
         .flatten()
+        .map(GameId)
         .ok_or(WebError::BadRequest(
             "a game id is a number, written as the pages write it",
         ))
@@ -393,9 +394,12 @@ mod tests {
 
     #[test]
     fn a_game_id_is_read_only_as_the_pages_write_it() {
-        assert_eq!(game_id("1").ok(), Some(1));
-        assert_eq!(game_id("0").ok(), Some(0));
-        assert_eq!(game_id("123456789012345678").ok(), Some(123_456_789_012_345_678));
+        assert_eq!(game_id("1").ok(), Some(GameId(1)));
+        assert_eq!(game_id("0").ok(), Some(GameId(0)));
+        assert_eq!(
+            game_id("123456789012345678").ok(),
+            Some(GameId(123_456_789_012_345_678))
+        );
         for bad in [
             "",
             "+1",

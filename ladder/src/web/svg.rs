@@ -207,7 +207,7 @@ mod tests {
     fn every_point_is_drawn_inside_the_chart() {
         let points: Vec<RatingPoint> = (1..=5)
             .map(|i| RatingPoint {
-                bot_id: 1,
+                bot_id: crate::store::BotId(1),
                 games: i * 100,
                 at_ms: 0,
                 elo: 50.0 * i as f64,

@@ -72,7 +72,7 @@ pub(crate) fn run(a: RatingsArgs) -> anyhow::Result<ExitCode> {
         {
             let st = if a.from_records {
                 let mut records = Vec::new();
-                let mut after = 0;
+                let mut after = ladder::store::GameId(0);
                 loop {
                     let page = rt.block_on(store.records(c.id, after, 10_000))?;
                     let Some(&(last, _)) = page.last() else { break };

@@ -9,7 +9,9 @@
 
 use super::service::{TempStore, percentile};
 use ladder::server::cache::StandingsCache;
-use ladder::store::{NewCompetition, NewGame, RatingPoint, SeatFaults, Seeding, Store, now_ms};
+use ladder::store::{
+    BotId, GameId, NewCompetition, NewGame, RatingPoint, SeatFaults, Seeding, Store, now_ms,
+};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use std::sync::Arc;
@@ -128,7 +130,7 @@ const REAL_RECORD_EVERY: u64 = 100;
 /// One game in this many has a timeout fault.
 const FAULT_EVERY: u64 = 33;
 
-async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<i64> {
+async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<GameId> {
     let mut bots = Vec::new();
     for i in 0..cfg.bots {
         bots.push(
@@ -162,7 +164,7 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<i64> {
     let mut stored = 0u64;
     while stored < cfg.games {
         let groups = (cfg.games - stored).min(FILL_BATCH).div_ceil(2);
-        let pairs: Vec<Vec<i64>> = (0..groups)
+        let pairs: Vec<Vec<BotId>> = (0..groups)
             .map(|_| {
                 let a = (rng.next_u64() % cfg.bots as u64) as usize;
                 let b = (a + 1 + (rng.next_u64() % (cfg.bots as u64 - 1)) as usize) % cfg.bots;
@@ -176,8 +178,8 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<i64> {
                 if stored + games.len() as u64 >= cfg.games {
                     break;
                 }
-                let seated: Vec<i64> = (0..2).map(|s| g.bots[(s + rotation) % 2]).collect();
-                let index = |id: i64| bots.iter().position(|&b| b == id).unwrap_or(0);
+                let seated: Vec<BotId> = (0..2).map(|s| g.bots[(s + rotation) % 2]).collect();
+                let index = |id: BotId| bots.iter().position(|&b| b == id).unwrap_or(0);
                 let p0 = 1.0
                     / (1.0 + 10f64.powf((strength(index(seated[1])) - strength(index(seated[0]))) / 400.0));
                 let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
@@ -280,7 +282,7 @@ async fn measure(cfg: &BenchWebConfig, temp: &TempStore) -> anyhow::Result<Bench
     anyhow::ensure!(status == 200, "/ answered {status}");
     let first_page_ms = t.elapsed().as_secs_f64() * 1000.0;
     let bot = format!("b{}", cfg.bots / 2);
-    let middle = newest / 2;
+    let middle = newest.0 / 2;
     let pages = [
         "/".to_owned(),
         "/api/standings.json".to_owned(),
