@@ -58,9 +58,10 @@ pub fn token_hash(token: &str) -> String {
 ///
 /// # Errors
 /// The operating system has no random source to give.
-pub fn new_token() -> Result<String, Status> {
+pub fn new_token() -> Result<String, super::error::ServiceError> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| Status::internal(format!("no random source: {e}")))?;
+    getrandom::fill(&mut bytes)
+        .map_err(|e| super::error::ServiceError::Internal(format!("no random source: {e}")))?;
     Ok(hex::encode(bytes))
 }
 

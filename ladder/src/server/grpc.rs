@@ -239,7 +239,7 @@ impl Ladder for LadderService {
             .standings
             .current(&c)
             .await
-            .map_err(|e| Status::internal(e.to_string()))?;
+            .map_err(|e| ServiceError::Internal(format!("fitting the standings: {e}")))?;
         Ok(Response::new(StandingsReply {
             competition: c.name,
             games: st.games,
@@ -306,7 +306,7 @@ impl Ladder for LadderService {
             .await?
             .into_iter()
             .next()
-            .ok_or_else(|| Status::internal("no outcome for a report"))??;
+            .ok_or_else(|| ServiceError::Internal("no outcome for a report".into()))??;
         Ok(Response::new(ReportReply {
             outcome: report_outcome(verdict).into(),
         }))
@@ -355,12 +355,15 @@ impl Ladder for LadderService {
                         outcome: report_outcome(done).into(),
                         ..GroupOutcome::default()
                     },
-                    Err(s) => GroupOutcome {
-                        group_id,
-                        outcome: ReportOutcome::Refused.into(),
-                        code: s.code() as u32,
-                        message: s.message().to_owned(),
-                    },
+                    Err(e) => {
+                        let status = Status::from(e);
+                        GroupOutcome {
+                            group_id,
+                            outcome: ReportOutcome::Refused.into(),
+                            code: status.code() as u32,
+                            message: status.message().to_owned(),
+                        }
+                    }
                 })
                 .collect(),
         }))

@@ -8,6 +8,7 @@
 mod auth;
 pub mod cache;
 pub mod conn;
+pub mod error;
 mod grpc;
 mod scheduler;
 mod service;

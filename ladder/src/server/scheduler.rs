@@ -1,6 +1,6 @@
 //! The background scheduler: keeps groups ready so a lease never schedules.
 
-use super::service::*;
+use super::error::ServiceError;
 use super::tally::Tally;
 use crate::server::cache::StandingsCache;
 use crate::store::{
@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
-use tonic::Status;
 
 /// Chooses who plays next and stores the groups; one per server.
 pub struct Scheduler {
@@ -54,12 +53,12 @@ impl Scheduler {
         c: &CompetitionRow,
         bots: &[BotRow],
         tally: &Tally,
-    ) -> Result<Vec<Candidate>, Status> {
+    ) -> Result<Vec<Candidate>, ServiceError> {
         let st = self
             .standings
             .latest(c)
             .await
-            .map_err(|e| Status::internal(e.to_string()))?;
+            .map_err(|e| ServiceError::Internal(e.to_string()))?;
         let by_name: HashMap<&str, &rating::standings::Standing> =
             st.rows.iter().map(|r| (r.name.as_str(), r)).collect();
         Ok(bots
@@ -89,7 +88,7 @@ impl Scheduler {
 
     /// Schedules up to `want` groups, each in the open competition with the fewest
     /// groups that can take one. Returns how many it stored.
-    pub(super) async fn schedule_batch(&self, want: usize) -> Result<usize, Status> {
+    pub(super) async fn schedule_batch(&self, want: usize) -> Result<usize, ServiceError> {
         let mut tallies = self.tallies.lock().await;
         struct Open {
             c: CompetitionRow,
@@ -98,17 +97,12 @@ impl Scheduler {
             room: u64,
         }
         let mut open = Vec::new();
-        for c in self.store.competitions().await.map_err(status_of)? {
+        for c in self.store.competitions().await? {
             if c.status != CompetitionStatus::Open {
                 continue;
             }
             let tally = tallies.entry(c.id).or_default();
-            for g in self
-                .store
-                .groups_after(c.id, GroupId(tally.read_from()))
-                .await
-                .map_err(status_of)?
-            {
+            for g in self.store.groups_after(c.id, GroupId(tally.read_from())).await? {
                 if g.status != GroupStatus::Withdrawn {
                     tally.add(g.id.0, &rating_keys(&g.bots), c.seats as u64);
                 }
@@ -123,7 +117,7 @@ impl Scheduler {
             if room == 0 {
                 continue;
             }
-            let mut bots = self.store.entrants(c.id).await.map_err(status_of)?;
+            let mut bots = self.store.entrants(c.id).await?;
             bots.retain(|b| b.status == BotStatus::Active);
             let candidates = self.candidates(&c, &bots, tally).await?;
             open.push(Open {
@@ -143,7 +137,7 @@ impl Scheduler {
             };
             let tally = tallies
                 .get_mut(&o.c.id)
-                .ok_or_else(|| Status::internal("no tally"))?;
+                .ok_or_else(|| ServiceError::Internal("no tally".into()))?;
             let seats = o.c.seats as u64;
             let Some(ids) = rating::schedule::pick(&o.candidates, seats as usize, &tally.met) else {
                 o.room = 0;
@@ -162,7 +156,7 @@ impl Scheduler {
         for o in open.into_iter().filter(|o| !o.picks.is_empty()) {
             let tally = tallies
                 .get_mut(&o.c.id)
-                .ok_or_else(|| Status::internal("no tally"))?;
+                .ok_or_else(|| ServiceError::Internal("no tally".into()))?;
             let seats = o.c.seats as u64;
             // Taken back, then counted as stored (by key, so a refresh skips them).
             for ids in &o.picks {
@@ -173,7 +167,7 @@ impl Scheduler {
                 .iter()
                 .map(|ids| ids.iter().map(|&id| BotId(id)).collect())
                 .collect();
-            let groups = self.store.schedule_many(&o.c, &picks).await.map_err(status_of)?;
+            let groups = self.store.schedule_many(&o.c, &picks).await?;
             for g in &groups {
                 tally.add(g.id.0, &rating_keys(&g.bots), seats);
             }
@@ -221,7 +215,7 @@ impl Scheduler {
                     Err(e) => {
                         // Told as "ask again": a passing database fault is not the end.
                         could_schedule = true;
-                        tracing::warn!("the scheduler failed: {}", e.message());
+                        tracing::warn!("the scheduler failed: {e}");
                     }
                 }
             }

@@ -2,6 +2,7 @@
 //! competitions and bots. The gRPC adapter (`grpc.rs`) calls it.
 
 use super::auth::TokenCache;
+pub(super) use super::error::{ServiceError, status_of};
 use super::grpc::bot_info;
 use super::scheduler::{Look, Scheduler};
 use super::*;
@@ -9,7 +10,7 @@ use crate::local::tournament::new_game;
 use crate::server::cache::StandingsCache;
 use crate::store::{
     BotId, BotRow, BotStatus, CompetitionId, CompetitionRow, CompetitionStatus, Completion, GroupId,
-    SeatStart, Seeding, Store, StoreError, WorkerRow,
+    SeatStart, Seeding, Store, WorkerRow,
 };
 use proto::ladder::*;
 use referee::fault::FaultKind;
@@ -18,7 +19,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
-use tonic::Status;
 
 /// The gRPC service.
 pub struct LadderService {
@@ -79,22 +79,14 @@ pub(super) struct Catalog {
     pub(super) bots: HashMap<BotId, BotRow>,
 }
 
-pub(super) fn status_of(e: StoreError) -> Status {
-    match e {
-        StoreError::Conflict(m) => Status::already_exists(m),
-        StoreError::NotFound(m) => Status::not_found(m),
-        other => Status::internal(other.to_string()),
-    }
-}
-
-pub(super) fn valid_name(what: &str, name: &str) -> Result<(), Status> {
+pub(super) fn valid_name(what: &str, name: &str) -> Result<(), ServiceError> {
     if name.is_empty()
         || name.len() > 64
         || !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "_-.#".contains(c))
     {
-        return Err(Status::invalid_argument(format!(
+        return Err(ServiceError::InvalidArgument(format!(
             "{what} {name:?}: use 1 to 64 letters, digits, '_', '-', '.', '#'"
         )));
     }
@@ -103,9 +95,9 @@ pub(super) fn valid_name(what: &str, name: &str) -> Result<(), Status> {
 
 impl LadderService {
     /// Every worker with its audit (`crate::audit`).
-    pub(super) async fn worker_infos(&self) -> Result<Vec<WorkerInfo>, Status> {
-        let workers = self.store.workers().await.map_err(status_of)?;
-        let games = self.store.reported_games().await.map_err(status_of)?;
+    pub(super) async fn worker_infos(&self) -> Result<Vec<WorkerInfo>, ServiceError> {
+        let workers = self.store.workers().await?;
+        let games = self.store.reported_games().await?;
         let ids: Vec<i64> = workers.iter().map(|w| w.id.0).collect();
         let audits = rating::audit::audit(&ids, &games);
         Ok(workers
@@ -154,9 +146,9 @@ impl LadderService {
         }
     }
 
-    pub(super) async fn competition_info(&self, c: &CompetitionRow) -> Result<CompetitionInfo, Status> {
-        let games = self.store.game_count(c.id).await.map_err(status_of)?;
-        let bots = self.store.entrants(c.id).await.map_err(status_of)?;
+    pub(super) async fn competition_info(&self, c: &CompetitionRow) -> Result<CompetitionInfo, ServiceError> {
+        let games = self.store.game_count(c.id).await?;
+        let bots = self.store.entrants(c.id).await?;
         Ok(CompetitionInfo {
             name: c.name.clone(),
             game: c.game.clone(),
@@ -169,12 +161,11 @@ impl LadderService {
         })
     }
 
-    pub(super) async fn competition_named(&self, name: &str) -> Result<CompetitionRow, Status> {
+    pub(super) async fn competition_named(&self, name: &str) -> Result<CompetitionRow, ServiceError> {
         self.store
             .competition(name)
-            .await
-            .map_err(status_of)?
-            .ok_or_else(|| Status::not_found(format!("no competition named {name:?}")))
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(format!("no competition named {name:?}")))
     }
 
     /// The competitions and bots with these keys (and all others known). Their
@@ -185,11 +176,11 @@ impl LadderService {
         &self,
         competitions: &[CompetitionId],
         bots: &[BotId],
-    ) -> Result<Arc<Catalog>, Status> {
+    ) -> Result<Arc<Catalog>, ServiceError> {
         let known = self
             .catalog
             .lock()
-            .map_err(|_| Status::internal("catalog poisoned"))?
+            .map_err(|_| ServiceError::Internal("catalog poisoned".into()))?
             .clone();
         if competitions.iter().all(|id| known.competitions.contains_key(id))
             && bots.iter().all(|id| known.bots.contains_key(id))
@@ -200,42 +191,34 @@ impl LadderService {
             competitions: self
                 .store
                 .competitions()
-                .await
-                .map_err(status_of)?
+                .await?
                 .into_iter()
                 .map(|c| (c.id, c))
                 .collect(),
-            bots: self
-                .store
-                .bots()
-                .await
-                .map_err(status_of)?
-                .into_iter()
-                .map(|b| (b.id, b))
-                .collect(),
+            bots: self.store.bots().await?.into_iter().map(|b| (b.id, b)).collect(),
         });
         *self
             .catalog
             .lock()
-            .map_err(|_| Status::internal("catalog poisoned"))? = fresh.clone();
+            .map_err(|_| ServiceError::Internal("catalog poisoned".into()))? = fresh.clone();
         Ok(fresh)
     }
 
     /// A bot as the admin is told of it.
-    pub(super) async fn bot_info(&self, b: &BotRow) -> Result<BotInfo, Status> {
-        let all = self.store.bots().await.map_err(status_of)?;
+    pub(super) async fn bot_info(&self, b: &BotRow) -> Result<BotInfo, ServiceError> {
+        let all = self.store.bots().await?;
         let names: HashMap<BotId, &str> = all.iter().map(|x| (x.id, x.name.as_str())).collect();
         Ok(bot_info(b, &names))
     }
 
     /// Enters an active bot in every open competition of its game.
-    pub(super) async fn enter_open_competitions(&self, bot: &BotRow) -> Result<(), Status> {
+    pub(super) async fn enter_open_competitions(&self, bot: &BotRow) -> Result<(), ServiceError> {
         if bot.status != BotStatus::Active {
             return Ok(());
         }
-        for c in self.store.competitions().await.map_err(status_of)? {
+        for c in self.store.competitions().await? {
             if c.status == CompetitionStatus::Open && c.game == bot.game {
-                self.store.add_entrant(c.id, bot.id).await.map_err(status_of)?;
+                self.store.add_entrant(c.id, bot.id).await?;
             }
         }
         Ok(())
@@ -249,7 +232,7 @@ impl LadderService {
         &self,
         worker: &WorkerRow,
         max: usize,
-    ) -> Result<LeaseGroupsReply, Status> {
+    ) -> Result<LeaseGroupsReply, ServiceError> {
         let max = max.clamp(1, MAX_BATCH);
         // Admission: when the server is already serving as many worker calls as
         // its database can take, queueing one more lease only makes every call
@@ -288,7 +271,7 @@ impl LadderService {
                 i64::from(self.cfg.held_per_worker),
             )
         };
-        let mut groups = lease_now(max).await.map_err(status_of)?;
+        let mut groups = lease_now(max).await?;
         self.scheduler
             .wanted
             .fetch_add(max as u64, std::sync::atomic::Ordering::Relaxed);
@@ -304,7 +287,7 @@ impl LadderService {
             let look = tokio::time::timeout(LEASE_WAIT, looked.changed()).await;
             match look {
                 Ok(Ok(())) => {
-                    groups = lease_now(max).await.map_err(status_of)?;
+                    groups = lease_now(max).await?;
                     let could_schedule = looked.borrow().could_schedule;
                     if groups.is_empty() && could_schedule {
                         retry_after_ms = RETRY_AFTER.as_millis() as u32;
@@ -315,7 +298,7 @@ impl LadderService {
             }
         }
         if groups.is_empty() {
-            let in_progress = self.store.groups_in_progress().await.map_err(status_of)?;
+            let in_progress = self.store.groups_in_progress().await?;
             return Ok(LeaseGroupsReply {
                 groups: Vec::new(),
                 groups_in_progress: in_progress > 0,
@@ -333,7 +316,7 @@ impl LadderService {
         for g in groups {
             let c = competitions
                 .get(&g.competition_id)
-                .ok_or_else(|| Status::internal(format!("group {} has no competition", g.id)))?;
+                .ok_or_else(|| ServiceError::Internal(format!("group {} has no competition", g.id)))?;
             tracing::debug!(worker = %worker.name, group = %g.id, competition = %c.name, "group leased");
             let seeding = Self::seeding(c, &g, bots);
             let period = lease_period(self.cfg.lease, &c.time);
@@ -382,8 +365,7 @@ impl LadderService {
             let now = crate::store::now_ms();
             self.store
                 .renew_leases(&worker.name, &token, &ids, now, now + period.as_millis() as i64)
-                .await
-                .map_err(status_of)?;
+                .await?;
         }
         tracing::info!(worker = %worker.name, groups = out.len(), "groups leased");
         Ok(LeaseGroupsReply {
@@ -401,15 +383,15 @@ impl LadderService {
         worker: &WorkerRow,
         token: &str,
         ids: &[GroupId],
-    ) -> Result<(Vec<GroupId>, Duration), Status> {
+    ) -> Result<(Vec<GroupId>, Duration), ServiceError> {
         if ids.len() > MAX_BATCH {
-            return Err(Status::invalid_argument(format!(
+            return Err(ServiceError::InvalidArgument(format!(
                 "{} groups in one renewal: send at most {MAX_BATCH}",
                 ids.len()
             )));
         }
         let _call = CallGuard::enter(&self.calls);
-        let groups = self.store.groups_by_id(ids).await.map_err(status_of)?;
+        let groups = self.store.groups_by_id(ids).await?;
         let comp_ids: Vec<CompetitionId> = groups.iter().map(|g| g.competition_id).collect();
         let catalog = self.catalog(&comp_ids, &[]).await?;
         let mut by_period: HashMap<Duration, Vec<GroupId>> = HashMap::new();
@@ -427,8 +409,7 @@ impl LadderService {
             let got = self
                 .store
                 .renew_leases(&worker.name, token, &ids, now, now + period.as_millis() as i64)
-                .await
-                .map_err(status_of)?;
+                .await?;
             if !got.is_empty() {
                 shortest = Some(shortest.map_or(period, |s| s.min(period)));
             }
@@ -446,9 +427,9 @@ impl LadderService {
         &self,
         worker: &WorkerRow,
         reports: Vec<ReportRequest>,
-    ) -> Result<Vec<Result<Completion, Status>>, Status> {
+    ) -> Result<Vec<Result<Completion, ServiceError>>, ServiceError> {
         if reports.len() > MAX_BATCH {
-            return Err(Status::invalid_argument(format!(
+            return Err(ServiceError::InvalidArgument(format!(
                 "{} reports in one call: send at most {MAX_BATCH}",
                 reports.len()
             )));
@@ -458,12 +439,11 @@ impl LadderService {
         let groups: HashMap<GroupId, crate::store::GroupRow> = self
             .store
             .groups_by_id(&ids)
-            .await
-            .map_err(status_of)?
+            .await?
             .into_iter()
             .map(|g| (g.id, g))
             .collect();
-        let holders = self.store.lease_holders(&ids).await.map_err(status_of)?;
+        let holders = self.store.lease_holders(&ids).await?;
         let holder = worker.name.clone();
         let comp_ids: Vec<CompetitionId> = groups.values().map(|g| g.competition_id).collect();
         let bot_ids: Vec<BotId> = groups.values().flat_map(|g| g.bots.iter().copied()).collect();
@@ -474,14 +454,14 @@ impl LadderService {
             .replays
             .acquire()
             .await
-            .map_err(|_| Status::unavailable("the server is stopping"))?;
+            .map_err(|_| ServiceError::Unavailable("the server is stopping".into()))?;
         let checked = tokio::task::spawn_blocking(move || {
             reports
                 .into_iter()
                 .map(|r| {
                     let group = groups
                         .get(&GroupId(r.group_id))
-                        .ok_or_else(|| Status::not_found(format!("no group {}", r.group_id)))?;
+                        .ok_or_else(|| ServiceError::NotFound(format!("no group {}", r.group_id)))?;
                     // A lease this worker no longer holds (it ran out, or it was
                     // never its own) is not replayed: the group may have a new
                     // seed by now, and replay is the server's dearest work.
@@ -492,23 +472,22 @@ impl LadderService {
                     if let Some((token, by)) = holders.get(&group.id)
                         && (*token != crate::store::token_hash(&r.lease) || *by != holder)
                     {
-                        return Err(Status::failed_precondition(format!(
+                        return Err(ServiceError::FailedPrecondition(format!(
                             "the lease on group {} expired and the group went to another worker",
                             r.group_id
                         )));
                     }
-                    let c = catalog
-                        .competitions
-                        .get(&group.competition_id)
-                        .ok_or_else(|| Status::internal(format!("group {} has no competition", group.id)))?;
+                    let c = catalog.competitions.get(&group.competition_id).ok_or_else(|| {
+                        ServiceError::Internal(format!("group {} has no competition", group.id))
+                    })?;
                     let (games, starts) = Self::verify(c, group, &catalog.bots, &r.records)
-                        .map_err(|e| Status::new(e.code(), format!("group {}: {}", group.id, e.message())))?;
+                        .map_err(|e| e.about(format_args!("group {}", group.id)))?;
                     Ok((group.id, r.lease, games, starts))
                 })
-                .collect::<Vec<Result<_, Status>>>()
+                .collect::<Vec<Result<_, ServiceError>>>()
         })
         .await
-        .map_err(|e| Status::internal(format!("the replay failed: {e}")))?;
+        .map_err(|e| ServiceError::Internal(format!("the replay failed: {e}")))?;
         drop(_permit);
         let passed: Vec<crate::store::LeaseReport<'_>> = checked
             .iter()
@@ -523,23 +502,22 @@ impl LadderService {
         let (stored, suspended) = self
             .store
             .complete_leases(&passed, Some(worker.id), i64::from(self.cfg.suspend_after))
-            .await
-            .map_err(status_of)?;
+            .await?;
         let mut stored = stored.into_iter();
         let mut out = Vec::with_capacity(checked.len());
         for r in &checked {
             out.push(match r {
                 Err(e) => {
-                    tracing::warn!(worker = %worker.name, "report refused: {}", e.message());
+                    tracing::warn!(worker = %worker.name, "report refused: {e}");
                     Err(e.clone())
                 }
                 Ok((group_id, ..)) => match stored.next() {
-                    Some(Ok(Completion::LeaseLost)) => Err(Status::failed_precondition(format!(
+                    Some(Ok(Completion::LeaseLost)) => Err(ServiceError::FailedPrecondition(format!(
                         "the lease on group {group_id} expired and the group went to another worker"
                     ))),
                     Some(Ok(done)) => Ok(done),
-                    Some(Err(e)) => Err(status_of(e)),
-                    None => Err(Status::internal("no outcome for a report")),
+                    Some(Err(e)) => Err(e.into()),
+                    None => Err(ServiceError::Internal("no outcome for a report".into())),
                 },
             });
         }
@@ -576,10 +554,10 @@ impl LadderService {
         group: &crate::store::GroupRow,
         bots: &HashMap<BotId, BotRow>,
         texts: &[String],
-    ) -> Result<(Vec<crate::store::NewGame>, Vec<SeatStart>), Status> {
+    ) -> Result<(Vec<crate::store::NewGame>, Vec<SeatStart>), ServiceError> {
         let n = c.seats as usize;
         if texts.len() != n {
-            return Err(Status::invalid_argument(format!(
+            return Err(ServiceError::InvalidArgument(format!(
                 "a group of {n}-seat games has {n} records (one per rotation); got {}",
                 texts.len()
             )));
@@ -589,7 +567,7 @@ impl LadderService {
         let mut starts = Vec::with_capacity(n * n);
         let mut seen = vec![false; n];
         for (k, text) in texts.iter().enumerate() {
-            let bad = |why: String| Status::invalid_argument(format!("record {k}: {why}"));
+            let bad = |why: String| ServiceError::InvalidArgument(format!("record {k}: {why}"));
             let rec: GameRecord =
                 serde_json::from_str(text).map_err(|e| bad(format!("does not parse: {e}")))?;
             let pairing = rec.pairing.ok_or_else(|| bad("has no pairing".into()))?;
@@ -615,7 +593,7 @@ impl LadderService {
             for (s, id) in seat_bots.iter().enumerate() {
                 let bot = bots
                     .get(id)
-                    .ok_or_else(|| Status::internal(format!("group names unknown bot {id}")))?;
+                    .ok_or_else(|| ServiceError::Internal(format!("group names unknown bot {id}")))?;
                 // A seat is named by its bot's public name; a record that carries a
                 // command line is refused, so none is ever stored.
                 if !rec.seats[s].spec.is_empty() || rec.seats[s].entrant.as_deref() != Some(bot.name.as_str())
