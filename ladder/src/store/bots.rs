@@ -105,6 +105,12 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         let withdrawn = if status == BotStatus::Active {
+            // Its run is over, and with it the run's witnesses: none of them may
+            // count towards a run that starts later.
+            sqlx::query("DELETE FROM start_failure_witnesses WHERE bot_id = $1")
+                .bind(bot.id)
+                .execute(&mut *tx)
+                .await?;
             0
         } else {
             Self::withdraw_groups_of(&mut tx, bot.id).await?
@@ -193,19 +199,26 @@ impl Store {
         reason: impl Fn(BotId, i64) -> String,
     ) -> Result<Vec<BotRow>> {
         // Started, and no failure since: one statement for all, which writes
-        // nothing in the usual case (no run to clear).
+        // nothing in the usual case (no run to clear). A bot's witnesses add up
+        // to its run, so only the bots whose run was cleared have any to drop.
         let cleared: Vec<BotId> = runs
             .iter()
             .filter(|(_, run)| *run == StartRun::Restarted(0))
             .map(|(id, _)| *id)
             .collect();
         for chunk in cleared.chunks(500) {
-            for statement in [
-                "UPDATE bots SET start_failures = 0 WHERE start_failures <> 0 AND id IN ",
-                "DELETE FROM start_failure_witnesses WHERE bot_id IN ",
-            ] {
-                let mut sql = Sql::new(statement);
-                sql.list(chunk.iter().copied());
+            let mut sql = Sql::new("UPDATE bots SET start_failures = 0 WHERE start_failures <> 0 AND id IN ");
+            sql.list(chunk.iter().copied()).push(" RETURNING id");
+            let had_runs: Vec<BotId> = sql
+                .query()?
+                .fetch_all(&mut **tx)
+                .await?
+                .iter()
+                .map(|row| row.try_get(0))
+                .collect::<std::result::Result<_, _>>()?;
+            if !had_runs.is_empty() {
+                let mut sql = Sql::new("DELETE FROM start_failure_witnesses WHERE bot_id IN ");
+                sql.list(had_runs);
                 sql.query()?.execute(&mut **tx).await?;
             }
         }

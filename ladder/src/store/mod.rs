@@ -1082,6 +1082,81 @@ mod tests {
         );
     }
 
+    /// A bot put back in play starts a new run of failed starts with no
+    /// witnesses: a worker that saw the old run does not count again, so one
+    /// worker alone cannot suspend it afterwards (two are needed here).
+    #[tokio::test]
+    async fn a_bot_put_back_in_play_keeps_no_witness_of_its_old_run() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let a = store.register_bot("a", "ur", "builtin:first", &[]).await.unwrap();
+        let b = store
+            .register_bot("b", "ur", "builtin:random", &[])
+            .await
+            .unwrap();
+        let c = store
+            .create_competition(&NewCompetition::two_seat_ur("c"))
+            .await
+            .unwrap();
+        let w1 = store.add_worker("w1", &token_hash("one")).await.unwrap();
+        let w2 = store.add_worker("w2", &token_hash("two")).await.unwrap();
+        store
+            .schedule_groups(&c, &[(0, vec![a.id, b.id]), (1, vec![a.id, b.id])])
+            .await
+            .unwrap();
+        // Each worker plays one group in which b never starts: a run of 2.
+        let broke = |worker: &WorkerRow, token: &'static str| {
+            let store = store.clone();
+            let (worker, c) = (worker.clone(), c.clone());
+            async move {
+                let now = now_ms();
+                let g = store
+                    .lease_many(&worker.name, token, now, now + 60_000, 1, 4)
+                    .await
+                    .unwrap()
+                    .remove(0);
+                let games: Vec<NewGame> = (0..2)
+                    .map(|rotation| NewGame {
+                        competition_id: c.id,
+                        group_id: g.id,
+                        rotation,
+                        bots: vec![a.id, b.id],
+                        ranks: vec![1, 2],
+                        termination: Termination::Forfeit,
+                        record: "{}".into(),
+                        faults: vec![],
+                    })
+                    .collect();
+                let starts: Vec<SeatStart> = (0..2)
+                    .map(|_| SeatStart {
+                        bot: b.id,
+                        failure: Some(FaultKind::Spawn),
+                        moved: false,
+                    })
+                    .collect();
+                let report = LeaseReport {
+                    group_id: g.id,
+                    token,
+                    games: &games,
+                    starts: &starts,
+                };
+                let (_, suspended) = store
+                    .complete_leases(&[report], Some(worker.id), 2)
+                    .await
+                    .unwrap();
+                suspended
+            }
+        };
+        assert!(
+            broke(&w1, "t1").await.is_empty(),
+            "one worker's word is not enough"
+        );
+        store.set_bot_status("b", BotStatus::Active, "").await.unwrap();
+        let suspended = broke(&w2, "t2").await;
+        assert!(suspended.is_empty(), "w1 saw another run: {suspended:?}");
+        let b_now = store.bot("b").await.unwrap().unwrap();
+        assert_eq!((b_now.status, b_now.start_failures), (BotStatus::Active, 2));
+    }
+
     /// Statuses and formats go in and come back as their types; a stored text
     /// that is none of them is an error that names it, never a panic or a default.
     #[tokio::test]
