@@ -2,33 +2,76 @@
 
 use super::*;
 
-/// The columns of a game a result is read from (its seats are read apart).
-const GAME_HEAD: &str = "id, competition_id, group_id, rotation, termination";
+/// The columns of a game a result is read from (its bots are its group's seats).
+const GAME_HEAD: &str = "id, competition_id, group_id, rotation, termination, places";
 
-/// A game's seats as read: `(game, bot, place)`, by game and seat.
-type SeatRows = Vec<(i64, i64, u32)>;
+/// Groups' seats as read, by group key: each group's bots in seat order.
+#[derive(Default)]
+struct GroupSeats {
+    /// Group keys, ascending.
+    groups: Vec<i64>,
+    /// Where each group's bots start in `bots` (one more entry: the end).
+    starts: Vec<usize>,
+    bots: Vec<i64>,
+}
+
+impl GroupSeats {
+    /// From rows of `(group_id, bot_id)` ordered by group, then seat.
+    fn read(rows: &[AnyRow]) -> Result<GroupSeats> {
+        let mut seats = GroupSeats {
+            groups: Vec::new(),
+            starts: Vec::new(),
+            bots: Vec::with_capacity(rows.len()),
+        };
+        for row in rows {
+            let group: i64 = row.try_get(0)?;
+            if seats.groups.last() != Some(&group) {
+                seats.groups.push(group);
+                seats.starts.push(seats.bots.len());
+            }
+            seats.bots.push(row.try_get(1)?);
+        }
+        seats.starts.push(seats.bots.len());
+        Ok(seats)
+    }
+
+    /// A group's bots in seat order.
+    fn of(&self, group: i64) -> Option<&[i64]> {
+        let k = self.groups.binary_search(&group).ok()?;
+        Some(&self.bots[self.starts[k]..self.starts[k + 1]])
+    }
+}
 
 impl Store {
-    /// Rows of [`GAME_HEAD`] with their seats (sorted by game, then seat) as
-    /// results, in the rows' order. Read by position: the full read of a
-    /// competition goes through here at every refit.
-    fn assemble(heads: &[AnyRow], seats: &SeatRows) -> Result<Vec<ResultRow>> {
+    /// Rows of [`GAME_HEAD`] as results, in the rows' order, each game's bots
+    /// its group's seats turned by its rotation. Read by position: the full
+    /// read of a competition goes through here at every refit.
+    fn assemble(heads: &[AnyRow], seats: &GroupSeats) -> Result<Vec<ResultRow>> {
         let mut out = Vec::with_capacity(heads.len());
         for row in heads {
             let id: i64 = row.try_get(0)?;
+            let group_id: i64 = row.try_get(2)?;
+            let rotation: i64 = row.try_get(3)?;
             let Text(termination) = row.try_get::<Text<Termination>, _>(4)?;
-            let first = seats.partition_point(|s| s.0 < id);
-            let mine = seats[first..].iter().take_while(|s| s.0 == id);
-            let (bots, ranks): (Vec<i64>, Vec<u32>) = mine.map(|s| (s.1, s.2)).unzip();
-            if bots.is_empty() {
-                return Err(StoreError::Corrupt(format!("game {id} has no seats")));
+            let packed: i64 = row.try_get(5)?;
+            let ranks = Places::unpack(packed)
+                .ok_or_else(|| StoreError::Corrupt(format!("game {id}: places {packed:#x} do not unpack")))?;
+            let group = seats.of(group_id).ok_or_else(|| {
+                StoreError::Corrupt(format!("game {id}: its group {group_id} has no seats"))
+            })?;
+            if ranks.len() != group.len() || !(0..group.len() as i64).contains(&rotation) {
+                return Err(StoreError::Corrupt(format!(
+                    "game {id}: {} places and rotation {rotation} for a group of {} seats",
+                    ranks.len(),
+                    group.len()
+                )));
             }
             out.push(ResultRow {
                 game: rating::GameResult {
                     id,
-                    group_id: row.try_get(2)?,
-                    rotation: row.try_get(3)?,
-                    bots,
+                    group_id,
+                    rotation,
+                    bots: referee::seating::seated(group, rotation as usize),
                     ranks,
                     forfeit: termination == Termination::Forfeit,
                 },
@@ -38,43 +81,23 @@ impl Store {
         Ok(out)
     }
 
-    /// Seat rows of `(game, bot, place)`, as `game_seats` returns them.
-    fn seat_rows(rows: &[AnyRow], into: &mut SeatRows) -> Result<()> {
-        into.reserve(rows.len());
-        for row in rows {
-            let place: i64 = row.try_get(2)?;
-            let place =
-                u32::try_from(place).map_err(|_| StoreError::Corrupt(format!("a seat's place {place}")))?;
-            into.push((row.try_get(0)?, row.try_get(1)?, place));
-        }
-        Ok(())
-    }
-
-    /// The results of games read as [`GAME_HEAD`] rows, their seats asked by
-    /// competition and key (`game_seats`' own order: an index range each).
+    /// The results of games read as [`GAME_HEAD`] rows, their groups' seats
+    /// asked by group key (`group_seats`' own order).
     async fn results_of(&self, conn: &mut sqlx::AnyConnection, heads: &[AnyRow]) -> Result<Vec<ResultRow>> {
-        let mut by_competition: std::collections::BTreeMap<i64, Vec<i64>> = Default::default();
-        for row in heads {
-            by_competition
-                .entry(row.try_get(1)?)
-                .or_default()
-                .push(row.try_get(0)?);
-        }
-        let mut seats = SeatRows::new();
-        for (competition, ids) in by_competition {
-            for chunk in ids.chunks(100) {
-                let mut sql =
-                    Sql::new("SELECT game_id, bot_id, place FROM game_seats WHERE competition_id = ");
-                sql.bind(competition)
-                    .push(" AND game_id IN ")
-                    .list(chunk.iter().copied())
-                    .push(" ORDER BY game_id, seat");
-                Self::seat_rows(&sql.query()?.fetch_all(&mut *conn).await?, &mut seats)?;
-            }
-        }
-        // Stable: a game's seats stay in seat order.
-        seats.sort_by_key(|s| s.0);
-        Self::assemble(heads, &seats)
+        let mut groups = heads
+            .iter()
+            .map(|row| row.try_get::<i64, _>(2))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        groups.sort_unstable();
+        groups.dedup();
+        let rows = Self::rows_with_ids(
+            conn,
+            "SELECT group_id, bot_id FROM group_seats WHERE group_id IN ",
+            &groups,
+            " ORDER BY group_id, seat",
+        )
+        .await?;
+        Self::assemble(heads, &GroupSeats::read(&rows)?)
     }
 
     /// The results of the games `select` (of [`GAME_HEAD`] from `games`) finds with `bind`.
@@ -105,8 +128,8 @@ impl Store {
     /// # Errors
     /// The database, or a corrupt row.
     pub async fn results(&self, competition_id: CompetitionId) -> Result<Vec<ResultRow>> {
-        // Two range reads, each in its index's order, merged here: a join would
-        // seek the seats once per game.
+        // Two reads: the games in their index's order, and the seats of the
+        // competition's groups (a group's seats are those of each of its games).
         let mut conn = self.pool.acquire().await?;
         let sql = format!("SELECT {GAME_HEAD} FROM games WHERE competition_id = $1 ORDER BY id");
         let heads = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -114,14 +137,13 @@ impl Store {
             .fetch_all(&mut *conn)
             .await?;
         let rows = sqlx::query(
-            "SELECT game_id, bot_id, place FROM game_seats WHERE competition_id = $1 ORDER BY game_id, seat",
+            "SELECT s.group_id, s.bot_id FROM match_groups g JOIN group_seats s ON s.group_id = g.id
+             WHERE g.competition_id = $1 ORDER BY s.group_id, s.seat",
         )
         .bind(competition_id)
         .fetch_all(&mut *conn)
         .await?;
-        let mut seats = SeatRows::with_capacity(rows.len());
-        Self::seat_rows(&rows, &mut seats)?;
-        Self::assemble(&heads, &seats)
+        Self::assemble(&heads, &GroupSeats::read(&rows)?)
     }
 
     /// Game records of a competition after game key `after`, oldest first, at most `limit`.

@@ -272,16 +272,19 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn groups_after(&self, competition_id: CompetitionId, after: GroupId) -> Result<Vec<GroupRow>> {
+        // The groups, then their seats by key. Not a join: PostgreSQL plans a
+        // prepared `id > $2` for a third of the table, and joined that way it
+        // scanned every seat of every group at each look of the scheduler.
         let sql = format!(
-            "SELECT {GROUP_SEAT_COLUMNS} FROM match_groups g JOIN group_seats s ON s.group_id = g.id
-             WHERE g.competition_id = $1 AND g.id > $2 ORDER BY g.id, s.seat"
+            "SELECT {GROUP_COLUMNS} FROM match_groups WHERE competition_id = $1 AND id > $2 ORDER BY id"
         );
+        let mut conn = self.pool.acquire().await?;
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(competition_id)
             .bind(after)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *conn)
             .await?;
-        Self::groups_joined(&rows)
+        Self::groups_from(&mut conn, &rows).await
     }
 
     /// Schedules groups with the next free numbers, in one transaction; returns
@@ -382,15 +385,19 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn groups_by_id(&self, ids: &[GroupId]) -> Result<Vec<GroupRow>> {
+        // The groups, then their seats: each a lookup by key in one table. Joined,
+        // PostgreSQL planned a scan of every seat while the tables were young
+        // (before their first ANALYZE), which cost each report batch 12 ms at
+        // 40,000 groups.
         let mut conn = self.pool.acquire().await?;
         let rows = Self::rows_with_ids(
             &mut conn,
-            &format!("SELECT {GROUP_SEAT_COLUMNS} FROM match_groups g JOIN group_seats s ON s.group_id = g.id WHERE g.id IN "),
+            &format!("SELECT {GROUP_COLUMNS} FROM match_groups WHERE id IN "),
             ids,
-            " ORDER BY g.id, s.seat",
+            " ORDER BY id",
         )
         .await?;
-        Self::groups_joined(&rows)
+        Self::groups_from(&mut conn, &rows).await
     }
 
     /// The rows `select` (ending in `IN `) then `rest` finds for `ids`, asked 100 at a time.
@@ -476,109 +483,51 @@ impl Store {
         Ok(out)
     }
 
+    /// Stores games (one already stored is skipped); returns how many were new.
     pub(super) async fn insert_games(
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        dialect: Dialect,
         games: &[&NewGame],
         now: i64,
     ) -> Result<u64> {
+        let mut places = Vec::with_capacity(games.len());
         for g in games {
-            if g.bots.len() != g.ranks.len() {
-                return Err(StoreError::Corrupt(format!(
-                    "a game of group {}: {} bots but {} places",
-                    g.group_id,
-                    g.bots.len(),
-                    g.ranks.len()
-                )));
-            }
+            let packed = (g.bots.len() == g.ranks.len())
+                .then(|| Places::pack(&g.ranks))
+                .flatten()
+                .ok_or_else(|| {
+                    StoreError::Corrupt(format!(
+                        "a game of group {}: {} bots and places {:?} (1 to {} seats, places 1 to 15)",
+                        g.group_id,
+                        g.bots.len(),
+                        g.ranks,
+                        Places::MAX_SEATS
+                    ))
+                })?;
+            places.push(packed);
         }
         // Many rows a statement (a statement per game is most of a report's cost
-        // in SQLite); 100 rows of 9 values stay far below both databases' limits.
+        // in SQLite); 100 rows of 7 values stay far below both databases' limits.
         let mut inserted = 0;
-        for chunk in games.chunks(100) {
-            if dialect == Dialect::Postgres {
-                inserted += Self::insert_games_with_seats(tx, chunk, now).await?;
-                continue;
-            }
-            let mut sql = Sql::new("");
-            Self::push_games_insert(&mut sql, chunk, now);
-            // A game stored already is not returned: its seats are stored too.
-            sql.push(" ON CONFLICT (group_id, rotation) DO NOTHING RETURNING id, group_id, rotation");
-            let mut seats = Vec::new();
-            for row in sql.query()?.fetch_all(&mut **tx).await? {
-                let (id, group, rotation): (GameId, GroupId, i64) =
-                    (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
-                let g = chunk
-                    .iter()
-                    .find(|g| g.group_id == group && g.rotation == rotation)
-                    .ok_or_else(|| StoreError::Corrupt(format!("game {id} was not in the batch")))?;
-                seats.extend(
-                    g.seats()
-                        .map(|(seat, bot, place)| (g.competition_id, id, seat, bot, place)),
-                );
-                inserted += 1;
-            }
-            for chunk in seats.chunks(200) {
-                let mut sql =
-                    Sql::new("INSERT INTO game_seats (competition_id, game_id, seat, bot_id, place) VALUES ");
-                sql.rows(chunk, |row, &(competition, game, seat, bot, place)| {
-                    row.bind(competition).bind(game).bind(seat).bind(bot).bind(place);
-                });
-                sql.query()?.execute(&mut **tx).await?;
-            }
+        for (chunk, places) in games.chunks(100).zip(places.chunks(100)) {
+            let mut sql = Sql::new(
+                "INSERT INTO games (competition_id, group_id, rotation, termination, places, record, recorded_ms) VALUES ",
+            );
+            sql.rows(chunk.iter().zip(places), |row, (g, &packed)| {
+                row.bind(g.competition_id)
+                    .bind(g.group_id)
+                    .bind(g.rotation)
+                    .bind(Text(g.termination))
+                    .bind(packed)
+                    .bind(g.record.as_str())
+                    .bind(now);
+            });
+            sql.push(" ON CONFLICT (group_id, rotation) DO NOTHING");
+            inserted += sql.query()?.execute(&mut **tx).await?.rows_affected();
         }
         for g in games.iter().filter(|g| !g.faults.is_empty()) {
             Self::insert_faults(tx, g).await?;
         }
         Ok(inserted)
-    }
-
-    /// Appends `INSERT INTO games (...) VALUES (...), ...` for `chunk`.
-    fn push_games_insert(sql: &mut Sql, chunk: &[&NewGame], now: i64) {
-        sql.push(
-            "INSERT INTO games (competition_id, group_id, rotation, termination, record, recorded_ms) VALUES ",
-        );
-        sql.rows(chunk, |row, g| {
-            row.bind(g.competition_id)
-                .bind(g.group_id)
-                .bind(g.rotation)
-                .bind(Text(g.termination))
-                .bind(g.record.as_str())
-                .bind(now);
-        });
-    }
-
-    /// PostgreSQL: games and their seats in one statement (a data-modifying
-    /// `WITH`: the seats of the games it stored, joined by group and rotation).
-    /// Returns how many games were new.
-    async fn insert_games_with_seats(
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        chunk: &[&NewGame],
-        now: i64,
-    ) -> Result<u64> {
-        let mut sql = Sql::new("WITH g AS (");
-        Self::push_games_insert(&mut sql, chunk, now);
-        sql.push(
-            " ON CONFLICT (group_id, rotation) DO NOTHING RETURNING id, competition_id, group_id, rotation), \
-             v (group_id, rotation, seat, bot_id, place) AS (VALUES ",
-        );
-        let seats = chunk.iter().flat_map(|g| {
-            g.seats()
-                .map(move |(seat, bot, place)| (g.group_id, g.rotation, seat, bot, place))
-        });
-        sql.rows(seats, |row, (group, rotation, seat, bot, place)| {
-            row.bind(group).bind(rotation).bind(seat).bind(bot).bind(place);
-        });
-        sql.push(
-            ") INSERT INTO game_seats (competition_id, game_id, seat, bot_id, place) \
-             SELECT g.competition_id, g.id, v.seat, v.bot_id, v.place FROM g \
-             JOIN v ON v.group_id = g.group_id AND v.rotation = g.rotation RETURNING game_id",
-        );
-        let mut new = std::collections::HashSet::new();
-        for row in sql.query()?.fetch_all(&mut **tx).await? {
-            new.insert(row.try_get::<i64, _>(0)?);
-        }
-        Ok(new.len() as u64)
     }
 
     /// A stored game's faults, once: a game already itemized (reported twice) is
@@ -622,7 +571,7 @@ impl Store {
     pub async fn record_games(&self, games: &[NewGame], seats: i64) -> Result<u64> {
         let mut tx = self.write_tx().await?;
         let refs: Vec<&NewGame> = games.iter().collect();
-        let inserted = Self::insert_games(&mut tx, self.dialect, &refs, now_ms()).await?;
+        let inserted = Self::insert_games(&mut tx, &refs, now_ms()).await?;
         let mut groups: Vec<GroupId> = games.iter().map(|g| g.group_id).collect();
         groups.sort_unstable();
         groups.dedup();
@@ -726,7 +675,7 @@ impl Store {
                 Some(_) => Ok(Completion::LeaseLost),
             });
         }
-        Self::insert_games(&mut tx, self.dialect, &games, now).await?;
+        Self::insert_games(&mut tx, &games, now).await?;
         let mut runs: Vec<(BotId, StartRun)> = Vec::new();
         let mut last_failure: std::collections::HashMap<BotId, FaultKind> = std::collections::HashMap::new();
         for (r, _) in reports

@@ -526,14 +526,49 @@ pub struct NewGame {
     pub faults: Vec<SeatFaults>,
 }
 
-impl NewGame {
-    /// Its seats as stored: `(seat, bot, place)`.
-    fn seats(&self) -> impl Iterator<Item = (i64, BotId, i64)> + '_ {
-        self.bots
+/// A game's places by seat as the store keeps them: one integer, four bits a
+/// seat, seat 0 lowest. A place is 1 to 15, so the first zero nibble ends the
+/// list; a game's bots are not kept with it (they are its group's seats turned
+/// by its rotation).
+pub struct Places;
+
+impl Places {
+    /// Most seats a packed game can hold.
+    pub const MAX_SEATS: usize = 15;
+
+    /// `places` packed, or `None` for more than [`Places::MAX_SEATS`] seats, none,
+    /// or a place outside 1..=15.
+    pub fn pack(places: &[u32]) -> Option<i64> {
+        if places.is_empty() || places.len() > Self::MAX_SEATS {
+            return None;
+        }
+        places
             .iter()
-            .zip(&self.ranks)
             .enumerate()
-            .map(|(seat, (bot, place))| (seat as i64, *bot, i64::from(*place)))
+            .try_fold(0i64, |packed, (seat, &place)| {
+                (1..=15)
+                    .contains(&place)
+                    .then(|| packed | i64::from(place) << (4 * seat))
+            })
+    }
+
+    /// What [`Places::pack`] made, or `None` for a number it cannot have made.
+    pub fn unpack(packed: i64) -> Option<Vec<u32>> {
+        if packed <= 0 || packed >> (4 * Self::MAX_SEATS) != 0 {
+            return None;
+        }
+        let seats = (0..Self::MAX_SEATS)
+            .take_while(|&seat| (packed >> (4 * seat)) & 0xf != 0)
+            .count();
+        // A zero nibble below a place is not a list `pack` writes.
+        if packed >> (4 * seats) != 0 {
+            return None;
+        }
+        Some(
+            (0..seats)
+                .map(|seat| ((packed >> (4 * seat)) & 0xf) as u32)
+                .collect(),
+        )
     }
 }
 
@@ -1155,6 +1190,32 @@ mod tests {
         assert!(suspended.is_empty(), "w1 saw another run: {suspended:?}");
         let b_now = store.bot("b").await.unwrap().unwrap();
         assert_eq!((b_now.status, b_now.start_failures), (BotStatus::Active, 2));
+    }
+
+    /// Places pack and unpack to the same list for every size and tie, and a
+    /// number `pack` cannot have written is refused, never read as some list.
+    #[test]
+    fn places_read_back_as_packed_and_nothing_else_unpacks() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..10_000 {
+            rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let seats = 1 + (rng >> 60) as usize % Places::MAX_SEATS;
+            let places: Vec<u32> = (0..seats).map(|s| 1 + ((rng >> (4 * s)) % 15) as u32).collect();
+            let packed = Places::pack(&places).unwrap();
+            assert_eq!(
+                Places::unpack(packed).as_deref(),
+                Some(&places[..]),
+                "{packed:#x}"
+            );
+        }
+        assert_eq!(Places::pack(&[1, 2]), Some(0x21));
+        assert_eq!(Places::pack(&[2, 1, 1]), Some(0x112));
+        for bad in [&[][..], &[0, 1], &[1, 16], &[1; 16]] {
+            assert_eq!(Places::pack(bad), None, "{bad:?}");
+        }
+        for bad in [0, -1, 0x201, 1 << 60, i64::MAX] {
+            assert_eq!(Places::unpack(bad), None, "{bad:#x}");
+        }
     }
 
     /// Statuses and formats go in and come back as their types; a stored text

@@ -154,13 +154,6 @@ impl Store {
         .bind(id)
         .execute(&mut *tx)
         .await?;
-        sqlx::query(
-            "DELETE FROM game_seats WHERE (competition_id, game_id) IN (SELECT g.competition_id, g.id FROM games g
-             JOIN match_groups m ON m.id = g.group_id WHERE m.reported_by = $1)",
-        )
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
         let games = sqlx::query(
             "DELETE FROM games WHERE group_id IN (SELECT id FROM match_groups WHERE reported_by = $1)",
         )
