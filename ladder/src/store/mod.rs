@@ -968,12 +968,8 @@ mod tests {
         );
     }
 
-    /// A batch of reports is stored group by group and answered report by
-    /// report, in order: a group reported twice in one call is recorded from its
-    /// first report, a report under another lease's token stores nothing, and an
-    /// unknown group is named.
-    #[tokio::test]
-    async fn a_batch_of_reports_is_answered_report_by_report() {
+    /// An in-memory store with bots `a` and `b` and the two-seat Ur ladder `c`.
+    async fn two_bots_in_a_ladder() -> (Store, BotRow, BotRow, CompetitionRow) {
         let store = Store::open("sqlite::memory:").await.unwrap();
         let a = store.register_bot("a", "ur", "builtin:first", &[]).await.unwrap();
         let b = store
@@ -984,6 +980,16 @@ mod tests {
             .create_competition(&NewCompetition::two_seat_ur("c"))
             .await
             .unwrap();
+        (store, a, b, c)
+    }
+
+    /// A batch of reports is stored group by group and answered report by
+    /// report, in order: a group reported twice in one call is recorded from its
+    /// first report, a report under another lease's token stores nothing, and an
+    /// unknown group is named.
+    #[tokio::test]
+    async fn a_batch_of_reports_is_answered_report_by_report() {
+        let (store, a, b, c) = two_bots_in_a_ladder().await;
         store
             .schedule_groups(&c, &[(0, vec![a.id, b.id]), (1, vec![b.id, a.id])])
             .await
@@ -1049,16 +1055,7 @@ mod tests {
     /// game without faults with none), typed.
     #[tokio::test]
     async fn a_workers_reported_games_carry_their_fault_kinds() {
-        let store = Store::open("sqlite::memory:").await.unwrap();
-        let a = store.register_bot("a", "ur", "builtin:first", &[]).await.unwrap();
-        let b = store
-            .register_bot("b", "ur", "builtin:random", &[])
-            .await
-            .unwrap();
-        let c = store
-            .create_competition(&NewCompetition::two_seat_ur("c"))
-            .await
-            .unwrap();
+        let (store, a, b, c) = two_bots_in_a_ladder().await;
         let w = store.add_worker("w", &token_hash("secret")).await.unwrap();
         store.schedule_groups(&c, &[(0, vec![a.id, b.id])]).await.unwrap();
         let now = now_ms();
@@ -1122,16 +1119,7 @@ mod tests {
     /// worker alone cannot suspend it afterwards (two are needed here).
     #[tokio::test]
     async fn a_bot_put_back_in_play_keeps_no_witness_of_its_old_run() {
-        let store = Store::open("sqlite::memory:").await.unwrap();
-        let a = store.register_bot("a", "ur", "builtin:first", &[]).await.unwrap();
-        let b = store
-            .register_bot("b", "ur", "builtin:random", &[])
-            .await
-            .unwrap();
-        let c = store
-            .create_competition(&NewCompetition::two_seat_ur("c"))
-            .await
-            .unwrap();
+        let (store, a, b, c) = two_bots_in_a_ladder().await;
         let w1 = store.add_worker("w1", &token_hash("one")).await.unwrap();
         let w2 = store.add_worker("w2", &token_hash("two")).await.unwrap();
         store
