@@ -8,6 +8,7 @@
 //! | [`store`] | the persistent store (SQLite embedded, PostgreSQL shared), one file per aggregate |
 //! | [`server`] | `ladder serve`: the gRPC service, its auth, the scheduler, the standings cache |
 //! | [`web`] | the public pages and their JSON |
+//! | [`submission`] | a bot an author uploads: its archive checked, its manifest, its artifact |
 //! | [`worker`] | `ladder worker`: lease groups, play them with the referee library, report |
 //! | [`local`] | runs without a server: tournaments, SPRTs, standings from records |
 //!
@@ -17,5 +18,6 @@
 pub mod local;
 pub mod server;
 pub mod store;
+pub mod submission;
 pub mod web;
 pub mod worker;
