@@ -55,6 +55,7 @@ async fn a_flood_of_silent_connections_neither_stops_a_worker_nor_stays_open() {
             held_per_worker: server::HELD_PER_WORKER,
             grpc_connections: TIGHT,
             web_connections: TIGHT,
+            uploads: Default::default(),
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(server::run(grpc, Some(http), st, cfg, async move {

@@ -75,6 +75,7 @@ async fn serve_holding(
         held_per_worker,
         grpc_connections: server::conn::ConnLimits::GRPC,
         web_connections: server::conn::ConnLimits::WEB,
+        uploads: Default::default(),
     };
     let task = tokio::spawn(async move {
         server::run(grpc, None, store, cfg, async move {
@@ -1378,6 +1379,7 @@ async fn web_server(db: &str) -> WebServer {
         held_per_worker: server::HELD_PER_WORKER,
         grpc_connections: server::conn::ConnLimits::GRPC,
         web_connections: server::conn::ConnLimits::WEB,
+        uploads: Default::default(),
     };
     let task = tokio::spawn(server::run(grpc, Some(http), store, cfg, async move {
         let _ = rx.await;

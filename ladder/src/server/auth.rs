@@ -1,16 +1,18 @@
-//! Who is calling: the admin token, or a worker's own token (stored as its hash).
+//! Who is calling: the admin token, a worker's own token, or an author's (both
+//! stored as their hash).
 
 use super::service::{LadderService, status_of};
-use crate::store::WorkerRow;
+use crate::store::{AuthorRow, WorkerRow};
 use std::collections::HashMap;
 use std::time::Duration;
 use tonic::{Request, Status};
 
-/// Who is calling: the admin, or a worker known by its own token.
+/// Who is calling: the admin, a worker known by its own token, or an author.
 #[derive(Debug, Clone)]
 pub(super) enum Caller {
     Admin,
     Worker(WorkerRow),
+    Author(AuthorRow),
 }
 
 /// How long a worker's token is trusted without reading the store again. A
@@ -18,23 +20,23 @@ pub(super) enum Caller {
 /// sharing the database, within this long.
 pub const TOKEN_CACHE: Duration = Duration::from_secs(2);
 
-/// Workers whose tokens were seen lately, by the token's hash.
+/// Workers and authors whose tokens were seen lately, by the token's hash.
 #[derive(Default)]
 pub(super) struct TokenCache {
-    pub(super) by_hash: HashMap<String, (WorkerRow, std::time::Instant)>,
+    pub(super) by_hash: HashMap<String, (Caller, std::time::Instant)>,
     /// When entries older than [`TOKEN_CACHE`] were last dropped.
     pub(super) swept: Option<std::time::Instant>,
 }
 
 impl TokenCache {
-    pub(super) fn get(&self, hash: &str) -> Option<&WorkerRow> {
+    pub(super) fn get(&self, hash: &str) -> Option<&Caller> {
         self.by_hash
             .get(hash)
             .filter(|(_, at)| at.elapsed() < TOKEN_CACHE)
             .map(|(w, _)| w)
     }
 
-    pub(super) fn insert(&mut self, hash: String, w: WorkerRow) {
+    pub(super) fn insert(&mut self, hash: String, w: Caller) {
         let now = std::time::Instant::now();
         if self.swept.is_none_or(|t| now.duration_since(t) >= TOKEN_CACHE) {
             self.by_hash
@@ -46,7 +48,10 @@ impl TokenCache {
 
     /// About how many workers asked within the last [`TOKEN_CACHE`] or two.
     pub(super) fn workers(&self) -> usize {
-        self.by_hash.len()
+        self.by_hash
+            .values()
+            .filter(|(c, _)| matches!(c, Caller::Worker(_)))
+            .count()
     }
 }
 /// The SHA-256 of a token, in hex: what the store keeps of a worker's token.
@@ -86,7 +91,8 @@ pub(super) fn constant_time_eq(a: &str, b: &str) -> bool {
 }
 
 impl LadderService {
-    /// Who sent `req`: the admin token, or a worker's token that is not revoked.
+    /// Who sent `req`: the admin token, or a worker's or an author's token that
+    /// is not revoked.
     pub(super) async fn caller<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
         let token = bearer(req)?;
         if constant_time_eq(token, &self.cfg.admin_token) {
@@ -98,19 +104,21 @@ impl LadderService {
         // a revocation on this server forgets them at once.
         let hash = token_hash(token);
         if let Ok(cache) = self.tokens.lock()
-            && let Some(w) = cache.get(&hash)
+            && let Some(caller) = cache.get(&hash)
         {
-            return Ok(Caller::Worker(w.clone()));
+            return Ok(caller.clone());
         }
-        match self.store.worker_by_token_hash(&hash).await.map_err(status_of)? {
-            Some(w) => {
-                if let Ok(mut cache) = self.tokens.lock() {
-                    cache.insert(hash, w.clone());
-                }
-                Ok(Caller::Worker(w))
-            }
-            None => Err(Status::unauthenticated("unknown or revoked token")),
+        let caller = match self.store.worker_by_token_hash(&hash).await.map_err(status_of)? {
+            Some(w) => Caller::Worker(w),
+            None => match self.store.author_by_token_hash(&hash).await.map_err(status_of)? {
+                Some(a) => Caller::Author(a),
+                None => return Err(Status::unauthenticated("unknown or revoked token")),
+            },
+        };
+        if let Ok(mut cache) = self.tokens.lock() {
+            cache.insert(hash, caller.clone());
         }
+        Ok(caller)
     }
 
     /// Forgets every known token: after a revocation.
@@ -123,22 +131,47 @@ impl LadderService {
     pub(super) async fn need_admin<T>(&self, req: &Request<T>) -> Result<(), Status> {
         match self.caller(req).await? {
             Caller::Admin => Ok(()),
-            Caller::Worker(_) => Err(Status::permission_denied("this call needs the admin token")),
+            Caller::Worker(_) | Caller::Author(_) => {
+                Err(Status::permission_denied("this call needs the admin token"))
+            }
         }
     }
 
     pub(super) async fn need_worker<T>(&self, req: &Request<T>) -> Result<WorkerRow, Status> {
         match self.caller(req).await? {
             Caller::Worker(w) => Ok(w),
-            Caller::Admin => Err(Status::permission_denied(
+            Caller::Admin | Caller::Author(_) => Err(Status::permission_denied(
                 "leases and reports need a worker's own token (ladder admin add-worker), so every group is someone's",
+            )),
+        }
+    }
+
+    /// The host's own readers: the admin and its workers, not authors (their
+    /// token opens their own calls only; the public pages show what is public).
+    pub(super) async fn need_host<T>(&self, req: &Request<T>) -> Result<(), Status> {
+        match self.caller(req).await? {
+            Caller::Admin | Caller::Worker(_) => Ok(()),
+            Caller::Author(_) => Err(Status::permission_denied(
+                "an author's token opens the author's own calls only (submit, my bots); \
+                 the ladder's public pages show the standings and games",
+            )),
+        }
+    }
+
+    pub(super) async fn need_author<T>(&self, req: &Request<T>) -> Result<AuthorRow, Status> {
+        match self.caller(req).await? {
+            Caller::Author(a) => Ok(a),
+            Caller::Admin | Caller::Worker(_) => Err(Status::permission_denied(
+                "this call is an author's, with their own token (ladder admin add-author): \
+                 every uploaded bot is someone's",
             )),
         }
     }
 }
 
 /// The gRPC service behind a token check that runs before a request's body is
-/// read: every call needs a known token (the admin's or a worker's), so a caller
+/// read: every call needs a known token (the admin's, a worker's or an
+/// author's), so a caller
 /// without one is answered `UNAUTHENTICATED` from the headers alone, and its body
 /// (up to the 16 MiB report limit) is never decoded. Each call still checks its
 /// own role (admin or worker); known tokens are cached, so that costs nothing.

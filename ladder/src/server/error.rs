@@ -19,6 +19,9 @@ pub enum ServiceError {
     /// A name already taken.
     #[error("{0}")]
     AlreadyExists(String),
+    /// The caller may not do this (another author's bot).
+    #[error("{0}")]
+    PermissionDenied(String),
     /// The request came too late or in the wrong state (a lease that ran out).
     #[error("{0}")]
     FailedPrecondition(String),
@@ -42,6 +45,7 @@ impl ServiceError {
             ServiceError::InvalidArgument(t) => ServiceError::InvalidArgument(prefix(t)),
             ServiceError::NotFound(t) => ServiceError::NotFound(prefix(t)),
             ServiceError::AlreadyExists(t) => ServiceError::AlreadyExists(prefix(t)),
+            ServiceError::PermissionDenied(t) => ServiceError::PermissionDenied(prefix(t)),
             ServiceError::FailedPrecondition(t) => ServiceError::FailedPrecondition(prefix(t)),
             ServiceError::Unavailable(t) => ServiceError::Unavailable(prefix(t)),
             ServiceError::Internal(t) => ServiceError::Internal(prefix(t)),
@@ -54,6 +58,7 @@ impl ServiceError {
             ServiceError::InvalidArgument(_) => Code::InvalidArgument,
             ServiceError::NotFound(_) => Code::NotFound,
             ServiceError::AlreadyExists(_) => Code::AlreadyExists,
+            ServiceError::PermissionDenied(_) => Code::PermissionDenied,
             ServiceError::FailedPrecondition(_) => Code::FailedPrecondition,
             ServiceError::Unavailable(_) => Code::Unavailable,
             ServiceError::Internal(_) => Code::Internal,

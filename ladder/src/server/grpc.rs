@@ -3,7 +3,7 @@
 
 use super::auth::{new_token, token_hash};
 use super::service::*;
-use crate::store::{BotId, BotRow, BotStatus, Completion, GameId, GroupId, NewCompetition};
+use crate::store::{AuthorId, BotId, BotRow, BotStatus, Completion, GameId, GroupId, NewCompetition};
 use proto::ladder::ladder_server::Ladder;
 use proto::ladder::*;
 use referee::TimeControl;
@@ -89,9 +89,82 @@ impl Ladder for LadderService {
         self.need_admin(&req).await?;
         let all = self.store.bots().await.map_err(status_of)?;
         let names: HashMap<BotId, &str> = all.iter().map(|b| (b.id, b.name.as_str())).collect();
+        let authors = self.store.author_names().await.map_err(status_of)?;
         Ok(Response::new(ListBotsReply {
-            bots: all.iter().map(|b| bot_info(b, &names)).collect(),
+            bots: all.iter().map(|b| bot_info(b, &names, &authors)).collect(),
         }))
+    }
+
+    async fn add_author(&self, req: Request<AddAuthorRequest>) -> Result<Response<AddAuthorReply>, Status> {
+        self.need_admin(&req).await?;
+        let r = req.into_inner();
+        let (author, token) = LadderService::add_author(self, &r.name, r.max_bots).await?;
+        Ok(Response::new(AddAuthorReply {
+            name: author.name,
+            token,
+            max_bots: u32::try_from(author.max_bots).unwrap_or(u32::MAX),
+        }))
+    }
+
+    async fn revoke_author(&self, req: Request<AuthorRequest>) -> Result<Response<AuthorInfo>, Status> {
+        self.need_admin(&req).await?;
+        let name = req.into_inner().name;
+        let author = self.store.revoke_author(&name).await.map_err(status_of)?;
+        self.forget_tokens();
+        tracing::info!(author = %name, "author revoked");
+        Ok(Response::new(AuthorInfo {
+            name: author.name,
+            revoked: author.revoked_ms.is_some(),
+            max_bots: u32::try_from(author.max_bots).unwrap_or(u32::MAX),
+        }))
+    }
+
+    async fn submit(
+        &self,
+        req: Request<tonic::Streaming<UploadChunk>>,
+    ) -> Result<Response<SubmitReply>, Status> {
+        let author = self.need_author(&req).await?;
+        use futures_util::StreamExt;
+        let chunks = req.into_inner().map(|c| c.map(|c| c.data));
+        let (bots, source_sha256) = LadderService::submit(self, &author, chunks).await?;
+        let mut infos = Vec::with_capacity(bots.len());
+        for b in &bots {
+            infos.push(self.bot_info(b).await?);
+        }
+        Ok(Response::new(SubmitReply {
+            bots: infos,
+            source_sha256,
+        }))
+    }
+
+    async fn my_bots(&self, req: Request<MyBotsRequest>) -> Result<Response<ListBotsReply>, Status> {
+        let author = self.need_author(&req).await?;
+        let mine = self.store.bots_of_author(author.id).await.map_err(status_of)?;
+        let names: HashMap<BotId, &str> = mine.iter().map(|b| (b.id, b.name.as_str())).collect();
+        let authors = HashMap::from([(author.id, author.name.clone())]);
+        Ok(Response::new(ListBotsReply {
+            bots: mine.iter().map(|b| bot_info(b, &names, &authors)).collect(),
+        }))
+    }
+
+    async fn set_my_bot_status(
+        &self,
+        req: Request<SetBotStatusRequest>,
+    ) -> Result<Response<BotInfo>, Status> {
+        let author = self.need_author(&req).await?;
+        let r = req.into_inner();
+        use proto::ladder::BotStatus as Wire;
+        let status = match Wire::try_from(r.status) {
+            Ok(Wire::Active) => BotStatus::Active,
+            Ok(Wire::Disabled) => BotStatus::Disabled,
+            _ => {
+                return Err(Status::invalid_argument(
+                    "an author sets their bot active (enable) or disabled (disable)",
+                ));
+            }
+        };
+        let bot = LadderService::set_my_bot_status(self, &author, &r.name, status).await?;
+        Ok(Response::new(self.bot_info(&bot).await?))
     }
 
     async fn set_bot_status(&self, req: Request<SetBotStatusRequest>) -> Result<Response<BotInfo>, Status> {
@@ -102,6 +175,12 @@ impl Ladder for LadderService {
             Ok(Wire::Active) => BotStatus::Active,
             Ok(Wire::Disabled) => BotStatus::Disabled,
             Ok(Wire::Removed) => BotStatus::Removed,
+            Ok(Wire::Building | Wire::BuildFailed | Wire::Rejected) => {
+                return Err(Status::invalid_argument(
+                    "only a worker's build and check set an uploaded bot building, build-failed or rejected: \
+                     set a bot active, disabled or removed",
+                ));
+            }
             Ok(Wire::Suspended | Wire::Superseded) => {
                 return Err(Status::invalid_argument(
                     "only the server suspends a bot, and only an update supersedes one: \
@@ -224,7 +303,7 @@ impl Ladder for LadderService {
         &self,
         req: Request<ListCompetitionsRequest>,
     ) -> Result<Response<ListCompetitionsReply>, Status> {
-        self.caller(&req).await?;
+        self.need_host(&req).await?;
         let mut competitions = Vec::new();
         for c in self.store.competitions().await.map_err(status_of)? {
             competitions.push(self.competition_info(&c).await?);
@@ -233,7 +312,7 @@ impl Ladder for LadderService {
     }
 
     async fn standings(&self, req: Request<StandingsRequest>) -> Result<Response<StandingsReply>, Status> {
-        self.caller(&req).await?;
+        self.need_host(&req).await?;
         let c = self.competition_named(&req.into_inner().competition).await?;
         let st = self
             .standings
@@ -272,7 +351,7 @@ impl Ladder for LadderService {
         &self,
         req: Request<GameRecordsRequest>,
     ) -> Result<Response<GameRecordsReply>, Status> {
-        self.caller(&req).await?;
+        self.need_host(&req).await?;
         let r = req.into_inner();
         let c = self.competition_named(&r.competition).await?;
         let limit = if r.limit == 0 { 1000 } else { r.limit.min(1000) };
@@ -386,6 +465,9 @@ impl From<BotStatus> for proto::ladder::BotStatus {
             BotStatus::Suspended => Self::Suspended,
             BotStatus::Superseded => Self::Superseded,
             BotStatus::Removed => Self::Removed,
+            BotStatus::Building => Self::Building,
+            BotStatus::BuildFailed => Self::BuildFailed,
+            BotStatus::Rejected => Self::Rejected,
         }
     }
 }
@@ -464,8 +546,12 @@ const MAX_ENV_VARS: usize = 64;
 /// Longest value of one of them.
 const MAX_ENV_VALUE_BYTES: usize = 4096;
 
-/// What the admin is told of a bot (its environment's values never).
-pub(super) fn bot_info(b: &BotRow, names: &HashMap<BotId, &str>) -> BotInfo {
+/// What the admin (or its author) is told of a bot (its environment's values never).
+pub(super) fn bot_info(
+    b: &BotRow,
+    names: &HashMap<BotId, &str>,
+    authors: &HashMap<AuthorId, String>,
+) -> BotInfo {
     BotInfo {
         id: b.id.0,
         name: b.name.clone(),
@@ -480,6 +566,11 @@ pub(super) fn bot_info(b: &BotRow, names: &HashMap<BotId, &str>) -> BotInfo {
             .and_then(|id| names.get(&id).map(|n| (*n).to_owned()))
             .unwrap_or_default(),
         start_failures: b.start_failures,
+        author: b
+            .author_id
+            .and_then(|id| authors.get(&id).cloned())
+            .unwrap_or_default(),
+        artifact_sha256: b.artifact_sha256.clone().unwrap_or_default(),
     }
 }
 

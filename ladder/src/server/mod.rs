@@ -6,6 +6,7 @@
 //! does not reproduce is refused and nothing of the group is stored.
 
 mod auth;
+mod authors;
 pub mod cache;
 pub mod conn;
 pub mod error;
@@ -15,6 +16,7 @@ mod service;
 pub mod tally;
 
 pub use auth::{TOKEN_CACHE, new_token, token_hash};
+pub use authors::{UPLOAD_QUEUE_WAIT, UPLOAD_TIME};
 pub use scheduler::{BACKLOG_EVERY, BACKLOG_MIN, Scheduler};
 pub use service::{BUSY_ASKS_PER_S, BUSY_RETRY_MAX, BUSY_RETRY_MIN, CALLS_PER_CONNECTION, LadderService};
 
@@ -81,6 +83,34 @@ pub struct ServiceConfig {
     pub grpc_connections: conn::ConnLimits,
     /// How the web port bounds its connections ([`conn::ConnLimits::WEB`]).
     pub web_connections: conn::ConnLimits,
+    /// What authors may upload.
+    pub uploads: UploadConfig,
+}
+
+/// What authors may upload, and how much of the server checking uploads takes.
+#[derive(Debug, Clone)]
+pub struct UploadConfig {
+    /// An archive's limits (64 MiB packed, 256 MiB unpacked, 10,000 entries).
+    pub limits: crate::submission::ArchiveLimits,
+    /// The runtimes the host's workers offer: a manifest naming another is
+    /// refused (default: every one the ladder knows).
+    pub runtimes: Vec<String>,
+    /// Bots (by name) an author may have unless given another cap.
+    pub max_bots: u32,
+    /// Uploads checked at once; more wait. Each holds its archive and its
+    /// unpacked files in memory while it is checked.
+    pub at_once: usize,
+}
+
+impl Default for UploadConfig {
+    fn default() -> UploadConfig {
+        UploadConfig {
+            limits: crate::submission::ArchiveLimits::default(),
+            runtimes: crate::submission::all_runtimes(),
+            max_bots: 3,
+            at_once: 2,
+        }
+    }
 }
 
 /// Default of [`ServiceConfig::held_per_worker`]: two full batches, so a worker

@@ -39,6 +39,8 @@ pub struct LadderService {
     /// Past this many worker calls at once, a lease is told to come back
     /// (`retry_after_ms`) rather than queued: see [`LadderService::lease_groups`].
     pub(super) calls_max: usize,
+    /// Uploads being received and checked now ([`super::UploadConfig::at_once`]).
+    pub(super) uploads: tokio::sync::Semaphore,
 }
 
 /// One worker call being served; counted down when dropped.
@@ -126,6 +128,7 @@ impl LadderService {
 
     /// A service over a store, with the standings cache it shares with the page.
     pub fn new(store: Store, cfg: ServiceConfig, standings: Arc<StandingsCache>) -> LadderService {
+        let uploads_at_once = cfg.uploads.at_once.max(1);
         LadderService {
             store: store.clone(),
             cfg: Arc::new(cfg),
@@ -143,6 +146,7 @@ impl LadderService {
             calls: Arc::default(),
             tokens: std::sync::Mutex::default(),
             calls_max: (CALLS_PER_CONNECTION * store.max_connections() as usize).min(4),
+            uploads: tokio::sync::Semaphore::new(uploads_at_once),
         }
     }
 
@@ -208,7 +212,8 @@ impl LadderService {
     pub(super) async fn bot_info(&self, b: &BotRow) -> Result<BotInfo, ServiceError> {
         let all = self.store.bots().await?;
         let names: HashMap<BotId, &str> = all.iter().map(|x| (x.id, x.name.as_str())).collect();
-        Ok(bot_info(b, &names))
+        let authors = self.store.author_names().await?;
+        Ok(bot_info(b, &names, &authors))
     }
 
     /// Enters an active bot in every open competition of its game.

@@ -3,8 +3,7 @@
 use super::*;
 
 impl Store {
-    pub(super) const BOT_COLUMNS: &str =
-        "id, name, game, spec, env, status, status_reason, start_failures, version, previous_id";
+    pub(super) const BOT_COLUMNS: &str = "id, name, game, spec, env, status, status_reason, start_failures, version, previous_id, status_by, author_id, artifact_sha256";
 
     /// Registers a bot, or returns the one of that name if it is the same.
     ///
@@ -71,14 +70,31 @@ impl Store {
             .collect::<std::result::Result<_, _>>()?)
     }
 
-    /// Sets a bot's status. Taking it out of play withdraws the groups it was
-    /// scheduled in that no worker holds yet; putting it back clears its run of
-    /// start failures. Returns the bot and how many groups were withdrawn.
+    /// Sets a bot's status, as the admin. Taking it out of play withdraws the
+    /// groups it was scheduled in that no worker holds yet; putting it back
+    /// clears its run of start failures. Returns the bot and how many groups
+    /// were withdrawn.
     ///
     /// # Errors
-    /// No such bot ([`StoreError::NotFound`]), a superseded or removed bot put back
+    /// No such bot ([`StoreError::NotFound`]), a superseded or removed bot put
+    /// back, or an uploaded one that has not passed its build and check
     /// ([`StoreError::Conflict`]), or the database.
     pub async fn set_bot_status(&self, name: &str, status: BotStatus, reason: &str) -> Result<(BotRow, u64)> {
+        self.set_bot_status_by(name, status, reason, StatusBy::Admin)
+            .await
+    }
+
+    /// [`Store::set_bot_status`], recording who set it.
+    ///
+    /// # Errors
+    /// As [`Store::set_bot_status`].
+    pub async fn set_bot_status_by(
+        &self,
+        name: &str,
+        status: BotStatus,
+        reason: &str,
+        by: StatusBy,
+    ) -> Result<(BotRow, u64)> {
         let bot = self
             .bot(name)
             .await?
@@ -94,14 +110,29 @@ impl Store {
                 }
             )));
         }
+        // An uploaded bot plays only the folder its build and check made: one
+        // without it (building, failed, rejected) has nothing a worker may run.
+        let unproven = bot.author_id.is_some()
+            && (bot.artifact_sha256.is_none()
+                || matches!(
+                    bot.status,
+                    BotStatus::Building | BotStatus::BuildFailed | BotStatus::Rejected
+                ));
+        if status == BotStatus::Active && unproven {
+            return Err(StoreError::Conflict(format!(
+                "bot {name:?} is {} ({}): it plays only once its build and check have passed",
+                bot.status, bot.status_reason
+            )));
+        }
         let mut tx = self.write_tx().await?;
         sqlx::query(
-            "UPDATE bots SET status = $2, status_reason = $3,
+            "UPDATE bots SET status = $2, status_reason = $3, status_by = $4,
              start_failures = CASE WHEN $2 = 'active' THEN 0 ELSE start_failures END WHERE id = $1",
         )
         .bind(bot.id)
         .bind(status)
         .bind(reason)
+        .bind(by)
         .execute(&mut *tx)
         .await?;
         let withdrawn = if status == BotStatus::Active {
@@ -144,7 +175,7 @@ impl Store {
     /// (its games and rating stay; its scheduled groups are withdrawn).
     ///
     /// # Errors
-    /// No such bot, a superseded or removed one, or the database.
+    /// No such bot, a superseded or removed one, an author's upload, or the database.
     pub async fn update_bot(&self, name: &str, spec: &str, env: &[(String, String)]) -> Result<BotRow> {
         let old = self
             .bot(name)
@@ -154,6 +185,11 @@ impl Store {
             return Err(StoreError::Conflict(format!(
                 "bot {name:?} is {} ({}): update its newest version",
                 old.status, old.status_reason
+            )));
+        }
+        if old.author_id.is_some() {
+            return Err(StoreError::Conflict(format!(
+                "bot {name:?} was uploaded by its author, who uploads its new versions (ladder submit)"
             )));
         }
         let base = name.split_once('@').map_or(name, |(b, _)| b);
@@ -269,7 +305,7 @@ impl Store {
                 .await?;
             if let Some(row) = row {
                 let bot = BotRow::from_row(&row)?;
-                sqlx::query("UPDATE bots SET status = 'suspended', status_reason = $2 WHERE id = $1")
+                sqlx::query("UPDATE bots SET status = 'suspended', status_reason = $2, status_by = 'server' WHERE id = $1")
                     .bind(bot_id)
                     .bind(reason(bot_id, bot.start_failures))
                     .execute(&mut **tx)

@@ -33,6 +33,8 @@ key! {
     GameId;
     /// A worker's key (`workers.id`).
     WorkerId;
+    /// An author's key (`authors.id`).
+    AuthorId;
 }
 
 #[cfg(test)]

@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, FromRow, Row};
 
+mod artifacts;
+mod authors;
 mod bots;
 mod competitions;
 mod games;
@@ -23,7 +25,8 @@ mod ids;
 mod sql;
 mod workers;
 
-pub use ids::{BotId, CompetitionId, GameId, GroupId, WorkerId};
+pub use authors::AuthorRow;
+pub use ids::{AuthorId, BotId, CompetitionId, GameId, GroupId, WorkerId};
 use sql::Sql;
 
 /// A store operation that failed.
@@ -106,6 +109,13 @@ pub struct BotRow {
     pub version: i64,
     /// The version this one replaced.
     pub previous_id: Option<BotId>,
+    /// Who set its status last.
+    pub status_by: StatusBy,
+    /// The author who uploaded it (none: registered by the host).
+    pub author_id: Option<AuthorId>,
+    /// What its games run: an uploaded bot's folder, built (`artifacts.sha256`).
+    /// Its `spec` is then the command, started in that folder.
+    pub artifact_sha256: Option<String>,
 }
 
 /// A competition: a game with options among a set of bots.
@@ -462,6 +472,14 @@ stored_as_text!(GroupStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BotStatus {
+    /// Uploaded, waiting for its build (if it has one) and its qualification.
+    Building,
+    /// Its build failed (its log says why); never scheduled. Upload a new version.
+    #[serde(rename = "build-failed")]
+    BuildFailed,
+    /// Built, but it failed its qualification (the report says why); never
+    /// scheduled. Upload a new version.
+    Rejected,
     /// Scheduled in its game's open competitions.
     Active,
     /// Taken out by the admin; `enable` puts it back.
@@ -476,11 +494,30 @@ pub enum BotStatus {
 }
 
 stored_as_text!(BotStatus {
+    Building = "building",
+    BuildFailed = "build-failed",
+    Rejected = "rejected",
     Active = "active",
     Disabled = "disabled",
     Suspended = "suspended",
     Superseded = "superseded",
     Removed = "removed",
+});
+
+/// Who set a bot's status last: an author may put back only what they or the
+/// server took out, never what the host did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusBy {
+    Admin,
+    Author,
+    Server,
+}
+
+stored_as_text!(StatusBy {
+    Admin = "admin",
+    Author = "author",
+    Server = "server",
 });
 
 /// What a batch of reported games did to a bot's run of games in a row in which

@@ -27,12 +27,13 @@ impl Store {
             .ok_or_else(|| StoreError::NotFound(format!("worker {name:?} vanished")))
     }
 
-    /// The SHA-256 of every worker's token, revoked ones too: what no page may show.
+    /// The SHA-256 of every worker's and author's token, revoked ones too: what no
+    /// page may show.
     ///
     /// # Errors
     /// The database.
     pub async fn token_hashes(&self) -> Result<std::collections::HashSet<String>> {
-        let rows = sqlx::query("SELECT token_hash FROM workers")
+        let rows = sqlx::query("SELECT token_hash FROM workers UNION ALL SELECT token_hash FROM authors")
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(|r| Ok(r.try_get(0)?)).collect()

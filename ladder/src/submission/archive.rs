@@ -518,6 +518,41 @@ fn normalize(raw: &[u8], shown: &str) -> Result<Option<String>, ArchiveError> {
     Ok(Some(rest.to_owned()))
 }
 
+/// Packs a bot's folder as its author has it: a tar in gzip of everything in
+/// it but `.git`, links kept as links (the ladder's check decides about them).
+///
+/// # Errors
+/// The folder cannot be read.
+pub fn pack_folder(dir: &Path) -> std::io::Result<Vec<u8>> {
+    fn walk(
+        out: &mut tar::Builder<flate2::write::GzEncoder<Vec<u8>>>,
+        dir: &Path,
+        prefix: &Path,
+    ) -> std::io::Result<()> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<std::io::Result<_>>()?;
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            let name = prefix.join(entry.file_name());
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                if entry.file_name() == ".git" {
+                    continue;
+                }
+                out.append_dir(&name, entry.path())?;
+                walk(out, &entry.path(), &name)?;
+            } else {
+                out.append_path_with_name(entry.path(), &name)?;
+            }
+        }
+        Ok(())
+    }
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    let mut out = tar::Builder::new(gz);
+    out.follow_symlinks(false);
+    walk(&mut out, dir, Path::new(""))?;
+    out.into_inner()?.finish()
+}
+
 /// A packed tree and its name: the SHA-256 of its bytes, in hex.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Artifact {

@@ -5,7 +5,7 @@
 pub mod archive;
 pub mod manifest;
 
-pub use archive::{ArchiveError, ArchiveLimits, Artifact, Node, Tree};
+pub use archive::{ArchiveError, ArchiveLimits, Artifact, Node, Tree, pack_folder};
 pub use manifest::{Manifest, ManifestError, RUNTIMES};
 
 /// The manifest's name in the bot's folder.

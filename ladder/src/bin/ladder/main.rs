@@ -3,7 +3,7 @@
 mod commands;
 
 use clap::{Parser, Subcommand};
-use commands::{admin, bench, ratings, serve, sprt, tournament, worker};
+use commands::{admin, author, bench, ratings, serve, sprt, tournament, worker};
 use std::process::ExitCode;
 
 /// Tournaments and a ladder service for astragal bots, with maximum-likelihood Elo.
@@ -15,9 +15,11 @@ use std::process::ExitCode;
 ///   ladder serve --db sqlite:ladder.db --listen 127.0.0.1:50060 --http 127.0.0.1:8080
 ///   ladder admin add-worker w1 > w1.token      (the admin token in $ASTRAGAL_ADMIN_TOKEN)
 ///   ladder worker --server http://127.0.0.1:50060 --token-file w1.token --concurrency 2
+///   ladder admin add-author alice > alice.token
+///   ladder submit --server http://127.0.0.1:50060 --token-file alice.token ./my-bot
 ///
 /// Tokens come from a file (--token-file, --admin-token-file) or the environment
-/// (ASTRAGAL_ADMIN_TOKEN, ASTRAGAL_WORKER_TOKEN), never from the command line,
+/// (ASTRAGAL_ADMIN_TOKEN, ASTRAGAL_WORKER_TOKEN, ASTRAGAL_AUTHOR_TOKEN), never from the command line,
 /// which every process on the machine can read.
 #[derive(Parser)]
 #[command(name = "ladder", version, verbatim_doc_comment)]
@@ -74,6 +76,15 @@ enum Command {
     Worker(worker::WorkerArgs),
     /// Talk to a ladder server as its admin: register bots, open and close competitions, read standings.
     Admin(admin::AdminArgs),
+    /// Upload your bot to a ladder, as its author: a folder holding astragal.toml
+    /// (its name, games, runtime, run and build commands), or an archive of one.
+    /// Each upload is a new version; a worker builds and checks it before it plays.
+    ///
+    ///   ladder submit --server https://ladder.example.org:50060 --token-file me.token ./my-bot
+    Submit(author::SubmitArgs),
+    /// Your bots on a ladder, as their author: list every version with its status,
+    /// disable one, enable it again.
+    Author(author::AuthorArgs),
 }
 
 fn main() -> ExitCode {
@@ -91,6 +102,8 @@ fn main() -> ExitCode {
         Command::Serve(a) => serve::run(a),
         Command::Worker(a) => worker::run(a),
         Command::Admin(a) => admin::run(a),
+        Command::Submit(a) => author::submit(a),
+        Command::Author(a) => author::run(a),
     };
     result.unwrap_or_else(|e| {
         // Whoever read the output stopped (`| head`): nothing more to say.

@@ -87,6 +87,23 @@ pub(crate) enum AdminAction {
         /// Unique name; every group it reports is recorded as its.
         name: String,
     },
+    /// Add an author, a stranger who uploads their own bots (`ladder submit`), and
+    /// print their token (once: the server keeps only its hash). Their token
+    /// opens their own calls and nothing else.
+    AddAuthor {
+        /// Unique name, shown beside their bots.
+        name: String,
+        /// How many bots (by name; versions do not count) they may have
+        /// (default: the server's --max-bots-per-author).
+        #[arg(long, value_parser = |s: &str| number_in(s, 1u32, 10_000))]
+        max_bots: Option<u32>,
+    },
+    /// Revoke an author's token: their calls stop; their bots stay as they are
+    /// (disable them to take them out of play).
+    RevokeAuthor {
+        /// Their name.
+        name: String,
+    },
     /// Revoke a worker's token (its results stay; see void-worker).
     RevokeWorker {
         /// Its name.
@@ -308,6 +325,34 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                 );
                 keep_stdout_private()?;
                 say(&w.token)?;
+            }
+            AdminAction::AddAuthor { name, max_bots } => {
+                let a = c
+                    .add_author(AddAuthorRequest {
+                        name,
+                        max_bots: max_bots.unwrap_or(0),
+                    })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                eprintln!(
+                    "author {} (up to {} bots): their token is below, shown once. Give it to them \
+                     privately; they upload with `ladder submit --token-file FILE FOLDER`.",
+                    a.name, a.max_bots
+                );
+                keep_stdout_private()?;
+                say(&a.token)?;
+            }
+            AdminAction::RevokeAuthor { name } => {
+                let a = c
+                    .revoke_author(AuthorRequest { name })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                say(&format!(
+                    "author {} revoked (their bots stay as they are)",
+                    a.name
+                ))?;
             }
             AdminAction::RevokeWorker { name } => {
                 let w = c

@@ -1,6 +1,7 @@
 //! The `ladder` commands, one file each, and what several of them share.
 
 pub mod admin;
+pub mod author;
 pub mod bench;
 pub mod ratings;
 pub mod serve;

@@ -47,6 +47,40 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = ladder::server::HELD_PER_WORKER,
           value_parser = |s: &str| referee::cli::number_in(s, 1u32, 1_000_000))]
     pub(crate) held_per_worker: u32,
+    /// Largest upload an author may send, packed, in MiB.
+    #[arg(long, default_value_t = 64, value_name = "MIB",
+          value_parser = |s: &str| number_in(s, 1u64, 4096))]
+    pub(crate) upload_max_mib: u64,
+    /// Largest an upload may unpack to, its files' contents added up, in MiB.
+    #[arg(long, default_value_t = 256, value_name = "MIB",
+          value_parser = |s: &str| number_in(s, 1u64, 65_536))]
+    pub(crate) upload_max_unpacked_mib: u64,
+    /// Most entries (files, folders, links) an upload may hold.
+    #[arg(long, default_value_t = 10_000, value_name = "N",
+          value_parser = |s: &str| number_in(s, 1u64, 10_000_000))]
+    pub(crate) upload_max_entries: u64,
+    /// The runtimes your workers offer, comma-separated: an upload whose
+    /// astragal.toml names another is refused. Known: native, python3, node,
+    /// java, cc, cargo (docs/hosting.md says what each gives).
+    #[arg(long, value_delimiter = ',', default_values_t = ladder::submission::all_runtimes(),
+          value_parser = known_runtime)]
+    pub(crate) runtimes: Vec<String>,
+    /// Bots (by name; their versions do not count) an author may have, unless
+    /// `ladder admin add-author --max-bots` gives them another cap.
+    #[arg(long, default_value_t = 3, value_parser = |s: &str| number_in(s, 1u32, 10_000))]
+    pub(crate) max_bots_per_author: u32,
+}
+
+fn known_runtime(name: &str) -> Result<String, String> {
+    let known = ladder::submission::all_runtimes();
+    if known.iter().any(|k| k == name) {
+        Ok(name.to_owned())
+    } else {
+        Err(format!(
+            "unknown runtime {name:?}; the ladder knows {}",
+            known.join(", ")
+        ))
+    }
 }
 
 pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -89,6 +123,16 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             held_per_worker: a.held_per_worker,
             grpc_connections: ladder::server::conn::ConnLimits::GRPC,
             web_connections: ladder::server::conn::ConnLimits::WEB,
+            uploads: ladder::server::UploadConfig {
+                limits: ladder::submission::ArchiveLimits {
+                    packed_bytes: a.upload_max_mib << 20,
+                    unpacked_bytes: a.upload_max_unpacked_mib << 20,
+                    entries: a.upload_max_entries,
+                },
+                runtimes: a.runtimes,
+                max_bots: a.max_bots_per_author,
+                ..ladder::server::UploadConfig::default()
+            },
         };
         ladder::server::run(grpc, http, store, cfg, shutdown_signal()).await?;
         anyhow::Ok(())

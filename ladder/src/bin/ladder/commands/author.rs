@@ -1,0 +1,185 @@
+//! `ladder submit` and `ladder author`: an author's own calls, with their token.
+use super::{read_pem, read_secret, runtime, said, say};
+use clap::{Args, Subcommand};
+use proto::ladder::BotStatus;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Where the author's server is and who they are.
+#[derive(Args)]
+pub(crate) struct AuthorConnection {
+    /// The ladder's gRPC URL, as its host gave it.
+    #[arg(long, default_value = "http://127.0.0.1:50060")]
+    pub(crate) server: String,
+    /// File holding your author token (else $ASTRAGAL_AUTHOR_TOKEN), as the host
+    /// gave it: `ladder admin add-author` makes one.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// The authority that signed an https:// server's certificate (PEM), if not a
+    /// public one.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ca_cert: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub(crate) struct SubmitArgs {
+    #[command(flatten)]
+    pub(crate) connection: AuthorConnection,
+    /// Your bot: its folder (astragal.toml at its top), or an archive of it
+    /// (.tar, .tar.gz, .tgz).
+    pub(crate) path: PathBuf,
+}
+
+#[derive(Args)]
+pub(crate) struct AuthorArgs {
+    #[command(flatten)]
+    pub(crate) connection: AuthorConnection,
+    #[command(subcommand)]
+    pub(crate) action: AuthorAction,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum AuthorAction {
+    /// Every version of your bots: status (building, build-failed, rejected,
+    /// active, superseded, disabled, suspended), why, and what it runs.
+    Bots,
+    /// Take one of your bots out of play (its games and rating stay).
+    Disable {
+        /// Its name, with its version (`NAME@2`) after the first.
+        name: String,
+    },
+    /// Put back a bot you disabled, or one the ladder suspended.
+    Enable {
+        /// Its name.
+        name: String,
+    },
+}
+
+/// How much of an upload goes in one message.
+const CHUNK: usize = 1 << 20;
+
+async fn connect(c: &AuthorConnection) -> anyhow::Result<ladder::worker::Client> {
+    let token = read_secret(c.token_file.as_deref(), "ASTRAGAL_AUTHOR_TOKEN", "author token")?;
+    let ca = read_pem(c.ca_cert.as_deref())?;
+    Ok(ladder::worker::connect(&c.server, &token, ca.as_deref()).await?)
+}
+
+/// The upload's bytes: a folder packed, or an archive as it is.
+fn upload_of(path: &Path) -> anyhow::Result<Vec<u8>> {
+    use anyhow::Context;
+    let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if meta.is_dir() {
+        if !path.join(ladder::submission::MANIFEST).is_file() {
+            anyhow::bail!(
+                "{} holds no {}: write one (docs/hosting.md, \"Your bot's manifest\")",
+                path.display(),
+                ladder::submission::MANIFEST
+            );
+        }
+        ladder::submission::pack_folder(path).with_context(|| format!("cannot pack {}", path.display()))
+    } else {
+        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+    }
+}
+
+pub(crate) fn submit(a: SubmitArgs) -> anyhow::Result<ExitCode> {
+    let bytes = upload_of(&a.path)?;
+    // The same check the server makes, with the default limits and every runtime:
+    // most mistakes are told here, before anything is sent.
+    ladder::submission::Submission::check(
+        &bytes,
+        &ladder::submission::ArchiveLimits::default(),
+        &ladder::submission::all_runtimes(),
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", a.path.display()))?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let mut c = connect(&a.connection).await?;
+        let size = bytes.len();
+        let chunks: Vec<proto::ladder::UploadChunk> = bytes
+            .chunks(CHUNK)
+            .map(|data| proto::ladder::UploadChunk { data: data.to_vec() })
+            .collect();
+        let reply = c
+            .submit(tokio_stream::iter(chunks))
+            .await
+            .map_err(said)?
+            .into_inner();
+        say(&format!(
+            "uploaded {} ({size} bytes); the ladder keeps it as sha256 {}",
+            a.path.display(),
+            reply.source_sha256
+        ))?;
+        for b in &reply.bots {
+            say(&describe(b))?;
+        }
+        say("a worker builds and checks each new version; `ladder author bots` shows how it went")?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn run(a: AuthorArgs) -> anyhow::Result<ExitCode> {
+    let rt = runtime()?;
+    rt.block_on(async {
+        let mut c = connect(&a.connection).await?;
+        let set = |name: String, status: BotStatus| proto::ladder::SetBotStatusRequest {
+            name,
+            status: status.into(),
+            reason: String::new(),
+        };
+        match a.action {
+            AuthorAction::Bots => {
+                let bots = c
+                    .my_bots(proto::ladder::MyBotsRequest {})
+                    .await
+                    .map_err(said)?
+                    .into_inner()
+                    .bots;
+                if bots.is_empty() {
+                    say("no bots yet: `ladder submit FOLDER` uploads one")?;
+                }
+                for b in &bots {
+                    say(&describe(b))?;
+                }
+            }
+            AuthorAction::Disable { name } => {
+                let b = c
+                    .set_my_bot_status(set(name, BotStatus::Disabled))
+                    .await
+                    .map_err(said)?;
+                say(&describe(&b.into_inner()))?;
+            }
+            AuthorAction::Enable { name } => {
+                let b = c
+                    .set_my_bot_status(set(name, BotStatus::Active))
+                    .await
+                    .map_err(said)?;
+                say(&describe(&b.into_inner()))?;
+            }
+        }
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One version, as its author reads it.
+fn describe(b: &proto::ladder::BotInfo) -> String {
+    let status = BotStatus::try_from(b.status)
+        .ok()
+        .map(|s| {
+            s.as_str_name()
+                .trim_start_matches("BOT_STATUS_")
+                .to_lowercase()
+                .replace('_', "-")
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let mut line = format!("{} ({}, v{}): {status}", b.name, b.game, b.version);
+    if !b.status_reason.is_empty() {
+        line.push_str(&format!(" — {}", b.status_reason));
+    }
+    if !b.artifact_sha256.is_empty() {
+        line.push_str(&format!(" · runs sha256 {}", &b.artifact_sha256));
+    }
+    line
+}
