@@ -84,7 +84,13 @@ impl Player {
                 (session.hello().clone(), Kind::Grpc(Box::new(session)))
             }
             BotSpec::Process { command } => {
-                let process = ChildProcess::spawn(command, &seat.env, &limits.sandbox, stderr_log)?;
+                let process = ChildProcess::spawn_in(
+                    command,
+                    &seat.env,
+                    &limits.sandbox,
+                    seat.home.as_ref(),
+                    stderr_log,
+                )?;
                 let mut session = TextSession::open(Box::new(process), limits)?;
                 check_options(session.hello(), options)?;
                 for (name, value) in options {

@@ -38,6 +38,9 @@ pub struct SeatSetup {
     /// announces no name is named by it. `None`: the spec is the caller's own, and
     /// shows.
     pub shown_as: Option<String>,
+    /// A program's own folder (an uploaded bot's): its command is resolved and
+    /// run there rather than in the referee's directory.
+    pub home: Option<crate::sandbox::Home>,
 }
 
 impl SeatSetup {
@@ -49,6 +52,7 @@ impl SeatSetup {
             env: Vec::new(),
             tc: None,
             shown_as: None,
+            home: None,
         }
     }
 

@@ -331,6 +331,17 @@ fn running_as_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 
+/// A bot's own folder (an uploaded bot's, unpacked by a worker): its command is
+/// resolved in it, and it runs in it. Read-only for a bot that plays; writable
+/// for a build, which makes what the bot will play.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Home {
+    /// The folder, absolute and reached through no link.
+    pub dir: PathBuf,
+    /// Whether the bot may write in it (a build).
+    pub writable: bool,
+}
+
 /// Prepares `command` (split as a shell would, without a shell) to run as a bot
 /// under `sandbox`, with `env` on top of the fixed environment.
 ///
@@ -338,25 +349,59 @@ fn running_as_root() -> bool {
 /// A message for a spawn fault: bad quoting, a program that is not there,
 /// isolation this machine cannot give, a scratch directory that cannot be made.
 pub fn prepare(command: &str, env: &[(String, String)], sandbox: &Sandbox) -> Result<Prepared, String> {
+    prepare_in(command, env, sandbox, None)
+}
+
+/// [`prepare`], for a bot with a folder of its own: the command is resolved in
+/// `home` and runs there (isolated, `home` is the one folder of the host's it
+/// sees besides the system's).
+///
+/// # Errors
+/// As [`prepare`], and a home that is not a folder or is reached through a link.
+pub fn prepare_in(
+    command: &str,
+    env: &[(String, String)],
+    sandbox: &Sandbox,
+    home: Option<&Home>,
+) -> Result<Prepared, String> {
     let words = shlex::split(command)
         .filter(|w| !w.is_empty())
         .ok_or("bad quoting")?;
-    let start_dir = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
-    let resolved = resolve(&words, &start_dir, sandbox.level == Level::Isolated)?;
+    let start_dir = match home {
+        Some(h) => {
+            let real =
+                std::fs::canonicalize(&h.dir).map_err(|e| format!("its folder cannot be read: {e}"))?;
+            if real != h.dir || !real.is_dir() {
+                return Err("its folder is not a folder reached through no link".into());
+            }
+            real
+        }
+        None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
+    };
+    let mut resolved = resolve(&words, &start_dir, sandbox.level == Level::Isolated)?;
     let cgroup = BotCgroup::create(sandbox.memory, sandbox.processes);
     let (mut cmd, scratch) = match sandbox.level {
         Level::None => {
             let scratch =
                 ScratchDir::create().map_err(|e| format!("cannot make a scratch directory: {e}"))?;
             let mut cmd = Command::new(&resolved.program);
-            cmd.args(&resolved.args).current_dir(scratch.path());
+            cmd.args(&resolved.args)
+                .current_dir(home.map_or(scratch.path(), |h| h.dir.as_path()));
             cmd.env_clear().envs(fixed_env(scratch.path()));
             (cmd, Some(scratch))
         }
         Level::Isolated => {
             let bwrap = bwrap_path().ok_or("bubblewrap (`bwrap`), which is not installed")?;
             let mut cmd = Command::new(bwrap);
-            cmd.args(bwrap_args(sandbox, &resolved.shown));
+            // The home is shown as a whole (read-only unless writable), not
+            // only the folders its command names: `python3 -m bot` names none.
+            resolved
+                .shown
+                .retain(|d| home.is_none_or(|h| !d.starts_with(&h.dir)));
+            if let Some(h) = home.filter(|h| !h.writable) {
+                resolved.shown.push(h.dir.clone());
+            }
+            cmd.args(bwrap_args(sandbox, &resolved.shown, home));
             if running_as_root() {
                 cmd.args(drop_to_nobody());
             }
@@ -395,7 +440,7 @@ fn fixed_env(scratch: &Path) -> Vec<(&'static str, OsString)> {
 /// bubblewrap's arguments: new namespaces for everything but the user (which it
 /// makes itself when not root), the system directories and the bot's own files
 /// read-only, a fresh `/proc` and `/dev`, a private size-limited `/tmp`.
-fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf]) -> Vec<OsString> {
+fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf], home: Option<&Home>) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::new();
     let mut push = |words: &[&str]| a.extend(words.iter().map(OsString::from));
     push(&[
@@ -426,6 +471,8 @@ fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf]) -> Vec<OsString> {
     push(&["--perms", "1777", "--size", &size, "--tmpfs", ISOLATED_SCRATCH]);
     let mut extra: Vec<&Path> = shown.iter().map(PathBuf::as_path).collect();
     extra.extend(sandbox.read_only.iter().map(PathBuf::as_path));
+    let writable = home.filter(|h| h.writable).map(|h| h.dir.as_path());
+    extra.extend(writable);
     extra.retain(|dir| !SYSTEM_DIRS.iter().any(|s| dir.starts_with(s)));
     // The directories leading to each bind are made by bubblewrap, private to root
     // unless told otherwise: `nobody` must be able to walk through them.
@@ -437,8 +484,13 @@ fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf]) -> Vec<OsString> {
         push(&["--perms", "0755", "--dir", &dir.to_string_lossy()]);
     }
     for dir in &extra {
+        let bind = if Some(*dir) == writable {
+            "--bind"
+        } else {
+            "--ro-bind"
+        };
         let dir = dir.to_string_lossy();
-        push(&["--ro-bind", &dir, &dir]);
+        push(&[bind, &dir, &dir]);
     }
     // What the host keeps from bots, where it lies in a directory shown to them.
     for hidden in sandbox
@@ -453,7 +505,8 @@ fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf]) -> Vec<OsString> {
             push(&["--ro-bind", "/dev/null", &path]);
         }
     }
-    push(&["--chdir", ISOLATED_SCRATCH, "--"]);
+    let chdir = home.map_or_else(|| ISOLATED_SCRATCH.into(), |h| h.dir.to_string_lossy());
+    push(&["--chdir", &chdir, "--"]);
     a
 }
 
@@ -490,7 +543,7 @@ pub(super) fn check_isolation(sandbox: &Sandbox) -> Result<(), SandboxError> {
         ));
     }
     let mut cmd = Command::new(&bwrap);
-    cmd.args(bwrap_args(sandbox, &[]));
+    cmd.args(bwrap_args(sandbox, &[], None));
     if running_as_root() {
         cmd.args(drop_to_nobody());
     }

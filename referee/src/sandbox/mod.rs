@@ -17,7 +17,7 @@ mod cgroup;
 mod command;
 
 pub use cgroup::{BotCgroup, CgroupSupport};
-pub use command::{BOT_PATH, Prepared, ScratchDir, prepare};
+pub use command::{BOT_PATH, Home, Prepared, ScratchDir, prepare, prepare_in};
 
 use crate::cli::number_in;
 use std::fmt;

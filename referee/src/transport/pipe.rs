@@ -95,7 +95,22 @@ impl ChildProcess {
         sandbox: &Sandbox,
         stderr_log: Option<PathBuf>,
     ) -> Result<ChildProcess, Fault> {
-        let mut prepared = sandbox::prepare(command, env, sandbox).map_err(|e| spawn_fault(command, e))?;
+        ChildProcess::spawn_in(command, env, sandbox, None, stderr_log)
+    }
+
+    /// [`ChildProcess::spawn`] in the bot's own folder ([`sandbox::Home`]).
+    ///
+    /// # Errors
+    /// As [`ChildProcess::spawn`].
+    pub fn spawn_in(
+        command: &str,
+        env: &[(String, String)],
+        sandbox: &Sandbox,
+        home: Option<&sandbox::Home>,
+        stderr_log: Option<PathBuf>,
+    ) -> Result<ChildProcess, Fault> {
+        let mut prepared =
+            sandbox::prepare_in(command, env, sandbox, home).map_err(|e| spawn_fault(command, e))?;
         prepared.install_child_setup();
         let mut child = prepared
             .command

@@ -1,0 +1,120 @@
+//! A bot with a folder of its own (an author's upload, unpacked by a worker): it
+//! runs in that folder, sees it read-only when it plays and writable when it is
+//! built, and sees no other author's folder beside it. Each is an attack by a
+//! shell script that tries and says what it got.
+
+use referee::sandbox::{Home, Level, Sandbox, prepare_in};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+fn isolation(test: &str) -> bool {
+    match Sandbox::at(Level::Isolated).check() {
+        Ok(()) => true,
+        Err(e) => astragal_tests::skipped(test, &e.to_string()),
+    }
+}
+
+/// Runs `sh probe.sh` in `home` and returns what it printed.
+fn probe(home: &Path, writable: bool, level: Level) -> String {
+    let home = Home {
+        dir: std::fs::canonicalize(home).unwrap(),
+        writable,
+    };
+    let mut prepared = prepare_in("sh probe.sh", &[], &Sandbox::at(level), Some(&home)).expect("prepared");
+    prepared.install_child_setup();
+    let out = prepared
+        .command
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("runs");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Two authors' folders side by side, as a worker's cache holds them.
+fn two_authors(root: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (mine, theirs) = (root.join("aaaa"), root.join("bbbb"));
+    for dir in [&mine, &theirs] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(theirs.join("secret.txt"), "their-secret-41").unwrap();
+    let script = format!(
+        "echo \"pwd=$(pwd)\"\n\
+         cat {theirs}/secret.txt 2>/dev/null && echo READ-THEIRS\n\
+         ls {root} 2>/dev/null | grep -q bbbb && echo LISTED-THEIRS\n\
+         (echo x > mine.txt) 2>/dev/null && echo WROTE-MINE\n\
+         echo done\n",
+        theirs = theirs.display(),
+        root = root.display(),
+    );
+    std::fs::write(mine.join("probe.sh"), script).unwrap();
+    (mine, theirs)
+}
+
+#[test]
+fn an_isolated_bot_runs_in_its_own_folder_read_only_and_sees_no_other_authors() {
+    if !isolation("sandbox_home") {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let (mine, _theirs) = two_authors(root.path());
+    let said = probe(&mine, false, Level::Isolated);
+    let real = std::fs::canonicalize(&mine).unwrap();
+    assert!(said.contains(&format!("pwd={}", real.display())), "{said}");
+    assert!(said.contains("done"), "{said}");
+    assert!(
+        !said.contains("READ-THEIRS"),
+        "it read another author's file: {said}"
+    );
+    assert!(
+        !said.contains("LISTED-THEIRS"),
+        "it saw another author's folder: {said}"
+    );
+    assert!(
+        !said.contains("WROTE-MINE"),
+        "it wrote in its own read-only folder: {said}"
+    );
+    assert!(!mine.join("mine.txt").exists());
+}
+
+#[test]
+fn a_build_writes_in_its_own_folder_and_still_sees_no_other_authors() {
+    if !isolation("sandbox_home_build") {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let (mine, _theirs) = two_authors(root.path());
+    // A build runs as `nobody` when the worker is root: the folder is theirs to write.
+    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let said = probe(&mine, true, Level::Isolated);
+    assert!(said.contains("WROTE-MINE") && said.contains("done"), "{said}");
+    assert_eq!(std::fs::read_to_string(mine.join("mine.txt")).unwrap(), "x\n");
+    assert!(
+        !said.contains("READ-THEIRS") && !said.contains("LISTED-THEIRS"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_home_reached_through_a_link_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let (mine, _) = two_authors(root.path());
+    let link = root.path().join("link");
+    std::os::unix::fs::symlink(&mine, &link).unwrap();
+    for level in [Level::None, Level::Isolated] {
+        let home = Home {
+            dir: link.clone(),
+            writable: false,
+        };
+        let err = prepare_in("sh probe.sh", &[], &Sandbox::at(level), Some(&home)).unwrap_err();
+        assert!(err.contains("no link"), "{err}");
+    }
+    // At level none, the folder is the working directory all the same.
+    let said = probe(&mine, false, Level::None);
+    let real = std::fs::canonicalize(&mine).unwrap();
+    assert!(said.contains(&format!("pwd={}", real.display())), "{said}");
+}
