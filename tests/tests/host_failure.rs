@@ -23,11 +23,13 @@ fn lease(spec: &str) -> LeaseReply {
                 bot: "process".into(),
                 spec: spec.into(),
                 env: vec![],
+                artifact_sha256: String::new(),
             },
             Entrant {
                 bot: "first".into(),
                 spec: "builtin:first".into(),
                 env: vec![],
+                artifact_sha256: String::new(),
             },
         ],
         time: "movetime=2000".parse().unwrap(),

@@ -2400,11 +2400,13 @@ async fn a_grpc_bot_that_correlates_the_games_of_a_group_learns_nothing() {
                     bot: "correlator".into(),
                     spec: url.clone(),
                     env: vec![],
+                    artifact_sha256: String::new(),
                 },
                 Entrant {
                     bot: "first".into(),
                     spec: "builtin:first".into(),
                     env: vec![],
+                    artifact_sha256: String::new(),
                 },
             ],
             time: "movetime=2000".parse().unwrap(),

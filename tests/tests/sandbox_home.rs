@@ -118,3 +118,69 @@ fn a_home_reached_through_a_link_is_refused() {
     let real = std::fs::canonicalize(&mine).unwrap();
     assert!(said.contains(&format!("pwd={}", real.display())), "{said}");
 }
+
+/// A build: run to its end in its writable folder, its output kept (the tail
+/// past the cap), killed at its time limit with everything it started.
+#[test]
+fn a_build_runs_to_its_end_and_no_longer_than_its_limit() {
+    use referee::sandbox::run_to_end;
+    use std::time::Duration;
+    let mut levels = vec![Level::None];
+    if isolation("sandbox_home_run_to_end") {
+        levels.push(Level::Isolated);
+    }
+    for level in levels {
+        let root = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(root.path()).unwrap().join("src");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let home = Home {
+            dir: dir.clone(),
+            writable: true,
+        };
+        let sandbox = Sandbox::at(level);
+        let run = |cmd: &str, secs: u64, cap: usize| {
+            run_to_end(cmd, &sandbox, &home, Duration::from_secs(secs), cap).unwrap()
+        };
+
+        let ok = run(
+            "sh -c 'echo compiling; echo built > out.txt; echo warning >&2'",
+            60,
+            1000,
+        );
+        assert!(ok.success && !ok.timed_out, "{level:?}: {ok:?}");
+        assert!(
+            ok.output.contains("compiling") && ok.output.contains("warning"),
+            "{ok:?}"
+        );
+        assert_eq!(std::fs::read_to_string(dir.join("out.txt")).unwrap(), "built\n");
+
+        let failed = run("sh -c 'echo error: no such crate; exit 3'", 60, 1000);
+        assert!(!failed.success && failed.ended.contains('3'), "{failed:?}");
+        assert!(failed.output.contains("no such crate"));
+
+        let loud = run(
+            "sh -c 'i=0; while [ $i -lt 3000 ]; do echo line-$i; i=$((i+1)); done'",
+            60,
+            1000,
+        );
+        assert!(
+            loud.success && loud.output.starts_with("[the first "),
+            "{}",
+            &loud.output[..80]
+        );
+        assert!(
+            loud.output.ends_with("line-2999\n") && loud.output.len() < 1100,
+            "{}",
+            loud.output.len()
+        );
+
+        // Past its limit, killed with what it left behind (a child holding the
+        // output open would otherwise keep the worker waiting for ever).
+        let slow = run("sh -c 'sleep 600 & sleep 600'", 1, 1000);
+        assert!(slow.timed_out && !slow.success, "{slow:?}");
+        assert!(slow.ended.contains("time limit"), "{slow:?}");
+        let left = run("sh -c 'sleep 600 & echo left'", 60, 1000);
+        assert!(left.success && left.output.contains("left"), "{left:?}");
+    }
+}

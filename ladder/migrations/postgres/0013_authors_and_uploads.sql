@@ -30,3 +30,9 @@ ALTER TABLE bots ADD COLUMN check_report TEXT NOT NULL DEFAULT '';
 -- only what they or the server took out, never what the host did.
 ALTER TABLE bots ADD COLUMN status_by TEXT NOT NULL DEFAULT 'admin';
 CREATE INDEX bots_author ON bots (author_id);
+-- The runtime it needs on a worker (from its manifest), and who holds its build
+-- and check now: a worker's lease, which runs out if the worker does not report.
+ALTER TABLE bots ADD COLUMN runtime TEXT;
+ALTER TABLE bots ADD COLUMN prep_lease TEXT;
+ALTER TABLE bots ADD COLUMN prep_expires_ms BIGINT;
+ALTER TABLE bots ADD COLUMN prepared_by BIGINT REFERENCES workers(id);

@@ -4,8 +4,9 @@
 use super::auth::{new_token, token_hash};
 use super::error::ServiceError;
 use super::service::{LadderService, valid_name};
-use crate::store::{AuthorRow, BotRow, BotStatus, StatusBy};
-use crate::submission::Submission;
+use crate::store::{AuthorRow, BotId, BotRow, BotStatus, PrepResult, StatusBy, WorkerRow};
+use crate::submission::{Submission, Tree};
+use proto::ladder::{LeasePrepReply, PrepOutcome, ReportPrepRequest};
 use std::time::Duration;
 
 /// How long an upload may wait for its turn to be checked.
@@ -46,38 +47,9 @@ impl LadderService {
     where
         S: futures_util::Stream<Item = Result<Vec<u8>, tonic::Status>> + Unpin,
     {
-        use futures_util::StreamExt;
         let limits = self.cfg.uploads.limits;
-        let _turn = tokio::time::timeout(UPLOAD_QUEUE_WAIT, self.uploads.acquire())
-            .await
-            .map_err(|_| {
-                ServiceError::Unavailable(
-                    "the server is checking other uploads: try again in a minute".into(),
-                )
-            })?
-            .map_err(|_| ServiceError::Unavailable("the server is shutting down".into()))?;
-        let receive = async {
-            let mut bytes = Vec::new();
-            while let Some(chunk) = chunks.next().await {
-                let chunk = chunk.map_err(|s| {
-                    ServiceError::InvalidArgument(format!("the upload broke off: {}", s.message()))
-                })?;
-                if (bytes.len() + chunk.len()) as u64 > limits.packed_bytes {
-                    return Err(ServiceError::InvalidArgument(format!(
-                        "the archive is more than {} bytes; this ladder takes at most {} bytes packed",
-                        limits.packed_bytes, limits.packed_bytes
-                    )));
-                }
-                bytes.extend_from_slice(&chunk);
-            }
-            Ok(bytes)
-        };
-        let bytes = tokio::time::timeout(UPLOAD_TIME, receive).await.map_err(|_| {
-            ServiceError::InvalidArgument(format!(
-                "the upload took longer than {} s to arrive",
-                UPLOAD_TIME.as_secs()
-            ))
-        })??;
+        let _turn = self.upload_turn().await?;
+        let bytes = receive(&mut chunks, limits.packed_bytes).await?;
         let runtimes = self.cfg.uploads.runtimes.clone();
         let submission = tokio::task::spawn_blocking(move || Submission::check(&bytes, &limits, &runtimes))
             .await
@@ -153,5 +125,184 @@ impl LadderService {
         }
         tracing::info!(bot = %bot.name, status = %bot.status, author = %author.name, "bot status set by its author");
         Ok(bot)
+    }
+}
+
+/// An upload's chunks, whole, refused past `limit` bytes or [`UPLOAD_TIME`].
+async fn receive<S>(chunks: &mut S, limit: u64) -> Result<Vec<u8>, ServiceError>
+where
+    S: futures_util::Stream<Item = Result<Vec<u8>, tonic::Status>> + Unpin,
+{
+    use futures_util::StreamExt;
+    let all = async {
+        let mut bytes = Vec::new();
+        while let Some(chunk) = chunks.next().await {
+            let chunk = chunk.map_err(|s| {
+                ServiceError::InvalidArgument(format!("the upload broke off: {}", s.message()))
+            })?;
+            if (bytes.len() + chunk.len()) as u64 > limit {
+                return Err(ServiceError::InvalidArgument(format!(
+                    "the archive is more than {limit} bytes; this ladder takes at most {limit} bytes packed"
+                )));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(bytes)
+    };
+    tokio::time::timeout(UPLOAD_TIME, all).await.map_err(|_| {
+        ServiceError::InvalidArgument(format!(
+            "the upload took longer than {} s to arrive",
+            UPLOAD_TIME.as_secs()
+        ))
+    })?
+}
+
+/// The longest build log or check report kept, in bytes (the tail of a log).
+pub const PREP_TEXT_KEPT: usize = 64 * 1024;
+
+/// How long a worker holds a version's check beyond its build.
+const CHECK_TIME: Duration = Duration::from_secs(300);
+
+impl LadderService {
+    /// Leases a version to build and check to `worker`, of one of `runtimes`.
+    pub(super) async fn lease_prep(
+        &self,
+        worker: &WorkerRow,
+        runtimes: &[String],
+    ) -> Result<LeasePrepReply, ServiceError> {
+        let runtimes: Vec<String> = runtimes
+            .iter()
+            .filter(|r| self.cfg.uploads.runtimes.contains(r))
+            .take(64)
+            .cloned()
+            .collect();
+        let lease = new_token()?;
+        let period = Duration::from_secs(u64::from(self.cfg.uploads.build_seconds)) + CHECK_TIME;
+        let Some(job) = self
+            .store
+            .lease_prep(worker.id, &runtimes, &lease, period.as_millis() as i64)
+            .await?
+        else {
+            return Ok(LeasePrepReply::default());
+        };
+        tracing::info!(bot = %job.name, worker = %worker.name, "build and check leased");
+        Ok(LeasePrepReply {
+            has_work: true,
+            bot_id: job.id.0,
+            bot: job.name,
+            game: job.game,
+            runtime: job.runtime,
+            run: job.spec,
+            build: job.manifest.build.unwrap_or_default(),
+            source_sha256: job.source_sha256,
+            lease,
+            expires_in_ms: period.as_millis() as u64,
+            build_seconds: self.cfg.uploads.build_seconds,
+            check_games: self.cfg.uploads.check_games,
+        })
+    }
+
+    /// Records how a build and check went; a version that passed enters its
+    /// game's open competitions, and the versions it replaces leave them.
+    pub(super) async fn report_prep(
+        &self,
+        worker: &WorkerRow,
+        r: ReportPrepRequest,
+    ) -> Result<BotRow, ServiceError> {
+        let kept = |text: &str| {
+            let cut = text.len().saturating_sub(PREP_TEXT_KEPT);
+            let cut = (cut..=text.len())
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(text.len());
+            if cut > 0 {
+                format!("[the first {cut} bytes are cut]\n{}", &text[cut..])
+            } else {
+                text.to_owned()
+            }
+        };
+        let artifact = |sha: &str| -> Result<String, ServiceError> {
+            if sha.len() == 64
+                && sha
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+            {
+                Ok(sha.to_owned())
+            } else {
+                Err(ServiceError::InvalidArgument(format!(
+                    "{sha:?} is not a SHA-256 in lowercase hex"
+                )))
+            }
+        };
+        let result = match PrepOutcome::try_from(r.outcome) {
+            Ok(PrepOutcome::Passed) => PrepResult::Passed {
+                artifact: artifact(&r.artifact_sha256)?,
+                build_log: kept(&r.build_log),
+                report: kept(&r.check_report),
+            },
+            Ok(PrepOutcome::BuildFailed) => PrepResult::BuildFailed {
+                build_log: kept(&r.build_log),
+            },
+            Ok(PrepOutcome::Rejected) => PrepResult::Rejected {
+                artifact: (!r.artifact_sha256.is_empty())
+                    .then(|| artifact(&r.artifact_sha256))
+                    .transpose()?,
+                build_log: kept(&r.build_log),
+                report: kept(&r.check_report),
+            },
+            _ => {
+                return Err(ServiceError::InvalidArgument(
+                    "say how it went: passed, build-failed or rejected".into(),
+                ));
+            }
+        };
+        let done = self
+            .store
+            .finish_prep(worker.id, BotId(r.bot_id), &r.lease, &result)
+            .await
+            .map_err(|e| match ServiceError::from(e) {
+                ServiceError::AlreadyExists(m) => ServiceError::InvalidArgument(m),
+                other => other,
+            })?;
+        let Some((bot, superseded)) = done else {
+            return Err(ServiceError::FailedPrecondition(
+                "this build's lease ran out or the version was replaced: another worker builds it".into(),
+            ));
+        };
+        self.enter_open_competitions(&bot).await?;
+        if !superseded.is_empty() {
+            self.scheduler.forget().await;
+        }
+        tracing::info!(bot = %bot.name, status = %bot.status, worker = %worker.name, "build and check reported");
+        Ok(bot)
+    }
+
+    /// A turn to receive and check an upload: at most
+    /// [`super::UploadConfig::at_once`] at a time, each holding its bytes.
+    async fn upload_turn(&self) -> Result<tokio::sync::SemaphorePermit<'_>, ServiceError> {
+        tokio::time::timeout(UPLOAD_QUEUE_WAIT, self.uploads.acquire())
+            .await
+            .map_err(|_| {
+                ServiceError::Unavailable(
+                    "the server is checking other uploads: try again in a minute".into(),
+                )
+            })?
+            .map_err(|_| ServiceError::Unavailable("the server is shutting down".into()))
+    }
+
+    /// Takes a built folder from a worker: checked as an upload is (its limits,
+    /// its paths and links), kept in its canonical form; its hash.
+    pub(super) async fn upload_artifact<S>(&self, mut chunks: S) -> Result<(String, u64), ServiceError>
+    where
+        S: futures_util::Stream<Item = Result<Vec<u8>, tonic::Status>> + Unpin,
+    {
+        let limits = self.cfg.uploads.limits;
+        let _turn = self.upload_turn().await?;
+        let bytes = receive(&mut chunks, limits.packed_bytes).await?;
+        let artifact = tokio::task::spawn_blocking(move || Tree::read(&bytes, &limits).map(|t| t.pack()))
+            .await
+            .map_err(|e| ServiceError::Internal(format!("checking a built folder: {e}")))?
+            .map_err(|e| ServiceError::InvalidArgument(format!("the built folder: {e}")))?;
+        self.store.store_artifact(&artifact).await?;
+        Ok((artifact.sha256, artifact.bytes.len() as u64))
     }
 }

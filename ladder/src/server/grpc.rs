@@ -137,6 +137,55 @@ impl Ladder for LadderService {
         }))
     }
 
+    async fn lease_prep(&self, req: Request<LeasePrepRequest>) -> Result<Response<LeasePrepReply>, Status> {
+        let worker = self.need_worker(&req).await?;
+        let reply = LadderService::lease_prep(self, &worker, &req.into_inner().runtimes).await?;
+        Ok(Response::new(reply))
+    }
+
+    async fn report_prep(
+        &self,
+        req: Request<ReportPrepRequest>,
+    ) -> Result<Response<ReportPrepReply>, Status> {
+        let worker = self.need_worker(&req).await?;
+        let bot = LadderService::report_prep(self, &worker, req.into_inner()).await?;
+        Ok(Response::new(ReportPrepReply {
+            status: proto::ladder::BotStatus::from(bot.status).into(),
+        }))
+    }
+
+    async fn upload_artifact(
+        &self,
+        req: Request<tonic::Streaming<UploadChunk>>,
+    ) -> Result<Response<ArtifactInfo>, Status> {
+        self.need_worker(&req).await?;
+        use futures_util::StreamExt;
+        let chunks = req.into_inner().map(|c| c.map(|c| c.data));
+        let (sha256, size) = LadderService::upload_artifact(self, chunks).await?;
+        Ok(Response::new(ArtifactInfo { sha256, size }))
+    }
+
+    type FetchArtifactStream = tokio_stream::Iter<std::vec::IntoIter<Result<UploadChunk, Status>>>;
+
+    async fn fetch_artifact(
+        &self,
+        req: Request<FetchArtifactRequest>,
+    ) -> Result<Response<Self::FetchArtifactStream>, Status> {
+        self.need_worker(&req).await?;
+        let sha = req.into_inner().sha256;
+        let bytes = self
+            .store
+            .artifact(&sha)
+            .await
+            .map_err(status_of)?
+            .ok_or_else(|| Status::not_found(format!("no artifact {sha:?}")))?;
+        let chunks: Vec<Result<UploadChunk, Status>> = bytes
+            .chunks(ARTIFACT_CHUNK)
+            .map(|c| Ok(UploadChunk { data: c.to_vec() }))
+            .collect();
+        Ok(Response::new(tokio_stream::iter(chunks)))
+    }
+
     async fn my_bots(&self, req: Request<MyBotsRequest>) -> Result<Response<ListBotsReply>, Status> {
         let author = self.need_author(&req).await?;
         let mine = self.store.bots_of_author(author.id).await.map_err(status_of)?;
@@ -538,6 +587,9 @@ pub(super) fn checked_spec(text: &str, vars: &[EnvVar]) -> Result<(String, Vec<(
     }
     Ok((spec.to_string(), env))
 }
+
+/// How much of an artifact goes in one message of `FetchArtifact`.
+pub const ARTIFACT_CHUNK: usize = 1 << 20;
 
 /// Longest bot spec the admin may register.
 const MAX_SPEC_BYTES: usize = 4096;

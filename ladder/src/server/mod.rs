@@ -100,6 +100,10 @@ pub struct UploadConfig {
     /// Uploads checked at once; more wait. Each holds its archive and its
     /// unpacked files in memory while it is checked.
     pub at_once: usize,
+    /// How long a version's build may take on a worker.
+    pub build_seconds: u32,
+    /// Games of a version's check (check-bot) against random, at least one per seat.
+    pub check_games: u32,
 }
 
 impl Default for UploadConfig {
@@ -109,6 +113,8 @@ impl Default for UploadConfig {
             runtimes: crate::submission::all_runtimes(),
             max_bots: 3,
             at_once: 2,
+            build_seconds: 600,
+            check_games: 4,
         }
     }
 }

@@ -345,6 +345,7 @@ impl LadderService {
                         Entrant {
                             bot: bot.map(|b| b.name.clone()).unwrap_or_default(),
                             spec: bot.map(|b| b.spec.clone()).unwrap_or_default(),
+                            artifact_sha256: bot.and_then(|b| b.artifact_sha256.clone()).unwrap_or_default(),
                             env: bot
                                 .map(|b| {
                                     b.env

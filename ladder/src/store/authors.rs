@@ -183,8 +183,8 @@ impl Store {
             };
             sqlx::query(
                 "INSERT INTO bots (name, game, spec, env, created_ms, version, previous_id, status, status_reason,
-                                   status_by, author_id, manifest, source_sha256)
-                 VALUES ($1, $2, $3, '[]', $4, $5, $6, 'building', $7, 'server', $8, $9, $10)",
+                                   status_by, author_id, manifest, source_sha256, runtime)
+                 VALUES ($1, $2, $3, '[]', $4, $5, $6, 'building', $7, 'server', $8, $9, $10, $11)",
             )
             .bind(&name)
             .bind(game)
@@ -200,6 +200,7 @@ impl Store {
             .bind(author.id)
             .bind(&manifest_json)
             .bind(&submission.artifact.sha256)
+            .bind(&m.runtime)
             .execute(&mut *tx)
             .await?;
             names.push(name);
@@ -227,4 +228,229 @@ fn like_escaped(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// An uploaded version waiting for its build and check, as a worker leases it.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct PrepJob {
+    pub id: BotId,
+    pub name: String,
+    pub game: String,
+    /// The command that plays.
+    pub spec: String,
+    pub runtime: String,
+    /// The manifest it came with (its `build`).
+    #[sqlx(try_from = "JsonText<crate::submission::Manifest>")]
+    pub manifest: crate::submission::Manifest,
+    pub source_sha256: String,
+}
+
+/// How a worker's build and check of a version went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PrepResult {
+    /// Built (or nothing to build) and checked: it plays `artifact`.
+    Passed {
+        artifact: String,
+        build_log: String,
+        report: String,
+    },
+    /// The build failed, or its folder was refused.
+    BuildFailed { build_log: String },
+    /// Built, but its check failed.
+    Rejected {
+        artifact: Option<String>,
+        build_log: String,
+        report: String,
+    },
+}
+
+impl Store {
+    /// Leases the oldest version waiting for its build and check whose runtime
+    /// is among `runtimes`, and whose lease (if any) ran out, to `worker` for
+    /// `period_ms` under `lease`. Two servers may ask at once: the update that
+    /// takes it says which one did.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn lease_prep(
+        &self,
+        worker: WorkerId,
+        runtimes: &[String],
+        lease: &str,
+        period_ms: i64,
+    ) -> Result<Option<PrepJob>> {
+        if runtimes.is_empty() {
+            return Ok(None);
+        }
+        for _ in 0..4 {
+            let now = now_ms();
+            let mut sql = Sql::new(
+                "SELECT id FROM bots WHERE status = 'building' AND (prep_expires_ms IS NULL OR prep_expires_ms < ",
+            );
+            sql.bind(now).push(") AND runtime IN ");
+            sql.list(runtimes.iter().cloned()).push(" ORDER BY id LIMIT 1");
+            let Some(row) = sql.query()?.fetch_optional(&self.pool).await? else {
+                return Ok(None);
+            };
+            let id: BotId = row.try_get(0)?;
+            let taken = sqlx::query(
+                "UPDATE bots SET prep_lease = $2, prep_expires_ms = $3, prepared_by = $4
+                 WHERE id = $1 AND status = 'building' AND (prep_expires_ms IS NULL OR prep_expires_ms < $5)",
+            )
+            .bind(id)
+            .bind(lease)
+            .bind(now + period_ms)
+            .bind(worker)
+            .bind(now)
+            .execute(&self.pool)
+            .await?;
+            if taken.rows_affected() == 1 {
+                return Ok(sqlx::query_as(
+                    "SELECT id, name, game, spec, runtime, manifest, source_sha256 FROM bots WHERE id = $1",
+                )
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Records how a leased build and check went, if `worker` still holds its
+    /// lease (`None` if not: it ran out, or the version was superseded). A
+    /// version that passed plays from now on, and the older versions of its bot
+    /// are superseded (their games and ratings stay; their groups not yet
+    /// leased are withdrawn).
+    ///
+    /// # Errors
+    /// [`StoreError::Conflict`]: the artifact named is not stored, or a version
+    /// without a build named another than its upload; or the database.
+    pub async fn finish_prep(
+        &self,
+        worker: WorkerId,
+        bot: BotId,
+        lease: &str,
+        result: &PrepResult,
+    ) -> Result<Option<(BotRow, Vec<BotRow>)>> {
+        let mut tx = self.write_tx().await?;
+        let sql = format!(
+            "SELECT {} FROM bots WHERE id = $1 AND status = 'building' AND prep_lease = $2 AND prepared_by = $3
+             AND prep_expires_ms >= $4",
+            Self::BOT_COLUMNS
+        );
+        let held: Option<BotRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(bot)
+            .bind(lease)
+            .bind(worker)
+            .bind(now_ms())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(held) = held else {
+            return Ok(None);
+        };
+        let (source, build): (String, Option<String>) = {
+            let row = sqlx::query("SELECT source_sha256, manifest FROM bots WHERE id = $1")
+                .bind(bot)
+                .fetch_one(&mut *tx)
+                .await?;
+            let manifest: JsonText<crate::submission::Manifest> = row.try_get(1)?;
+            (row.try_get(0)?, manifest.0.build)
+        };
+        let artifact = match result {
+            PrepResult::Passed { artifact, .. } => Some(artifact),
+            PrepResult::Rejected { artifact, .. } => artifact.as_ref(),
+            PrepResult::BuildFailed { .. } => None,
+        };
+        if let Some(artifact) = artifact {
+            if build.is_none() && *artifact != source {
+                return Err(StoreError::Conflict(format!(
+                    "{} has no build: it plays its upload ({source}), not {artifact}",
+                    held.name
+                )));
+            }
+            let stored: i64 = sqlx::query("SELECT COUNT(*) FROM artifacts WHERE sha256 = $1")
+                .bind(artifact)
+                .fetch_one(&mut *tx)
+                .await?
+                .try_get(0)?;
+            if stored == 0 {
+                return Err(StoreError::Conflict(format!(
+                    "no artifact {artifact} is stored: upload the built folder first (UploadArtifact)"
+                )));
+            }
+        }
+        let (status, reason, build_log, report) = match result {
+            PrepResult::Passed {
+                build_log, report, ..
+            } => (BotStatus::Active, "", build_log, report.as_str()),
+            PrepResult::BuildFailed { build_log } => (
+                BotStatus::BuildFailed,
+                "its build failed: its log says why",
+                build_log,
+                "",
+            ),
+            PrepResult::Rejected {
+                build_log, report, ..
+            } => (
+                BotStatus::Rejected,
+                "it failed its check: the report says why",
+                build_log,
+                report.as_str(),
+            ),
+        };
+        sqlx::query(
+            "UPDATE bots SET status = $2, status_reason = $3, status_by = 'server', artifact_sha256 = $4,
+             build_log = $5, check_report = $6, prep_lease = NULL, prep_expires_ms = NULL WHERE id = $1",
+        )
+        .bind(bot)
+        .bind(status)
+        .bind(reason)
+        .bind(artifact)
+        .bind(build_log)
+        .bind(report)
+        .execute(&mut *tx)
+        .await?;
+        let mut superseded = Vec::new();
+        if status == BotStatus::Active {
+            let base = held.name.split_once('@').map_or(held.name.as_str(), |(b, _)| b);
+            let sql = format!(
+                "SELECT {} FROM bots WHERE author_id = $1 AND id < $2 AND (name = $3 OR name LIKE $4 ESCAPE '\\')
+                 AND status IN ('active', 'disabled', 'suspended', 'building')",
+                Self::BOT_COLUMNS
+            );
+            let older: Vec<BotRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind(held.author_id)
+                .bind(bot)
+                .bind(base)
+                .bind(format!("{}@%", like_escaped(base)))
+                .fetch_all(&mut *tx)
+                .await?;
+            for old in older {
+                sqlx::query("UPDATE bots SET status = 'superseded', status_reason = $2, status_by = 'server' WHERE id = $1")
+                    .bind(old.id)
+                    .bind(format!("replaced by {}", held.name))
+                    .execute(&mut *tx)
+                    .await?;
+                Self::withdraw_groups_of(&mut tx, old.id).await?;
+                superseded.push(old);
+            }
+        }
+        tx.commit().await?;
+        let bot = self
+            .bot(&held.name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("bot {:?} vanished", held.name)))?;
+        Ok(Some((bot, superseded)))
+    }
+
+    /// Stores an artifact a worker built (checked as an upload is, by the caller).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn store_artifact(&self, artifact: &crate::submission::Artifact) -> Result<()> {
+        let mut tx = self.write_tx().await?;
+        Self::put_artifact(&mut tx, artifact).await?;
+        tx.commit().await?;
+        Ok(())
+    }
 }

@@ -25,7 +25,7 @@ mod ids;
 mod sql;
 mod workers;
 
-pub use authors::AuthorRow;
+pub use authors::{AuthorRow, PrepJob, PrepResult};
 pub use ids::{AuthorId, BotId, CompetitionId, GameId, GroupId, WorkerId};
 use sql::Sql;
 
@@ -343,6 +343,12 @@ impl<'r, T: serde::de::DeserializeOwned> sqlx::Decode<'r, sqlx::Any> for JsonTex
 
 impl From<JsonText<Vec<String>>> for Vec<String> {
     fn from(json: JsonText<Vec<String>>) -> Self {
+        json.0
+    }
+}
+
+impl From<JsonText<crate::submission::Manifest>> for crate::submission::Manifest {
+    fn from(json: JsonText<crate::submission::Manifest>) -> Self {
         json.0
     }
 }

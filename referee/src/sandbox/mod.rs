@@ -13,9 +13,11 @@
 //! all read-only, a size-limited private `/tmp`, no new privileges, and, when the
 //! referee runs as root, an unprivileged user (`nobody`).
 
+mod build;
 mod cgroup;
 mod command;
 
+pub use build::{Finished, run_to_end};
 pub use cgroup::{BotCgroup, CgroupSupport};
 pub use command::{BOT_PATH, Home, Prepared, ScratchDir, prepare, prepare_in};
 

@@ -1,0 +1,114 @@
+//! A command run to its end in a bot's folder, contained like a bot: an
+//! uploaded bot's build. Its output (stdout and stderr together) is kept up to
+//! a cap, its tail when longer; past its time it is killed, its whole tree.
+
+use super::{Home, Sandbox, prepare_in};
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// How a command run to its end went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    /// It exited with status 0 in time.
+    pub success: bool,
+    /// It was killed at its time limit.
+    pub timed_out: bool,
+    /// How it ended, in words (`exit status 2`, `killed after 600 s`).
+    pub ended: String,
+    /// What it wrote, the tail when longer than the cap (said at the top).
+    pub output: String,
+}
+
+/// How often a running command is looked at.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Runs `command` in `home` under `sandbox` until it exits or `limit` passes,
+/// keeping at most `cap` bytes of its output.
+///
+/// # Errors
+/// It cannot be started (its program is missing, the sandbox cannot be had).
+pub fn run_to_end(
+    command: &str,
+    sandbox: &Sandbox,
+    home: &Home,
+    limit: Duration,
+    cap: usize,
+) -> Result<Finished, String> {
+    let mut prepared = prepare_in(command, &[], sandbox, Some(home))?;
+    prepared.install_child_setup();
+    let (mut reader, writer) = std::io::pipe().map_err(|e| format!("no pipe: {e}"))?;
+    let mut child = {
+        let mut cmd = prepared.command;
+        cmd.stdin(Stdio::null())
+            .stdout(writer.try_clone().map_err(|e| format!("no pipe: {e}"))?)
+            .stderr(writer)
+            .process_group(0);
+        // The command (and its copies of the pipe's writing end) goes when this
+        // block ends: the reader sees the end once the tree has exited.
+        cmd.spawn()
+            .map_err(|e| format!("cannot start {command:?}: {e}"))?
+    };
+    let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let read = std::thread::spawn(move || {
+        let mut kept: Vec<u8> = Vec::new();
+        let mut dropped = 0usize;
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            kept.extend_from_slice(&buf[..n]);
+            if kept.len() > 2 * cap.max(1) {
+                let cut = kept.len() - cap;
+                dropped += cut;
+                kept.drain(..cut);
+            }
+        }
+        if kept.len() > cap {
+            dropped += kept.len() - cap;
+            kept.drain(..kept.len() - cap);
+        }
+        (kept, dropped)
+    });
+    let started = Instant::now();
+    let kill_tree = || {
+        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+        if let Some(cg) = &prepared.cgroup {
+            cg.kill_all(Duration::from_secs(2));
+        }
+    };
+    let (status, timed_out) = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break (Some(status), false),
+            Ok(None) if started.elapsed() >= limit => {
+                kill_tree();
+                break (child.wait().ok(), true);
+            }
+            Ok(None) => std::thread::sleep(POLL),
+            Err(e) => return Err(format!("cannot wait for {command:?}: {e}")),
+        }
+    };
+    // What it left running dies with it, so the output ends.
+    kill_tree();
+    let (kept, dropped) = read.join().unwrap_or_default();
+    let mut output = String::new();
+    if dropped > 0 {
+        output.push_str(&format!("[the first {dropped} bytes of output are cut]\n"));
+    }
+    output.push_str(&String::from_utf8_lossy(&kept));
+    let success = !timed_out && status.is_some_and(|s| s.success());
+    let ended = if timed_out {
+        format!("killed after {} s, its time limit", limit.as_secs())
+    } else {
+        status.map_or_else(|| "its end was not seen".to_owned(), |s| s.to_string())
+    };
+    drop(prepared.scratch);
+    Ok(Finished {
+        success,
+        timed_out,
+        ended,
+        output,
+    })
+}
