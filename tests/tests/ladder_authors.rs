@@ -497,3 +497,77 @@ async fn a_refused_upload_says_why_and_keeps_nothing() {
         server.stop().await;
     }
 }
+
+/// A worker's cache of uploaded bots: a hit costs no transfer, and an artifact
+/// whose bytes are not what its hash names (tampered with in the store, or cut
+/// short) is refused and never unpacked, so never run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tampered_or_truncated_artifact_is_never_unpacked_and_a_cache_hit_is_free() {
+    use ladder::worker::artifacts::ArtifactCache;
+    for store in test_stores("authors_tamper").await {
+        let server = serve(&store.url, UploadConfig::default()).await;
+        let mut bob = worker::connect(&server.url, BOB, None).await.unwrap();
+        let mut w1 = worker::connect(&server.url, WORKER, None).await.unwrap();
+        let mut shas = Vec::new();
+        for name in ["one", "two", "three"] {
+            shas.push(
+                submit(&mut bob, bot_folder(&manifest(name)))
+                    .await
+                    .unwrap()
+                    .source_sha256,
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ArtifactCache::open(&dir.path().join("cache"), 1 << 30).unwrap();
+        let pinned = cache.folder(&mut w1, &shas[0]).await.unwrap();
+        assert_eq!(
+            std::fs::read_to_string(pinned.dir.join("bot.py")).unwrap(),
+            "print('hello')\n"
+        );
+        assert_eq!(cache.fetched(), 1);
+        let again = cache.folder(&mut w1, &shas[0]).await.unwrap();
+        assert_eq!(
+            (again.dir.clone(), cache.fetched()),
+            (pinned.dir.clone(), 1),
+            "a hit fetched again"
+        );
+
+        // The store's bytes changed under their name, then cut short.
+        let db = Store::open(&store.url).await.unwrap();
+        let mut bytes = db.artifact(&shas[1]).await.unwrap().unwrap();
+        let last = bytes.len() - 10;
+        bytes[last] ^= 0x55;
+        sqlx::any::install_default_drivers();
+        let raw = sqlx::AnyPool::connect(&store.url).await.unwrap();
+        let replace = |sha: String, content: Vec<u8>| {
+            let raw = raw.clone();
+            async move {
+                sqlx::query("UPDATE artifacts SET content = $1 WHERE sha256 = $2")
+                    .bind(content)
+                    .bind(sha)
+                    .execute(&raw)
+                    .await
+                    .unwrap();
+            }
+        };
+        replace(shas[1].clone(), bytes).await;
+        let whole = db.artifact(&shas[2]).await.unwrap().unwrap();
+        replace(shas[2].clone(), whole[..whole.len() / 2].to_vec()).await;
+        for sha in &shas[1..] {
+            let err = cache.folder(&mut w1, sha).await.unwrap_err().to_string();
+            assert!(
+                err.contains("tampered with or cut short") && err.contains(sha.as_str()),
+                "{err}"
+            );
+            assert!(
+                !dir.path().join("cache").join(sha).exists(),
+                "a refused artifact was unpacked"
+            );
+        }
+        assert_eq!(cache.fetched(), 1);
+        // An artifact that is not a hash at all never reaches the server or the disk.
+        let err = cache.folder(&mut w1, "../../etc").await.unwrap_err().to_string();
+        assert!(err.contains("not a SHA-256"), "{err}");
+        server.stop().await;
+    }
+}

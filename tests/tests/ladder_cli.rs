@@ -1109,7 +1109,10 @@ fn ladder_serve_bounds_the_groups_one_worker_holds() {
             let mut c = ladder::worker::connect(&server.url, token, None).await.unwrap();
             loop {
                 let r = c
-                    .lease_groups(LeaseGroupsRequest { max_groups: 64 })
+                    .lease_groups(LeaseGroupsRequest {
+                        max_groups: 64,
+                        ..Default::default()
+                    })
                     .await
                     .unwrap()
                     .into_inner();

@@ -148,6 +148,7 @@ fn until_idle(url: &str, name: &str, concurrency: usize) -> WorkerConfig {
         sandbox: referee::sandbox::Sandbox::default(),
         // On, so the tests show a worker with progress still ends when idle.
         progress: true,
+        uploads: Default::default(),
     }
 }
 
@@ -856,7 +857,10 @@ async fn a_batch_is_leased_and_reported_in_one_call_and_a_forged_group_in_it_is_
         let (server, mut a) = opened(&store.url, "finkel", 16, &BOTS[..2]).await;
         let mut w = worker::connect(&server.url, WORKER, None).await.unwrap();
         let leased = w
-            .lease_groups(LeaseGroupsRequest { max_groups: 5 })
+            .lease_groups(LeaseGroupsRequest {
+                max_groups: 5,
+                ..Default::default()
+            })
             .await
             .unwrap()
             .into_inner();
@@ -1075,6 +1079,7 @@ fn for_groups(url: &str, groups: u64) -> WorkerConfig {
         max_groups: Some(groups),
         exit_when_idle: false,
         progress: false,
+        uploads: Default::default(),
         ..until_idle(url, "suspender", 1)
     }
 }
@@ -1302,7 +1307,10 @@ async fn a_burst_of_leases_is_told_to_come_back_and_every_group_is_handed_out_on
                 .map(|mut w| {
                     tokio::spawn(async move {
                         let r = w
-                            .lease_groups(LeaseGroupsRequest { max_groups: 4 })
+                            .lease_groups(LeaseGroupsRequest {
+                                max_groups: 4,
+                                ..Default::default()
+                            })
                             .await
                             .unwrap()
                             .into_inner();
@@ -1997,11 +2005,14 @@ async fn one_worker_cannot_suspend_a_bot_and_voiding_it_undoes_what_it_caused() 
 }
 
 async fn lease_up_to_64(w: &mut Client) -> Vec<LeaseReply> {
-    w.lease_groups(LeaseGroupsRequest { max_groups: 64 })
-        .await
-        .unwrap()
-        .into_inner()
-        .groups
+    w.lease_groups(LeaseGroupsRequest {
+        max_groups: 64,
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .into_inner()
+    .groups
 }
 
 /// One worker token looping on 64-group leases held 69,889 groups in 20 s; any

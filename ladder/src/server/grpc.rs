@@ -417,7 +417,7 @@ impl Ladder for LadderService {
 
     async fn lease(&self, req: Request<LeaseRequest>) -> Result<Response<LeaseReply>, Status> {
         let worker = self.need_worker(&req).await?;
-        let reply = self.lease_groups(&worker, 1).await?;
+        let reply = self.lease_groups(&worker, 1, &[]).await?;
         Ok(Response::new(reply.groups.into_iter().next().unwrap_or(
             LeaseReply {
                 groups_in_progress: reply.groups_in_progress,
@@ -445,9 +445,10 @@ impl Ladder for LadderService {
         req: Request<LeaseGroupsRequest>,
     ) -> Result<Response<LeaseGroupsReply>, Status> {
         let worker = self.need_worker(&req).await?;
-        let max = req.into_inner().max_groups as usize;
+        let r = req.into_inner();
+        let runtimes: Vec<String> = r.runtimes.into_iter().take(64).collect();
         Ok(Response::new(
-            LadderService::lease_groups(self, &worker, max).await?,
+            LadderService::lease_groups(self, &worker, r.max_groups as usize, &runtimes).await?,
         ))
     }
 

@@ -237,6 +237,7 @@ impl LadderService {
         &self,
         worker: &WorkerRow,
         max: usize,
+        runtimes: &[String],
     ) -> Result<LeaseGroupsReply, ServiceError> {
         let max = max.clamp(1, MAX_BATCH);
         // Admission: when the server is already serving as many worker calls as
@@ -265,11 +266,15 @@ impl LadderService {
         }
         let token = new_token()?;
         let lease_ms = self.cfg.lease.as_millis() as i64;
+        let ask = crate::store::LeaseAsk {
+            worker: &worker.name,
+            token: &token,
+            runtimes,
+        };
         let lease_now = |want: usize| {
             let now = crate::store::now_ms();
             self.store.lease_many(
-                &worker.name,
-                &token,
+                &ask,
                 now,
                 now + lease_ms,
                 want as i64,

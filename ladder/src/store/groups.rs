@@ -146,13 +146,13 @@ impl Store {
     /// The database.
     pub async fn lease_many(
         &self,
-        worker: &str,
-        token: &str,
+        ask: &LeaseAsk<'_>,
         now: i64,
         expires_ms: i64,
         limit: i64,
         held_max: i64,
     ) -> Result<Vec<GroupRow>> {
+        let worker = ask.worker;
         let held: i64 = sqlx::query(
             "SELECT COUNT(*) FROM match_groups WHERE status = 'leased' AND lease_worker = $1 AND lease_expires_ms >= $2",
         )
@@ -173,10 +173,10 @@ impl Store {
             Dialect::Sqlite => "",
         };
         // The store keeps the lease token's hash only.
-        let token = &token_hash(token);
-        let mut groups = self
-            .lease_expired(worker, token, now, expires_ms, limit, lock)
-            .await?;
+        let token = &token_hash(ask.token);
+        let hashed = LeaseAsk { token, ..*ask };
+        let fits = runtime_filter(ask.runtimes);
+        let mut groups = self.lease_expired(&hashed, now, expires_ms, limit, lock).await?;
         let want = limit - groups.len() as i64;
         if want > 0 {
             // Scheduled groups through their partial index (migration 0005): a
@@ -185,7 +185,7 @@ impl Store {
                 "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2, lease_expires_ms = $3
                  WHERE id IN (
                     SELECT g.id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
-                    WHERE g.status = 'scheduled' AND c.status = 'open'
+                    WHERE g.status = 'scheduled' AND c.status = 'open'{fits}
                     ORDER BY g.id LIMIT $4 {lock})
                  RETURNING {GROUP_COLUMNS}"
             );
@@ -219,19 +219,20 @@ impl Store {
     /// index), leased again with new seeds; see [`Store::lease_many`].
     async fn lease_expired(
         &self,
-        worker: &str,
-        token: &str,
+        ask: &LeaseAsk<'_>,
         now: i64,
         expires_ms: i64,
         limit: i64,
         lock: &str,
     ) -> Result<Vec<GroupRow>> {
+        let (worker, token) = (ask.worker, ask.token);
+        let fits = runtime_filter(ask.runtimes);
         let lease_ms = expires_ms - now;
         let mut tx = self.write_tx().await?;
         let sql = format!(
             "SELECT g.id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
              WHERE g.status = 'leased' AND g.lease_expires_ms < $1 AND c.status = 'open'
-             AND (g.lease_worker <> $2 OR g.lease_expires_ms < $3)
+             AND (g.lease_worker <> $2 OR g.lease_expires_ms < $3){fits}
              ORDER BY g.lease_expires_ms LIMIT $4 {lock}"
         );
         let ids: Vec<i64> = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -714,4 +715,47 @@ impl Store {
         tx.commit().await?;
         Ok((out, suspended))
     }
+}
+
+/// Who asks for a lease, and what they can play.
+#[derive(Debug, Clone, Copy)]
+pub struct LeaseAsk<'a> {
+    /// The worker's name.
+    pub worker: &'a str,
+    /// The lease's token (the store keeps its hash).
+    pub token: &'a str,
+    /// The runtimes of authors' uploaded bots the worker offers: a group with an
+    /// uploaded bot of another is not leased to it.
+    pub runtimes: &'a [String],
+}
+
+impl<'a> LeaseAsk<'a> {
+    /// A worker that plays the host's own bots only.
+    pub fn new(worker: &'a str, token: &'a str) -> LeaseAsk<'a> {
+        LeaseAsk {
+            worker,
+            token,
+            runtimes: &[],
+        }
+    }
+}
+
+/// The condition that leaves out groups with an authors' uploaded bot of a
+/// runtime the worker does not offer; nothing when it offers them all. The
+/// names are the ladder's own words (`RUNTIMES`), never the caller's text.
+fn runtime_filter(offered: &[String]) -> String {
+    let lacking: Vec<String> = crate::submission::RUNTIMES
+        .iter()
+        .map(|r| r.name)
+        .filter(|name| !offered.iter().any(|o| o == name))
+        .map(|name| format!("'{name}'"))
+        .collect();
+    if lacking.is_empty() {
+        return String::new();
+    }
+    format!(
+        " AND NOT EXISTS (SELECT 1 FROM group_seats s JOIN bots b ON b.id = s.bot_id
+           WHERE s.group_id = g.id AND b.runtime IN ({}))",
+        lacking.join(", ")
+    )
 }

@@ -26,6 +26,7 @@ mod sql;
 mod workers;
 
 pub use authors::{AuthorRow, PrepJob, PrepResult};
+pub use groups::LeaseAsk;
 pub use ids::{AuthorId, BotId, CompetitionId, GameId, GroupId, WorkerId};
 use sql::Sql;
 
@@ -989,7 +990,10 @@ mod tests {
             .unwrap();
         // Group 0 is leased: it plays on.
         let now = now_ms();
-        let leased = store.lease_many("w", "t", now, now + 60_000, 1, 4).await.unwrap();
+        let leased = store
+            .lease_many(&LeaseAsk::new("w", "t"), now, now + 60_000, 1, 4)
+            .await
+            .unwrap();
         assert_eq!(leased[0].group_no, 0);
         let (_, withdrawn) = store.set_bot_status("b0", BotStatus::Disabled, "").await.unwrap();
         assert_eq!(withdrawn, 1);
@@ -1039,7 +1043,7 @@ mod tests {
             .unwrap();
         let now = now_ms();
         let leased = store
-            .lease_many("w", "tok", now, now + 60_000, 2, 4)
+            .lease_many(&LeaseAsk::new("w", "tok"), now, now + 60_000, 2, 4)
             .await
             .unwrap();
         assert_eq!(leased.len(), 2);
@@ -1103,7 +1107,7 @@ mod tests {
         store.schedule_groups(&c, &[(0, vec![a.id, b.id])]).await.unwrap();
         let now = now_ms();
         let g = store
-            .lease_many("w", "tok", now, now + 60_000, 1, 4)
+            .lease_many(&LeaseAsk::new("w", "tok"), now, now + 60_000, 1, 4)
             .await
             .unwrap()
             .remove(0);
@@ -1176,7 +1180,7 @@ mod tests {
             async move {
                 let now = now_ms();
                 let g = store
-                    .lease_many(&worker.name, token, now, now + 60_000, 1, 4)
+                    .lease_many(&LeaseAsk::new(&worker.name, token), now, now + 60_000, 1, 4)
                     .await
                     .unwrap()
                     .remove(0);
@@ -1311,7 +1315,7 @@ mod tests {
         store.schedule_groups(&c, &[(0, vec![a.id, b.id])]).await.unwrap();
         let now = now_ms();
         let leased = store
-            .lease_many("w1", "the-lease-token", now, now + 60_000, 1, 4)
+            .lease_many(&LeaseAsk::new("w1", "the-lease-token"), now, now + 60_000, 1, 4)
             .await
             .unwrap();
         assert_eq!(leased.len(), 1);

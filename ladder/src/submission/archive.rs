@@ -439,6 +439,19 @@ impl Tree {
     /// # Errors
     /// The file system.
     pub fn unpack_into(&self, dir: &Path) -> std::io::Result<()> {
+        self.unpack(dir, false)
+    }
+
+    /// [`Tree::unpack_into`], left writable by anyone: a copy for a build, which
+    /// may run as another user.
+    ///
+    /// # Errors
+    /// The file system.
+    pub fn unpack_writable(&self, dir: &Path) -> std::io::Result<()> {
+        self.unpack(dir, true)
+    }
+
+    fn unpack(&self, dir: &Path, writable: bool) -> std::io::Result<()> {
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         for (path, node) in &self.nodes {
             let at = dir.join(path);
@@ -460,6 +473,9 @@ impl Tree {
                 std::os::unix::fs::symlink(target, dir.join(path))?;
             }
         }
+        // Read-only: 555 folders, 444 or 555 files. Writable: the same with
+        // every write bit.
+        let extra = if writable { 0o222 } else { 0 };
         for (path, node) in self.nodes.iter().rev() {
             let mode = match node {
                 Node::Folder => 0o555,
@@ -467,9 +483,9 @@ impl Tree {
                 Node::File { .. } => 0o444,
                 Node::Link { .. } => continue,
             };
-            std::fs::set_permissions(dir.join(path), std::fs::Permissions::from_mode(mode))?;
+            std::fs::set_permissions(dir.join(path), std::fs::Permissions::from_mode(mode | extra))?;
         }
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555))
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555 | extra))
     }
 }
 

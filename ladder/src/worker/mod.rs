@@ -9,9 +9,10 @@ use proto::ladder::{
 use referee::clock::Limits;
 use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
 use referee::record::Pairing;
-use referee::sandbox::Sandbox;
+use referee::sandbox::{Home, Sandbox};
 use referee::seating;
 use referee::spec::BotSpec;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,6 +20,9 @@ use std::time::Duration;
 use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
+
+pub mod artifacts;
+pub mod prep;
 
 /// Adds the token to every call.
 #[derive(Clone)]
@@ -64,6 +68,10 @@ pub enum WorkerError {
     /// limit it may not set): the worker's failure, never the bot's.
     #[error("{0}; this worker stops and reports nothing of the group (see docs/security.md)")]
     Host(String),
+    /// An uploaded bot's folder cannot be had as the server named it (its bytes
+    /// do not hash to its name, or the server cannot give it): never run.
+    #[error("{0}")]
+    Artifact(String),
     /// The server's certificate is not one the worker trusts: retrying cannot help.
     #[error(
         "the server's certificate is not trusted ({0}); give the authority that signed it with --ca-cert"
@@ -140,6 +148,31 @@ fn is_verdict(code: tonic::Code) -> bool {
     )
 }
 
+/// The runtimes whose programs this machine has on the bots' PATH: what a
+/// worker offers uploaded bots unless told otherwise.
+pub fn detect_runtimes() -> Vec<String> {
+    let on_path = |program: &str| {
+        referee::sandbox::BOT_PATH
+            .split(':')
+            .any(|dir| std::path::Path::new(dir).join(program).is_file())
+    };
+    crate::submission::RUNTIMES
+        .iter()
+        .filter(|r| {
+            let needs: &[&str] = match r.name {
+                "python3" => &["python3"],
+                "node" => &["node"],
+                "java" => &["java", "javac"],
+                "cc" => &["cc", "make"],
+                "cargo" => &["cargo", "rustc"],
+                _ => &[],
+            };
+            needs.iter().all(|p| on_path(p))
+        })
+        .map(|r| r.name.to_owned())
+        .collect()
+}
+
 /// Worker settings.
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
@@ -170,6 +203,30 @@ pub struct WorkerConfig {
     /// Show the groups reported, their rate and the time so far on stderr (a line
     /// every 30 s, or a live counter on a terminal).
     pub progress: bool,
+    /// Authors' uploaded bots: what this worker offers them, where it keeps them.
+    pub uploads: WorkerUploads,
+}
+
+/// What a worker offers authors' uploaded bots.
+#[derive(Debug, Clone)]
+pub struct WorkerUploads {
+    /// The runtimes this machine has (`ladder worker --runtimes`): it builds,
+    /// checks and plays only uploaded bots of these. None: only the host's bots.
+    pub runtimes: Vec<String>,
+    /// Where their folders are kept (`None`: a new temporary folder per run).
+    pub cache_dir: Option<PathBuf>,
+    /// How much of them is kept, in bytes (the least recently used go first).
+    pub cache_bytes: u64,
+}
+
+impl Default for WorkerUploads {
+    fn default() -> WorkerUploads {
+        WorkerUploads {
+            runtimes: Vec::new(),
+            cache_dir: None,
+            cache_bytes: 2 << 30,
+        }
+    }
 }
 
 /// Plays every rotation of a leased group with the bots of `pool`: [`play_leases`]
@@ -215,6 +272,23 @@ pub fn play_leases(
     sandbox: &Sandbox,
     pool: &mut BotPool,
 ) -> Result<Vec<Vec<String>>, WorkerError> {
+    play_leases_in(leases, &HashMap::new(), log_dir, sandbox, pool)
+}
+
+/// [`play_leases`], with uploaded bots' folders: `homes` maps an entrant's
+/// artifact to the folder it was unpacked in, where its command runs. An
+/// entrant whose artifact is not there is never run (its command means nothing
+/// outside its folder).
+///
+/// # Errors
+/// As [`play_leases`], and an uploaded bot without its folder.
+pub fn play_leases_in(
+    leases: &[LeaseReply],
+    homes: &HashMap<String, PathBuf>,
+    log_dir: Option<&PathBuf>,
+    sandbox: &Sandbox,
+    pool: &mut BotPool,
+) -> Result<Vec<Vec<String>>, WorkerError> {
     let mut groups = Vec::with_capacity(leases.len());
     for lease in leases {
         let limits = Limits {
@@ -226,11 +300,33 @@ pub fn play_leases(
             .entrants
             .iter()
             .map(|e| {
+                let (spec, home) = if e.artifact_sha256.is_empty() {
+                    (BotSpec::parse(&e.spec).map_err(WorkerError::Lease)?, None)
+                } else {
+                    let dir = homes.get(&e.artifact_sha256).ok_or_else(|| {
+                        WorkerError::Artifact(format!(
+                            "{}: its folder {} is not here",
+                            e.bot, e.artifact_sha256
+                        ))
+                    })?;
+                    // An uploaded bot is always a program in its folder.
+                    let home = Home {
+                        dir: dir.clone(),
+                        writable: false,
+                    };
+                    (
+                        BotSpec::Process {
+                            command: e.spec.clone(),
+                        },
+                        Some(home),
+                    )
+                };
                 Ok(SeatSetup {
                     env: e.env.iter().map(|v| (v.key.clone(), v.value.clone())).collect(),
                     // The record names the bot, never its command or environment.
                     shown_as: Some(e.bot.clone()),
-                    ..SeatSetup::new(BotSpec::parse(&e.spec).map_err(WorkerError::Lease)?)
+                    home,
+                    ..SeatSetup::new(spec)
                 })
             })
             .collect::<Result<Vec<_>, WorkerError>>()?;
@@ -303,6 +399,7 @@ fn play_rotation(
 /// A lease to play, and where its records go.
 type PlayJob = (
     Vec<LeaseReply>,
+    HashMap<String, PathBuf>,
     tokio::sync::oneshot::Sender<Result<Vec<Vec<String>>, WorkerError>>,
 );
 
@@ -322,18 +419,28 @@ impl PlayThread {
             .spawn(move || {
                 let mut pool = BotPool::reusing();
                 // Ends when the task drops its sender; the pool's bots go with it.
-                for (leases, reply) in inbox {
-                    let _ = reply.send(play_leases(&leases, log_dir.as_ref(), &sandbox, &mut pool));
+                for (leases, homes, reply) in inbox {
+                    let _ = reply.send(play_leases_in(
+                        &leases,
+                        &homes,
+                        log_dir.as_ref(),
+                        &sandbox,
+                        &mut pool,
+                    ));
                 }
             })
             .map_err(|e| WorkerError::Task(format!("cannot start a play thread: {e}")))?;
         Ok(PlayThread { leases })
     }
 
-    async fn play(&self, leases: Vec<LeaseReply>) -> Result<Vec<Vec<String>>, WorkerError> {
+    async fn play(
+        &self,
+        leases: Vec<LeaseReply>,
+        homes: HashMap<String, PathBuf>,
+    ) -> Result<Vec<Vec<String>>, WorkerError> {
         let (reply, records) = tokio::sync::oneshot::channel();
         self.leases
-            .send((leases, reply))
+            .send((leases, homes, reply))
             .map_err(|_| WorkerError::Task("the play thread is gone".into()))?;
         records
             .await
@@ -353,13 +460,32 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> Resul
             source: e,
         })?;
     }
+    // Uploaded bots' folders: the host's cache, or one of this run's own.
+    let (cache_dir, _temporary) = match &cfg.uploads.cache_dir {
+        Some(dir) => (dir.clone(), None),
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix("astragal-artifacts-")
+                .tempdir()
+                .map_err(|e| WorkerError::Io {
+                    path: std::env::temp_dir(),
+                    source: e,
+                })?;
+            (t.path().join("cache"), Some(t))
+        }
+    };
+    let cache =
+        artifacts::ArtifactCache::open(&cache_dir, cfg.uploads.cache_bytes).map_err(|e| WorkerError::Io {
+            path: cache_dir.clone(),
+            source: e,
+        })?;
     let cfg = Arc::new(cfg);
     let reported = Arc::new(AtomicU64::new(0));
     let claimed = Arc::new(AtomicU64::new(0));
     let mut tasks = tokio::task::JoinSet::new();
     for k in 0..cfg.concurrency.max(1) {
-        let (cfg, reported, claimed) = (cfg.clone(), reported.clone(), claimed.clone());
-        tasks.spawn(async move { work_loop(k, &cfg, &reported, &claimed).await });
+        let (cfg, reported, claimed, cache) = (cfg.clone(), reported.clone(), claimed.clone(), cache.clone());
+        tasks.spawn(async move { work_loop(k, &cfg, &cache, &reported, &claimed).await });
     }
     // On its own task, stopped when the work ends.
     let shown = cfg.progress.then(|| {
@@ -441,6 +567,7 @@ pub const REPORT_BATCH_BYTES: usize = crate::server::MAX_REPORT_BYTES / 2;
 async fn work_loop(
     k: usize,
     cfg: &WorkerConfig,
+    cache: &Arc<artifacts::ArtifactCache>,
     reported: &AtomicU64,
     claimed: &AtomicU64,
 ) -> Result<(), WorkerError> {
@@ -466,8 +593,23 @@ async fn work_loop(
                     }
                 },
             };
+            // The first task also builds and checks authors' new versions,
+            // before it plays: a version waits for no batch of games.
+            if k == 0 && !cfg.uploads.runtimes.is_empty() {
+                match prep::prep_once(c, cfg, cache).await {
+                    Ok(true) => continue,
+                    Ok(false) => {}
+                    Err(e) => {
+                        tracing::warn!("cannot build and check: {e}; retrying");
+                        client = None;
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        continue;
+                    }
+                }
+            }
             let req = LeaseGroupsRequest {
                 max_groups: want as u32,
+                runtimes: cfg.uploads.runtimes.clone(),
             };
             match c.lease_groups(req).await {
                 Ok(r) => break r.into_inner(),
@@ -510,8 +652,38 @@ async fn work_loop(
             tokio::time::sleep(Duration::from_millis(wait)).await;
             continue;
         }
+        // Uploaded bots' folders, fetched (or found in the cache) and held
+        // until the batch is played. One that cannot be had leaves the batch
+        // unplayed: its leases run out, and the server deals its groups again.
+        let mut pins = Vec::new();
+        let mut homes = HashMap::new();
+        let mut missing = None;
+        for e in leased.groups.iter().flat_map(|g| &g.entrants) {
+            if e.artifact_sha256.is_empty() || homes.contains_key(&e.artifact_sha256) {
+                continue;
+            }
+            let Some(c) = client.as_mut() else {
+                missing = Some(WorkerError::Artifact("no connection to fetch a bot".into()));
+                break;
+            };
+            match cache.folder(c, &e.artifact_sha256).await {
+                Ok(pin) => {
+                    homes.insert(e.artifact_sha256.clone(), pin.dir.clone());
+                    pins.push(pin);
+                }
+                Err(err) => {
+                    missing = Some(err);
+                    break;
+                }
+            }
+        }
+        if let Some(e) = missing {
+            tracing::error!("not playing a batch: {e}");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            continue;
+        }
         let played = {
-            let playing = player.play(leased.groups.clone());
+            let playing = player.play(leased.groups.clone(), homes);
             tokio::pin!(playing);
             let mut renewals = Renewals::new(&leased.groups);
             loop {
@@ -521,6 +693,7 @@ async fn work_loop(
                 }
             }
         };
+        drop(pins);
         // The leases are good for a period from their last renewal.
         let give_up = tokio::time::Instant::now()
             + Duration::from_millis(leased.groups.iter().map(|g| g.expires_in_ms).min().unwrap_or(0))

@@ -44,6 +44,20 @@ pub(crate) struct WorkerArgs {
     /// registered, so it isolates them unless the host says this too.
     #[arg(long)]
     pub(crate) allow_unsandboxed: bool,
+    /// The runtimes this machine offers authors' uploaded bots, comma-separated
+    /// (native, python3, node, java, cc, cargo): this worker builds, checks and
+    /// plays only uploaded bots of these. Default: those whose programs are on
+    /// the bots' PATH here. `none`: only the host's own bots.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub(crate) runtimes: Option<Vec<String>>,
+    /// Where uploaded bots' folders are kept between runs (default: a new
+    /// temporary folder each run).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cache_dir: Option<PathBuf>,
+    /// How much of uploaded bots' folders is kept, in MiB; the least recently
+    /// used go first.
+    #[arg(long, value_name = "MIB", default_value_t = 2048, value_parser = |s: &str| number_in(s, 1u64, 1 << 30))]
+    pub(crate) cache_size: u64,
     /// Containment of bots (default here: isolated).
     #[command(flatten)]
     pub(crate) sandbox: SandboxArgs,
@@ -72,8 +86,36 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.log_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
     }
+    let runtimes = match a.runtimes {
+        None => ladder::worker::detect_runtimes(),
+        Some(list) if list == ["none"] => Vec::new(),
+        Some(list) => {
+            let known = ladder::submission::all_runtimes();
+            if let Some(bad) = list.iter().find(|r| !known.contains(r)) {
+                bail!(
+                    "--runtimes: unknown runtime {bad:?}; the ladder knows {}",
+                    known.join(", ")
+                );
+            }
+            list
+        }
+    };
+    eprintln!(
+        "ladder worker: uploaded bots of {}",
+        if runtimes.is_empty() {
+            "no runtime".to_owned()
+        } else {
+            runtimes.join(", ")
+        }
+    );
     // The worker's own files are masked wherever they lie in a folder a bot is shown.
-    sandbox.hide(a.log_dir.iter().cloned().chain(a.token_file.iter().cloned()));
+    sandbox.hide(
+        a.log_dir
+            .iter()
+            .cloned()
+            .chain(a.token_file.iter().cloned())
+            .chain(a.cache_dir.iter().cloned()),
+    );
     let rt = runtime()?;
     let cfg = ladder::worker::WorkerConfig {
         token: read_secret(a.token_file.as_deref(), "ASTRAGAL_WORKER_TOKEN", "worker token")?,
@@ -87,6 +129,11 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
         log_dir: a.log_dir,
         sandbox,
         progress: true,
+        uploads: ladder::worker::WorkerUploads {
+            runtimes,
+            cache_dir: a.cache_dir,
+            cache_bytes: a.cache_size << 20,
+        },
     };
     let n = rt.block_on(ladder::worker::run(cfg, shutdown_signal()))?;
     eprintln!("ladder worker: {n} groups reported");

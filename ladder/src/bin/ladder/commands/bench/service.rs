@@ -253,6 +253,9 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
         let leased = match client
             .lease_groups(LeaseGroupsRequest {
                 max_groups: batch as u32,
+                // Every runtime: the lease is measured as the host's own bots
+                // pay for it, with no filter by runtime.
+                runtimes: ladder::submission::all_runtimes(),
             })
             .await
         {

@@ -1,0 +1,259 @@
+//! A worker's build and check of an uploaded version: its upload fetched and
+//! checked against its hash, built (if it has a build command) in a writable
+//! copy, contained, with no network and a time limit; the built folder sent to
+//! the server (which checks it as an upload); then the folder it plays, read-only,
+//! put through `check-bot` (the protocol's checks and games against random).
+
+use super::artifacts::{ArtifactCache, fetch};
+use super::{Client, WorkerConfig, WorkerError};
+use crate::submission::{ArchiveLimits, Tree, archive::sha256_hex, pack_folder};
+use proto::ladder::{LeasePrepReply, LeasePrepRequest, PrepOutcome, ReportPrepRequest, UploadChunk};
+use referee::clock::Limits;
+use referee::game::SeatSetup;
+use referee::sandbox::Home;
+use referee::spec::BotSpec;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most of a build's output kept for its author.
+pub const BUILD_LOG_BYTES: usize = 64 * 1024;
+
+/// How long a check's every move may take.
+pub const CHECK_MOVETIME: Duration = Duration::from_secs(1);
+
+/// What a build and check came to, before it is reported.
+struct Outcome {
+    outcome: PrepOutcome,
+    build_log: String,
+    artifact: String,
+    report: String,
+}
+
+/// Asks for a version to build and check and does it. Whether there was one.
+///
+/// # Errors
+/// The server cannot be reached, or refuses this worker.
+pub async fn prep_once(
+    client: &mut Client,
+    cfg: &WorkerConfig,
+    cache: &Arc<ArtifactCache>,
+) -> Result<bool, WorkerError> {
+    let job = client
+        .lease_prep(LeasePrepRequest {
+            runtimes: cfg.uploads.runtimes.clone(),
+        })
+        .await
+        .map_err(|s| WorkerError::Server(cfg.server.clone(), s.message().to_owned()))?
+        .into_inner();
+    if !job.has_work {
+        return Ok(false);
+    }
+    tracing::info!(bot = %job.bot, build = !job.build.is_empty(), "building and checking");
+    let outcome = match prepare(client, cfg, cache, &job).await {
+        Ok(o) => o,
+        // The worker's own trouble (the server's artifact, this machine): the
+        // version is not judged; its lease runs out and another worker tries.
+        Err(e) => {
+            tracing::warn!(bot = %job.bot, "cannot build and check: {e}");
+            return Ok(true);
+        }
+    };
+    let reply = client
+        .report_prep(ReportPrepRequest {
+            bot_id: job.bot_id,
+            lease: job.lease.clone(),
+            outcome: outcome.outcome.into(),
+            build_log: outcome.build_log,
+            artifact_sha256: outcome.artifact,
+            check_report: outcome.report,
+        })
+        .await;
+    match reply {
+        Ok(r) => {
+            tracing::info!(bot = %job.bot, status = r.into_inner().status().as_str_name(), "build and check reported")
+        }
+        Err(s) => tracing::warn!(bot = %job.bot, "build and check refused: {}", s.message()),
+    }
+    Ok(true)
+}
+
+async fn prepare(
+    client: &mut Client,
+    cfg: &WorkerConfig,
+    cache: &Arc<ArtifactCache>,
+    job: &LeasePrepReply,
+) -> Result<Outcome, WorkerError> {
+    let mut build_log = String::new();
+    let artifact = if job.build.is_empty() {
+        job.source_sha256.clone()
+    } else {
+        let source = fetch(client, &job.source_sha256).await?;
+        let (sandbox, command) = (cfg.sandbox.clone(), job.build.clone());
+        let limit = Duration::from_secs(u64::from(job.build_seconds.max(1)));
+        let sha = job.source_sha256.clone();
+        let built = tokio::task::spawn_blocking(move || build(&sha, &source, &command, &sandbox, limit))
+            .await
+            .map_err(|e| WorkerError::Task(e.to_string()))??;
+        match built {
+            Built::Failed(log) => {
+                return Ok(Outcome {
+                    outcome: PrepOutcome::BuildFailed,
+                    build_log: log,
+                    artifact: String::new(),
+                    report: String::new(),
+                });
+            }
+            Built::Folder { log, bytes } => {
+                build_log = log;
+                let local = sha256_hex(&bytes);
+                let chunks: Vec<UploadChunk> = bytes
+                    .chunks(1 << 20)
+                    .map(|c| UploadChunk { data: c.to_vec() })
+                    .collect();
+                let sent = client.upload_artifact(tokio_stream::iter(chunks)).await;
+                let info = match sent {
+                    Ok(info) => info.into_inner(),
+                    // The server refused the built folder (a link out of it,
+                    // too large): the build's fault, said in its log.
+                    Err(s) if s.code() == tonic::Code::InvalidArgument => {
+                        build_log.push_str(&format!(
+                            "\nthe ladder refused the built folder: {}\n",
+                            s.message()
+                        ));
+                        return Ok(Outcome {
+                            outcome: PrepOutcome::BuildFailed,
+                            build_log,
+                            artifact: String::new(),
+                            report: String::new(),
+                        });
+                    }
+                    Err(s) => {
+                        return Err(WorkerError::Artifact(format!(
+                            "sending the built folder: {}",
+                            s.message()
+                        )));
+                    }
+                };
+                if info.sha256 == local {
+                    // The server keeps the same canonical bytes: no need to fetch them back.
+                    let this = cache.clone();
+                    let sha = local.clone();
+                    tokio::task::spawn_blocking(move || this.insert(&sha, &bytes).map(drop))
+                        .await
+                        .map_err(|e| WorkerError::Task(e.to_string()))??;
+                }
+                info.sha256
+            }
+        }
+    };
+    let folder = cache.folder(client, &artifact).await?;
+    let seat = SeatSetup {
+        home: Some(Home {
+            dir: folder.dir.clone(),
+            writable: false,
+        }),
+        shown_as: Some(job.bot.clone()),
+        ..SeatSetup::new(BotSpec::Process {
+            command: job.run.clone(),
+        })
+    };
+    let limits = Limits {
+        sandbox: cfg.sandbox.clone(),
+        tc: referee::TimeControl::MoveTime(CHECK_MOVETIME),
+        ..Limits::default()
+    };
+    let (game, games) = (job.game.clone(), u64::from(job.check_games.max(1)));
+    let report =
+        tokio::task::spawn_blocking(move || referee::check::check_bot(&seat, &game, &[], &limits, games))
+            .await
+            .map_err(|e| WorkerError::Task(e.to_string()))?;
+    drop(folder);
+    Ok(Outcome {
+        outcome: if report.passed() {
+            PrepOutcome::Passed
+        } else {
+            PrepOutcome::Rejected
+        },
+        build_log,
+        artifact,
+        report: report.text(),
+    })
+}
+
+/// What a build made.
+enum Built {
+    /// The build failed: its log.
+    Failed(String),
+    /// The built folder, packed, and the build's log.
+    Folder { log: String, bytes: Vec<u8> },
+}
+
+/// Builds the upload `source` (bytes that must hash to `sha`) in a writable
+/// copy, contained by `sandbox`.
+fn build(
+    sha: &str,
+    source: &[u8],
+    command: &str,
+    sandbox: &referee::sandbox::Sandbox,
+    limit: Duration,
+) -> Result<Built, WorkerError> {
+    use std::os::unix::fs::PermissionsExt;
+    if sha256_hex(source) != sha {
+        return Err(WorkerError::Artifact(format!(
+            "upload {sha}: the bytes received hash otherwise: tampered with or cut short, so never built"
+        )));
+    }
+    let limits = ArchiveLimits {
+        packed_bytes: super::artifacts::MAX_ARTIFACT_BYTES,
+        unpacked_bytes: 4 * super::artifacts::MAX_ARTIFACT_BYTES,
+        entries: 1_000_000,
+    };
+    let tree =
+        Tree::read(source, &limits).map_err(|e| WorkerError::Artifact(format!("upload {sha}: {e}")))?;
+    let io = |path: &std::path::Path| {
+        let path = path.to_owned();
+        move |e: std::io::Error| WorkerError::Io { path, source: e }
+    };
+    let scratch = tempfile::Builder::new()
+        .prefix("astragal-build-")
+        .tempdir()
+        .map_err(io(&std::env::temp_dir()))?;
+    let root = std::fs::canonicalize(scratch.path()).map_err(io(scratch.path()))?;
+    let dir = root.join("bot");
+    std::fs::create_dir(&dir).map_err(io(&dir))?;
+    tree.unpack_writable(&dir).map_err(io(&dir))?;
+    // The build may run as `nobody` (a worker run as root): the copy is its to write.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).map_err(io(&dir))?;
+    let home = Home {
+        dir: dir.clone(),
+        writable: true,
+    };
+    let finished = referee::sandbox::run_to_end(command, sandbox, &home, limit, BUILD_LOG_BYTES);
+    let finished = match finished {
+        Ok(f) => f,
+        Err(why) => {
+            return Ok(Built::Failed(format!(
+                "$ {command}\ncannot start the build: {why}\n"
+            )));
+        }
+    };
+    let mut log = format!("$ {command}\n{}", finished.output);
+    if !log.ends_with('\n') {
+        log.push('\n');
+    }
+    log.push_str(&format!("[{}]\n", finished.ended));
+    if !finished.success {
+        return Ok(Built::Failed(log));
+    }
+    let packed = pack_folder(&dir).map_err(io(&dir))?;
+    match Tree::read(&packed, &ArchiveLimits::default()) {
+        Ok(built) => Ok(Built::Folder {
+            log,
+            bytes: built.pack().bytes,
+        }),
+        Err(e) => {
+            log.push_str(&format!("the built folder is refused: {e}\n"));
+            Ok(Built::Failed(log))
+        }
+    }
+}

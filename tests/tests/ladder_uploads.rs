@@ -1,0 +1,373 @@
+//! Authors' bots end to end through the real programs, as a host and strangers
+//! run them: `ladder serve`, `ladder admin add-author`, `ladder submit` and
+//! `ladder worker --sandbox isolated`, on SQLite and (with ASTRAGAL_PG_URL)
+//! PostgreSQL. A Python bot with a build step, a JavaScript bot, a build that
+//! fails, a bot that fails its check, a second version that supersedes the
+//! first, a bot that hunts for another author's files, and hostile archives:
+//! every accepted bot rated, every refused one with its reason.
+
+use astragal_tests::{binary, test_stores, workspace_root};
+use referee::sandbox::{Level, Sandbox};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const ADMIN_TOKEN: &str = "admin-secret-uploads-0123";
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A child killed and reaped when dropped.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn serve(db: &str, port: u16) -> Reaped {
+    let child = Command::new(binary("ladder"))
+        .args(["serve", "--db", db, "--listen", &format!("127.0.0.1:{port}")])
+        .env("ASTRAGAL_ADMIN_TOKEN", ADMIN_TOKEN)
+        .current_dir(workspace_root())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Ready when it accepts connections (an event, not a guess).
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Reaped(child)
+}
+
+fn ladder(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(binary("ladder"));
+    cmd.args(args)
+        .current_dir(workspace_root())
+        .env_remove("ASTRAGAL_ADMIN_TOKEN")
+        .env_remove("ASTRAGAL_WORKER_TOKEN")
+        .env_remove("ASTRAGAL_AUTHOR_TOKEN");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("ladder runs")
+}
+
+fn admin(url: &str, args: &[&str]) -> String {
+    let o = ladder(
+        &[&["admin", "--server", url], args].concat(),
+        &[("ASTRAGAL_ADMIN_TOKEN", ADMIN_TOKEN)],
+    );
+    assert!(o.status.success(), "admin {args:?}: {}", text(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A bot's folder under `root`: `files` by path, and its manifest.
+fn folder(root: &Path, name: &str, manifest: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("astragal.toml"), manifest).unwrap();
+    for (path, body) in files {
+        let at = dir.join(path);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::write(at, body).unwrap();
+    }
+    dir
+}
+
+fn starter() -> String {
+    std::fs::read_to_string(workspace_root().join("bots/starters/python/bot.py")).unwrap()
+}
+
+/// Runs a worker until the server has nothing left to build, check or play.
+fn work(url: &str, token: &str, cache: &Path) -> Output {
+    ladder(
+        &[
+            "worker",
+            "--server",
+            url,
+            "--exit-when-idle",
+            "--sandbox",
+            "isolated",
+            "--runtimes",
+            "python3,node",
+            "--cache-dir",
+            &cache.to_string_lossy(),
+        ],
+        &[("ASTRAGAL_WORKER_TOKEN", token)],
+    )
+}
+
+/// Each bot's status as `ladder author bots` prints it (`NAME (GAME, vN): STATUS ...`).
+fn statuses(url: &str, token_file: &Path) -> Vec<(String, String, String)> {
+    let o = ladder(
+        &[
+            "author",
+            "--server",
+            url,
+            "--token-file",
+            &token_file.to_string_lossy(),
+            "bots",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(" (")?;
+            let (_, rest) = rest.split_once("): ")?;
+            let status = rest.split([' ', '—']).next()?.to_owned();
+            Some((name.to_owned(), status, l.to_owned()))
+        })
+        .collect()
+}
+
+fn status_of<'a>(all: &'a [(String, String, String)], name: &str) -> &'a (String, String, String) {
+    all.iter()
+        .find(|(n, _, _)| n == name)
+        .unwrap_or_else(|| panic!("no bot {name} in {all:#?}"))
+}
+
+#[test]
+fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
+    if let Err(e) = Sandbox::at(Level::Isolated).check() {
+        astragal_tests::skipped("ladder_uploads", &e.to_string());
+        return;
+    }
+    let node = ["/usr/bin/node", "/usr/local/bin/node"]
+        .iter()
+        .any(|p| Path::new(p).is_file());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for store in rt.block_on(test_stores("uploads")) {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path();
+        let port = free_port();
+        let url = format!("http://127.0.0.1:{port}");
+        let _server = serve(&store.url, port);
+        let worker_token = admin(&url, &["add-worker", "w1"]).trim().to_owned();
+        admin(&url, &["register-bot", "rnd", "ur", "builtin:random"]);
+        let alice = root.join("alice.token");
+        let bob = root.join("bob.token");
+        for (name, file) in [("alice", &alice), ("bob", &bob)] {
+            let token = admin(&url, &["add-author", name, "--max-bots", "5"]);
+            std::fs::write(file, token).unwrap();
+        }
+        let submit = |token: &Path, what: &Path| {
+            ladder(
+                &[
+                    "submit",
+                    "--server",
+                    &url,
+                    "--token-file",
+                    &token.to_string_lossy(),
+                    &what.to_string_lossy(),
+                ],
+                &[],
+            )
+        };
+
+        // A Python bot whose build makes what it plays: without the build,
+        // `play.py` is not there and the bot cannot start.
+        let lucky = folder(
+            root,
+            "lucky",
+            "name = \"lucky\"\ngames = [\"ur\"]\nruntime = \"python3\"\nbuild = \"python3 build.py\"\nrun = \"python3 play.py\"\n",
+            &[
+                ("bot.py", &starter()),
+                ("lucky-secret.txt", "alice's own notes"),
+                (
+                    "build.py",
+                    "import shutil\nshutil.copy('bot.py', 'play.py')\nprint('built play.py')\n",
+                ),
+            ],
+        );
+        // A bot that fails its build, one that fails its check, and one of bob's
+        // that looks for alice's files and gives up (failing its check) if it
+        // finds any.
+        let broken = folder(
+            root,
+            "broken",
+            "name = \"broken\"\ngames = [\"ur\"]\nruntime = \"python3\"\nbuild = \"python3 make.py\"\nrun = \"python3 bot.py\"\n",
+            &[
+                ("bot.py", &starter()),
+                (
+                    "make.py",
+                    "import sys\nprint('error: the compiler says no')\nsys.exit(2)\n",
+                ),
+            ],
+        );
+        let crasher = folder(
+            root,
+            "crasher",
+            "name = \"crasher\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"python3 crash.py\"\n",
+            &[(
+                "crash.py",
+                "print('hello, I am not a protocol')\nraise SystemExit(3)\n",
+            )],
+        );
+        let snoop_py = "import os, sys\n\
+            for top in os.listdir('/'):\n\
+            \x20   if top in ('proc', 'sys', 'dev', 'usr', 'lib', 'lib64', 'bin', 'sbin', 'etc'):\n\
+            \x20       continue\n\
+            \x20   for d, _, files in os.walk('/' + top):\n\
+            \x20       if 'lucky-secret.txt' in files:\n\
+            \x20           sys.exit('found alice: ' + d)\n\
+            exec(open('bot.py').read())\n";
+        let snoop = folder(
+            root,
+            "snoop",
+            "name = \"snoop\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"python3 snoop.py\"\n",
+            &[("snoop.py", snoop_py), ("bot.py", &starter())],
+        );
+        for (token, dir) in [
+            (&alice, &lucky),
+            (&alice, &broken),
+            (&alice, &crasher),
+            (&bob, &snoop),
+        ] {
+            let o = submit(token, dir);
+            assert!(o.status.success(), "{}: {}", dir.display(), text(&o));
+            assert!(text(&o).contains("building"), "{}", text(&o));
+        }
+        if node {
+            let js = std::fs::read_to_string(workspace_root().join("bots/js/random_bot.js")).unwrap();
+            let jsbot = folder(
+                root,
+                "jsbot",
+                "name = \"jsbot\"\ngames = [\"ur\"]\nruntime = \"node\"\nrun = \"node random_bot.js\"\n",
+                &[("random_bot.js", &js)],
+            );
+            let o = submit(&bob, &jsbot);
+            assert!(o.status.success(), "{}", text(&o));
+        }
+
+        // Hostile archives: refused with their reason, nothing stored.
+        let evil = root.join("evil.tar");
+        {
+            let mut out = tar::Builder::new(Vec::new());
+            for (path, data) in [
+                (
+                    "astragal.toml",
+                    "name = \"evil\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"python3 x.py\"\n",
+                ),
+                ("../../etc/evil", "x"),
+            ] {
+                let mut h = tar::Header::new_gnu();
+                h.as_old_mut().name[..path.len()].copy_from_slice(path.as_bytes());
+                h.set_entry_type(tar::EntryType::Regular);
+                h.set_mode(0o644);
+                h.set_size(data.len() as u64);
+                h.set_cksum();
+                out.append(&h, data.as_bytes()).unwrap();
+            }
+            std::fs::write(&evil, out.into_inner().unwrap()).unwrap();
+        }
+        let o = submit(&alice, &evil);
+        assert!(
+            !o.status.success() && text(&o).contains("`..` in a path"),
+            "{}",
+            text(&o)
+        );
+        let o = submit(&alice, &root.join("no-such-folder"));
+        assert!(
+            !o.status.success() && text(&o).contains("cannot read"),
+            "{}",
+            text(&o)
+        );
+
+        // The worker builds and checks every version, then there is nothing to play.
+        let cache = root.join("cache");
+        let o = work(&url, &worker_token, &cache);
+        assert!(o.status.success(), "{}", text(&o));
+        let mine = statuses(&url, &alice);
+        assert_eq!(status_of(&mine, "lucky").1, "active", "{mine:#?}");
+        assert_eq!(status_of(&mine, "broken").1, "build-failed", "{mine:#?}");
+        assert_eq!(status_of(&mine, "crasher").1, "rejected", "{mine:#?}");
+        let theirs = statuses(&url, &bob);
+        assert_eq!(
+            status_of(&theirs, "snoop").1,
+            "active",
+            "bob's bot found alice's files: {theirs:#?}"
+        );
+        if node {
+            assert_eq!(status_of(&theirs, "jsbot").1, "active", "{theirs:#?}");
+        }
+        // Each author reads only their own.
+        assert!(!theirs.iter().any(|(n, _, _)| n == "lucky") && !mine.iter().any(|(n, _, _)| n == "snoop"));
+        let s = rt.block_on(ladder::store::Store::open(&store.url)).unwrap();
+        let broken_row = rt.block_on(s.bot("broken")).unwrap().unwrap();
+        assert_eq!(broken_row.artifact_sha256, None);
+
+        // A competition: every active bot enters and is rated.
+        admin(
+            &url,
+            &[
+                "open",
+                "first",
+                "--game",
+                "ur",
+                "--max-games",
+                "40",
+                "--movetime",
+                "2000",
+            ],
+        );
+        let o = work(&url, &worker_token, &cache);
+        assert!(o.status.success(), "{}", text(&o));
+        let table = admin(&url, &["standings", "first"]);
+        for bot in ["lucky", "snoop", "rnd"].iter().chain(node.then_some(&"jsbot")) {
+            assert!(
+                table.lines().any(|l| l.split_whitespace().nth(1) == Some(bot)),
+                "{bot} unrated:\n{table}"
+            );
+        }
+        for bot in ["broken", "crasher"] {
+            assert!(!table.contains(bot), "{bot} was rated:\n{table}");
+        }
+
+        // A second version: built and checked, it replaces the first, which
+        // keeps its games.
+        std::fs::write(
+            lucky.join("build.py"),
+            "import shutil\nshutil.copy('bot.py', 'play.py')\nprint('built v2')\n",
+        )
+        .unwrap();
+        let o = submit(&alice, &lucky);
+        assert!(o.status.success() && text(&o).contains("lucky@2"), "{}", text(&o));
+        let o = work(&url, &worker_token, &cache);
+        assert!(o.status.success(), "{}", text(&o));
+        let mine = statuses(&url, &alice);
+        assert_eq!(status_of(&mine, "lucky@2").1, "active", "{mine:#?}");
+        assert_eq!(status_of(&mine, "lucky").1, "superseded", "{mine:#?}");
+        let table = admin(&url, &["standings", "first"]);
+        assert!(
+            table.contains("lucky "),
+            "the first version lost its games:\n{table}"
+        );
+        drop(scratch);
+    }
+}
