@@ -70,6 +70,14 @@ enum Command {
     ///   ladder bench-web --games 100000
     ///   ladder bench-web --db postgres://postgres@127.0.0.1:5432/postgres
     BenchWeb(bench::BenchWebArgs),
+    /// Measure what an author's upload costs: a Python bot padded to --mib is
+    /// uploaded, built and checked by a worker, and plays its first game (a
+    /// server and a worker in this process, SQLite); then a worker's games/s
+    /// with it from the warm cache against the same program as the host's
+    /// command, in turn.
+    ///
+    ///   ladder bench-upload --mib 10 --games 200
+    BenchUpload(bench::BenchUploadArgs),
     /// Run the ladder service: gRPC API (admin, reads, worker leases) and a web page.
     Serve(serve::ServeArgs),
     /// Lease groups from a ladder server, play them, report the records.
@@ -98,6 +106,7 @@ fn main() -> ExitCode {
         Command::BenchSprt(a) => bench::sprt(a),
         Command::BenchService(a) => bench::service(a),
         Command::BenchWeb(a) => bench::web(a),
+        Command::BenchUpload(a) => bench::upload(a),
         Command::BenchFit(a) => bench::fit(a),
         Command::Serve(a) => serve::run(a),
         Command::Worker(a) => worker::run(a),

@@ -1,7 +1,9 @@
-//! The benchmark commands: `bench-service`, `bench-web`, `bench-fit`, `bench-sprt`.
+//! The benchmark commands: `bench-service`, `bench-web`, `bench-upload`, `bench-fit`,
+//! `bench-sprt`.
 //! They live in the binary, not the library: nothing else calls them.
 
 mod service;
+mod upload;
 mod web;
 
 use super::runtime;
@@ -63,6 +65,22 @@ pub(crate) struct BenchWebArgs {
 }
 
 #[derive(Args)]
+pub(crate) struct BenchUploadArgs {
+    /// The bot's size in MiB (random padding, which does not compress).
+    #[arg(long, default_value_t = 10, value_parser = |s: &str| number_in(s, 0u64, 60))]
+    pub(crate) mib: u64,
+    /// Games per run of the throughput comparison.
+    #[arg(long, default_value_t = 200, value_parser = |s: &str| number_in(s, 2u64, 1_000_000))]
+    pub(crate) games: u64,
+    /// Runs of each kind, in turn (the median is reported).
+    #[arg(long, default_value_t = 3, value_parser = |s: &str| number_in(s, 1usize, 100))]
+    pub(crate) rounds: usize,
+    /// Containment of the bots (default: isolated, as a worker).
+    #[command(flatten)]
+    pub(crate) sandbox: referee::sandbox::SandboxArgs,
+}
+
+#[derive(Args)]
 pub(crate) struct BenchSprtArgs {
     /// Simulated tests per hypothesis, gap and kind of pairs.
     #[arg(long, default_value_t = 2000, value_parser = |s: &str| number_in(s, 10u64, 10_000_000))]
@@ -111,6 +129,22 @@ pub(crate) fn service(a: BenchServiceArgs) -> anyhow::Result<ExitCode> {
     } else {
         println!("{report}");
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn upload(a: BenchUploadArgs) -> anyhow::Result<ExitCode> {
+    let sandbox = a
+        .sandbox
+        .sandbox(referee::sandbox::Level::Isolated)
+        .map_err(anyhow::Error::msg)?;
+    sandbox.check()?;
+    let cfg = upload::BenchUploadConfig {
+        mib: a.mib,
+        games: a.games,
+        rounds: a.rounds,
+        sandbox,
+    };
+    runtime()?.block_on(upload::run(&cfg))?;
     Ok(ExitCode::SUCCESS)
 }
 
