@@ -370,6 +370,7 @@ impl GameRun {
                         s.spec.to_string()
                     },
                     entrant: s.shown_as.clone(),
+                    artifact: s.artifact.clone(),
                     late_replies,
                     early_replies,
                 })

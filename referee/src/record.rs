@@ -66,6 +66,10 @@ pub struct SeatRecord {
     /// The entrant's name in a ladder or tournament, when it plays in one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entrant: Option<String>,
+    /// The SHA-256 of the files the bot ran from (an author's upload, as a
+    /// ladder keeps it): the exact bot, to play the game again with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<String>,
     /// Replies to old requests that were discarded.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub late_replies: u64,

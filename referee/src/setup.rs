@@ -41,6 +41,9 @@ pub struct SeatSetup {
     /// A program's own folder (an uploaded bot's): its command is resolved and
     /// run there rather than in the referee's directory.
     pub home: Option<crate::sandbox::Home>,
+    /// What the files in `home` are (their archive's SHA-256), named in the
+    /// record's seat.
+    pub artifact: Option<String>,
 }
 
 impl SeatSetup {
@@ -53,6 +56,7 @@ impl SeatSetup {
             tc: None,
             shown_as: None,
             home: None,
+            artifact: None,
         }
     }
 

@@ -348,6 +348,112 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
         for bot in ["broken", "crasher"] {
             assert!(!table.contains(bot), "{bot} was rated:\n{table}");
         }
+        // Each record names the files an uploaded bot ran from; the host's bot, none.
+        let lucky_files = rt
+            .block_on(s.bot("lucky"))
+            .unwrap()
+            .unwrap()
+            .artifact_sha256
+            .unwrap();
+        let first = rt.block_on(s.competition("first")).unwrap().unwrap();
+        let records = rt
+            .block_on(s.records(first.id, ladder::store::GameId(0), 1000))
+            .unwrap();
+        let mut named = 0;
+        for (_, text) in &records {
+            let rec: serde_json::Value = serde_json::from_str(text).unwrap();
+            for seat in rec["seats"].as_array().unwrap() {
+                match seat["entrant"].as_str() {
+                    Some("lucky") => {
+                        assert_eq!(seat["artifact"].as_str(), Some(lucky_files.as_str()), "{seat}");
+                        named += 1;
+                    }
+                    Some("rnd") => assert!(seat.get("artifact").is_none(), "{seat}"),
+                    _ => {}
+                }
+            }
+        }
+        assert!(named > 0, "lucky played no recorded game");
+
+        // A worker that says an uploaded bot ran from other files is refused;
+        // the honest report of the same group is taken.
+        admin(
+            &url,
+            &[
+                "open",
+                "forge",
+                "--game",
+                "ur",
+                "--max-games",
+                "2",
+                "--movetime",
+                "2000",
+            ],
+        );
+        rt.block_on(async {
+            let mut w = ladder::worker::connect(&url, &worker_token, None).await.unwrap();
+            let py = vec!["python3".to_owned(), "node".to_owned()];
+            let leased = loop {
+                let r = w
+                    .lease_groups(proto::ladder::LeaseGroupsRequest {
+                        max_groups: 1,
+                        runtimes: py.clone(),
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner();
+                if let Some(g) = r.groups.into_iter().find(|g| g.competition == "forge") {
+                    break g;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            };
+            let cache =
+                ladder::worker::artifacts::ArtifactCache::open(&root.join("forge-cache"), 1 << 30).unwrap();
+            let mut homes = std::collections::HashMap::new();
+            let mut pins = Vec::new();
+            for e in leased.entrants.iter().filter(|e| !e.artifact_sha256.is_empty()) {
+                let pin = cache.folder(&mut w, &e.artifact_sha256).await.unwrap();
+                homes.insert(e.artifact_sha256.clone(), pin.dir.clone());
+                pins.push(pin);
+            }
+            let lease = leased.clone();
+            let records = tokio::task::spawn_blocking(move || {
+                let mut pool = referee::game::BotPool::fresh();
+                ladder::worker::play_leases_in(
+                    &[lease],
+                    &homes,
+                    None,
+                    &Sandbox::at(Level::Isolated),
+                    &mut pool,
+                )
+                .unwrap()
+            })
+            .await
+            .unwrap()
+            .remove(0);
+            let forged: Vec<String> = records
+                .iter()
+                .map(|r| {
+                    let mut v: serde_json::Value = serde_json::from_str(r).unwrap();
+                    for seat in v["seats"].as_array_mut().unwrap() {
+                        if seat.get("artifact").is_some() {
+                            seat["artifact"] = serde_json::Value::String("0".repeat(64));
+                        }
+                    }
+                    v.to_string()
+                })
+                .collect();
+            assert_ne!(forged, records, "the group has no uploaded bot to forge");
+            let report = |records: Vec<String>| proto::ladder::ReportRequest {
+                lease: leased.lease.clone(),
+                group_id: leased.group_id,
+                records,
+            };
+            let refused = w.report(report(forged)).await.unwrap_err();
+            assert!(refused.message().contains("names files"), "{}", refused.message());
+            w.report(report(records)).await.unwrap();
+            drop(pins);
+        });
 
         // A second version: built and checked, it replaces the first, which
         // keeps its games.

@@ -614,6 +614,13 @@ impl LadderService {
                         bot.name
                     )));
                 }
+                // An uploaded bot ran from its own files, and the record says which.
+                if rec.seats[s].artifact != bot.artifact_sha256 {
+                    return Err(bad(format!(
+                        "seat {s} names files {:?}, but {} plays {:?}",
+                        rec.seats[s].artifact, bot.name, bot.artifact_sha256
+                    )));
+                }
             }
             referee::replay::replay(&rec).map_err(|e| bad(format!("does not reproduce: {e}")))?;
             for (s, &bot) in seat_bots.iter().enumerate() {

@@ -454,3 +454,199 @@ impl Store {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{LeaseAsk, NewCompetition};
+    use crate::submission::{ArchiveLimits, Submission, all_runtimes, pack_folder};
+
+    fn upload(name: &str, build: Option<&str>, extra: &str) -> Submission {
+        let dir = tempfile::tempdir().unwrap();
+        let build = build.map(|b| format!("build = \"{b}\"\n")).unwrap_or_default();
+        std::fs::write(
+            dir.path().join("astragal.toml"),
+            format!("name = \"{name}\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"python3 bot.py\"\n{build}"),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("bot.py"), extra).unwrap();
+        Submission::check(
+            &pack_folder(dir.path()).unwrap(),
+            &ArchiveLimits::default(),
+            &all_runtimes(),
+        )
+        .unwrap()
+    }
+
+    /// A build is leased like a group (to one worker, of a runtime it offers,
+    /// again once its lease ran out), judged once, and a version that passes
+    /// supersedes the older ones; a group with an uploaded bot goes only to a
+    /// worker that offers its runtime.
+    #[tokio::test]
+    async fn a_version_is_built_once_judged_once_and_played_only_where_its_runtime_is() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let w1 = store.add_worker("w1", "h1").await.unwrap();
+        let w2 = store.add_worker("w2", "h2").await.unwrap();
+        let alice = store.add_author("alice", "ha", 3).await.unwrap();
+        let v1 = upload("lucky", None, "v1");
+        let bot = store.submit(&alice, &v1).await.unwrap().remove(0);
+        assert_eq!(
+            (bot.status, bot.artifact_sha256.as_deref()),
+            (BotStatus::Building, None)
+        );
+        let py = vec!["python3".to_owned()];
+
+        // Only a worker that offers python3, and one at a time.
+        assert!(
+            store
+                .lease_prep(w1.id, &["node".into()], "l0", 60_000)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let job = store.lease_prep(w1.id, &py, "l1", 60_000).await.unwrap().unwrap();
+        assert_eq!(
+            (job.id, job.source_sha256.as_str()),
+            (bot.id, v1.artifact.sha256.as_str())
+        );
+        assert!(
+            store
+                .lease_prep(w2.id, &py, "l2", 60_000)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // A version without a build plays its upload, nothing else; the other
+        // worker, or another lease, cannot answer for it.
+        let passed = |artifact: &str| PrepResult::Passed {
+            artifact: artifact.into(),
+            build_log: String::new(),
+            report: "ok".into(),
+        };
+        let other = "0".repeat(64);
+        assert!(matches!(
+            store.finish_prep(w1.id, bot.id, "l1", &passed(&other)).await,
+            Err(StoreError::Conflict(_))
+        ));
+        assert!(
+            store
+                .finish_prep(w2.id, bot.id, "l1", &passed(&v1.artifact.sha256))
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            store
+                .finish_prep(w1.id, bot.id, "l2", &passed(&v1.artifact.sha256))
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let (done, superseded) = store
+            .finish_prep(w1.id, bot.id, "l1", &passed(&v1.artifact.sha256))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (done.status, done.artifact_sha256.as_deref()),
+            (BotStatus::Active, Some(v1.artifact.sha256.as_str()))
+        );
+        assert!(superseded.is_empty());
+        // Judged once.
+        assert!(
+            store
+                .finish_prep(w1.id, bot.id, "l1", &passed(&v1.artifact.sha256))
+                .await
+                .unwrap()
+                .is_none()
+        );
+
+        // A lease that ran out goes to the next worker.
+        let v2 = upload("lucky", Some("make"), "v2");
+        let bot2 = store.submit(&alice, &v2).await.unwrap().remove(0);
+        assert_eq!(bot2.name, "lucky@2");
+        store.lease_prep(w1.id, &py, "l3", -1).await.unwrap().unwrap();
+        let job = store.lease_prep(w2.id, &py, "l4", 60_000).await.unwrap().unwrap();
+        assert_eq!(job.id, bot2.id);
+        assert!(
+            store
+                .finish_prep(
+                    w1.id,
+                    bot2.id,
+                    "l3",
+                    &PrepResult::BuildFailed {
+                        build_log: "x".into()
+                    }
+                )
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // Built: it plays its built folder (stored first), and the first version goes.
+        let built = upload("lucky", Some("make"), "v2 built").artifact;
+        let mut tx = store.write_tx().await.unwrap();
+        Store::put_artifact(&mut tx, &built).await.unwrap();
+        tx.commit().await.unwrap();
+        let (done, superseded) = store
+            .finish_prep(w2.id, bot2.id, "l4", &passed(&built.sha256))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(done.status, BotStatus::Active);
+        assert_eq!(
+            superseded.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(),
+            ["lucky"]
+        );
+        assert_eq!(
+            store.bot("lucky").await.unwrap().unwrap().status,
+            BotStatus::Superseded
+        );
+
+        // Its groups go only to workers that offer python3.
+        let host = store
+            .register_bot("rnd", "ur", "builtin:random", &[])
+            .await
+            .unwrap();
+        let c = store
+            .create_competition(&NewCompetition::two_seat_ur("c"))
+            .await
+            .unwrap();
+        store
+            .schedule_groups(&c, &[(0, vec![done.id, host.id])])
+            .await
+            .unwrap();
+        let now = now_ms();
+        let none = LeaseAsk::new("w1", "t1");
+        assert!(
+            store
+                .lease_many(&none, now, now + 60_000, 4, 8)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        let node = ["node".to_owned()];
+        let node_only = LeaseAsk {
+            runtimes: &node,
+            ..LeaseAsk::new("w1", "t2")
+        };
+        assert!(
+            store
+                .lease_many(&node_only, now, now + 60_000, 4, 8)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        let with_py = LeaseAsk {
+            runtimes: &py,
+            ..LeaseAsk::new("w2", "t3")
+        };
+        assert_eq!(
+            store
+                .lease_many(&with_py, now, now + 60_000, 4, 8)
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+}

@@ -570,3 +570,17 @@ fn damaged_archives_never_panic_and_what_passes_keeps_its_promises() {
     }
     assert!(taken > 0 && refused > 0, "taken {taken}, refused {refused}");
 }
+
+/// The starter kits ship a manifest: each kit's folder, packed as `ladder
+/// submit` packs it, is an upload the ladder takes as it is.
+#[test]
+fn the_starter_kits_can_be_submitted_as_they_are() {
+    let kits = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bots/starters");
+    for (kit, runtime) in [("python", "python3"), ("javascript", "node")] {
+        let packed = pack_folder(&kits.join(kit)).unwrap();
+        let s = Submission::check(&packed, &ArchiveLimits::default(), &runtimes()).unwrap();
+        assert_eq!(s.manifest.runtime, runtime, "{kit}");
+        assert_eq!(s.manifest.games.len(), engine::GAME_IDS.len(), "{kit}");
+        assert!(s.tree.file("check.sh").is_some(), "{kit}");
+    }
+}

@@ -326,6 +326,7 @@ pub fn play_leases_in(
                     // The record names the bot, never its command or environment.
                     shown_as: Some(e.bot.clone()),
                     home,
+                    artifact: (!e.artifact_sha256.is_empty()).then(|| e.artifact_sha256.clone()),
                     ..SeatSetup::new(spec)
                 })
             })
