@@ -307,6 +307,55 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
         assert_eq!(status_of(&mine, "lucky").1, "active", "{mine:#?}");
         assert_eq!(status_of(&mine, "broken").1, "build-failed", "{mine:#?}");
         assert_eq!(status_of(&mine, "crasher").1, "rejected", "{mine:#?}");
+        // Each author reads why: the build's log, the check's report.
+        let log = |token: &Path, name: &str| {
+            let o = ladder(
+                &[
+                    "author",
+                    "--server",
+                    &url,
+                    "--token-file",
+                    &token.to_string_lossy(),
+                    "log",
+                    name,
+                ],
+                &[],
+            );
+            assert!(o.status.success(), "{}", text(&o));
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+        assert!(
+            log(&alice, "broken").contains("the compiler says no"),
+            "{}",
+            log(&alice, "broken")
+        );
+        assert!(
+            log(&alice, "lucky").contains("built play.py"),
+            "{}",
+            log(&alice, "lucky")
+        );
+        let crashed = log(&alice, "crasher");
+        assert!(
+            crashed.contains("handshake") && crashed.contains("--- check report ---"),
+            "{crashed}"
+        );
+        let nosy = ladder(
+            &[
+                "author",
+                "--server",
+                &url,
+                "--token-file",
+                &bob.to_string_lossy(),
+                "log",
+                "lucky",
+            ],
+            &[],
+        );
+        assert!(
+            !nosy.status.success() && text(&nosy).contains("not one of your bots"),
+            "{}",
+            text(&nosy)
+        );
         let theirs = statuses(&url, &bob);
         assert_eq!(
             status_of(&theirs, "snoop").1,

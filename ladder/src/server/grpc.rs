@@ -186,6 +186,25 @@ impl Ladder for LadderService {
         Ok(Response::new(tokio_stream::iter(chunks)))
     }
 
+    async fn my_bot_log(&self, req: Request<MyBotRequest>) -> Result<Response<MyBotLogReply>, Status> {
+        let author = self.need_author(&req).await?;
+        let name = req.into_inner().name;
+        let bot = self
+            .store
+            .bot(&name)
+            .await
+            .map_err(status_of)?
+            .filter(|b| b.author_id == Some(author.id))
+            .ok_or_else(|| Status::permission_denied(format!("{name:?} is not one of your bots")))?;
+        let (source, build_log, check_report) = self.store.bot_logs(bot.id).await.map_err(status_of)?;
+        Ok(Response::new(MyBotLogReply {
+            bot: Some(self.bot_info(&bot).await?),
+            source_sha256: source.unwrap_or_default(),
+            build_log,
+            check_report,
+        }))
+    }
+
     async fn my_bots(&self, req: Request<MyBotsRequest>) -> Result<Response<ListBotsReply>, Status> {
         let author = self.need_author(&req).await?;
         let mine = self.store.bots_of_author(author.id).await.map_err(status_of)?;

@@ -117,6 +117,18 @@ impl Store {
             .await?)
     }
 
+    /// A version's upload, build log and check report.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn bot_logs(&self, bot: BotId) -> Result<(Option<String>, String, String)> {
+        let row = sqlx::query("SELECT source_sha256, build_log, check_report FROM bots WHERE id = $1")
+            .bind(bot)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?))
+    }
+
     /// Stores an upload: its files (once, by hash), then for each game it plays
     /// a new version `building`: `NAME` (one game) or `NAME-GAME` (several),
     /// version 1 as that name, later ones `@N`. The newest version before it

@@ -53,6 +53,11 @@ pub(crate) enum AuthorAction {
         /// Its name.
         name: String,
     },
+    /// One version's build log and check report: why it failed, if it did.
+    Log {
+        /// Its name, with its version (`NAME@2`) after the first.
+        name: String,
+    },
 }
 
 /// How much of an upload goes in one message.
@@ -149,6 +154,29 @@ pub(crate) fn run(a: AuthorArgs) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(said)?;
                 say(&describe(&b.into_inner()))?;
+            }
+            AuthorAction::Log { name } => {
+                let r = c
+                    .my_bot_log(proto::ladder::MyBotRequest { name })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                if let Some(b) = &r.bot {
+                    say(&describe(b))?;
+                }
+                say(&format!("upload: sha256 {}", r.source_sha256))?;
+                say("--- build log ---")?;
+                say(if r.build_log.is_empty() {
+                    "(no build)"
+                } else {
+                    &r.build_log
+                })?;
+                say("--- check report ---")?;
+                say(if r.check_report.is_empty() {
+                    "(not checked yet)"
+                } else {
+                    &r.check_report
+                })?;
             }
             AuthorAction::Enable { name } => {
                 let b = c
