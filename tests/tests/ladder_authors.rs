@@ -571,3 +571,56 @@ async fn a_tampered_or_truncated_artifact_is_never_unpacked_and_a_cache_hit_is_f
         server.stop().await;
     }
 }
+
+/// With `--artifacts DIR` the files go to the object store and the database
+/// keeps their names: a worker fetches them through the server all the same,
+/// and bytes changed in the object store are refused by their hash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn artifacts_kept_in_an_object_store_are_fetched_and_checked_the_same() {
+    use ladder::server::objects::ObjectArtifacts;
+    use ladder::worker::artifacts::ArtifactCache;
+    for store in test_stores("authors_objects").await {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = dir.path().join("objects");
+        let uploads = UploadConfig {
+            objects: Some(std::sync::Arc::new(
+                ObjectArtifacts::open(&objects.to_string_lossy()).unwrap(),
+            )),
+            ..UploadConfig::default()
+        };
+        let server = serve(&store.url, uploads).await;
+        let mut bob = worker::connect(&server.url, BOB, None).await.unwrap();
+        let mut w1 = worker::connect(&server.url, WORKER, None).await.unwrap();
+        let one = submit(&mut bob, bot_folder(&manifest("one")))
+            .await
+            .unwrap()
+            .source_sha256;
+        let two = submit(
+            &mut bob,
+            bot_folder(&manifest("two").replace("bot.py", "bot.py --two")),
+        )
+        .await
+        .unwrap()
+        .source_sha256;
+        let db = Store::open(&store.url).await.unwrap();
+        assert_eq!(
+            db.artifact_row(&one).await.unwrap(),
+            Some(None),
+            "the bytes went to the database"
+        );
+        assert!(objects.join(&one).is_file() && objects.join(&two).is_file());
+        let cache = ArtifactCache::open(&dir.path().join("cache"), 1 << 30).unwrap();
+        let pinned = cache.folder(&mut w1, &one).await.unwrap();
+        assert_eq!(
+            std::fs::read_to_string(pinned.dir.join("bot.py")).unwrap(),
+            "print('hello')\n"
+        );
+        let mut bytes = std::fs::read(objects.join(&two)).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 1;
+        std::fs::write(objects.join(&two), bytes).unwrap();
+        let err = cache.folder(&mut w1, &two).await.unwrap_err().to_string();
+        assert!(err.contains("tampered with or cut short"), "{err}");
+        server.stop().await;
+    }
+}

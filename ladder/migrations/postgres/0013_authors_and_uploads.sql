@@ -10,11 +10,13 @@ CREATE TABLE authors (
 );
 -- Bots' files, uploaded or built: a canonical tar in gzip named by its SHA-256.
 -- Never changed, and kept while a bot names one, so that any game can be played
--- again with the exact bot that played it.
+-- again with the exact bot that played it. Their bytes are here, or (content
+-- NULL) in the object store the server was given (`ladder serve --artifacts`),
+-- under their hash.
 CREATE TABLE artifacts (
     sha256 TEXT PRIMARY KEY,
     size BIGINT NOT NULL,
-    content BYTEA NOT NULL,
+    content BYTEA,
     created_ms BIGINT NOT NULL
 );
 -- An uploaded bot: its author, the manifest it came with (JSON), the upload as

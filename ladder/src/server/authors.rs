@@ -55,6 +55,12 @@ impl LadderService {
             .await
             .map_err(|e| ServiceError::Internal(format!("checking an upload: {e}")))?
             .map_err(|e| ServiceError::InvalidArgument(e.to_string()))?;
+        if let Some(objects) = &self.cfg.uploads.objects {
+            objects
+                .put(&submission.artifact.sha256, &submission.artifact.bytes)
+                .await
+                .map_err(ServiceError::Internal)?;
+        }
         let bots = self
             .store
             .submit(author, &submission)
@@ -302,6 +308,12 @@ impl LadderService {
             .await
             .map_err(|e| ServiceError::Internal(format!("checking a built folder: {e}")))?
             .map_err(|e| ServiceError::InvalidArgument(format!("the built folder: {e}")))?;
+        if let Some(objects) = &self.cfg.uploads.objects {
+            objects
+                .put(&artifact.sha256, &artifact.bytes)
+                .await
+                .map_err(ServiceError::Internal)?;
+        }
         self.store.store_artifact(&artifact).await?;
         Ok((artifact.sha256, artifact.bytes.len() as u64))
     }

@@ -173,12 +173,19 @@ impl Ladder for LadderService {
     ) -> Result<Response<Self::FetchArtifactStream>, Status> {
         self.need_worker(&req).await?;
         let sha = req.into_inner().sha256;
-        let bytes = self
-            .store
-            .artifact(&sha)
-            .await
-            .map_err(status_of)?
-            .ok_or_else(|| Status::not_found(format!("no artifact {sha:?}")))?;
+        let bytes = match self.store.artifact_row(&sha).await.map_err(status_of)? {
+            None => return Err(Status::not_found(format!("no artifact {sha:?}"))),
+            Some(Some(bytes)) => bytes,
+            Some(None) => match &self.cfg.uploads.objects {
+                Some(objects) => objects.get(&sha).await.map_err(ServiceError::Internal)?,
+                None => {
+                    return Err(ServiceError::Internal(format!(
+                        "artifact {sha} is kept in an object store this server was not given (--artifacts)"
+                    ))
+                    .into());
+                }
+            },
+        };
         let chunks: Vec<Result<UploadChunk, Status>> = bytes
             .chunks(ARTIFACT_CHUNK)
             .map(|c| Ok(UploadChunk { data: c.to_vec() }))

@@ -11,6 +11,7 @@ pub mod cache;
 pub mod conn;
 pub mod error;
 mod grpc;
+pub mod objects;
 mod scheduler;
 mod service;
 pub mod tally;
@@ -104,6 +105,8 @@ pub struct UploadConfig {
     pub build_seconds: u32,
     /// Games of a version's check (check-bot) against random, at least one per seat.
     pub check_games: u32,
+    /// Where bots' files are kept when not in the store (`--artifacts`).
+    pub objects: Option<Arc<objects::ObjectArtifacts>>,
 }
 
 impl Default for UploadConfig {
@@ -115,6 +118,7 @@ impl Default for UploadConfig {
             at_once: 2,
             build_seconds: 600,
             check_games: 4,
+            objects: None,
         }
     }
 }

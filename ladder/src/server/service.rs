@@ -129,6 +129,12 @@ impl LadderService {
     /// A service over a store, with the standings cache it shares with the page.
     pub fn new(store: Store, cfg: ServiceConfig, standings: Arc<StandingsCache>) -> LadderService {
         let uploads_at_once = cfg.uploads.at_once.max(1);
+        // Artifacts' bytes go to the object store, if the host gave one.
+        let store = if cfg.uploads.objects.is_some() {
+            store.with_artifact_bytes_elsewhere()
+        } else {
+            store
+        };
         LadderService {
             store: store.clone(),
             cfg: Arc::new(cfg),

@@ -141,7 +141,7 @@ impl Store {
         let m = &submission.manifest;
         let manifest_json = serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let mut tx = self.write_tx().await?;
-        Self::put_artifact(&mut tx, &submission.artifact).await?;
+        Self::put_artifact(&mut tx, &submission.artifact, self.artifact_bytes_here).await?;
         let mut names = Vec::new();
         for game in &m.games {
             let base = if m.games.len() == 1 {
@@ -461,7 +461,7 @@ impl Store {
     /// The database.
     pub async fn store_artifact(&self, artifact: &crate::submission::Artifact) -> Result<()> {
         let mut tx = self.write_tx().await?;
-        Self::put_artifact(&mut tx, artifact).await?;
+        Self::put_artifact(&mut tx, artifact, self.artifact_bytes_here).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -597,7 +597,7 @@ mod tests {
         // Built: it plays its built folder (stored first), and the first version goes.
         let built = upload("lucky", Some("make"), "v2 built").artifact;
         let mut tx = store.write_tx().await.unwrap();
-        Store::put_artifact(&mut tx, &built).await.unwrap();
+        Store::put_artifact(&mut tx, &built, true).await.unwrap();
         tx.commit().await.unwrap();
         let (done, superseded) = store
             .finish_prep(w2.id, bot2.id, "l4", &passed(&built.sha256))

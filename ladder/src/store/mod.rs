@@ -787,6 +787,9 @@ pub fn sqlite_files(url: &str) -> Vec<std::path::PathBuf> {
 pub struct Store {
     pool: AnyPool,
     dialect: Dialect,
+    /// Whether artifacts' bytes go in the store (else the server keeps them in
+    /// an object store, and the store only their names).
+    artifact_bytes_here: bool,
 }
 
 impl Store {
@@ -845,7 +848,11 @@ impl Store {
             })
             .connect(&url)
             .await?;
-        let store = Store { pool, dialect };
+        let store = Store {
+            pool,
+            dialect,
+            artifact_bytes_here: true,
+        };
         store.migrate().await?;
         // A SQLite file holds bots' environments and every seed: its owner's only.
         for file in sqlite_files(&url) {

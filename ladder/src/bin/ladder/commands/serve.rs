@@ -69,6 +69,12 @@ pub(crate) struct ServeArgs {
     /// `ladder admin add-author --max-bots` gives them another cap.
     #[arg(long, default_value_t = 3, value_parser = |s: &str| number_in(s, 1u32, 10_000))]
     pub(crate) max_bots_per_author: u32,
+    /// Keep bots' files in an object store instead of the database: a
+    /// directory, or a URL (`s3://bucket/prefix`, configured by the usual
+    /// AWS_* variables; AWS_ENDPOINT for another S3-compatible service). The
+    /// database keeps their names and sizes. See docs/hosting.md.
+    #[arg(long, value_name = "DIR|URL")]
+    pub(crate) artifacts: Option<String>,
 }
 
 fn known_runtime(name: &str) -> Result<String, String> {
@@ -131,6 +137,12 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 },
                 runtimes: a.runtimes,
                 max_bots: a.max_bots_per_author,
+                objects: match &a.artifacts {
+                    Some(place) => Some(std::sync::Arc::new(
+                        ladder::server::objects::ObjectArtifacts::open(place).map_err(anyhow::Error::msg)?,
+                    )),
+                    None => None,
+                },
                 ..ladder::server::UploadConfig::default()
             },
         };

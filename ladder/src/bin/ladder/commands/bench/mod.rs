@@ -75,6 +75,10 @@ pub(crate) struct BenchUploadArgs {
     /// Runs of each kind, in turn (the median is reported).
     #[arg(long, default_value_t = 3, value_parser = |s: &str| number_in(s, 1usize, 100))]
     pub(crate) rounds: usize,
+    /// Keep the files in an object store (a directory or a URL) instead of
+    /// the database, as `ladder serve --artifacts`.
+    #[arg(long, value_name = "DIR|URL")]
+    pub(crate) artifacts: Option<String>,
     /// Containment of the bots (default: isolated, as a worker).
     #[command(flatten)]
     pub(crate) sandbox: referee::sandbox::SandboxArgs,
@@ -143,6 +147,7 @@ pub(crate) fn upload(a: BenchUploadArgs) -> anyhow::Result<ExitCode> {
         games: a.games,
         rounds: a.rounds,
         sandbox,
+        artifacts: a.artifacts,
     };
     runtime()?.block_on(upload::run(&cfg))?;
     Ok(ExitCode::SUCCESS)

@@ -19,6 +19,8 @@ pub(crate) struct BenchUploadConfig {
     /// Runs of each kind, in turn.
     pub(crate) rounds: usize,
     pub(crate) sandbox: Sandbox,
+    /// An object store for the files, else the database.
+    pub(crate) artifacts: Option<String>,
 }
 
 const ADMIN: &str = "bench-upload-admin-token";
@@ -57,7 +59,15 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
         held_per_worker: server::HELD_PER_WORKER,
         grpc_connections: server::conn::ConnLimits::GRPC,
         web_connections: server::conn::ConnLimits::WEB,
-        uploads: UploadConfig::default(),
+        uploads: UploadConfig {
+            objects: match &cfg.artifacts {
+                Some(place) => Some(std::sync::Arc::new(
+                    server::objects::ObjectArtifacts::open(place).map_err(anyhow::Error::msg)?,
+                )),
+                None => None,
+            },
+            ..UploadConfig::default()
+        },
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let served = tokio::spawn(server::run(grpc, None, store.clone(), service, async move {

@@ -1,0 +1,84 @@
+//! Bots' files in an object store (`ladder serve --artifacts`): a directory, or
+//! any service `object_store` reaches by URL (`s3://bucket/prefix`, with the
+//! usual `AWS_*` variables; an S3-compatible service by `AWS_ENDPOINT`). Each
+//! artifact is one object named by its SHA-256; the store keeps its name and
+//! size, and a worker checks the bytes against the name, wherever they were.
+
+use object_store::ObjectStore;
+use object_store::path::Path;
+use std::sync::Arc;
+
+/// An object store and the prefix artifacts go under.
+pub struct ObjectArtifacts {
+    objects: Arc<dyn ObjectStore>,
+    prefix: Path,
+    /// Where, as given (for the log).
+    pub place: String,
+}
+
+impl std::fmt::Debug for ObjectArtifacts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectArtifacts")
+            .field("place", &self.place)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ObjectArtifacts {
+    /// Opens `place`: a directory path (made if missing), or a URL.
+    ///
+    /// # Errors
+    /// A directory that cannot be made, or a URL no object store takes.
+    pub fn open(place: &str) -> Result<ObjectArtifacts, String> {
+        let (objects, prefix): (Arc<dyn ObjectStore>, Path) = if place.contains("://") {
+            let url = url::Url::parse(place).map_err(|e| format!("{place:?}: {e}"))?;
+            let (store, path) = object_store::parse_url_opts(&url, std::env::vars())
+                .map_err(|e| format!("{place:?}: {e}"))?;
+            (Arc::from(store), path)
+        } else {
+            std::fs::create_dir_all(place).map_err(|e| format!("cannot make {place}: {e}"))?;
+            let dir = std::fs::canonicalize(place).map_err(|e| format!("{place}: {e}"))?;
+            let local = object_store::local::LocalFileSystem::new_with_prefix(&dir)
+                .map_err(|e| format!("{place}: {e}"))?;
+            (Arc::new(local), Path::default())
+        };
+        Ok(ObjectArtifacts {
+            objects,
+            prefix,
+            place: place.to_owned(),
+        })
+    }
+
+    fn path(&self, sha256: &str) -> Path {
+        self.prefix.child(sha256)
+    }
+
+    /// Keeps `bytes` under `sha256` (again is harmless: the same name, the same bytes).
+    ///
+    /// # Errors
+    /// The object store.
+    pub async fn put(&self, sha256: &str, bytes: &[u8]) -> Result<(), String> {
+        self.objects
+            .put(&self.path(sha256), bytes.to_vec().into())
+            .await
+            .map(drop)
+            .map_err(|e| format!("keeping artifact {sha256} in {}: {e}", self.place))
+    }
+
+    /// The bytes kept under `sha256`.
+    ///
+    /// # Errors
+    /// Not there, or the object store.
+    pub async fn get(&self, sha256: &str) -> Result<Vec<u8>, String> {
+        let got = self
+            .objects
+            .get(&self.path(sha256))
+            .await
+            .map_err(|e| format!("reading artifact {sha256} from {}: {e}", self.place))?;
+        Ok(got
+            .bytes()
+            .await
+            .map_err(|e| format!("reading artifact {sha256} from {}: {e}", self.place))?
+            .to_vec())
+    }
+}
