@@ -214,8 +214,10 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
     };
     let (uploaded, host) = (median(&mut rates[0]), median(&mut rates[1]));
     println!(
-        "a Python bot of {} MiB (random padding), sandbox {:?}:",
-        cfg.mib, cfg.sandbox.level
+        "a Python bot of {} MiB (random padding), sandbox {:?}, files in {}:",
+        cfg.mib,
+        cfg.sandbox.level,
+        cfg.artifacts.as_deref().unwrap_or("the store (SQLite)")
     );
     println!(
         "  upload (pack + send + check + store): {:>8.0} ms",
