@@ -372,7 +372,7 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
         assert_eq!(broken_row.artifact_sha256, None);
 
         // A competition: every active bot enters and is rated.
-        admin(
+        let opened = admin(
             &url,
             &[
                 "open",
@@ -384,6 +384,12 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
                 "--movetime",
                 "2000",
             ],
+        );
+        // Versions that failed their build or check do not enter.
+        let entrants = opened.split("bots: ").nth(1).unwrap_or_default();
+        assert!(
+            entrants.contains("lucky") && !entrants.contains("broken") && !entrants.contains("crasher"),
+            "{opened}"
         );
         let o = work(&url, &worker_token, &cache);
         assert!(o.status.success(), "{}", text(&o));

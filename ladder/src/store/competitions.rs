@@ -51,8 +51,10 @@ impl Store {
         }
         if enter_bots {
             sqlx::query(
+                // Uploaded versions enter once they pass their build and check.
                 "INSERT INTO entrants (competition_id, bot_id)
-                 SELECT c.id, b.id FROM competitions c JOIN bots b ON b.game = c.game WHERE c.name = $1",
+                 SELECT c.id, b.id FROM competitions c JOIN bots b ON b.game = c.game WHERE c.name = $1
+                 AND b.status NOT IN ('building', 'build-failed', 'rejected')",
             )
             .bind(&c.name)
             .execute(&mut *tx)
