@@ -5,7 +5,8 @@ use crate::fault::{Fault, FaultKind, last_chars};
 use crate::player::{Pending, Player, collect};
 pub use crate::pool::BotPool;
 use crate::record::{
-    FAULT_DETAIL_KEPT, FaultRecord, GameRecord, MoveRecord, RECORD_SCHEMA, SeatRecord, final_outcome,
+    FAULT_DETAIL_KEPT, FaultRecord, GameRecord, MoveRecord, RECORD_SCHEMA, SeatPrivateLog, SeatRecord,
+    final_outcome,
 };
 use crate::session::{Ask, ClockFields, GameOver, Reply, Table};
 use crate::session::{INFO_CHARS_KEPT, INFO_LINES_KEPT};
@@ -43,6 +44,22 @@ pub fn play_game_in(
     logs: &LogPlace,
     pool: &mut BotPool,
 ) -> Result<GameRecord, SetupError> {
+    play_game_logged(setup, seats, limits, logs, pool).map(|(rec, _)| rec)
+}
+
+/// [`play_game_in`], and what each seat's author may read of the game and no one
+/// else: the end of its stderr (with [`LogPlace::author_tail`]) and the private
+/// part of its faults, by seat.
+///
+/// # Errors
+/// Only a setup the game refuses.
+pub fn play_game_logged(
+    setup: &GameSetup,
+    seats: &[SeatSetup],
+    limits: &Limits,
+    logs: &LogPlace,
+    pool: &mut BotPool,
+) -> Result<(GameRecord, Vec<SeatPrivateLog>), SetupError> {
     let mut game = create_game(setup, seats.len())?;
     let options = game.options().to_vec();
     let mut run = GameRun::seat_players(game.as_ref(), &options, setup, seats, limits, logs, pool);
@@ -88,6 +105,10 @@ struct GameRun {
     /// What `gameover` tells every seat of the first fault: its public part only,
     /// whoever owns the bots.
     first_fault: Option<String>,
+    /// The end of each seat's stderr in this game, where its author gets it.
+    tails: Vec<Option<crate::transport::SharedTail>>,
+    /// The private part of each seat's faults, for its author.
+    private_faults: Vec<Vec<String>>,
 }
 
 impl GameRun {
@@ -117,6 +138,8 @@ impl GameRun {
             info_left: vec![INFO_BYTES_PER_GAME; n],
             shown_as: seats.iter().map(|s| s.shown_as.clone()).collect(),
             first_fault: None,
+            tails: Vec::with_capacity(n),
+            private_faults: vec![Vec::new(); n],
         };
         for (seat, setup) in seats.iter().enumerate() {
             let table = Table {
@@ -126,7 +149,9 @@ impl GameRun {
                 options,
                 bot_salt: bot_salt(game_setup.seed, rotation, n, seat),
             };
-            match pool.ready_player(setup, &table, limits, logs.for_seat(seat)) {
+            let stderr_to = logs.stderr_to(seat);
+            run.tails.push(stderr_to.tail.clone());
+            match pool.ready_player(setup, &table, limits, stderr_to) {
                 Ok(p) => {
                     run.names.push(capped(&p.name(), NAME_KEPT));
                     run.players.push(Some(p));
@@ -144,8 +169,12 @@ impl GameRun {
     /// Records a fault of `seat`, at a move or (`None`) in setup.
     fn charge(&mut self, seat: usize, fault: Fault, at_move: Option<usize>) {
         let fault = if let Some(bot) = &self.shown_as[seat] {
-            // The host's own log keeps what the record does not.
+            // The host's own log and the bot's author keep what the record does not.
             if !fault.private.is_empty() {
+                self.private_faults[seat].push(capped(
+                    &format!("{}: {}{}", fault.kind, fault.detail, fault.private),
+                    FAULT_DETAIL_KEPT,
+                ));
                 if fault.kind == FaultKind::Spawn {
                     tracing::warn!(seat, bot, "{fault}");
                 } else {
@@ -332,7 +361,7 @@ impl GameRun {
         play_us: u64,
         limits: &Limits,
         pool: &mut BotPool,
-    ) -> GameRecord {
+    ) -> (GameRecord, Vec<SeatPrivateLog>) {
         let n = seats.len();
         let (outcome, termination) = final_outcome(n, game.outcome().as_ref(), &self.faults);
         let over = GameOver {
@@ -351,7 +380,25 @@ impl GameRun {
             back.push((seats[seat].clone(), p, clean));
         }
         pool.give_back(back, limits);
-        GameRecord {
+        let private = self
+            .private_faults
+            .into_iter()
+            .enumerate()
+            .map(|(seat, faults)| {
+                let (stderr, stderr_dropped) = self
+                    .tails
+                    .get(seat)
+                    .and_then(Option::as_ref)
+                    .and_then(|t| t.lock().ok().map(|t| t.text()))
+                    .unwrap_or_default();
+                SeatPrivateLog {
+                    stderr,
+                    stderr_dropped,
+                    faults,
+                }
+            })
+            .collect();
+        let record = GameRecord {
             schema: RECORD_SCHEMA,
             engine: engine::ENGINE_VERSION.to_owned(),
             game: game.info().id.to_owned(),
@@ -382,7 +429,8 @@ impl GameRun {
             outcome,
             final_position: game.position(),
             play_us,
-        }
+        };
+        (record, private)
     }
 }
 

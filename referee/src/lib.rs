@@ -33,7 +33,7 @@ pub mod view;
 
 pub use clock::{Limits, TimeControl};
 pub use fault::{Fault, FaultKind};
-pub use game::{GameSetup, LogPlace, SeatSetup, play_game, play_game_in};
+pub use game::{GameSetup, LogPlace, SeatSetup, play_game, play_game_in, play_game_logged};
 pub use pool::BotPool;
-pub use record::{GameRecord, Termination};
+pub use record::{GameRecord, SeatPrivateLog, Termination};
 pub use spec::BotSpec;

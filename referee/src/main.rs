@@ -441,6 +441,7 @@ fn play(a: PlayArgs) -> anyhow::Result<ExitCode> {
         // Not the seed: a bot that can list the log directory must not learn it.
         tag: format!("play{}-", std::process::id()),
         names: Vec::new(),
+        author_tail: 0,
     };
     let rec = play_game(&setup, &seats, &a.game.limits()?, &logs)?;
     if let Some(path) = &a.game.record {

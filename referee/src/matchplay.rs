@@ -305,6 +305,7 @@ pub fn run_match(
                     .iter()
                     .map(|s| s.spec.short_name())
                     .collect(),
+                author_tail: 0,
             },
             seats: crate::seating::seated(&order, pairing.rotation),
             tag: (),

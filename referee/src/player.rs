@@ -8,9 +8,9 @@ use crate::session::{
 };
 use crate::setup::SeatSetup;
 use crate::spec::BotSpec;
+use crate::transport::StderrTo;
 use crate::transport::pipe::ChildProcess;
 use bots::{Bot, View};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 enum Kind {
@@ -55,7 +55,7 @@ impl Player {
     ///
     /// # Errors
     /// A [`Fault`] naming what went wrong (spawn, handshake, a refused option).
-    pub fn start(seat: &SeatSetup, limits: &Limits, stderr_log: Option<PathBuf>) -> Result<Player, Fault> {
+    pub fn start(seat: &SeatSetup, limits: &Limits, stderr_to: StderrTo) -> Result<Player, Fault> {
         let (spec, options) = (&seat.spec, &seat.options);
         let (hello, kind) = match spec {
             BotSpec::Builtin { name, options: own } => {
@@ -89,7 +89,7 @@ impl Player {
                     &seat.env,
                     &limits.sandbox,
                     seat.home.as_ref(),
-                    stderr_log,
+                    stderr_to,
                 )?;
                 let mut session = TextSession::open(Box::new(process), limits)?;
                 check_options(session.hello(), options)?;
@@ -244,9 +244,9 @@ impl Player {
     }
 
     /// Readies a kept process for its next game: its stderr goes to that game's log.
-    pub fn prepare_next_game(&mut self, stderr_log: Option<PathBuf>) {
+    pub fn prepare_next_game(&mut self, stderr_to: StderrTo) {
         if let Kind::Text(session) = &mut self.kind {
-            session.set_stderr_log(stderr_log);
+            session.set_stderr_log(stderr_to);
         }
     }
 

@@ -5,7 +5,7 @@ use crate::fault::Fault;
 use crate::player::Player;
 use crate::session::Table;
 use crate::setup::SeatSetup;
-use std::path::PathBuf;
+use crate::transport::StderrTo;
 use std::time::Duration;
 
 /// Bot processes kept from one game to the next, as fastchess and cutechess keep
@@ -61,7 +61,7 @@ impl BotPool {
         setup: &SeatSetup,
         table: &Table<'_>,
         limits: &Limits,
-        log: Option<PathBuf>,
+        log: StderrTo,
     ) -> Result<Player, (String, Fault)> {
         if let Some(mut kept) = self.take(setup) {
             // Its CPU-time limit is per process, a backstop for one game: a process

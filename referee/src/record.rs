@@ -148,6 +148,29 @@ impl FaultKind {
     }
 }
 
+/// What one seat's author may read of a game and no one else: never part of the
+/// record, which is public.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatPrivateLog {
+    /// The end of what the bot wrote to stderr during the game.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stderr: String,
+    /// Bytes of stderr before `stderr` that were not kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stderr_dropped: u64,
+    /// Each fault of the seat in full (kind, public detail and its private part),
+    /// where it had a private part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
+}
+
+impl SeatPrivateLog {
+    /// Whether there is nothing to keep.
+    pub fn is_empty(&self) -> bool {
+        self.stderr.is_empty() && self.stderr_dropped == 0 && self.faults.is_empty()
+    }
+}
+
 /// Where a game stands in a mirrored match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pairing {

@@ -78,6 +78,9 @@ pub struct LogPlace {
     /// Each seat's bot, by seat, for the file names (so a host finds a bot's logs by
     /// its name); empty when the seats have no names to give.
     pub names: Vec<String>,
+    /// How many bytes of the end of each seat's stderr to keep for its author
+    /// ([`crate::record::SeatPrivateLog`]); 0 keeps none.
+    pub author_tail: usize,
 }
 
 /// Creates the game a setup describes, for `seats` seats.
@@ -104,6 +107,15 @@ pub fn create_game(setup: &GameSetup, seats: usize) -> Result<Box<dyn AnyGame>, 
 }
 
 impl LogPlace {
+    /// Where `seat`'s stderr goes in this game: its log file, and a new tail for its
+    /// author when one is kept.
+    pub fn stderr_to(&self, seat: usize) -> crate::transport::StderrTo {
+        crate::transport::StderrTo {
+            file: self.for_seat(seat),
+            tail: (self.author_tail > 0).then(|| crate::transport::StderrTail::shared(self.author_tail)),
+        }
+    }
+
     /// The stderr log of `seat` in this game, if logs are kept.
     pub fn for_seat(&self, seat: usize) -> Option<PathBuf> {
         let name = match self.names.get(seat) {
@@ -137,6 +149,7 @@ mod tests {
             dir: Some(PathBuf::from("/logs")),
             tag: "main-g1r0-".into(),
             names: vec!["../../etc/passwd".into(), "nice@2".into(), ".hidden".into()],
+            author_tail: 0,
         };
         for seat in 0..3 {
             let path = logs.for_seat(seat).unwrap();

@@ -191,6 +191,7 @@ fn stderr_goes_to_a_capped_log_per_bot() {
         dir: Some(dir.clone()),
         tag: "t-".into(),
         names: Vec::new(),
+        author_tail: 0,
     };
     let rec = play_game(&setup, &[first(), hostile("flood-stderr", 0)], &limits(), &logs).unwrap();
     assert!(rec.faults.is_empty(), "{:?}", rec.faults);
@@ -330,6 +331,7 @@ fn a_pool_keeps_clean_bots_for_the_next_game_and_replaces_faulted_ones() {
             dir: Some(dir.clone()),
             tag: format!("g{seed}-"),
             names: Vec::new(),
+            author_tail: 0,
         };
         let rec = play_game_in(&setup, &seats, &limits(), &logs, &mut pool).unwrap();
         (rec, pool.idle())
@@ -410,6 +412,7 @@ fn a_bots_last_words_and_command_reach_only_its_owner() {
             dir: Some(dir.clone()),
             tag: "t-".into(),
             names: Vec::new(),
+            author_tail: 0,
         };
         let rec = play_game(&ur_setup(3), &[crasher, listener], &limits(), &logs).unwrap();
         assert_eq!(rec.faults.len(), 1, "{:?}", rec.faults);

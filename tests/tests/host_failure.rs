@@ -11,6 +11,7 @@ use referee::sandbox::Sandbox;
 fn lease(spec: &str) -> LeaseReply {
     LeaseReply {
         has_work: true,
+        author_log_bytes: 0,
         lease: "a-lease".into(),
         group_id: 1,
         competition: "c".into(),

@@ -180,6 +180,7 @@ async fn lease_and_play(w: &mut Client) -> (LeaseReply, Vec<String>) {
 /// Reports a leased group's records; the outcome the server names.
 async fn report(w: &mut Client, lease: &LeaseReply, records: Vec<String>) -> ReportOutcome {
     w.report(ReportRequest {
+        logs: Vec::new(),
         lease: lease.lease.clone(),
         group_id: lease.group_id,
         records,
@@ -192,6 +193,15 @@ async fn report(w: &mut Client, lease: &LeaseReply, records: Vec<String>) -> Rep
 
 /// Every record of a competition, page by page.
 async fn all_records(c: &mut Client, competition: &str) -> Vec<referee::GameRecord> {
+    all_records_by_id(c, competition)
+        .await
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// Every record of `competition` with its game's key.
+async fn all_records_by_id(c: &mut Client, competition: &str) -> Vec<(i64, referee::GameRecord)> {
     let mut records = Vec::new();
     let mut after = 0;
     loop {
@@ -208,7 +218,7 @@ async fn all_records(c: &mut Client, competition: &str) -> Vec<referee::GameReco
         let Some(last) = page.last() else { break };
         after = last.id;
         for r in page {
-            records.push(serde_json::from_str(&r.json).unwrap());
+            records.push((r.id, serde_json::from_str(&r.json).unwrap()));
         }
     }
     records
@@ -354,6 +364,7 @@ async fn forged_records_are_refused_and_reports_count_once() {
         let mut w = worker::connect(&server.url, WORKER, None).await.unwrap();
         let (lease, genuine) = lease_and_play(&mut w).await;
         let report = |records: Vec<String>| ReportRequest {
+            logs: Vec::new(),
             lease: lease.lease.clone(),
             group_id: lease.group_id,
             records,
@@ -460,6 +471,7 @@ async fn an_expired_lease_goes_to_another_worker() {
         // The dead worker's late report is refused or finds the group done.
         let late = dead
             .report(ReportRequest {
+                logs: Vec::new(),
                 lease: lost.lease.clone(),
                 group_id: lost.group_id,
                 records,
@@ -558,6 +570,7 @@ async fn forged_faults_are_refused_by_the_server_and_nothing_is_stored() {
             let records = vec![serde_json::to_string(&forged).unwrap(), genuine[1].clone()];
             let e = w
                 .report(ReportRequest {
+                    logs: Vec::new(),
                     lease: lease.lease.clone(),
                     group_id: lease.group_id,
                     records,
@@ -726,20 +739,28 @@ async fn an_info_flood_and_a_3_mb_grpc_move_are_recorded_and_charged_never_stall
             .await
             .unwrap();
         assert_eq!(played, 3, "{}: every group recorded", store.kind);
-        let records = all_records(&mut a, "flood").await;
-        assert_eq!(records.len(), 6);
+        let by_id = all_records_by_id(&mut a, "flood").await;
+        assert_eq!(by_id.len(), 6);
+        let records: Vec<referee::GameRecord> = by_id.iter().map(|(_, r)| r.clone()).collect();
         let mut flooded = 0;
-        for rec in &records {
+        for (id, rec) in &by_id {
             let text = serde_json::to_string(rec).unwrap();
             assert!(text.len() < 256 << 10, "a record of {} bytes", text.len());
+            // Info lines are the author's: out of the record, in the game's logs.
+            assert!(rec.moves.iter().all(|m| m.info.is_empty()), "{text}");
+            let logs = a
+                .game_logs(GameLogsRequest { game_id: *id })
+                .await
+                .unwrap()
+                .into_inner();
             for (seat, s) in rec.seats.iter().enumerate() {
                 let entrant = s.entrant.as_deref().unwrap();
-                let info: usize = rec
-                    .moves
+                let info: usize = logs
+                    .seats
                     .iter()
-                    .filter(|m| m.seat == seat)
-                    .flat_map(|m| &m.info)
-                    .map(|l| serde_json::to_string(l).unwrap().len() + 1)
+                    .filter(|l| l.seat as usize == seat)
+                    .flat_map(|l| &l.info)
+                    .map(|l| serde_json::to_string(&l.line).unwrap().len() + 1)
                     .sum();
                 assert!(
                     info <= referee::game::INFO_BYTES_PER_GAME,
@@ -880,6 +901,7 @@ async fn a_batch_is_leased_and_reported_in_one_call_and_a_forged_group_in_it_is_
             .iter()
             .zip(&played)
             .map(|(l, records)| ReportRequest {
+                logs: Vec::new(),
                 lease: l.lease.clone(),
                 group_id: l.group_id,
                 records: records.clone(),
@@ -893,6 +915,7 @@ async fn a_batch_is_leased_and_reported_in_one_call_and_a_forged_group_in_it_is_
         forged[2].records[0] = v.to_string();
         // And a group that does not exist.
         forged.push(ReportRequest {
+            logs: Vec::new(),
             group_id: 999_999,
             ..reports[0].clone()
         });
@@ -2050,6 +2073,7 @@ async fn a_worker_cannot_hoard_leases_report_anothers_or_see_a_seed_twice() {
         let records = play_by_hand(&held[0]).await;
         let reply = w2
             .report(ReportRequest {
+                logs: Vec::new(),
                 lease: held[0].lease.clone(),
                 group_id: held[0].group_id,
                 records: records.clone(),
@@ -2088,6 +2112,7 @@ async fn a_worker_cannot_hoard_leases_report_anothers_or_see_a_seed_twice() {
         // w1's old lease of a group now held by w2 stores nothing.
         let late = w1
             .report(ReportRequest {
+                logs: Vec::new(),
                 lease: held[0].lease.clone(),
                 group_id: held[0].group_id,
                 records,
@@ -2112,6 +2137,7 @@ async fn a_caller_without_a_token_is_refused_before_its_body_is_read() {
         let server = start(&store.url, Duration::from_secs(60)).await;
         let huge = || ReportGroupsRequest {
             reports: vec![ReportRequest {
+                logs: Vec::new(),
                 lease: "a-lease".into(),
                 group_id: 1,
                 records: vec!["x".repeat(17 << 20)],

@@ -485,7 +485,8 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
             })
             .await
             .unwrap()
-            .remove(0);
+            .remove(0)
+            .records;
             let forged: Vec<String> = records
                 .iter()
                 .map(|r| {
@@ -500,6 +501,7 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
                 .collect();
             assert_ne!(forged, records, "the group has no uploaded bot to forge");
             let report = |records: Vec<String>| proto::ladder::ReportRequest {
+                logs: Vec::new(),
                 lease: leased.lease.clone(),
                 group_id: leased.group_id,
                 records,

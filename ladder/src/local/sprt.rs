@@ -227,6 +227,7 @@ pub fn run(
                     .into_iter()
                     .map(|b| cfg.bots[b].0.clone())
                     .collect(),
+                author_tail: 0,
             },
             tag: pairing,
         })

@@ -357,6 +357,7 @@ pub fn run(
                 dir: cfg.log_dir.clone(),
                 tag: format!("{}-g{}r{rotation}-", comp.name, group.group_no),
                 names: seat_bots.iter().map(|id| specs[id].0.clone()).collect(),
+                author_tail: 0,
             },
             tag: (group.id, *rotation, seat_bots),
         })
@@ -447,6 +448,7 @@ pub fn new_game(
         termination: rec.termination,
         record: serde_json::to_string(rec).unwrap_or_default(),
         faults: seat_faults(rec),
+        logs: Vec::new(),
     }
 }
 

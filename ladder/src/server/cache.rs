@@ -327,6 +327,7 @@ mod tests {
             .unwrap();
         let ranks = if winner == 0 { vec![1, 2] } else { vec![2, 1] };
         let new = NewGame {
+            logs: Vec::new(),
             competition_id: c.id,
             group_id: g.id,
             rotation: 0,

@@ -212,6 +212,44 @@ impl Ladder for LadderService {
         }))
     }
 
+    async fn game_logs(&self, req: Request<GameLogsRequest>) -> Result<Response<GameLogsReply>, Status> {
+        use super::logs::{LogReader, readable_logs};
+        let reader = match self.caller(&req).await? {
+            super::auth::Caller::Admin => LogReader::Host,
+            super::auth::Caller::Author(a) => LogReader::Author(a.id),
+            super::auth::Caller::Worker(_) => {
+                return Err(Status::permission_denied(
+                    "a game's private logs are its bots' authors' and the host's, never a worker's",
+                ));
+            }
+        };
+        let id = GameId(req.into_inner().game_id);
+        let redactor = self.redactor().await?;
+        let seats = readable_logs(&self.store, reader, id, &redactor)
+            .await
+            .map_err(status_of)?
+            .ok_or_else(|| Status::not_found(format!("no game {id} with a bot of yours")))?;
+        Ok(Response::new(GameLogsReply {
+            game_id: id.0,
+            seats: seats
+                .into_iter()
+                .map(|s| SeatLogView {
+                    seat: s.seat as u32,
+                    bot: s.bot,
+                    stderr: s.log.stderr,
+                    stderr_dropped: s.log.stderr_dropped,
+                    info: s
+                        .log
+                        .info
+                        .into_iter()
+                        .map(|(move_index, line)| InfoLine { move_index, line })
+                        .collect(),
+                    faults: s.log.faults,
+                })
+                .collect(),
+        }))
+    }
+
     async fn my_bots(&self, req: Request<MyBotsRequest>) -> Result<Response<ListBotsReply>, Status> {
         let author = self.need_author(&req).await?;
         let mine = self.store.bots_of_author(author.id).await.map_err(status_of)?;

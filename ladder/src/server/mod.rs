@@ -11,6 +11,7 @@ pub mod cache;
 pub mod conn;
 pub mod error;
 mod grpc;
+pub mod logs;
 pub mod objects;
 mod scheduler;
 mod service;
@@ -88,6 +89,13 @@ pub struct ServiceConfig {
     pub uploads: UploadConfig,
 }
 
+/// How much of each seat's stderr a game keeps for its author by default.
+pub const AUTHOR_LOG_BYTES: u32 = 64 * 1024;
+
+/// Most faults kept in full per seat and game (a seat has one fault in most games
+/// that have any; a reporting worker says how many).
+pub const PRIVATE_FAULTS_KEPT: usize = 16;
+
 /// What authors may upload, and how much of the server checking uploads takes.
 #[derive(Debug, Clone)]
 pub struct UploadConfig {
@@ -107,6 +115,9 @@ pub struct UploadConfig {
     pub check_games: u32,
     /// Where bots' files are kept when not in the store (`--artifacts`).
     pub objects: Option<Arc<objects::ObjectArtifacts>>,
+    /// How many bytes of the end of each seat's stderr a game keeps for the bot's
+    /// author (and the host), apart from its public record; 0 keeps none.
+    pub author_log_bytes: u32,
 }
 
 impl Default for UploadConfig {
@@ -116,6 +127,7 @@ impl Default for UploadConfig {
             runtimes: crate::submission::all_runtimes(),
             max_bots: 3,
             at_once: 2,
+            author_log_bytes: AUTHOR_LOG_BYTES,
             build_seconds: 600,
             check_games: 4,
             objects: None,

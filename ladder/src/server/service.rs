@@ -376,6 +376,7 @@ impl LadderService {
                 groups_in_progress: false,
                 retry_after_ms: 0,
                 independent_seeds: seeding == Seeding::Independent,
+                author_log_bytes: self.cfg.uploads.author_log_bytes,
             });
         }
         for (period, ids) in longer {
@@ -465,6 +466,7 @@ impl LadderService {
         let comp_ids: Vec<CompetitionId> = groups.values().map(|g| g.competition_id).collect();
         let bot_ids: Vec<BotId> = groups.values().flat_map(|g| g.bots.iter().copied()).collect();
         let catalog = self.catalog(&comp_ids, &bot_ids).await?;
+        let log_cap = self.cfg.uploads.author_log_bytes as usize;
         // Replaying is CPU work: on the blocking pool, not an executor thread, and
         // no more batches at once than there are cores.
         let _permit = self
@@ -497,7 +499,7 @@ impl LadderService {
                     let c = catalog.competitions.get(&group.competition_id).ok_or_else(|| {
                         ServiceError::Internal(format!("group {} has no competition", group.id))
                     })?;
-                    let (games, starts) = Self::verify(c, group, &catalog.bots, &r.records)
+                    let (games, starts) = Self::verify(c, group, &catalog.bots, &r.records, &r.logs, log_cap)
                         .map_err(|e| e.about(format_args!("group {}", group.id)))?;
                     Ok((group.id, r.lease, games, starts))
                 })
@@ -571,8 +573,20 @@ impl LadderService {
         group: &crate::store::GroupRow,
         bots: &HashMap<BotId, BotRow>,
         texts: &[String],
+        logs: &[SeatLog],
+        log_cap: usize,
     ) -> Result<(Vec<crate::store::NewGame>, Vec<SeatStart>), ServiceError> {
         let n = c.seats as usize;
+        let mut reported_logs: HashMap<(usize, usize), &SeatLog> = HashMap::new();
+        for l in logs {
+            let at = (l.rotation as usize, l.seat as usize);
+            if at.0 >= n || at.1 >= n || reported_logs.insert(at, l).is_some() {
+                return Err(ServiceError::InvalidArgument(format!(
+                    "a private log of rotation {} seat {} is not one of the group's {n} by {n} seats, or comes twice",
+                    l.rotation, l.seat
+                )));
+            }
+        }
         if texts.len() != n {
             return Err(ServiceError::InvalidArgument(format!(
                 "a group of {n}-seat games has {n} records (one per rotation); got {}",
@@ -585,7 +599,7 @@ impl LadderService {
         let mut seen = vec![false; n];
         for (k, text) in texts.iter().enumerate() {
             let bad = |why: String| ServiceError::InvalidArgument(format!("record {k}: {why}"));
-            let rec: GameRecord =
+            let mut rec: GameRecord =
                 serde_json::from_str(text).map_err(|e| bad(format!("does not parse: {e}")))?;
             let pairing = rec.pairing.ok_or_else(|| bad("has no pairing".into()))?;
             let r = pairing.rotation;
@@ -643,8 +657,60 @@ impl LadderService {
                     moved: rec.moves.iter().any(|m| m.seat == s && !m.fallback),
                 });
             }
-            games.push(new_game(c.id, group.id, r, seat_bots, &rec));
+            // Info lines are for the bot's author: out of the public record.
+            let mut private = private_logs(&mut rec, |s| reported_logs.get(&(r, s)).copied(), log_cap);
+            let mut game = new_game(c.id, group.id, r, seat_bots.clone(), &rec);
+            private.retain(|(_, entry)| !entry.is_empty());
+            game.logs = private
+                .into_iter()
+                .map(|(seat, entry)| crate::store::NewSeatLog {
+                    seat,
+                    bot: seat_bots[seat],
+                    entry,
+                })
+                .collect();
+            games.push(game);
         }
         Ok((games, starts))
     }
+}
+
+/// Takes every seat's `info` lines out of `rec` and joins them to what the worker
+/// reported of that seat (`reported(seat)`): the end of its stderr, cut to `cap`
+/// bytes whatever the worker sent, and at most [`super::PRIVATE_FAULTS_KEPT`]
+/// faults, each cut as a record cuts a fault's detail. By seat.
+fn private_logs<'a>(
+    rec: &mut GameRecord,
+    reported: impl Fn(usize) -> Option<&'a SeatLog>,
+    cap: usize,
+) -> Vec<(usize, crate::store::SeatLogEntry)> {
+    let mut out: Vec<(usize, crate::store::SeatLogEntry)> = (0..rec.seats.len())
+        .map(|s| (s, crate::store::SeatLogEntry::default()))
+        .collect();
+    for (k, m) in rec.moves.iter_mut().enumerate() {
+        if let Some((_, entry)) = out.get_mut(m.seat) {
+            entry.info.extend(
+                std::mem::take(&mut m.info)
+                    .into_iter()
+                    .map(|line| (k as u32, line)),
+            );
+        } else {
+            m.info.clear();
+        }
+    }
+    for (seat, entry) in &mut out {
+        let Some(log) = reported(*seat) else { continue };
+        let keep = referee::fault::last_chars(&log.stderr, cap);
+        entry.stderr_dropped = log
+            .stderr_dropped
+            .saturating_add((log.stderr.len() - keep.len()) as u64);
+        entry.stderr = keep.to_owned();
+        entry.faults = log
+            .faults
+            .iter()
+            .take(PRIVATE_FAULTS_KEPT)
+            .map(|f| referee::text::capped(f, referee::record::FAULT_DETAIL_KEPT))
+            .collect();
+    }
+    out
 }

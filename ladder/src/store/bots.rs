@@ -55,6 +55,23 @@ impl Store {
         Ok(row.as_ref().map(BotRow::from_row).transpose()?)
     }
 
+    /// The bots with keys `ids` (in key order; a key named twice gives one row).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn bots_by_id(&self, ids: &[BotId]) -> Result<Vec<BotRow>> {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut conn = self.pool.acquire().await?;
+        let select = format!("SELECT {} FROM bots WHERE id IN ", Self::BOT_COLUMNS);
+        let rows = Self::rows_with_ids(&mut conn, &select, &ids, " ORDER BY id").await?;
+        Ok(rows
+            .iter()
+            .map(BotRow::from_row)
+            .collect::<std::result::Result<_, _>>()?)
+    }
+
     /// Every bot, by id.
     ///
     /// # Errors

@@ -528,6 +528,9 @@ impl Store {
         for g in games.iter().filter(|g| !g.faults.is_empty()) {
             Self::insert_faults(tx, g).await?;
         }
+        if games.iter().any(|g| !g.logs.is_empty()) {
+            Self::insert_seat_logs(tx, games).await?;
+        }
         Ok(inserted)
     }
 

@@ -22,12 +22,14 @@ mod competitions;
 mod games;
 mod groups;
 mod ids;
+mod logs;
 mod sql;
 mod workers;
 
 pub use authors::{AuthorRow, PrepJob, PrepResult};
 pub use groups::LeaseAsk;
 pub use ids::{AuthorId, BotId, CompetitionId, GameId, GroupId, WorkerId};
+pub use logs::{GameLogs, NewSeatLog, SeatLogEntry};
 use sql::Sql;
 
 /// A store operation that failed.
@@ -568,6 +570,8 @@ pub struct NewGame {
     pub record: String,
     /// Its faults by seat and kind, for the bot pages.
     pub faults: Vec<SeatFaults>,
+    /// What only its seats' authors may read, for the seats that said something.
+    pub logs: Vec<NewSeatLog>,
 }
 
 /// A game's places by seat as the store keeps them: one integer, four bits a
@@ -1055,6 +1059,7 @@ mod tests {
             .unwrap();
         assert_eq!(leased.len(), 2);
         let game = |g: &GroupRow, rotation: i64| NewGame {
+            logs: Vec::new(),
             competition_id: c.id,
             group_id: g.id,
             rotation,
@@ -1126,6 +1131,7 @@ mod tests {
             at_move: 3,
         };
         let game = |rotation: i64, faults| NewGame {
+            logs: Vec::new(),
             competition_id: c.id,
             group_id: g.id,
             rotation,
@@ -1193,6 +1199,7 @@ mod tests {
                     .remove(0);
                 let games: Vec<NewGame> = (0..2)
                     .map(|rotation| NewGame {
+                        logs: Vec::new(),
                         competition_id: c.id,
                         group_id: g.id,
                         rotation,

@@ -8,6 +8,8 @@
 //!   `info` line: the admin token, and any worker's token (known only by its
 //!   SHA-256, so every 64-hex-digit word in a text is hashed and hidden if it is
 //!   one), shown as `[hidden]`;
+//! - `info` lines, which only the bot's author reads (in records stored before
+//!   they were kept apart, `server::logs`);
 //! - records stored before seats were named that way (their seats carry a spec):
 //!   the public copy drops the specs, and those seats' faults show their kind
 //!   without a detail.
@@ -93,10 +95,11 @@ impl Redactor {
     }
 
     /// A record as the public may see it: no host token in a seat's announced
-    /// name, a fault's detail or an `info` line (a bot may have read one and
-    /// written it there); and for a record stored before seats were named by
-    /// their bots, no spec, and those seats' faults by kind alone. The moves are
-    /// the game's own notation.
+    /// name or a fault's detail (a bot may have read one and written it there);
+    /// no `info` line, which is its author's alone (a record stored before they
+    /// were kept apart still has them); and for a record stored before seats were
+    /// named by their bots, no spec, and those seats' faults by kind alone. The
+    /// moves are the game's own notation.
     pub fn record(&self, rec: &mut GameRecord) {
         let mut legacy = Vec::with_capacity(rec.seats.len());
         for seat in &mut rec.seats {
@@ -112,9 +115,7 @@ impl Redactor {
             }
         }
         for m in &mut rec.moves {
-            for line in &mut m.info {
-                *line = self.text(line);
-            }
+            m.info.clear();
         }
     }
 }

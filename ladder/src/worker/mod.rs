@@ -5,9 +5,10 @@
 use proto::ladder::ladder_client::LadderClient;
 use proto::ladder::{
     LeaseGroupsRequest, LeaseReply, RenewLeasesRequest, ReportGroupsRequest, ReportOutcome, ReportRequest,
+    SeatLog,
 };
 use referee::clock::Limits;
-use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup, play_game_in};
+use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup};
 use referee::record::Pairing;
 use referee::sandbox::{Home, Sandbox};
 use referee::seating;
@@ -250,7 +251,17 @@ struct Leased<'a> {
     limits: Limits,
     /// Its entrants in the order of rotation 0.
     wanted: Vec<SeatSetup>,
-    records: Vec<String>,
+    played: PlayedGroup,
+}
+
+/// What a leased group's games gave: its JSON records, one per rotation, and
+/// what only the seats' authors may read.
+#[derive(Debug, Clone, Default)]
+pub struct PlayedGroup {
+    /// One JSON record per rotation.
+    pub records: Vec<String>,
+    /// The seats' private logs (none for a seat with nothing to say).
+    pub logs: Vec<SeatLog>,
 }
 
 /// Plays every rotation of several leased groups in waves, with the bots of `pool`:
@@ -272,7 +283,8 @@ pub fn play_leases(
     sandbox: &Sandbox,
     pool: &mut BotPool,
 ) -> Result<Vec<Vec<String>>, WorkerError> {
-    play_leases_in(leases, &HashMap::new(), log_dir, sandbox, pool)
+    let played = play_leases_in(leases, &HashMap::new(), log_dir, sandbox, pool)?;
+    Ok(played.into_iter().map(|p| p.records).collect())
 }
 
 /// [`play_leases`], with uploaded bots' folders: `homes` maps an entrant's
@@ -288,7 +300,7 @@ pub fn play_leases_in(
     log_dir: Option<&PathBuf>,
     sandbox: &Sandbox,
     pool: &mut BotPool,
-) -> Result<Vec<Vec<String>>, WorkerError> {
+) -> Result<Vec<PlayedGroup>, WorkerError> {
     let mut groups = Vec::with_capacity(leases.len());
     for lease in leases {
         let limits = Limits {
@@ -334,7 +346,10 @@ pub fn play_leases_in(
         groups.push(Leased {
             lease,
             limits,
-            records: Vec::with_capacity(wanted.len()),
+            played: PlayedGroup {
+                records: Vec::with_capacity(wanted.len()),
+                logs: Vec::new(),
+            },
             wanted,
         });
     }
@@ -345,20 +360,22 @@ pub fn play_leases_in(
             pool.quit_all();
         }
         for g in groups.iter_mut().filter(|g| rotation < g.wanted.len()) {
-            let rec = play_rotation(g, rotation, log_dir, pool)?;
-            g.records.push(rec);
+            let (rec, logs) = play_rotation(g, rotation, log_dir, pool)?;
+            g.played.records.push(rec);
+            g.played.logs.extend(logs);
         }
     }
-    Ok(groups.into_iter().map(|g| g.records).collect())
+    Ok(groups.into_iter().map(|g| g.played).collect())
 }
 
-/// Plays one rotation of a leased group; its JSON record.
+/// Plays one rotation of a leased group; its JSON record and the seats' private
+/// logs.
 fn play_rotation(
     g: &Leased<'_>,
     rotation: usize,
     log_dir: Option<&PathBuf>,
     pool: &mut BotPool,
-) -> Result<String, WorkerError> {
+) -> Result<(String, Vec<SeatLog>), WorkerError> {
     let lease = g.lease;
     let setup = GameSetup {
         game: lease.game.clone(),
@@ -383,8 +400,9 @@ fn play_rotation(
             .into_iter()
             .map(|e| e.bot)
             .collect(),
+        author_tail: lease.author_log_bytes as usize,
     };
-    let rec = play_game_in(&setup, &seats, &g.limits, &logs, pool)?;
+    let (rec, private) = referee::play_game_logged(&setup, &seats, &g.limits, &logs, pool)?;
     // This machine failed, not the bot: nothing of the group is reported (its
     // lease runs out, and another worker plays it with a new seed).
     if let Some(f) = rec
@@ -394,14 +412,27 @@ fn play_rotation(
     {
         return Err(WorkerError::Host(f.detail.clone()));
     }
-    serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))
+    let logs = private
+        .into_iter()
+        .enumerate()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(seat, p)| SeatLog {
+            rotation: rotation as u32,
+            seat: seat as u32,
+            stderr: p.stderr,
+            stderr_dropped: p.stderr_dropped,
+            faults: p.faults,
+        })
+        .collect();
+    let rec = serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))?;
+    Ok((rec, logs))
 }
 
 /// A lease to play, and where its records go.
 type PlayJob = (
     Vec<LeaseReply>,
     HashMap<String, PathBuf>,
-    tokio::sync::oneshot::Sender<Result<Vec<Vec<String>>, WorkerError>>,
+    tokio::sync::oneshot::Sender<Result<Vec<PlayedGroup>, WorkerError>>,
 );
 
 /// The thread that plays one task's batches of leases ([`play_leases`]), and keeps
@@ -438,7 +469,7 @@ impl PlayThread {
         &self,
         leases: Vec<LeaseReply>,
         homes: HashMap<String, PathBuf>,
-    ) -> Result<Vec<Vec<String>>, WorkerError> {
+    ) -> Result<Vec<PlayedGroup>, WorkerError> {
         let (reply, records) = tokio::sync::oneshot::channel();
         self.leases
             .send((leases, homes, reply))
@@ -546,7 +577,11 @@ fn report_calls(reports: Vec<ReportRequest>) -> Vec<Vec<ReportRequest>> {
     let mut calls: Vec<Vec<ReportRequest>> = Vec::new();
     let mut bytes = 0;
     for r in reports {
-        let size: usize = r.records.iter().map(String::len).sum();
+        let size: usize = r.records.iter().map(String::len).sum::<usize>()
+            + r.logs
+                .iter()
+                .map(|l| l.stderr.len() + l.faults.iter().map(String::len).sum::<usize>())
+                .sum::<usize>();
         match calls.last_mut() {
             Some(call) if call.len() < crate::server::MAX_BATCH && bytes + size <= REPORT_BATCH_BYTES => {
                 bytes += size;
@@ -704,10 +739,11 @@ async fn work_loop(
             .groups
             .into_iter()
             .zip(played)
-            .map(|(lease, records)| ReportRequest {
+            .map(|(lease, played)| ReportRequest {
                 lease: lease.lease,
                 group_id: lease.group_id,
-                records,
+                records: played.records,
+                logs: played.logs,
             })
             .collect();
         for call in report_calls(reports) {

@@ -5,7 +5,6 @@ use crate::clock::Limits;
 use crate::fault::{Fault, FaultKind, last_chars};
 use crate::transport::{LineTransport, Received, SendError};
 use proto::{FromBot, MAX_BOT_LINE, PROTOCOL_VERSION, ToBot};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// How many lines a bot may send while answering one request (a flood beyond is a
@@ -414,9 +413,9 @@ impl TextSession {
         self.transport.cpu_used()
     }
 
-    /// Sends the bot's stderr to `log` from now on (a kept process, per game).
-    pub fn set_stderr_log(&mut self, log: Option<PathBuf>) {
-        self.transport.set_stderr_log(log);
+    /// Sends the bot's stderr to `to` from now on (a kept process, per game).
+    pub fn set_stderr_log(&mut self, to: crate::transport::StderrTo) {
+        self.transport.set_stderr_log(to);
     }
 
     fn queue(&mut self, msg: &ToBot) {

@@ -105,9 +105,9 @@ pub trait LineTransport: Send {
         None
     }
 
-    /// Sends what the bot writes to stderr from now on to `log` (a kept process gets
-    /// each game's log); nothing for transports without a stderr.
-    fn set_stderr_log(&mut self, _log: Option<std::path::PathBuf>) {}
+    /// Sends what the bot writes to stderr from now on to `to` (a kept process gets
+    /// each game's log and tail); nothing for transports without a stderr.
+    fn set_stderr_log(&mut self, _to: StderrTo) {}
 }
 
 /// How long a wait on one transport polls without sleeping before it sleeps.
@@ -164,4 +164,89 @@ pub(crate) fn poll_timeout(deadline: Instant) -> nix::poll::PollTimeout {
     let left = deadline.saturating_duration_since(Instant::now());
     nix::poll::PollTimeout::try_from(left + std::time::Duration::from_micros(999))
         .unwrap_or(nix::poll::PollTimeout::MAX)
+}
+
+/// Where a bot's stderr goes for one game: a capped log file, a capped tail kept
+/// for the bot's author, both or neither.
+#[derive(Debug, Clone, Default)]
+pub struct StderrTo {
+    /// The game's log file (capped at [`pipe::STDERR_LOG_CAP`]).
+    pub file: Option<std::path::PathBuf>,
+    /// The end of the game's stderr, for the bot's author.
+    pub tail: Option<SharedTail>,
+}
+
+impl StderrTo {
+    /// To a log file only.
+    pub fn file(path: std::path::PathBuf) -> StderrTo {
+        StderrTo {
+            file: Some(path),
+            tail: None,
+        }
+    }
+}
+
+/// A [`StderrTail`] the stderr thread writes and the game reads.
+pub type SharedTail = std::sync::Arc<std::sync::Mutex<StderrTail>>;
+
+/// The last `cap` bytes a bot wrote to stderr in one game, and how many came before
+/// them. Bounded whatever the bot writes: at most twice `cap` is held at once.
+#[derive(Debug, Clone)]
+pub struct StderrTail {
+    bytes: Vec<u8>,
+    cap: usize,
+    dropped: u64,
+}
+
+impl StderrTail {
+    /// An empty tail of at most `cap` bytes, to share with the stderr thread.
+    pub fn shared(cap: usize) -> SharedTail {
+        std::sync::Arc::new(std::sync::Mutex::new(StderrTail {
+            bytes: Vec::new(),
+            cap,
+            dropped: 0,
+        }))
+    }
+
+    /// Keeps the end of `more`.
+    pub fn take(&mut self, more: &[u8]) {
+        self.bytes.extend_from_slice(more);
+        // Cut only when twice the cap is reached: one copy per `cap` bytes written.
+        if self.bytes.len() > self.cap.saturating_mul(2) {
+            let cut = self.bytes.len() - self.cap;
+            self.bytes.drain(..cut);
+            self.dropped += cut as u64;
+        }
+    }
+
+    /// The kept text (a character cut at the start becomes U+FFFD), and how many
+    /// bytes before it were dropped.
+    pub fn text(&self) -> (String, u64) {
+        let cut = self.bytes.len().saturating_sub(self.cap);
+        (
+            String::from_utf8_lossy(&self.bytes[cut..]).into_owned(),
+            self.dropped + cut as u64,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tail_tests {
+    use super::StderrTail;
+
+    /// A flood keeps its last `cap` bytes and counts the rest, however it arrives.
+    #[test]
+    fn a_tail_keeps_the_end_and_counts_what_it_dropped() {
+        let tail = StderrTail::shared(10);
+        let mut t = tail.lock().unwrap();
+        t.take(b"0123");
+        assert_eq!(t.text(), ("0123".to_owned(), 0));
+        for chunk in [&b"456789abcdef"[..], b"ghij", b"k", b"lmnopqrstuvwxyz0123456789"] {
+            t.take(chunk);
+            assert!(t.bytes.len() <= 20, "held {} bytes", t.bytes.len());
+        }
+        let (text, dropped) = t.text();
+        assert_eq!(text, "0123456789");
+        assert_eq!(dropped, 36);
+    }
 }

@@ -13,14 +13,15 @@
 //! bench`). Writes are non-blocking with a deadline, so a bot that stops reading its
 //! input cannot stall the referee either.
 
-use super::{Departure, LineTransport, Received, SendError, poll_timeout, wait_readable};
+use super::{
+    Departure, LineTransport, Received, SendError, SharedTail, StderrTo, poll_timeout, wait_readable,
+};
 use crate::fault::{Fault, FaultKind, last_chars};
 use crate::sandbox::{self, Level, Sandbox};
 use nix::poll::{PollFd, PollFlags, poll};
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -84,7 +85,7 @@ fn host_spawn_fault(command: &str, e: &std::io::Error) -> Option<Fault> {
 impl ChildProcess {
     /// Starts `command` (split as a shell would, without a shell) contained by
     /// `sandbox`, with `env` on top of the bot's fixed environment, in its own
-    /// process group. Its stderr goes to `stderr_log` (capped) if given.
+    /// process group. Its stderr goes where `stderr_to` says (each capped).
     ///
     /// # Errors
     /// [`FaultKind::Spawn`] if the command is empty, cannot be found or run, or the
@@ -93,9 +94,9 @@ impl ChildProcess {
         command: &str,
         env: &[(String, String)],
         sandbox: &Sandbox,
-        stderr_log: Option<PathBuf>,
+        stderr_to: StderrTo,
     ) -> Result<ChildProcess, Fault> {
-        ChildProcess::spawn_in(command, env, sandbox, None, stderr_log)
+        ChildProcess::spawn_in(command, env, sandbox, None, stderr_to)
     }
 
     /// [`ChildProcess::spawn`] in the bot's own folder ([`sandbox::Home`]).
@@ -107,7 +108,7 @@ impl ChildProcess {
         env: &[(String, String)],
         sandbox: &Sandbox,
         home: Option<&sandbox::Home>,
-        stderr_log: Option<PathBuf>,
+        stderr_to: StderrTo,
     ) -> Result<ChildProcess, Fault> {
         let mut prepared =
             sandbox::prepare_in(command, env, sandbox, home).map_err(|e| spawn_fault(command, e))?;
@@ -143,7 +144,7 @@ impl ChildProcess {
         let sink = Arc::new(Mutex::new(StderrSink::default()));
         sink.lock()
             .map_err(|_| spawn_fault(command, "stderr sink poisoned"))?
-            .open_log(stderr_log);
+            .open_log(stderr_to);
         let thread_sink = sink.clone();
         let (done_tx, stderr_done) = std::sync::mpsc::channel();
         std::thread::Builder::new()
@@ -373,9 +374,9 @@ impl LineTransport for ChildProcess {
         self.cgroup.as_ref()?.cpu_used()
     }
 
-    fn set_stderr_log(&mut self, log: Option<PathBuf>) {
+    fn set_stderr_log(&mut self, to: StderrTo) {
         if let Ok(mut sink) = self.stderr.lock() {
-            sink.open_log(log);
+            sink.open_log(to);
         }
     }
 }
@@ -395,11 +396,12 @@ impl Drop for ChildProcess {
     }
 }
 
-/// Where a bot's stderr goes: a capped tail in memory, and the current game's
-/// capped log file, if any.
+/// Where a bot's stderr goes: a capped tail in memory (for fault details), and the
+/// current game's capped log file and author's tail, if any.
 #[derive(Debug, Default)]
 struct StderrSink {
     tail: Vec<u8>,
+    game_tail: Option<SharedTail>,
     file: Option<std::fs::File>,
     /// Bytes written to `file`.
     written: u64,
@@ -408,12 +410,16 @@ struct StderrSink {
 }
 
 impl StderrSink {
-    fn open_log(&mut self, log: Option<PathBuf>) {
-        self.file = log.and_then(|p| std::fs::File::create(p).ok());
+    fn open_log(&mut self, to: StderrTo) {
+        self.file = to.file.and_then(|p| std::fs::File::create(p).ok());
+        self.game_tail = to.tail;
         (self.written, self.marked) = (0, false);
     }
 
     fn take(&mut self, bytes: &[u8]) {
+        if let Some(mut t) = self.game_tail.as_ref().and_then(|t| t.lock().ok()) {
+            t.take(bytes);
+        }
         self.tail.extend_from_slice(bytes);
         if self.tail.len() > STDERR_TAIL {
             let cut = self.tail.len() - STDERR_TAIL;
@@ -465,7 +471,7 @@ mod tests {
             &format!("sh -c \"sleep 0.3; exec {counter}\""),
             &[],
             &Sandbox::default(),
-            None,
+            StderrTo::default(),
         )
         .unwrap();
         let line_of = |i: usize| format!("info {i:04} {}\n", "x".repeat(990));

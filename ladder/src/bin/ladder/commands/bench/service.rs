@@ -298,6 +298,7 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
                         lease: lease.lease,
                         group_id: lease.group_id,
                         records,
+                        logs: Vec::new(),
                     })
                 })
                 .collect::<Result<Vec<_>, ladder::worker::WorkerError>>()

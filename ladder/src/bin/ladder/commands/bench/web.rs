@@ -198,6 +198,7 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<GameId> {
                     vec![]
                 };
                 games.push(NewGame {
+                    logs: Vec::new(),
                     competition_id: c.id,
                     group_id: g.id,
                     rotation: rotation as i64,

@@ -1,0 +1,23 @@
+-- What only a seat's author (and the host) may read of a game: the end of the
+-- bot's stderr, its info lines and its faults in full, as one JSON text per seat
+-- that had something to say (`store::SeatLogEntry`). Apart from `games.record`,
+-- which is public; keyed as the game is (group, rotation), so a report writes it
+-- without reading the game's key back.
+CREATE TABLE seat_logs (
+    group_id BIGINT NOT NULL,
+    rotation BIGINT NOT NULL,
+    seat BIGINT NOT NULL,
+    bot_id BIGINT NOT NULL,
+    log TEXT NOT NULL,
+    PRIMARY KEY (group_id, rotation, seat)
+);
+-- A signed-in browser: the SHA-256 of its session cookie (the cookie itself is
+-- never kept), whose it is (an author; NULL: the host), the token its forms must
+-- carry (CSRF), and when it ends.
+CREATE TABLE web_sessions (
+    token_hash TEXT PRIMARY KEY,
+    author_id BIGINT REFERENCES authors(id),
+    csrf TEXT NOT NULL,
+    created_ms BIGINT NOT NULL,
+    expires_ms BIGINT NOT NULL
+);
