@@ -700,13 +700,33 @@ pub fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
 /// # Panics
 /// If the server does not answer with HTTP.
 pub fn http_get_with_head(addr: std::net::SocketAddr, path: &str) -> (u16, String, String) {
+    http_request(addr, "GET", path, &[], b"")
+}
+
+/// One HTTP/1.1 request to `addr` (`Host: localhost`, the connection closed after
+/// it) with extra `headers` and `body`; the answer's status, head and body.
+///
+/// # Panics
+/// If the server does not answer with HTTP.
+pub fn http_request(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String, String) {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).expect("the server listens");
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .expect("a request");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if method != "GET" {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).expect("a request");
+    s.write_all(body).expect("a request's body");
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).expect("an answer");
     let text = String::from_utf8_lossy(&raw).into_owned();

@@ -85,7 +85,7 @@ pub(super) fn bearer<T>(req: &Request<T>) -> Result<&str, Status> {
 
 /// Whether a given token is the expected one, in time that does not depend on
 /// where they differ (an empty token never matches).
-pub(super) fn constant_time_eq(a: &str, b: &str) -> bool {
+pub fn constant_time_eq(a: &str, b: &str) -> bool {
     use subtle::ConstantTimeEq;
     !a.is_empty() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }

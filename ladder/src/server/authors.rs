@@ -15,6 +15,21 @@ pub const UPLOAD_QUEUE_WAIT: Duration = Duration::from_secs(30);
 pub const UPLOAD_TIME: Duration = Duration::from_secs(256);
 
 impl LadderService {
+    /// The store it serves.
+    pub fn store(&self) -> &crate::store::Store {
+        &self.store
+    }
+
+    /// The standings it keeps, shared with the pages.
+    pub fn standings(&self) -> &std::sync::Arc<crate::server::cache::StandingsCache> {
+        &self.standings
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &super::ServiceConfig {
+        &self.cfg
+    }
+
     /// Adds an author and makes their token.
     pub(super) async fn add_author(
         &self,
@@ -39,7 +54,7 @@ impl LadderService {
     /// Receives an upload (chunks of any size up to the packed limit), checks it
     /// and stores it. At most [`super::UploadConfig::at_once`] uploads are
     /// received and checked at once; each must arrive within [`UPLOAD_TIME`].
-    pub(super) async fn submit<S>(
+    pub async fn submit<S>(
         &self,
         author: &AuthorRow,
         mut chunks: S,
@@ -81,7 +96,7 @@ impl LadderService {
 
     /// Sets the status of one of the author's own bots: out of play, or back
     /// into play if the author or the server took it out (never the host).
-    pub(super) async fn set_my_bot_status(
+    pub async fn set_my_bot_status(
         &self,
         author: &AuthorRow,
         name: &str,

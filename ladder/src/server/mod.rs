@@ -17,7 +17,7 @@ mod scheduler;
 mod service;
 pub mod tally;
 
-pub use auth::{TOKEN_CACHE, new_token, token_hash};
+pub use auth::{TOKEN_CACHE, constant_time_eq, new_token, token_hash};
 pub use authors::{UPLOAD_QUEUE_WAIT, UPLOAD_TIME};
 pub use scheduler::{BACKLOG_EVERY, BACKLOG_MIN, Scheduler};
 pub use service::{BUSY_ASKS_PER_S, BUSY_RETRY_MAX, BUSY_RETRY_MIN, CALLS_PER_CONNECTION, LadderService};
@@ -183,8 +183,10 @@ pub async fn run(
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let standings = Arc::new(StandingsCache::new(store.clone()));
     let web_limits = cfg.web_connections;
+    let service = Arc::new(LadderService::new(store.clone(), cfg.clone(), standings.clone()));
     let web = http.map(|listener| {
-        let app = crate::web::router(store.clone(), standings.clone(), Some(&cfg.admin_token));
+        let app = crate::web::router(store.clone(), standings.clone(), Some(&cfg.admin_token))
+            .merge(crate::web::author::router(service.clone()));
         let mut rx = stop_rx.clone();
         tokio::spawn(async move {
             axum::serve(conn::Bounded::new(listener, web_limits), app)
@@ -205,7 +207,6 @@ pub async fn run(
     if let Some(identity) = cfg.tls.clone() {
         builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
     }
-    let service = Arc::new(LadderService::new(store, cfg, standings));
     let scheduler = tokio::spawn(service.scheduler.clone().keep_ahead(stop_rx.clone()));
     let svc = LadderServer::from_arc(service.clone())
         .max_decoding_message_size(MAX_REPORT_BYTES)

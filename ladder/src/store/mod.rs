@@ -23,6 +23,7 @@ mod games;
 mod groups;
 mod ids;
 mod logs;
+mod sessions;
 mod sql;
 mod workers;
 
@@ -30,6 +31,7 @@ pub use authors::{AuthorRow, PrepJob, PrepResult};
 pub use groups::LeaseAsk;
 pub use ids::{AuthorId, BotId, CompetitionId, GameId, GroupId, WorkerId};
 pub use logs::{GameLogs, NewSeatLog, SeatLogEntry};
+pub use sessions::WebSession;
 use sql::Sql;
 
 /// A store operation that failed.

@@ -3,7 +3,8 @@
 //! its newest games. Never its command line or environment.
 
 use super::{
-    Bots, GameView, Site, WebError, bot_link, escape, games_table, json, json_suffix, page_html, segment, svg,
+    Bots, GameView, Site, WebError, bot_link, escape, games_table_at, json, json_suffix, page_html, segment,
+    svg,
 };
 use crate::store::{BotId, BotStatus, FaultTally, GameId, RatingPoint};
 use axum::extract::{Path, State};
@@ -18,15 +19,15 @@ const NEWEST_FAULTS: i64 = 10;
 
 /// A bot's page: `/bots/{name}` and its `.json`.
 #[derive(Debug, Serialize)]
-struct BotView {
-    name: String,
+pub(super) struct BotView {
+    pub(super) name: String,
     game: String,
     status: BotStatus,
     status_reason: String,
     version: i64,
     /// Every version of it, oldest first.
     versions: Vec<VersionView>,
-    competitions: Vec<BotCompetitionView>,
+    pub(super) competitions: Vec<BotCompetitionView>,
 }
 
 #[derive(Debug, Serialize)]
@@ -38,7 +39,7 @@ struct VersionView {
 
 /// The bot in one competition (the standings' fields are absent until it is rated).
 #[derive(Debug, Serialize)]
-struct BotCompetitionView {
+pub(super) struct BotCompetitionView {
     competition: String,
     rank: Option<usize>,
     elo: Option<f64>,
@@ -81,7 +82,7 @@ struct BotGameView {
 }
 
 /// Everything a bot's page shows.
-async fn snapshot(site: &Site, name: &str) -> Result<Option<BotView>, WebError> {
+pub(super) async fn snapshot(site: &Site, name: &str) -> Result<Option<BotView>, WebError> {
     let store = &site.store;
     let known = Bots::read(site).await?;
     let (all, names, redactor) = (&known.all, &known.names, &known.redactor);
@@ -229,6 +230,12 @@ fn rating_line(c: &BotCompetitionView) -> Markup {
 
 /// One competition's part of a bot's page.
 fn competition_section(bot: &str, c: &BotCompetitionView) -> Markup {
+    competition_section_at(bot, c, "/games/")
+}
+
+/// [`competition_section`], each game linked to `games_at` and its id (the
+/// author's pages link to its private logs).
+pub(super) fn competition_section_at(bot: &str, c: &BotCompetitionView, games_at: &str) -> Markup {
     let comp = segment(&c.competition);
     html! {
         section {
@@ -266,7 +273,7 @@ fn competition_section(bot: &str, c: &BotCompetitionView) -> Markup {
                     tbody {
                         @for f in &c.newest_faults {
                             tr.head {
-                                td { a href={ "/games/" (f.game) } { (f.game) } }
+                                td { a href={ (games_at) (f.game) } { (f.game) } }
                                 td { (f.kind) } td { (f.count) } td { (f.at_move) }
                             }
                             tr { td colspan="4" class="detail" { (f.detail) } }
@@ -274,7 +281,7 @@ fn competition_section(bot: &str, c: &BotCompetitionView) -> Markup {
                     }
                 }
             }
-            (games_table("Newest games", c.recent.iter().map(|g| &g.game)))
+            (games_table_at("Newest games", c.recent.iter().map(|g| &g.game), games_at))
             p { a href={ "/competitions/" (comp) "/games?bot=" (segment(bot)) } { "All its games" } }
         }
     }

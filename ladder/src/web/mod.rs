@@ -24,6 +24,7 @@
 // A handler's early return is the response itself, built once per request.
 #![allow(clippy::result_large_err)]
 
+pub mod author;
 mod bot;
 mod competition;
 mod download;
@@ -269,6 +270,15 @@ fn bot_link(name: &str) -> Markup {
 
 /// A table of games: id (viewer and record), seats with places, the end.
 fn games_table<'a>(caption: &str, games: impl IntoIterator<Item = &'a GameView>) -> Markup {
+    games_table_at(caption, games, "/games/")
+}
+
+/// [`games_table`], each game's link to `games_at` and its id.
+fn games_table_at<'a>(
+    caption: &str,
+    games: impl IntoIterator<Item = &'a GameView>,
+    games_at: &str,
+) -> Markup {
     html! {
         table {
             caption { (caption) }
@@ -276,7 +286,7 @@ fn games_table<'a>(caption: &str, games: impl IntoIterator<Item = &'a GameView>)
             tbody {
                 @for g in games {
                     tr data-game=(g.id) {
-                        td { a href={ "/games/" (g.id) } { (g.id) } " (" a href={ "/api/games/" (g.id) } { "JSON" } ")" }
+                        td { a href={ (games_at) (g.id) } { (g.id) } " (" a href={ "/api/games/" (g.id) } { "JSON" } ")" }
                         td {
                             @for (k, (bot, place)) in g.bots.iter().zip(&g.ranks).enumerate() {
                                 @if k > 0 { ", " }

@@ -58,6 +58,16 @@ pub(crate) enum AuthorAction {
         /// Its name, with its version (`NAME@2`) after the first.
         name: String,
     },
+    /// A game's private logs of your seats in it: each bot's info lines with the
+    /// move they came with, the end of its stderr, and its faults in full. Only
+    /// you (and the host) can read them; the game's public record has none.
+    Game {
+        /// The game's id (as the pages and records number it).
+        id: i64,
+        /// Print the logs as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// How much of an upload goes in one message.
@@ -177,6 +187,43 @@ pub(crate) fn run(a: AuthorArgs) -> anyhow::Result<ExitCode> {
                 } else {
                     &r.check_report
                 })?;
+            }
+            AuthorAction::Game { id, json } => {
+                let r = c
+                    .game_logs(proto::ladder::GameLogsRequest { game_id: id })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                if json {
+                    let seats: Vec<serde_json::Value> = r
+                        .seats
+                        .iter()
+                        .map(|s| {
+                            serde_json::json!({
+                                "seat": s.seat, "bot": s.bot, "stderr": s.stderr,
+                                "stderr_dropped": s.stderr_dropped, "faults": s.faults,
+                                "info": s.info.iter().map(|i| (i.move_index, &i.line)).collect::<Vec<_>>(),
+                            })
+                        })
+                        .collect();
+                    say(&serde_json::json!({ "game": r.game_id, "seats": seats }).to_string())?;
+                } else {
+                    for s in &r.seats {
+                        say(&format!("--- seat {}: {} ---", s.seat, s.bot))?;
+                        for f in &s.faults {
+                            say(&format!("fault: {f}"))?;
+                        }
+                        for i in &s.info {
+                            say(&format!("move {}: info {}", i.move_index, i.line))?;
+                        }
+                        if s.stderr_dropped > 0 {
+                            say(&format!("stderr (the first {} bytes cut):", s.stderr_dropped))?;
+                        } else {
+                            say("stderr:")?;
+                        }
+                        say(&s.stderr)?;
+                    }
+                }
             }
             AuthorAction::Enable { name } => {
                 let b = c

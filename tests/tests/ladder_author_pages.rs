@@ -1,0 +1,517 @@
+//! An author's own view, on SQLite and (with ASTRAGAL_PG_URL) PostgreSQL: each
+//! seat's private log (the end of its stderr, its `info` lines, its faults in
+//! full) reaches its author and the host, and no one else by any page or call;
+//! the author's pages hold their session and their forms against another site.
+//! The same in a real browser: `in_a_real_browser_an_author_signs_in_uploads_and_reads_their_logs`.
+
+use astragal_tests::{http_request, test_stores};
+use ladder::server::{self, ServiceConfig, UploadConfig};
+use ladder::store::Store;
+use ladder::worker::{self, Client, WorkerConfig};
+use proto::ladder::*;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tonic::Code;
+
+const ADMIN: &str = "admin-token-author-pages";
+const WORKER: &str = "worker-token-author-pages";
+const ALICE: &str = "author-token-alice-pages";
+const BOB: &str = "author-token-bob-pages-2";
+
+struct Server {
+    url: String,
+    web: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        self.task.await.unwrap();
+    }
+}
+
+/// A server with its pages on `db`: worker `w1`, authors alice and bob.
+async fn serve(db: &str, uploads: UploadConfig) -> Server {
+    let store = Store::open(db).await.expect("store opens");
+    store.add_worker("w1", &server::token_hash(WORKER)).await.unwrap();
+    for (name, token) in [("alice", ALICE), ("bob", BOB)] {
+        store
+            .add_author(name, &server::token_hash(token), 3)
+            .await
+            .unwrap();
+    }
+    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port());
+    let web = http.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let cfg = ServiceConfig {
+        admin_token: ADMIN.into(),
+        lease: Duration::from_secs(60),
+        tls: None,
+        suspend_after: server::SUSPEND_AFTER,
+        held_per_worker: server::HELD_PER_WORKER,
+        grpc_connections: server::conn::ConnLimits::GRPC,
+        web_connections: server::conn::ConnLimits::WEB,
+        uploads,
+    };
+    let task = tokio::spawn(async move {
+        server::run(grpc, Some(http), store, cfg, async move {
+            let _ = rx.await;
+        })
+        .await
+        .expect("the server runs until stopped");
+    });
+    Server {
+        url,
+        web,
+        stop: Some(tx),
+        task,
+    }
+}
+
+/// A Python bot folder named `name` that says `MARKER` on stderr (a long line)
+/// and on an `info` line at every move, and plays the first legal move.
+fn logging_bot(dir: &std::path::Path, name: &str, marker: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let root = astragal_tests::workspace_root();
+    std::fs::copy(
+        root.join("bots/python/astragal_bot.py"),
+        dir.join("astragal_bot.py"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("astragal.toml"),
+        format!(
+            "name = \"{name}\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"python3 bot.py {marker}\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("bot.py"),
+        r#"import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from astragal_bot import run
+marker = sys.argv[1]
+moves = [0]
+def choose(obs, legal, info):
+    moves[0] += 1
+    sys.stderr.write("%s-STDERR move %d %s\n" % (marker, moves[0], "x" * 200))
+    sys.stderr.flush()
+    sys.stdout.write("info %s-INFO %d\n" % (marker, moves[0]))
+    return legal[0]
+run(choose, name="logbot", author=marker)
+"#,
+    )
+    .unwrap();
+}
+
+async fn submit(c: &mut Client, bytes: Vec<u8>) -> SubmitReply {
+    let chunks: Vec<UploadChunk> = bytes
+        .chunks(100_000)
+        .map(|d| UploadChunk { data: d.to_vec() })
+        .collect();
+    c.submit(tokio_stream::iter(chunks)).await.unwrap().into_inner()
+}
+
+/// A worker that builds and checks what is waiting, plays what is ready, and ends
+/// when there is nothing more.
+fn worker_until_idle(url: &str) -> WorkerConfig {
+    WorkerConfig {
+        server: url.to_owned(),
+        token: WORKER.into(),
+        ca_pem: None,
+        name: "w1".into(),
+        concurrency: 1,
+        batch: 1,
+        max_groups: None,
+        exit_when_idle: true,
+        log_dir: None,
+        sandbox: referee::sandbox::Sandbox::default(),
+        progress: false,
+        uploads: worker::WorkerUploads {
+            runtimes: vec!["python3".into()],
+            ..Default::default()
+        },
+    }
+}
+
+/// Signs in with `token` through the form; the session cookie (`name=value`) and
+/// the `Set-Cookie` header it came in.
+fn sign_in(web: SocketAddr, token: &str) -> (String, String) {
+    let (status, head, body) = http_request(
+        web,
+        "POST",
+        "/author/sign-in",
+        &[
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Origin", "http://localhost"),
+        ],
+        format!("token={token}").as_bytes(),
+    );
+    assert_eq!(status, 303, "signing in: {head}\n{body}");
+    let set = head
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("set-cookie:"))
+        .expect("a session cookie")
+        .to_owned();
+    let cookie = set["set-cookie:".len()..]
+        .trim()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    (cookie, set)
+}
+
+/// A page's body as the holder of `cookie` (none: a stranger) gets it.
+fn get_as(web: SocketAddr, cookie: Option<&str>, path: &str) -> (u16, String) {
+    let headers: Vec<(&str, &str)> = cookie.map(|c| ("Cookie", c)).into_iter().collect();
+    let (status, _, body) = http_request(web, "GET", path, &headers, b"");
+    (status, body)
+}
+
+/// The CSRF token on a page's forms.
+fn csrf_on(page: &str) -> String {
+    let at = page
+        .find("name=\"csrf\" value=\"")
+        .expect("a form with a CSRF token")
+        + 19;
+    page[at..at + 64].to_owned()
+}
+
+/// A form posted as the holder of `cookie`, from `origin`.
+fn post_form(web: SocketAddr, cookie: &str, origin: &str, path: &str, form: &str) -> (u16, String) {
+    let (status, head, body) = http_request(
+        web,
+        "POST",
+        path,
+        &[
+            ("Cookie", cookie),
+            ("Origin", origin),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        form.as_bytes(),
+    );
+    (status, format!("{head}\n{body}"))
+}
+
+/// Attack: every reader but a seat's author and the host tries every page and
+/// call for another seat's private log. The stranger (no session), bob (another
+/// author, signed in and by token) and the worker read the public pages, the
+/// records, the author's pages and the logs call; none of them ever sees a word
+/// alice's bot wrote on stderr or on an `info` line. Alice sees her own (cut to
+/// the host's cap, said where), not bob's; the host sees both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seats_private_log_reaches_its_author_and_the_host_and_no_one_else() {
+    for store in test_stores("author_private_logs").await {
+        let uploads = UploadConfig {
+            author_log_bytes: 2048,
+            ..UploadConfig::default()
+        };
+        let server = serve(&store.url, uploads).await;
+        let web = server.web;
+        let mut admin = worker::connect(&server.url, ADMIN, None).await.unwrap();
+        let mut alice = worker::connect(&server.url, ALICE, None).await.unwrap();
+        let mut bob = worker::connect(&server.url, BOB, None).await.unwrap();
+        let mut w1 = worker::connect(&server.url, WORKER, None).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for (c, name, marker) in [(&mut alice, "alices", "ALICE"), (&mut bob, "bobs", "BOB")] {
+            let folder = dir.path().join(name);
+            logging_bot(&folder, name, marker);
+            submit(c, ladder::submission::pack_folder(&folder).unwrap()).await;
+        }
+        // Built and checked...
+        worker::run(worker_until_idle(&server.url), std::future::pending())
+            .await
+            .unwrap();
+        for name in ["alices", "bobs"] {
+            let b = admin
+                .list_bots(ListBotsRequest {})
+                .await
+                .unwrap()
+                .into_inner()
+                .bots;
+            let b = b.iter().find(|b| b.name == name).unwrap();
+            assert_eq!(b.status, i32::from(BotStatus::Active), "{}: {b:?}", store.kind);
+        }
+        // ...then four games of alice's bot against bob's.
+        admin
+            .open_competition(OpenCompetitionRequest {
+                name: "logs".into(),
+                game: "ur".into(),
+                max_games: 4,
+                movetime_ms: 2000,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let played = worker::run(worker_until_idle(&server.url), std::future::pending())
+            .await
+            .unwrap();
+        assert_eq!(played, 2, "{}: two groups", store.kind);
+        let ids: Vec<i64> = admin
+            .game_records(GameRecordsRequest {
+                competition: "logs".into(),
+                after_id: 0,
+                limit: 10,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .records
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids.len(), 4);
+
+        // What alice and the host read: her lines are there (so the attacks below
+        // can fail), cut to the cap with the cut said.
+        let (alice_cookie, set_cookie) = sign_in(web, ALICE);
+        for attr in ["HttpOnly", "SameSite=Strict", "Secure", "Path=/"] {
+            assert!(set_cookie.contains(attr), "{set_cookie}");
+        }
+        let (bob_cookie, _) = sign_in(web, BOB);
+        let (host_cookie, _) = sign_in(web, ADMIN);
+        for &id in &ids {
+            let (status, mine) = get_as(web, Some(&alice_cookie), &format!("/author/api/games/{id}"));
+            assert_eq!(status, 200, "{mine}");
+            let v: serde_json::Value = serde_json::from_str(&mine).unwrap();
+            let seats = v["seats"].as_array().unwrap();
+            assert_eq!(seats.len(), 1, "alice reads her seat alone: {mine}");
+            assert_eq!(seats[0]["bot"], "alices");
+            assert!(
+                mine.contains("ALICE-INFO ") && mine.contains("ALICE-STDERR"),
+                "{mine}"
+            );
+            assert!(!mine.contains("BOB-"), "{mine}");
+            let kept = seats[0]["stderr"].as_str().unwrap();
+            assert!(kept.len() <= 2048, "{} bytes kept", kept.len());
+            assert!(seats[0]["stderr_dropped"].as_u64().unwrap() > 0, "{mine}");
+            let (status, page) = get_as(web, Some(&alice_cookie), &format!("/author/games/{id}"));
+            assert_eq!(status, 200);
+            assert!(
+                page.contains("ALICE-INFO") && page.contains("bytes were cut"),
+                "{id}"
+            );
+            let (_, hosts) = get_as(web, Some(&host_cookie), &format!("/author/api/games/{id}"));
+            assert!(
+                hosts.contains("ALICE-INFO") && hosts.contains("BOB-INFO"),
+                "{hosts}"
+            );
+            let by_token = alice
+                .game_logs(GameLogsRequest { game_id: id })
+                .await
+                .unwrap()
+                .into_inner();
+            assert_eq!(by_token.seats.len(), 1);
+            assert!(
+                by_token.seats[0]
+                    .info
+                    .iter()
+                    .any(|i| i.line.starts_with("ALICE-INFO"))
+            );
+            assert!(
+                admin
+                    .game_logs(GameLogsRequest { game_id: id })
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .seats
+                    .len()
+                    == 2
+            );
+        }
+
+        // The attackers.
+        let leaks = |what: &str, text: &str| {
+            assert!(
+                !text.contains("ALICE-INFO") && !text.contains("ALICE-STDERR"),
+                "{}: {what} shows alice's private log",
+                store.kind
+            );
+        };
+        let mut public = vec![
+            "/".to_owned(),
+            "/api/standings.json".into(),
+            "/competitions/logs".into(),
+            "/competitions/logs.json".into(),
+            "/competitions/logs/games".into(),
+            "/competitions/logs/games.json".into(),
+            "/competitions/logs/games.jsonl".into(),
+            "/bots/alices".into(),
+            "/bots/alices.json".into(),
+        ];
+        for id in &ids {
+            public.push(format!("/games/{id}"));
+            public.push(format!("/api/games/{id}"));
+        }
+        let mut private = vec![
+            "/author".to_owned(),
+            "/author/bots.json".into(),
+            "/author/bots/alices".into(),
+        ];
+        for id in &ids {
+            private.push(format!("/author/games/{id}"));
+            private.push(format!("/author/api/games/{id}"));
+        }
+        for (who, cookie) in [("the stranger", None), ("bob", Some(bob_cookie.as_str()))] {
+            for path in public.iter().chain(&private) {
+                let (status, body) = get_as(web, cookie, path);
+                leaks(&format!("{path} to {who} ({status})"), &body);
+            }
+        }
+        // The stranger is sent to sign in; bob's view of a shared game is his seat.
+        let (status, _) = get_as(web, None, &format!("/author/api/games/{}", ids[0]));
+        assert_eq!(status, 401);
+        let (_, his) = get_as(web, Some(&bob_cookie), &format!("/author/api/games/{}", ids[0]));
+        assert!(his.contains("BOB-INFO"), "{his}");
+        assert_eq!(get_as(web, Some(&bob_cookie), "/author/bots/alices").0, 404);
+        // A forged cookie is no one's.
+        let forged = format!("astragal_session={}", "0".repeat(64));
+        assert_eq!(get_as(web, Some(&forged), "/author/api/games/1").0, 401);
+        // By token: the records and the logs call.
+        for (who, c) in [
+            ("bob", &mut bob),
+            ("the worker", &mut w1),
+            ("the admin", &mut admin),
+        ] {
+            if let Ok(r) = c
+                .game_records(GameRecordsRequest {
+                    competition: "logs".into(),
+                    after_id: 0,
+                    limit: 10,
+                })
+                .await
+            {
+                for rec in r.into_inner().records {
+                    leaks(&format!("a record to {who}"), &rec.json);
+                }
+            }
+        }
+        for &id in &ids {
+            let bobs = bob
+                .game_logs(GameLogsRequest { game_id: id })
+                .await
+                .unwrap()
+                .into_inner();
+            assert!(bobs.seats.iter().all(|s| s.bot == "bobs"), "{bobs:?}");
+            leaks("the logs call to bob", &format!("{bobs:?}"));
+            let refused = w1.game_logs(GameLogsRequest { game_id: id }).await.unwrap_err();
+            assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
+        }
+        // The database: alice's lines are kept apart from the public record.
+        let s = Store::open(&store.url).await.unwrap();
+        for &id in &ids {
+            let (_, rec) = s.record(ladder::store::GameId(id)).await.unwrap().unwrap();
+            leaks("the stored record", &rec);
+        }
+
+        // Sign-out ends the session; a revoked author's session ends with the token.
+        let home = get_as(web, Some(&bob_cookie), "/author").1;
+        let (status, said) = post_form(
+            web,
+            &bob_cookie,
+            "http://localhost",
+            "/author/sign-out",
+            &format!("csrf={}", csrf_on(&home)),
+        );
+        assert_eq!(status, 303, "{said}");
+        assert_eq!(get_as(web, Some(&bob_cookie), "/author/bots.json").0, 401);
+        admin
+            .revoke_author(AuthorRequest { name: "alice".into() })
+            .await
+            .unwrap();
+        assert_eq!(get_as(web, Some(&alice_cookie), "/author/bots.json").0, 401);
+        server.stop().await;
+    }
+}
+
+/// Attack: another site's page (or a script that has no session's token) posts
+/// the author's forms with the author's cookie. Without the session's CSRF token,
+/// or from another origin, nothing changes; another author's token opens nothing
+/// of hers. With both, the form works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_authors_forms_refuse_another_site_and_another_session() {
+    let store = test_stores("author_forms").await.remove(0);
+    let server = serve(&store.url, UploadConfig::default()).await;
+    let web = server.web;
+    let mut alice = worker::connect(&server.url, ALICE, None).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    logging_bot(&dir.path().join("b"), "alices", "ALICE");
+    submit(
+        &mut alice,
+        ladder::submission::pack_folder(&dir.path().join("b")).unwrap(),
+    )
+    .await;
+    worker::run(worker_until_idle(&server.url), std::future::pending())
+        .await
+        .unwrap();
+    let (cookie, _) = sign_in(web, ALICE);
+    let (bob_cookie, _) = sign_in(web, BOB);
+    let page = get_as(web, Some(&cookie), "/author/bots/alices").1;
+    assert!(page.contains("data-status=\"active\""), "{page}");
+    let csrf = csrf_on(&page);
+    let bob_csrf = csrf_on(&get_as(web, Some(&bob_cookie), "/author").1);
+    let disable = "/author/bots/alices/status?to=disable";
+    for (what, sender, origin, form) in [
+        ("no token", cookie.as_str(), "http://localhost", String::new()),
+        (
+            "a wrong token",
+            &cookie,
+            "http://localhost",
+            format!("csrf={}", "a".repeat(64)),
+        ),
+        (
+            "bob's token",
+            &cookie,
+            "http://localhost",
+            format!("csrf={bob_csrf}"),
+        ),
+        (
+            "another site",
+            &cookie,
+            "http://evil.example",
+            format!("csrf={csrf}"),
+        ),
+        (
+            "bob's session",
+            &bob_cookie,
+            "http://localhost",
+            format!("csrf={bob_csrf}"),
+        ),
+    ] {
+        let (status, said) = post_form(web, sender, origin, disable, &form);
+        assert!((400..500).contains(&status), "{what}: {status} {said}");
+        let now = get_as(web, Some(&cookie), "/author/bots/alices").1;
+        assert!(now.contains("data-status=\"active\""), "{what} changed it");
+    }
+    // An upload without the token stores nothing.
+    let boundary = "XyZ";
+    let body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"archive\"; filename=\"b.tar.gz\"\r\nContent-Type: application/gzip\r\n\r\nnot an archive\r\n--{boundary}--\r\n"
+    );
+    let content_type = format!("multipart/form-data; boundary={boundary}");
+    let (status, ..) = http_request(
+        web,
+        "POST",
+        "/author/upload",
+        &[
+            ("Cookie", &cookie),
+            ("Origin", "http://localhost"),
+            ("Content-Type", &content_type),
+        ],
+        body.as_bytes(),
+    );
+    assert_eq!(status, 403);
+    let json = get_as(web, Some(&cookie), "/author/bots.json").1;
+    assert_eq!(json.matches("\"name\"").count(), 1, "{json}");
+    // The real thing.
+    let (status, said) = post_form(web, &cookie, "http://localhost", disable, &format!("csrf={csrf}"));
+    assert_eq!(status, 303, "{said}");
+    let now = get_as(web, Some(&cookie), "/author/bots/alices").1;
+    assert!(now.contains("data-status=\"disabled\""), "{now}");
+    server.stop().await;
+}
