@@ -606,6 +606,200 @@ pub mod browser {
         );
     }
 
+    /// A Chromium driven over WebDriver (`chromedriver`): pages that need a
+    /// person's hand (a form typed in, a file chosen, a button pressed). The
+    /// driver and its browser are killed when this is dropped.
+    pub struct Driver {
+        driver: std::process::Child,
+        addr: std::net::SocketAddr,
+        session: String,
+    }
+
+    impl Driver {
+        /// Starts `chromedriver` on a port it picks (read from the line it prints)
+        /// and a headless Chromium with its own profile in a `width` × `height`
+        /// window. `None`, with the reason said, when either is missing outside CI.
+        ///
+        /// # Panics
+        /// Under CI when either is missing, or when the driver does not start.
+        pub fn start(browser: &Path, profile: &Path, (width, height): (u32, u32)) -> Option<Driver> {
+            use std::io::BufRead;
+            let Ok(mut driver) = Command::new("chromedriver")
+                .arg("--port=0")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+            else {
+                crate::skipped(
+                    "the browser test",
+                    "no chromedriver on PATH (apt-get install chromium-driver)",
+                );
+                return None;
+            };
+            let mut lines = std::io::BufReader::new(driver.stdout.take().unwrap()).lines();
+            let port: u16 = loop {
+                let line = lines.next().expect("chromedriver says its port").unwrap();
+                if let Some(rest) = line.split("started successfully on port ").nth(1) {
+                    break rest.trim_end_matches('.').trim().parse().unwrap();
+                }
+            };
+            // The rest of its output, drained so it never blocks on a full pipe.
+            std::thread::spawn(move || lines.for_each(drop));
+            let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+            let caps = serde_json::json!({ "capabilities": { "alwaysMatch": {
+                "browserName": "chrome",
+                "goog:chromeOptions": {
+                    "binary": browser.display().to_string(),
+                    "args": ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--no-first-run", "--disable-extensions", "--disable-background-networking",
+                        "--disable-component-update", "--disable-sync",
+                        format!("--user-data-dir={}", profile.display()),
+                        format!("--window-size={width},{height}")],
+                },
+            }}});
+            let mut d = Driver {
+                driver,
+                addr,
+                session: String::new(),
+            };
+            let v = d.call("POST", "/session", &caps);
+            d.session = v["sessionId"].as_str().expect("a WebDriver session").to_owned();
+            Some(d)
+        }
+
+        /// One WebDriver command; its `value`.
+        fn call(&self, method: &str, path: &str, body: &serde_json::Value) -> serde_json::Value {
+            let body = match (method, body) {
+                ("GET", _) => String::new(),
+                (_, serde_json::Value::Null) => "{}".to_owned(),
+                _ => body.to_string(),
+            };
+            let (status, _, text) = crate::http_request(
+                self.addr,
+                method,
+                path,
+                &[("Content-Type", "application/json")],
+                body.as_bytes(),
+            );
+            let v: serde_json::Value = serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("WebDriver {method} {path}: {e}: {text}"));
+            assert_eq!(status, 200, "WebDriver {method} {path}: {v}");
+            v["value"].clone()
+        }
+
+        fn in_session(&self, method: &str, path: &str, body: serde_json::Value) -> serde_json::Value {
+            self.call(method, &format!("/session/{}{path}", self.session), &body)
+        }
+
+        /// Opens `url` and waits for it to load.
+        pub fn goto(&self, url: &str) {
+            self.in_session("POST", "/url", serde_json::json!({ "url": url }));
+        }
+
+        /// The current page's HTML.
+        pub fn source(&self) -> String {
+            self.in_session("GET", "/source", serde_json::Value::Null)
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        }
+
+        /// The current page's HTML once it holds `what` (a click's page may still
+        /// be loading when the click returns), at most `tries` looks 50 ms apart.
+        ///
+        /// # Panics
+        /// When it never does.
+        pub fn source_with(&self, what: &str, tries: usize) -> String {
+            let mut page = String::new();
+            for _ in 0..tries {
+                page = self.source();
+                if page.contains(what) {
+                    return page;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            panic!("the page never showed {what}: {page}");
+        }
+
+        /// The current page's address.
+        pub fn url(&self) -> String {
+            self.in_session("GET", "/url", serde_json::Value::Null)
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        }
+
+        /// The element `css` selects (the first).
+        fn element(&self, css: &str) -> String {
+            let v = self.in_session(
+                "POST",
+                "/element",
+                serde_json::json!({ "using": "css selector", "value": css }),
+            );
+            v.as_object()
+                .and_then(|o| o.values().next())
+                .and_then(|id| id.as_str())
+                .unwrap_or_else(|| panic!("no element {css}"))
+                .to_owned()
+        }
+
+        /// Types `text` into the element `css` selects (a file input takes a path).
+        pub fn type_into(&self, css: &str, text: &str) {
+            let el = self.element(css);
+            self.in_session(
+                "POST",
+                &format!("/element/{el}/value"),
+                serde_json::json!({ "text": text }),
+            );
+        }
+
+        /// Clicks the element `css` selects, and waits for what it loads.
+        pub fn click(&self, css: &str) {
+            let el = self.element(css);
+            self.in_session("POST", &format!("/element/{el}/click"), serde_json::json!({}));
+        }
+
+        /// Sets the window to `width` × `height`.
+        pub fn resize(&self, (width, height): (u32, u32)) {
+            self.in_session(
+                "POST",
+                "/window/rect",
+                serde_json::json!({ "width": width, "height": height }),
+            );
+        }
+
+        /// The page as a PNG, to `png`.
+        pub fn screenshot(&self, png: &Path) {
+            use base64::Engine;
+            let v = self.in_session("GET", "/screenshot", serde_json::Value::Null);
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(v.as_str().expect("a screenshot"))
+                .expect("base64");
+            std::fs::write(png, bytes).unwrap();
+        }
+
+        /// Forgets every cookie: the browser is a stranger again.
+        pub fn forget_cookies(&self) {
+            self.in_session("DELETE", "/cookie", serde_json::Value::Null);
+        }
+    }
+
+    impl Drop for Driver {
+        fn drop(&mut self) {
+            if !self.session.is_empty() {
+                let _ = crate::http_request(
+                    self.addr,
+                    "DELETE",
+                    &format!("/session/{}", self.session),
+                    &[],
+                    b"",
+                );
+            }
+            let _ = self.driver.kill();
+            let _ = self.driver.wait();
+        }
+    }
+
     /// The values of every `name="..."` attribute in `html`.
     pub fn attributes<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
         let key = format!(" {name}=\"");
@@ -727,14 +921,62 @@ pub fn http_request(
     head.push_str("\r\n");
     s.write_all(head.as_bytes()).expect("a request");
     s.write_all(body).expect("a request's body");
+    // The head, then a body of its Content-Length (a server may keep the
+    // connection open after it), or chunked, or to the connection's end.
     let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("an answer");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
+    let mut buf = [0u8; 8192];
+    let head_end = loop {
+        if let Some(at) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at;
+        }
+        let n = s.read(&mut buf).expect("an answer");
+        assert!(n > 0, "the server closed before its answer's head ended");
+        raw.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&raw[..head_end]).into_owned();
+    let mut body = raw.split_off(head_end + 4);
+    let header = |name: &str| {
+        head.lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim().to_owned())
+    };
+    if let Some(len) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
+        while body.len() < len {
+            let n = s.read(&mut buf).expect("an answer's body");
+            assert!(n > 0, "the server closed before its answer's body ended");
+            body.extend_from_slice(&buf[..n]);
+        }
+        body.truncate(len);
+    } else {
+        s.read_to_end(&mut body).expect("an answer's body");
+        if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+            body = dechunked(&body);
+        }
+    }
     let status = head
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
         .expect("a status");
-    (status, head.to_owned(), body.to_owned())
+    (status, head, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// A chunked body's data.
+fn dechunked(mut raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(line_end) = raw.windows(2).position(|w| w == b"\r\n") {
+        let size = std::str::from_utf8(&raw[..line_end])
+            .ok()
+            .and_then(|l| usize::from_str_radix(l.split(';').next().unwrap_or("").trim(), 16).ok())
+            .unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        let start = line_end + 2;
+        let end = (start + size).min(raw.len());
+        out.extend_from_slice(&raw[start..end]);
+        raw = raw.get(end + 2..).unwrap_or(&[]);
+    }
+    out
 }

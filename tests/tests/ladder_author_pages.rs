@@ -515,3 +515,155 @@ async fn the_authors_forms_refuse_another_site_and_another_session() {
     assert!(now.contains("data-status=\"disabled\""), "{now}");
     server.stop().await;
 }
+
+/// In headless Chromium, as a person would: alice signs in with her token,
+/// uploads her bot's folder as an archive from the page, watches it go from
+/// building to active, opens one of its games and reads her bot's private log
+/// beside the moves. Then, with no session, the same addresses show none of it.
+/// Screenshots (desktop and phone) in `target/test-artifacts/author/`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_real_browser_an_author_signs_in_uploads_and_reads_their_logs() {
+    use astragal_tests::browser::{Driver, chromium};
+    let Some(browser) = chromium() else { return };
+    let store = test_stores("author_browser").await.remove(0);
+    let server = serve(&store.url, UploadConfig::default()).await;
+    let mut admin = worker::connect(&server.url, ADMIN, None).await.unwrap();
+    admin
+        .register_bot(RegisterBotRequest {
+            name: "rnd".into(),
+            game: "ur".into(),
+            spec: "builtin:random".into(),
+            env: vec![],
+        })
+        .await
+        .unwrap();
+    admin
+        .open_competition(OpenCompetitionRequest {
+            name: "seen".into(),
+            game: "ur".into(),
+            max_games: 4,
+            movetime_ms: 2000,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    logging_bot(&dir.path().join("bot"), "alices", "ALICE");
+    let archive = dir.path().join("alices.tar.gz");
+    std::fs::write(
+        &archive,
+        ladder::submission::pack_folder(&dir.path().join("bot")).unwrap(),
+    )
+    .unwrap();
+    let shots = astragal_tests::workspace_root().join("target/test-artifacts/author");
+    std::fs::create_dir_all(&shots).unwrap();
+    // `localhost`: a secure context to the browser, so it keeps a `Secure` cookie over plain HTTP.
+    let base = format!("http://localhost:{}", server.web.port());
+    let profile = dir.path().join("profile");
+    let (desktop, phone) = ((1280, 900), (390, 844));
+    let archive_path = archive.display().to_string();
+    let shots3 = shots.clone();
+    let shot = move |d: &Driver, name: &str| d.screenshot(&shots3.join(format!("{name}.png")));
+
+    // The browser is driven off the executor: each command waits for its page.
+    let (base2, shots2) = (base.clone(), shots.clone());
+    let d = tokio::task::spawn_blocking(move || {
+        let d = Driver::start(&browser, &profile, desktop)?;
+        d.goto(&format!("{base2}/author"));
+        assert!(d.url().ends_with("/author/sign-in"), "{}", d.url());
+        d.screenshot(&shots2.join("sign-in.png"));
+        d.type_into("input[name=token]", ALICE);
+        d.click("button[type=submit]");
+        let home = d.source_with("Signed in as", 100);
+        assert!(home.contains("<b>alice</b>"), "{home}");
+        d.type_into("input[type=file]", &archive_path);
+        d.click("form[action='/author/upload'] button");
+        let uploaded = d.source_with("<h1>Uploaded</h1>", 200);
+        assert!(uploaded.contains("data-bot=\"alices\""), "{uploaded}");
+        d.goto(&format!("{base2}/author"));
+        let building = d.source();
+        assert!(building.contains("data-status=\"building\""), "{building}");
+        d.screenshot(&shots2.join("building.png"));
+        Some(d)
+    })
+    .await
+    .unwrap();
+    let Some(d) = d else { return };
+
+    // A worker builds, checks and plays it.
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut cfg = worker_until_idle(&server.url);
+    cfg.exit_when_idle = false;
+    let worker = tokio::spawn(worker::run(cfg, async move {
+        let _ = stopped.await;
+    }));
+    let base2 = base.clone();
+    let (d, game) = tokio::task::spawn_blocking(move || {
+        // Reloads until the page says what the worker did (bounded: a hang is a
+        // failure, not a wait for ever).
+        let until = |d: &Driver, path: &str, what: &str| -> String {
+            for _ in 0..600 {
+                d.goto(&format!("{base2}{path}"));
+                let page = d.source();
+                if page.contains(what) {
+                    return page;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            panic!("{path} never showed {what}");
+        };
+        until(&d, "/author", "data-status=\"active\"");
+        shot(&d, "active");
+        let bot = until(&d, "/author/bots/alices", "href=\"/author/games/");
+        let at = bot.find("href=\"/author/games/").unwrap() + "href=\"/author/games/".len();
+        let game: String = bot[at..].chars().take_while(char::is_ascii_digit).collect();
+        shot(&d, "bot");
+        d.goto(&format!("{base2}/author/games/{game}"));
+        let page = d.source();
+        assert!(
+            page.contains("Private logs") && page.contains("ALICE-STDERR") && page.contains("ALICE-INFO"),
+            "{page}"
+        );
+        // Her info lines beside her moves, in the viewer (seat 0 or 1 moves first).
+        let seat = |page: &str| page.find("seat 0: alices").map_or(1, |_| 0);
+        let first = seat(&page) + 1;
+        // From another page: a change of the fragment alone reloads nothing.
+        d.goto(&format!("{base2}/author"));
+        d.goto(&format!("{base2}/author/games/{game}#{first}"));
+        let shown = d.source();
+        assert!(shown.contains("class=\"info\">info ALICE-INFO"), "{shown}");
+        shot(&d, "game-desktop");
+        d.resize(phone);
+        d.goto(&format!("{base2}/author"));
+        d.goto(&format!("{base2}/author/games/{game}#{first}"));
+        shot(&d, "game-phone");
+        d.goto(&format!("{base2}/author"));
+        shot(&d, "home-phone");
+        d.resize(desktop);
+        // A stranger: no session.
+        d.forget_cookies();
+        for path in [
+            format!("/author/games/{game}"),
+            format!("/games/{game}"),
+            "/author".into(),
+        ] {
+            d.goto(&format!("{base2}{path}"));
+            let page = d.source();
+            assert!(
+                !page.contains("ALICE-STDERR") && !page.contains("ALICE-INFO"),
+                "{path}: {page}"
+            );
+        }
+        assert!(d.url().ends_with("/author/sign-in"), "{}", d.url());
+        d.goto(&format!("{base2}/games/{game}"));
+        shot(&d, "stranger-public-game");
+        (d, game)
+    })
+    .await
+    .unwrap();
+    drop(d);
+    assert!(!game.is_empty());
+    let _ = stop.send(());
+    worker.await.unwrap().unwrap();
+    server.stop().await;
+}

@@ -85,12 +85,14 @@ pub fn router(service: Arc<LadderService>) -> Router {
 }
 
 /// Headers on every answer of these pages: the public pages' own, except that
-/// their forms may post here, and nothing of them is kept by a cache.
+/// their forms may post here, their own posts say where they come from (with
+/// `no-referrer`, a browser sends `Origin: null`, which [`same_origin_only`]
+/// refuses), and nothing of them is kept by a cache.
 async fn private_headers(mut response: Response) -> Response {
     let h = response.headers_mut();
     h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
     h.insert("x-frame-options", HeaderValue::from_static("DENY"));
-    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    h.insert("referrer-policy", HeaderValue::from_static("same-origin"));
     h.insert("cache-control", HeaderValue::from_static("no-store"));
     h.insert(
         "content-security-policy",
@@ -369,7 +371,8 @@ fn form_with_csrf(action: &str, csrf: &str, label: &str) -> Markup {
 /// The top of every author page: who is signed in, and signing out.
 fn signed_bar(s: &Signed) -> Markup {
     html! {
-        p.note {
+        // A div: a form may not stand inside a paragraph.
+        div.note {
             "Signed in as " b { (s.who()) } " · " a href="/author" { "your bots" } " · "
             (form_with_csrf("/author/sign-out", &s.csrf, "Sign out"))
         }
@@ -526,7 +529,7 @@ async fn bot_page(
     let body = html! {
         (signed_bar(&s))
         h1 { (bot.name) }
-        p {
+        div {
             (bot.game) " · version " (bot.version) " · " b.status data-status=(bot.status) { (bot.status) }
             @if !bot.status_reason.is_empty() { " — " (redactor.text(&bot.status_reason)) }
             " " @if let Some(f) = status_form { (f) }
@@ -635,8 +638,9 @@ async fn game_page(
     let logs = html! {
         section.private style="max-width:980px;margin:1em auto;padding:0 16px;font:14px/1.45 system-ui,sans-serif" {
             h2 { "Private logs (only you and the host see these)" }
+            p { "Your seats' " code { "info" } " lines are beside their moves above (choose a move). " a href="/author" { "Your bots" } }
             @for seat in &seats {
-                h3 { "Seat " (seat.seat) ": " (seat.bot) }
+                h3 { "Seat " (seat.seat) ": " a href={ "/author/bots/" (segment(&seat.bot)) } { (seat.bot) } }
                 @if seat.log.faults.is_empty() { p { "No fault said more than the record." } } @else {
                     ul.faults { @for f in &seat.log.faults { li { (f) } } }
                 }
