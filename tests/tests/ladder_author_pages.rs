@@ -667,3 +667,169 @@ async fn in_a_real_browser_an_author_signs_in_uploads_and_reads_their_logs() {
     worker.await.unwrap().unwrap();
     server.stop().await;
 }
+
+/// An author asks for unrated games of their bot against a bot they name: they
+/// are played beside an open ladder (not starved by it), counted against the
+/// host's daily cap, listed on the author's page with their private logs, and
+/// on no public ranking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_challenge_plays_unrated_games_within_the_hosts_cap() {
+    for store in test_stores("author_challenges").await {
+        let uploads = UploadConfig {
+            challenge_games_per_day: 6,
+            ..UploadConfig::default()
+        };
+        let server = serve(&store.url, uploads).await;
+        let web = server.web;
+        let mut admin = worker::connect(&server.url, ADMIN, None).await.unwrap();
+        let mut alice = worker::connect(&server.url, ALICE, None).await.unwrap();
+        let bob = worker::connect(&server.url, BOB, None).await.unwrap();
+        for (name, spec) in [("rnd", "builtin:random"), ("first", "builtin:first")] {
+            admin
+                .register_bot(RegisterBotRequest {
+                    name: name.into(),
+                    game: "ur".into(),
+                    spec: spec.into(),
+                    env: vec![],
+                })
+                .await
+                .unwrap();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        logging_bot(&dir.path().join("b"), "alices", "ALICE");
+        submit(
+            &mut alice,
+            ladder::submission::pack_folder(&dir.path().join("b")).unwrap(),
+        )
+        .await;
+        worker::run(worker_until_idle(&server.url), std::future::pending())
+            .await
+            .unwrap();
+        admin
+            .open_competition(OpenCompetitionRequest {
+                name: "main".into(),
+                game: "ur".into(),
+                max_games: 20,
+                movetime_ms: 2000,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let ask = |bot: &str, opponent: &str, games| ChallengeRequest {
+            bot: bot.into(),
+            opponent: opponent.into(),
+            games,
+        };
+        let asked = alice
+            .challenge(ask("alices", "rnd", 4))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!((asked.games, asked.opponent.as_str()), (4, "rnd"));
+        // Past the cap: 4 of 6 asked, 2 left.
+        let over = alice.challenge(ask("alices", "first", 4)).await.unwrap_err();
+        assert_eq!(over.code(), Code::FailedPrecondition, "{over:?}");
+        assert!(over.message().contains("2 more"), "{}", over.message());
+        for (who, c, request, code) in [
+            (
+                "bob with alice's bot",
+                bob.clone(),
+                ask("alices", "rnd", 2),
+                Code::PermissionDenied,
+            ),
+            (
+                "alice against no bot",
+                alice.clone(),
+                ask("alices", "nobody", 2),
+                Code::NotFound,
+            ),
+            (
+                "alice against herself",
+                alice.clone(),
+                ask("alices", "alices", 2),
+                Code::InvalidArgument,
+            ),
+            (
+                "alice, too many at once",
+                alice.clone(),
+                ask("alices", "rnd", 1000),
+                Code::InvalidArgument,
+            ),
+        ] {
+            let mut c = c;
+            let refused = c.challenge(request).await.unwrap_err();
+            assert_eq!(refused.code(), code, "{who}: {refused:?}");
+        }
+        let workers_token = worker::connect(&server.url, WORKER, None).await.unwrap();
+        let mut w = workers_token;
+        assert_eq!(
+            w.challenge(ask("alices", "rnd", 2)).await.unwrap_err().code(),
+            Code::PermissionDenied
+        );
+
+        // One worker plays everything: the ladder's 10 groups and the challenge's 2.
+        let played = worker::run(worker_until_idle(&server.url), std::future::pending())
+            .await
+            .unwrap();
+        assert_eq!(played, 12, "{}", store.kind);
+        let mine = alice
+            .my_challenges(MyChallengesRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .challenges;
+        assert_eq!(mine.len(), 1);
+        assert_eq!((mine[0].played, mine[0].game_ids.len()), (4, 4), "{mine:?}");
+        // Its games are alice's against rnd, with her private logs.
+        for &id in &mine[0].game_ids {
+            let logs = alice
+                .game_logs(GameLogsRequest { game_id: id })
+                .await
+                .unwrap()
+                .into_inner();
+            assert_eq!(logs.seats.len(), 1);
+            assert!(
+                logs.seats[0]
+                    .info
+                    .iter()
+                    .any(|i| i.line.starts_with("ALICE-INFO"))
+            );
+            let rec = admin
+                .game_records(GameRecordsRequest {
+                    competition: mine[0].competition.clone(),
+                    after_id: id - 1,
+                    limit: 1,
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .records;
+            let rec: referee::GameRecord = serde_json::from_str(&rec[0].json).unwrap();
+            let mut seats: Vec<&str> = rec.seats.iter().map(|s| s.entrant.as_deref().unwrap()).collect();
+            seats.sort_unstable();
+            assert_eq!(seats, ["alices", "rnd"]);
+        }
+        // Unrated: on no public ranking; the ladder counts its own games only.
+        let (_, front) = get_as(web, None, "/api/standings.json");
+        assert!(!front.contains(&mine[0].competition), "{front}");
+        let (_, bot) = get_as(web, None, "/bots/alices.json");
+        let bot: serde_json::Value = serde_json::from_str(&bot).unwrap();
+        let comps: Vec<&str> = bot["competitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["competition"].as_str().unwrap())
+            .collect();
+        assert_eq!(comps, ["main"], "{bot}");
+        let main_games: u64 = bot["competitions"][0]["games"].as_u64().unwrap();
+        assert!(main_games <= 20, "{main_games}");
+        // Listed on her page, each game linked to its private logs.
+        let (cookie, _) = sign_in(web, ALICE);
+        let home = get_as(web, Some(&cookie), "/author").1;
+        assert!(home.contains("alices v rnd") && home.contains("4 / 4"), "{home}");
+        for id in &mine[0].game_ids {
+            assert!(home.contains(&format!("href=\"/author/games/{id}\"")), "{home}");
+        }
+        server.stop().await;
+    }
+}

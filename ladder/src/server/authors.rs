@@ -149,6 +149,133 @@ impl LadderService {
     }
 }
 
+impl LadderService {
+    /// Opens a challenge: `games` unrated games of `author`'s bot `bot` against
+    /// `opponent`, in a competition of their own.
+    pub async fn challenge(
+        &self,
+        author: &AuthorRow,
+        bot: &str,
+        opponent: &str,
+        games: u32,
+    ) -> Result<(crate::store::CompetitionRow, BotRow, BotRow), ServiceError> {
+        let mine = self
+            .store
+            .bot(bot)
+            .await?
+            .filter(|b| b.author_id == Some(author.id))
+            .ok_or_else(|| ServiceError::PermissionDenied(format!("{bot:?} is not one of your bots")))?;
+        let other = self
+            .store
+            .bot(opponent)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(format!("no bot named {opponent:?}")))?;
+        if mine.id == other.id || mine.game != other.game {
+            return Err(ServiceError::InvalidArgument(format!(
+                "a challenge is between two bots of one game: {} plays {}, {} plays {}",
+                mine.name, mine.game, other.name, other.game
+            )));
+        }
+        for b in [&mine, &other] {
+            if b.status != BotStatus::Active {
+                return Err(ServiceError::FailedPrecondition(format!(
+                    "{} is {}: only active bots play challenges",
+                    b.name, b.status
+                )));
+            }
+        }
+        let info = engine::game_info(&mine.game).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        let seats = *info.seats.start();
+        if seats != 2 {
+            return Err(ServiceError::InvalidArgument(format!(
+                "{} is a game of {seats} or more seats; challenges are between two bots",
+                mine.game
+            )));
+        }
+        let games = if games == 0 { 2 } else { games };
+        if games > super::CHALLENGE_GAMES_MAX {
+            return Err(ServiceError::InvalidArgument(format!(
+                "at most {} games in one challenge",
+                super::CHALLENGE_GAMES_MAX
+            )));
+        }
+        let games = i64::from(games.div_ceil(2) * 2);
+        let game = engine::new_game::<&str>(&mine.game, &[], Some(2), 0)
+            .map_err(|e| ServiceError::Internal(e.to_string()))?;
+        let name = format!("challenge-{}-{}", crate::store::now_ms(), &new_token()?[..8]);
+        let c = self
+            .store
+            .open_challenge(
+                &crate::store::NewCompetition {
+                    name,
+                    game: mine.game.clone(),
+                    options: game.options().to_vec(),
+                    seats: 2,
+                    format: crate::store::CompetitionFormat::Challenge,
+                    seed: referee::seed::os_seed() as i64,
+                    max_games: games,
+                    time: referee::TimeControl::move_time(5000).map_err(ServiceError::Internal)?,
+                    config: String::new(),
+                    seeding: crate::store::Seeding::Mirrored,
+                },
+                author.id,
+                mine.id,
+                other.id,
+                i64::from(self.cfg.uploads.challenge_games_per_day),
+            )
+            .await
+            .map_err(|e| match ServiceError::from(e) {
+                ServiceError::AlreadyExists(m) => ServiceError::FailedPrecondition(m),
+                other => other,
+            })?;
+        self.scheduler.forget().await;
+        tracing::info!(author = %author.name, bot = %mine.name, opponent = %other.name, games, competition = %c.name, "challenge opened");
+        Ok((c, mine, other))
+    }
+
+    /// `author`'s challenges, newest first, each with the ids of its games so far.
+    pub async fn challenges(
+        &self,
+        author: &AuthorRow,
+    ) -> Result<Vec<(crate::store::ChallengeRow, String, String, String, Vec<i64>)>, ServiceError> {
+        let rows = self.store.challenges_of(author.id).await?;
+        let mut ids: Vec<BotId> = rows.iter().flat_map(|r| [r.bot_id, r.opponent_id]).collect();
+        ids.sort_unstable();
+        let bots: std::collections::HashMap<BotId, String> = self
+            .store
+            .bots_by_id(&ids)
+            .await?
+            .into_iter()
+            .map(|b| (b.id, b.name))
+            .collect();
+        let competitions: std::collections::HashMap<crate::store::CompetitionId, String> = self
+            .store
+            .competitions()
+            .await?
+            .into_iter()
+            .map(|c| (c.id, c.name))
+            .collect();
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let games: Vec<i64> = self
+                .store
+                .recent(r.competition_id, r.games)
+                .await?
+                .iter()
+                .map(|g| g.id)
+                .collect();
+            out.push((
+                r.clone(),
+                competitions.get(&r.competition_id).cloned().unwrap_or_default(),
+                bots.get(&r.bot_id).cloned().unwrap_or_default(),
+                bots.get(&r.opponent_id).cloned().unwrap_or_default(),
+                games,
+            ));
+        }
+        Ok(out)
+    }
+}
+
 /// An upload's chunks, whole, refused past `limit` bytes or [`UPLOAD_TIME`].
 async fn receive<S>(chunks: &mut S, limit: u64) -> Result<Vec<u8>, ServiceError>
 where

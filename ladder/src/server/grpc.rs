@@ -250,6 +250,45 @@ impl Ladder for LadderService {
         }))
     }
 
+    async fn challenge(&self, req: Request<ChallengeRequest>) -> Result<Response<ChallengeInfo>, Status> {
+        let author = self.need_author(&req).await?;
+        let r = req.into_inner();
+        let (c, bot, opponent) = LadderService::challenge(self, &author, &r.bot, &r.opponent, r.games)
+            .await
+            .map_err(Status::from)?;
+        Ok(Response::new(ChallengeInfo {
+            competition: c.name,
+            bot: bot.name,
+            opponent: opponent.name,
+            games: c.max_games as u32,
+            played: 0,
+            game_ids: vec![],
+            created_ms: crate::store::now_ms(),
+        }))
+    }
+
+    async fn my_challenges(
+        &self,
+        req: Request<MyChallengesRequest>,
+    ) -> Result<Response<MyChallengesReply>, Status> {
+        let author = self.need_author(&req).await?;
+        let all = self.challenges(&author).await.map_err(Status::from)?;
+        Ok(Response::new(MyChallengesReply {
+            challenges: all
+                .into_iter()
+                .map(|(row, competition, bot, opponent, game_ids)| ChallengeInfo {
+                    competition,
+                    bot,
+                    opponent,
+                    games: row.games as u32,
+                    played: game_ids.len() as u32,
+                    game_ids,
+                    created_ms: row.created_ms,
+                })
+                .collect(),
+        }))
+    }
+
     async fn my_bots(&self, req: Request<MyBotsRequest>) -> Result<Response<ListBotsReply>, Status> {
         let author = self.need_author(&req).await?;
         let mine = self.store.bots_of_author(author.id).await.map_err(status_of)?;

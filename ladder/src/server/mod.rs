@@ -92,6 +92,12 @@ pub struct ServiceConfig {
 /// How much of each seat's stderr a game keeps for its author by default.
 pub const AUTHOR_LOG_BYTES: u32 = 64 * 1024;
 
+/// Challenge games an author may ask for in a day, by default.
+pub const CHALLENGE_GAMES_PER_DAY: u32 = 200;
+
+/// Most games one challenge asks for.
+pub const CHALLENGE_GAMES_MAX: u32 = 100;
+
 /// Most faults kept in full per seat and game (a seat has one fault in most games
 /// that have any; a reporting worker says how many).
 pub const PRIVATE_FAULTS_KEPT: usize = 16;
@@ -118,6 +124,8 @@ pub struct UploadConfig {
     /// How many bytes of the end of each seat's stderr a game keeps for the bot's
     /// author (and the host), apart from its public record; 0 keeps none.
     pub author_log_bytes: u32,
+    /// Challenge games an author may ask for in any 24 hours.
+    pub challenge_games_per_day: u32,
 }
 
 impl Default for UploadConfig {
@@ -128,6 +136,7 @@ impl Default for UploadConfig {
             max_bots: 3,
             at_once: 2,
             author_log_bytes: AUTHOR_LOG_BYTES,
+            challenge_games_per_day: CHALLENGE_GAMES_PER_DAY,
             build_seconds: 600,
             check_games: 4,
             objects: None,

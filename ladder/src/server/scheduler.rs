@@ -4,7 +4,8 @@ use super::error::ServiceError;
 use super::tally::Tally;
 use crate::server::cache::StandingsCache;
 use crate::store::{
-    BotId, BotRow, BotStatus, CompetitionId, CompetitionRow, CompetitionStatus, GroupId, GroupStatus, Store,
+    BotId, BotRow, BotStatus, CompetitionFormat, CompetitionId, CompetitionRow, CompetitionStatus, GroupId,
+    GroupStatus, Store,
 };
 use rating::schedule::Candidate;
 use std::collections::HashMap;
@@ -127,14 +128,30 @@ impl Scheduler {
                 room,
             });
         }
+        // Authors' challenges come after the ladder's own groups: a tenth of a
+        // batch (at least one group) goes to them first, the rest only when no
+        // ladder can take a group. So they never starve, nor crowd a ladder out.
+        let challenge_share = (want / 10).max(1);
+        let mut challenge_picks = 0;
         for _ in 0..want {
+            let challenge_first = challenge_picks < challenge_share;
             let Some(o) = open
                 .iter_mut()
                 .filter(|o| o.room > o.picks.len() as u64)
-                .min_by_key(|o| (tallies[&o.c.id].groups + o.picks.len() as u64, o.c.id))
+                .min_by_key(|o| {
+                    let challenge = o.c.format == CompetitionFormat::Challenge;
+                    (
+                        challenge != challenge_first,
+                        tallies[&o.c.id].groups + o.picks.len() as u64,
+                        o.c.id,
+                    )
+                })
             else {
                 break;
             };
+            if o.c.format == CompetitionFormat::Challenge {
+                challenge_picks += 1;
+            }
             let tally = tallies
                 .get_mut(&o.c.id)
                 .ok_or_else(|| ServiceError::Internal("no tally".into()))?;
@@ -234,4 +251,64 @@ pub const BACKLOG_EVERY: Duration = Duration::from_millis(200);
 /// them so).
 fn rating_keys(bots: &[BotId]) -> Vec<i64> {
     bots.iter().map(|b| b.0).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::NewCompetition;
+
+    /// A challenge takes a tenth of a batch while a ladder can take the rest, and
+    /// the whole batch once no ladder can.
+    #[tokio::test]
+    async fn a_challenge_comes_after_the_ladder_but_is_never_starved() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let author = store.add_author("alice", "hash", 3).await.unwrap();
+        let mut ids = Vec::new();
+        for name in ["a", "b", "c"] {
+            ids.push(
+                store
+                    .register_bot(name, "ur", "builtin:random", &[])
+                    .await
+                    .unwrap()
+                    .id,
+            );
+        }
+        let mut ladder = NewCompetition::two_seat_ur("ladder");
+        ladder.max_games = 40;
+        let ladder = store.open_competition(&ladder).await.unwrap();
+        let mut asked = NewCompetition::two_seat_ur("challenge");
+        asked.max_games = 40;
+        let challenge = store
+            .open_challenge(&asked, author.id, ids[0], ids[1], 1000)
+            .await
+            .unwrap();
+        let scheduler = Scheduler {
+            store: store.clone(),
+            standings: Arc::new(StandingsCache::new(store.clone())),
+            tallies: Mutex::new(HashMap::new()),
+            wanted: std::sync::atomic::AtomicU64::new(0),
+            wake: tokio::sync::Notify::new(),
+            looks: tokio::sync::watch::Sender::new(Look::default()),
+        };
+        let count = |c: CompetitionId| {
+            let store = store.clone();
+            async move { store.groups(c).await.unwrap().len() }
+        };
+        assert_eq!(scheduler.schedule_batch(10).await.unwrap(), 10);
+        assert_eq!((count(ladder.id).await, count(challenge.id).await), (9, 1));
+        assert_eq!(scheduler.schedule_batch(10).await.unwrap(), 10);
+        assert_eq!((count(ladder.id).await, count(challenge.id).await), (18, 2));
+        // The ladder fills (40 games: 20 groups); the challenge takes the rest.
+        assert_eq!(scheduler.schedule_batch(10).await.unwrap(), 10);
+        assert_eq!((count(ladder.id).await, count(challenge.id).await), (20, 10));
+        assert_eq!(scheduler.schedule_batch(20).await.unwrap(), 10);
+        assert_eq!((count(ladder.id).await, count(challenge.id).await), (20, 20));
+        // Its groups are its two bots alone: a third bot of the game is no entrant.
+        for g in store.groups(challenge.id).await.unwrap() {
+            let mut bots = g.bots.clone();
+            bots.sort_unstable();
+            assert_eq!(bots, [ids[0], ids[1]]);
+        }
+    }
 }

@@ -228,7 +228,11 @@ impl LadderService {
             return Ok(());
         }
         for c in self.store.competitions().await? {
-            if c.status == CompetitionStatus::Open && c.game == bot.game {
+            // A challenge's entrants are its two bots alone.
+            if c.status == CompetitionStatus::Open
+                && c.game == bot.game
+                && c.format != crate::store::CompetitionFormat::Challenge
+            {
                 self.store.add_entrant(c.id, bot.id).await?;
             }
         }

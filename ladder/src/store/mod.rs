@@ -18,6 +18,7 @@ use sqlx::{AnyPool, FromRow, Row};
 mod artifacts;
 mod authors;
 mod bots;
+mod challenges;
 mod competitions;
 mod games;
 mod groups;
@@ -28,6 +29,7 @@ mod sql;
 mod workers;
 
 pub use authors::{AuthorRow, PrepJob, PrepResult};
+pub use challenges::ChallengeRow;
 pub use groups::LeaseAsk;
 pub use ids::{AuthorId, BotId, CompetitionId, GameId, GroupId, WorkerId};
 pub use logs::{GameLogs, NewSeatLog, SeatLogEntry};
@@ -424,12 +426,16 @@ pub enum CompetitionFormat {
     RoundRobin,
     /// The first bot meets every set of the others (`ladder tournament`).
     Gauntlet,
+    /// An author's unrated games between their bot and another (its entrants are
+    /// the two bots alone; no other bot enters it, no page lists it as a ladder).
+    Challenge,
 }
 
 stored_as_text!(CompetitionFormat {
     Ladder = "ladder",
     RoundRobin = "round-robin",
     Gauntlet = "gauntlet",
+    Challenge = "challenge",
 });
 stored_as_text!(Seeding {
     Mirrored = "mirrored",

@@ -12,6 +12,7 @@
 //! | `POST /author/upload` | a new version: an archive, checked as `ladder submit`'s |
 //! | `GET /author/bots/{name}` | a version: build log, check report, rating, faults, newest games |
 //! | `POST /author/bots/{name}/status` | `disable` or `enable` |
+//! | `POST /author/bots/{name}/challenge` | unrated games against a bot named in the form |
 //! | `GET /author/games/{id}` | the viewer with your seats' `info` lines, stderr and faults |
 //! | `GET /author/api/games/{id}` | your seats' private logs as JSON |
 //!
@@ -71,6 +72,7 @@ pub fn router(service: Arc<LadderService>) -> Router {
         )
         .route("/author/bots/{name}", get(bot_page))
         .route("/author/bots/{name}/status", post(set_status))
+        .route("/author/bots/{name}/challenge", post(challenge))
         .route("/author/games/{id}", get(game_page))
         .route("/author/api/games/{id}", get(game_json))
         .layer(axum::middleware::from_fn(same_origin_only))
@@ -383,6 +385,14 @@ fn signed_bar(s: &Signed) -> Markup {
 async fn home(State(a): State<Authors>, headers: HeaderMap) -> Result<Response, Refused> {
     let s = signed(&a, &headers).await?;
     let bots = own_bots(&a, &s).await?;
+    let challenges = match &s.author {
+        Some(author) => a
+            .service
+            .challenges(author)
+            .await
+            .map_err(WebError::internal)?,
+        None => Vec::new(),
+    };
     let body = html! {
         (signed_bar(&s))
         h1 { "Your bots" }
@@ -400,6 +410,23 @@ async fn home(State(a): State<Authors>, headers: HeaderMap) -> Result<Response, 
                             td { (b.game) }
                             td { b { (b.status) } }
                             td.detail { (b.status_reason) }
+                        }
+                    }
+                }
+            }
+        }
+        @if !challenges.is_empty() {
+            table.challenges {
+                caption { "Your challenges (unrated)" }
+                thead { tr { th { "bots" } th { "games" } th { "played (private logs)" } } }
+                tbody {
+                    @for (row, _, bot, opponent, games) in &challenges {
+                        tr {
+                            td { (bot) " v " (opponent) }
+                            td { (games.len()) " / " (row.games) }
+                            td.name {
+                                @for id in games.iter().rev() { a href={ "/author/games/" (id) } { (id) } " " }
+                            }
                         }
                     }
                 }
@@ -539,6 +566,14 @@ async fn bot_page(
             @if let Some(art) = &bot.artifact_sha256 { " · plays " code { (art) } }
             " · " a href={ "/bots/" (segment(&bot.name)) } { "its public page" }
         }
+        @if bot.status == BotStatus::Active {
+            form.challenge method="post" action={ "/author/bots/" (segment(&bot.name)) "/challenge" } {
+                input type="hidden" name="csrf" value=(s.csrf);
+                "Challenge " input type="text" name="opponent" placeholder="a bot's name" required size="16";
+                " to " input type="number" name="games" value="2" min="2" max=(crate::server::CHALLENGE_GAMES_MAX) step="2";
+                " unrated games " button type="submit" { "Ask" }
+            }
+        }
         h2 { "Build log" }
         @if build_log.is_empty() { p.note { "No build (or not built yet)." } } @else { pre.log { (redactor.text(&build_log)) } }
         h2 { "Check report" }
@@ -591,6 +626,35 @@ async fn set_status(
         .await
         .map_err(|e| Refused::Form(StatusCode::BAD_REQUEST, e.to_string()))?;
     Ok(Redirect::to(&format!("/author/bots/{}", segment(&bot.name))).into_response())
+}
+
+#[derive(serde::Deserialize)]
+struct ChallengeForm {
+    csrf: String,
+    opponent: String,
+    games: u32,
+}
+
+/// `POST /author/bots/{name}/challenge`: unrated games against the bot named.
+async fn challenge(
+    State(a): State<Authors>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    axum::Form(form): axum::Form<ChallengeForm>,
+) -> Result<Response, Refused> {
+    let s = signed(&a, &headers).await?;
+    check_csrf(&s, &form.csrf)?;
+    let Some(author) = &s.author else {
+        return Err(Refused::Form(
+            StatusCode::FORBIDDEN,
+            "the host challenges no one here".into(),
+        ));
+    };
+    a.service
+        .challenge(author, &name, form.opponent.trim(), form.games)
+        .await
+        .map_err(|e| Refused::Form(StatusCode::BAD_REQUEST, format!("no challenge: {e}")))?;
+    Ok(Redirect::to("/author").into_response())
 }
 
 /// The seats of game `id` the session may read, or a 404 that says no more than

@@ -106,7 +106,8 @@ pub(super) async fn snapshot(site: &Site, name: &str) -> Result<Option<BotView>,
     }
     let mut competitions = Vec::new();
     for c in store.competitions().await? {
-        if c.game != bot.game {
+        // A challenge is unrated, and listed on its author's page.
+        if c.game != bot.game || c.format == crate::store::CompetitionFormat::Challenge {
             continue;
         }
         // As of the last fit (a few seconds old at most while games arrive).

@@ -105,8 +105,11 @@ async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<Compet
 async fn front_snapshot(site: &Site) -> Result<FrontView, WebError> {
     let bots = Bots::read(site).await?;
     let mut competitions = Vec::new();
+    // Authors' challenges are unrated: their own pages list them, not the front.
     for c in site.store.competitions().await? {
-        competitions.push(snapshot(site, &c, &bots).await?);
+        if c.format != CompetitionFormat::Challenge {
+            competitions.push(snapshot(site, &c, &bots).await?);
+        }
     }
     Ok(FrontView { competitions })
 }

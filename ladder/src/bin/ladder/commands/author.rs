@@ -58,6 +58,22 @@ pub(crate) enum AuthorAction {
         /// Its name, with its version (`NAME@2`) after the first.
         name: String,
     },
+    /// Ask for unrated games between your bot and another bot of its game. They
+    /// are played after the ladder's own games (a tenth of the scheduling goes to
+    /// challenges), within the host's cap per author per day. Read them with
+    /// `ladder author challenges` and `ladder author game ID`.
+    Challenge {
+        /// Your bot (its version's name).
+        bot: String,
+        /// The bot it meets.
+        opponent: String,
+        /// How many games (whole groups of two: both seatings of the same dice).
+        #[arg(long, default_value_t = 2)]
+        games: u32,
+    },
+    /// Your challenges, newest first: who met whom, games played of those asked
+    /// for, and the games' ids.
+    Challenges,
     /// A game's private logs of your seats in it: each bot's info lines with the
     /// move they came with, the end of its stderr, and its faults in full. Only
     /// you (and the host) can read them; the game's public record has none.
@@ -187,6 +203,41 @@ pub(crate) fn run(a: AuthorArgs) -> anyhow::Result<ExitCode> {
                 } else {
                     &r.check_report
                 })?;
+            }
+            AuthorAction::Challenge { bot, opponent, games } => {
+                let c = c
+                    .challenge(proto::ladder::ChallengeRequest { bot, opponent, games })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                say(&format!(
+                    "{}: {} games of {} against {} asked for (ladder author challenges shows them)",
+                    c.competition, c.games, c.bot, c.opponent
+                ))?;
+            }
+            AuthorAction::Challenges => {
+                let all = c
+                    .my_challenges(proto::ladder::MyChallengesRequest {})
+                    .await
+                    .map_err(said)?
+                    .into_inner()
+                    .challenges;
+                if all.is_empty() {
+                    say("no challenges yet (ladder author challenge BOT OPPONENT)")?;
+                }
+                for ch in all {
+                    let ids: Vec<String> = ch.game_ids.iter().map(i64::to_string).collect();
+                    say(&format!(
+                        "{}: {} v {}, {}/{} games{}{}",
+                        ch.competition,
+                        ch.bot,
+                        ch.opponent,
+                        ch.played,
+                        ch.games,
+                        if ids.is_empty() { "" } else { ": " },
+                        ids.join(" ")
+                    ))?;
+                }
             }
             AuthorAction::Game { id, json } => {
                 let r = c

@@ -75,6 +75,17 @@ pub(crate) struct ServeArgs {
     /// database keeps their names and sizes. See docs/hosting.md.
     #[arg(long, value_name = "DIR|URL")]
     pub(crate) artifacts: Option<String>,
+    /// How many bytes of the end of each bot's stderr a game keeps for the bot's
+    /// author (and you), apart from its public record, with the bot's `info`
+    /// lines and its faults in full. 0 keeps no stderr.
+    #[arg(long, default_value_t = ladder::server::AUTHOR_LOG_BYTES / 1024, value_name = "KIB",
+          value_parser = |s: &str| number_in(s, 0u32, 1024))]
+    pub(crate) author_log_kib: u32,
+    /// Challenge games (an author's unrated games against a bot they name) one
+    /// author may ask for in any 24 hours; 0 turns challenges off.
+    #[arg(long, default_value_t = ladder::server::CHALLENGE_GAMES_PER_DAY,
+          value_parser = |s: &str| number_in(s, 0u32, 1_000_000))]
+    pub(crate) challenge_games_per_day: u32,
 }
 
 fn known_runtime(name: &str) -> Result<String, String> {
@@ -143,6 +154,8 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                     )),
                     None => None,
                 },
+                author_log_bytes: a.author_log_kib * 1024,
+                challenge_games_per_day: a.challenge_games_per_day,
                 ..ladder::server::UploadConfig::default()
             },
         };

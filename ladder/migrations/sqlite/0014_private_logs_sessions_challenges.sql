@@ -21,3 +21,15 @@ CREATE TABLE web_sessions (
     created_ms BIGINT NOT NULL,
     expires_ms BIGINT NOT NULL
 );
+-- An author's challenge: unrated games between their bot and another, played as
+-- a competition of its own (format 'challenge') whose entrants are the two bots
+-- alone. Kept to count what an author asked for in a day, and to list it.
+CREATE TABLE challenges (
+    competition_id BIGINT PRIMARY KEY REFERENCES competitions(id),
+    author_id BIGINT NOT NULL REFERENCES authors(id),
+    bot_id BIGINT NOT NULL REFERENCES bots(id),
+    opponent_id BIGINT NOT NULL REFERENCES bots(id),
+    games BIGINT NOT NULL,
+    created_ms BIGINT NOT NULL
+);
+CREATE INDEX challenges_by_author ON challenges (author_id, created_ms);

@@ -1,0 +1,118 @@
+//! Authors' challenges: unrated games between an author's bot and another, each
+//! a competition of its own (format `challenge`) with the two bots as its only
+//! entrants.
+
+use super::*;
+
+/// A challenge as kept.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct ChallengeRow {
+    /// Its competition.
+    pub competition_id: CompetitionId,
+    /// Who asked.
+    pub author_id: AuthorId,
+    /// Their bot.
+    pub bot_id: BotId,
+    /// The bot it meets.
+    pub opponent_id: BotId,
+    /// Games asked for.
+    pub games: i64,
+    /// When (ms since the epoch).
+    pub created_ms: i64,
+}
+
+impl Store {
+    /// Opens challenge `c` (a competition of format `challenge`) of `bot` against
+    /// `opponent` for `author`, unless it would take the games `author` asked for
+    /// in the last day past `per_day`. One transaction: the competition, its two
+    /// entrants and the challenge row come together or not at all.
+    ///
+    /// # Errors
+    /// [`StoreError::Conflict`] past the cap (saying how many are left) or for a
+    /// taken name; the database.
+    pub async fn open_challenge(
+        &self,
+        c: &NewCompetition,
+        author: AuthorId,
+        bot: BotId,
+        opponent: BotId,
+        per_day: i64,
+    ) -> Result<CompetitionRow> {
+        let now = now_ms();
+        let mut tx = self.write_tx().await?;
+        let asked: i64 = sqlx::query(
+            "SELECT CAST(COALESCE(SUM(games), 0) AS BIGINT) FROM challenges WHERE author_id = $1 AND created_ms > $2",
+        )
+        .bind(author)
+        .bind(now - 86_400_000)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get(0)?;
+        if asked + c.max_games > per_day {
+            return Err(StoreError::Conflict(format!(
+                "this ladder plays at most {per_day} challenge games a day for an author; you asked for {asked} in the last 24 hours, so {} more can be asked for now",
+                (per_day - asked).max(0)
+            )));
+        }
+        let inserted = sqlx::query(
+            "INSERT INTO competitions (name, game, options, seats, format, seed, max_games, time, status, config, created_ms, seeding)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10, $11) ON CONFLICT (name) DO NOTHING RETURNING id",
+        )
+        .bind(&c.name)
+        .bind(&c.game)
+        .bind(serde_json::to_string(&c.options).unwrap_or_default())
+        .bind(c.seats)
+        .bind(CompetitionFormat::Challenge)
+        .bind(c.seed)
+        .bind(c.max_games)
+        .bind(Text(c.time))
+        .bind(&c.config)
+        .bind(now)
+        .bind(c.seeding.as_str())
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = inserted else {
+            return Err(StoreError::Conflict(format!(
+                "competition {:?} already exists",
+                c.name
+            )));
+        };
+        let id: CompetitionId = row.try_get(0)?;
+        for b in [bot, opponent] {
+            sqlx::query("INSERT INTO entrants (competition_id, bot_id) VALUES ($1, $2)")
+                .bind(id)
+                .bind(b)
+                .execute(&mut *tx)
+                .await?;
+        }
+        sqlx::query(
+            "INSERT INTO challenges (competition_id, author_id, bot_id, opponent_id, games, created_ms) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(id)
+        .bind(author)
+        .bind(bot)
+        .bind(opponent)
+        .bind(c.max_games)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.competition(&c.name)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("challenge {id} vanished")))
+    }
+
+    /// An author's challenges, newest first.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn challenges_of(&self, author: AuthorId) -> Result<Vec<ChallengeRow>> {
+        Ok(sqlx::query_as(
+            "SELECT competition_id, author_id, bot_id, opponent_id, games, created_ms FROM challenges
+             WHERE author_id = $1 ORDER BY competition_id DESC",
+        )
+        .bind(author)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+}
