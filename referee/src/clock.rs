@@ -150,6 +150,10 @@ pub struct Limits {
     pub remote_slack: Duration,
     /// How bot processes are contained, and their resource limits.
     pub sandbox: crate::sandbox::Sandbox,
+    /// The certificate authority (PEM) a `grpcs://` bot's certificate must chain
+    /// to; without one, the web's public roots (Mozilla's, as webpki-roots
+    /// carries them).
+    pub grpc_ca: Option<std::sync::Arc<[u8]>>,
 }
 
 impl Default for Limits {
@@ -164,6 +168,7 @@ impl Default for Limits {
             remote_notice: Duration::from_millis(500),
             remote_slack: Duration::from_millis(200),
             sandbox: crate::sandbox::Sandbox::default(),
+            grpc_ca: None,
         }
     }
 }

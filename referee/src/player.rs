@@ -76,7 +76,12 @@ impl Player {
                 (hello, Kind::Human(Box::default()))
             }
             BotSpec::Grpc { url } => {
-                let mut session = GrpcSession::open(url, limits)?;
+                let secret = seat
+                    .env
+                    .iter()
+                    .find(|(k, _)| k == crate::session::BOT_SECRET_ENV)
+                    .map(|(_, v)| v.as_str());
+                let mut session = GrpcSession::open_with(url, limits, secret)?;
                 check_options(session.hello(), options)?;
                 for (name, value) in options {
                     session.set_option(name, value);

@@ -18,9 +18,11 @@ pub enum BotSpec {
         /// Its options.
         options: Vec<(String, String)>,
     },
-    /// A bot served over gRPC: `grpc://host:port`.
+    /// A bot served over gRPC: `grpc://host:port`, or `grpcs://host:port` over
+    /// TLS (its certificate verified; its secret sent with every call).
     Grpc {
-        /// The endpoint, as given (`grpc://` is dialled as `http://`).
+        /// The endpoint, as given (`grpc://` is dialled as `http://`, `grpcs://`
+        /// as `https://`).
         url: String,
     },
     /// A person at this terminal.
@@ -40,7 +42,7 @@ impl BotSpec {
         if text == "human" {
             return Ok(BotSpec::Human);
         }
-        if text.starts_with("grpc://") {
+        if text.starts_with("grpc://") || text.starts_with("grpcs://") {
             return Ok(BotSpec::Grpc { url: text.to_owned() });
         }
         if let Some(rest) = text.strip_prefix("builtin:") {
@@ -79,9 +81,12 @@ impl BotSpec {
                     "the command {command:?} does not split into words (are its quotes balanced?)"
                 )),
             },
-            BotSpec::Grpc { url } => match url.strip_prefix("grpc://") {
+            BotSpec::Grpc { url } => match url
+                .strip_prefix("grpc://")
+                .or_else(|| url.strip_prefix("grpcs://"))
+            {
                 Some(rest) if !rest.is_empty() && !rest.contains(char::is_whitespace) => Ok(()),
-                _ => Err(format!("{url:?} is not grpc://HOST:PORT")),
+                _ => Err(format!("{url:?} is not grpc://HOST:PORT or grpcs://HOST:PORT")),
             },
             BotSpec::Human => Ok(()),
         }

@@ -386,11 +386,7 @@ async fn home(State(a): State<Authors>, headers: HeaderMap) -> Result<Response, 
     let s = signed(&a, &headers).await?;
     let bots = own_bots(&a, &s).await?;
     let challenges = match &s.author {
-        Some(author) => a
-            .service
-            .challenges(author)
-            .await
-            .map_err(WebError::internal)?,
+        Some(author) => a.service.challenges(author).await.map_err(WebError::internal)?,
         None => Vec::new(),
     };
     let body = html! {

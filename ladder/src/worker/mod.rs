@@ -218,6 +218,9 @@ pub struct WorkerUploads {
     pub cache_dir: Option<PathBuf>,
     /// How much of them is kept, in bytes (the least recently used go first).
     pub cache_bytes: u64,
+    /// The authority (PEM) that bots served by their authors over `grpcs://`
+    /// must show a certificate of (`--grpc-ca`); `None`: the web's public roots.
+    pub grpc_ca: Option<Arc<[u8]>>,
 }
 
 impl Default for WorkerUploads {
@@ -226,6 +229,7 @@ impl Default for WorkerUploads {
             runtimes: Vec::new(),
             cache_dir: None,
             cache_bytes: 2 << 30,
+            grpc_ca: None,
         }
     }
 }
@@ -301,12 +305,30 @@ pub fn play_leases_in(
     sandbox: &Sandbox,
     pool: &mut BotPool,
 ) -> Result<Vec<PlayedGroup>, WorkerError> {
+    let base = Limits {
+        sandbox: sandbox.clone(),
+        ..Limits::default()
+    };
+    play_leases_limited(leases, homes, log_dir, &base, pool)
+}
+
+/// [`play_leases_in`] with the worker's own limits (its sandbox, the authority
+/// that `grpcs://` bots' certificates chain to); each lease sets the time.
+///
+/// # Errors
+/// As [`play_leases_in`].
+pub fn play_leases_limited(
+    leases: &[LeaseReply],
+    homes: &HashMap<String, PathBuf>,
+    log_dir: Option<&PathBuf>,
+    base: &Limits,
+    pool: &mut BotPool,
+) -> Result<Vec<PlayedGroup>, WorkerError> {
     let mut groups = Vec::with_capacity(leases.len());
     for lease in leases {
         let limits = Limits {
-            sandbox: sandbox.clone(),
             tc: lease.time.parse().map_err(WorkerError::Lease)?,
-            ..Limits::default()
+            ..base.clone()
         };
         let wanted = lease
             .entrants
@@ -444,7 +466,7 @@ struct PlayThread {
 }
 
 impl PlayThread {
-    fn start(name: &str, log_dir: Option<PathBuf>, sandbox: Sandbox) -> Result<PlayThread, WorkerError> {
+    fn start(name: &str, log_dir: Option<PathBuf>, base: Limits) -> Result<PlayThread, WorkerError> {
         let (leases, inbox) = std::sync::mpsc::channel::<PlayJob>();
         std::thread::Builder::new()
             .name(format!("play-{name}"))
@@ -452,11 +474,11 @@ impl PlayThread {
                 let mut pool = BotPool::reusing();
                 // Ends when the task drops its sender; the pool's bots go with it.
                 for (leases, homes, reply) in inbox {
-                    let _ = reply.send(play_leases_in(
+                    let _ = reply.send(play_leases_limited(
                         &leases,
                         &homes,
                         log_dir.as_ref(),
-                        &sandbox,
+                        &base,
                         &mut pool,
                     ));
                 }
@@ -609,7 +631,12 @@ async fn work_loop(
 ) -> Result<(), WorkerError> {
     let name = format!("{}/{k}", cfg.name);
     let mut client: Option<Client> = None;
-    let player = PlayThread::start(&name, cfg.log_dir.clone(), cfg.sandbox.clone())?;
+    let base = Limits {
+        sandbox: cfg.sandbox.clone(),
+        grpc_ca: cfg.uploads.grpc_ca.clone(),
+        ..Limits::default()
+    };
+    let player = PlayThread::start(&name, cfg.log_dir.clone(), base)?;
     let batch = cfg.batch.clamp(1, crate::server::MAX_BATCH) as u64;
     loop {
         let want = claim(claimed, cfg.max_groups, batch);

@@ -1,5 +1,12 @@
-//! A bot served over gRPC (`--bot grpc://host:port`): the session's states, ids,
-//! deadlines and faults over unary calls, one per exchange.
+//! A bot served over gRPC (`--bot grpc://host:port`, or `grpcs://host:port` over
+//! TLS): the session's states, ids, deadlines and faults over unary calls, one per
+//! exchange.
+//!
+//! Over `grpcs://` the bot's certificate is verified (against [`Limits::grpc_ca`],
+//! else the web's public roots) before anything is sent, and the seat's secret
+//! ([`BOT_SECRET_ENV`] in its environment) goes with every call as
+//! `authorization: Bearer SECRET`, so the bot's server can refuse callers that
+//! are not the ladder's workers. The secret never travels over plain `grpc://`.
 //!
 //! Game threads stay synchronous; gRPC calls run on one shared runtime. A move
 //! request is started when it is sent and collected later, so a remote bot thinks
@@ -15,8 +22,27 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use tonic::transport::{Channel, Endpoint};
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Code, Request, Status};
+
+/// The seat environment variable whose value a `grpcs://` bot is sent as its
+/// secret (its host sets it: `ladder admin register-bot ... --env`).
+pub const BOT_SECRET_ENV: &str = "ASTRAGAL_BOT_SECRET";
+
+/// Adds the seat's secret to every call (none: nothing added).
+#[derive(Debug, Clone, Default)]
+pub struct SecretHeader(Option<MetadataValue<Ascii>>);
+
+impl tonic::service::Interceptor for SecretHeader {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        if let Some(v) = &self.0 {
+            request.metadata_mut().insert("authorization", v.clone());
+        }
+        Ok(request)
+    }
+}
 
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
@@ -74,7 +100,7 @@ pub struct GrpcAsked {
 /// A session with a bot behind a gRPC endpoint.
 #[derive(Debug)]
 pub struct GrpcSession {
-    client: BotClient<Channel>,
+    client: BotClient<InterceptedService<Channel, SecretHeader>>,
     hello: Hello,
     session: String,
     options: HashMap<String, String>,
@@ -92,13 +118,44 @@ impl GrpcSession {
     /// [`FaultKind::Spawn`] if the endpoint cannot be reached, [`FaultKind::Handshake`]
     /// for a failed handshake.
     pub fn open(url: &str, limits: &Limits) -> Result<GrpcSession, Fault> {
-        let url = url.replacen("grpc://", "http://", 1);
+        GrpcSession::open_with(url, limits, None)
+    }
+
+    /// [`GrpcSession::open`] with the seat's `secret` for a `grpcs://` bot.
+    ///
+    /// # Errors
+    /// As [`GrpcSession::open`]; a certificate that does not verify is a
+    /// [`FaultKind::Spawn`] too (nothing was sent to that server).
+    pub fn open_with(url: &str, limits: &Limits, secret: Option<&str>) -> Result<GrpcSession, Fault> {
+        let tls = url.starts_with("grpcs://");
+        let url = url
+            .replacen("grpcs://", "https://", 1)
+            .replacen("grpc://", "http://", 1);
         let limit = limits.handshake;
         let deadline = Instant::now() + limit;
-        let endpoint = Endpoint::from_shared(url.clone())
+        let mut endpoint = Endpoint::from_shared(url.clone())
             .map_err(|e| Fault::with_private(FaultKind::Spawn, "bad gRPC address", format!(" {url:?}: {e}")))?
             .connect_timeout(limit)
             .tcp_nodelay(true);
+        let mut header = SecretHeader::default();
+        if tls {
+            let config = match &limits.grpc_ca {
+                Some(ca) => ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca)),
+                None => ClientTlsConfig::new().with_webpki_roots(),
+            };
+            endpoint = endpoint.tls_config(config).map_err(|e| {
+                Fault::with_private(FaultKind::Spawn, "bad TLS setup", format!(" for {url}: {e}"))
+            })?;
+            if let Some(secret) = secret {
+                let value = format!("Bearer {secret}").parse().map_err(|_| {
+                    Fault::new(
+                        FaultKind::Spawn,
+                        format!("the bot's secret ({BOT_SECRET_ENV}) is not visible ASCII"),
+                    )
+                })?;
+                header = SecretHeader(Some(value));
+            }
+        }
         let (client, hello) = runtime().block_on(async {
             let channel = endpoint
                 .connect()
@@ -106,7 +163,8 @@ impl GrpcSession {
                 .map_err(|e| Fault::with_private(FaultKind::Spawn, "cannot reach", format!(" {url}: {e}")))?;
             // A reply is a move and a few info lines: anything near a line's limit is
             // refused by the transport, not read into memory and copied into a fault.
-            let mut client = BotClient::new(channel).max_decoding_message_size(MAX_GRPC_REPLY);
+            let mut client =
+                BotClient::with_interceptor(channel, header).max_decoding_message_size(MAX_GRPC_REPLY);
             let reply = client
                 .hello(with_deadline(
                     HelloRequest {

@@ -20,7 +20,7 @@
 mod grpc;
 mod text;
 
-pub use grpc::{GrpcAsked, GrpcSession};
+pub use grpc::{BOT_SECRET_ENV, GrpcAsked, GrpcSession, SecretHeader};
 pub use text::{Asked, INFO_CHARS_KEPT, INFO_LINES_KEPT, MAX_LINES_PER_REQUEST, TextSession};
 
 use crate::fault::{Fault, FaultKind};

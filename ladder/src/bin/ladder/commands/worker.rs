@@ -58,6 +58,11 @@ pub(crate) struct WorkerArgs {
     /// used go first.
     #[arg(long, value_name = "MIB", default_value_t = 2048, value_parser = |s: &str| number_in(s, 1u64, 1 << 30))]
     pub(crate) cache_size: u64,
+    /// The certificate authority (PEM file) that bots served by their authors
+    /// over `grpcs://` must show a certificate of. Without it, a certificate must
+    /// chain to the web's public roots (Mozilla's, as webpki-roots carries them).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) grpc_ca: Option<PathBuf>,
     /// Containment of bots (default here: isolated).
     #[command(flatten)]
     pub(crate) sandbox: SandboxArgs,
@@ -133,6 +138,14 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
             runtimes,
             cache_dir: a.cache_dir,
             cache_bytes: a.cache_size << 20,
+            grpc_ca: match &a.grpc_ca {
+                Some(path) => Some(
+                    std::fs::read(path)
+                        .map_err(|e| anyhow::anyhow!("reading --grpc-ca {}: {e}", path.display()))?
+                        .into(),
+                ),
+                None => None,
+            },
         },
     };
     let n = rt.block_on(ladder::worker::run(cfg, shutdown_signal()))?;

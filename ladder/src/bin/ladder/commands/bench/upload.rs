@@ -118,6 +118,7 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
             runtimes: vec!["python3".into()],
             cache_dir: Some(cache.clone()),
             cache_bytes: 4 << 30,
+            grpc_ca: None,
         },
     };
     let (halt, halted) = tokio::sync::oneshot::channel::<()>();
