@@ -830,6 +830,32 @@ async fn a_challenge_plays_unrated_games_within_the_hosts_cap() {
         for id in &mine[0].game_ids {
             assert!(home.contains(&format!("href=\"/author/games/{id}\"")), "{home}");
         }
+        // From the page too: the form asks, within what is left of the cap.
+        let page = get_as(web, Some(&cookie), "/author/bots/alices").1;
+        let csrf = csrf_on(&page);
+        let ask_at = "/author/bots/alices/challenge";
+        let (status, said) = post_form(
+            web,
+            &cookie,
+            "http://localhost",
+            ask_at,
+            &format!("csrf={csrf}&opponent=first&games=4"),
+        );
+        assert_eq!(status, 400, "{said}");
+        assert!(said.contains("2 more"), "{said}");
+        let (status, said) = post_form(
+            web,
+            &cookie,
+            "http://localhost",
+            ask_at,
+            &format!("csrf={csrf}&opponent=first&games=2"),
+        );
+        assert_eq!(status, 303, "{said}");
+        let home = get_as(web, Some(&cookie), "/author").1;
+        assert!(
+            home.contains("alices v first") && home.contains("0 / 2"),
+            "{home}"
+        );
         server.stop().await;
     }
 }
