@@ -248,6 +248,14 @@ impl Player {
         }
     }
 
+    /// Waits (at most `wait`) until a process's stderr so far is kept, so that
+    /// what it wrote during a game ends in that game's log.
+    pub fn settle_stderr(&self, wait: Duration) {
+        if let Kind::Text(session) = &self.kind {
+            session.settle_stderr(wait);
+        }
+    }
+
     /// Readies a kept process for its next game: its stderr goes to that game's log.
     pub fn prepare_next_game(&mut self, stderr_to: StderrTo) {
         if let Kind::Text(session) = &mut self.kind {

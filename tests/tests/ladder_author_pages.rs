@@ -624,9 +624,13 @@ async fn in_a_real_browser_an_author_signs_in_uploads_and_reads_their_logs() {
             page.contains("Private logs") && page.contains("ALICE-STDERR") && page.contains("ALICE-INFO"),
             "{page}"
         );
-        // Her info lines beside her moves, in the viewer (seat 0 or 1 moves first).
-        let seat = |page: &str| page.find("seat 0: alices").map_or(1, |_| 0);
-        let first = seat(&page) + 1;
+        // Her info lines beside her moves, in the viewer: the ply after her first
+        // move with one, as her logs' JSON says.
+        d.goto(&format!("{base2}/author/api/games/{game}"));
+        let raw = d.source();
+        let json = &raw[raw.find('{').unwrap()..=raw.rfind('}').unwrap()];
+        let logs: serde_json::Value = serde_json::from_str(json).unwrap();
+        let first = logs["seats"][0]["info"][0][0].as_u64().expect("an info line") + 1;
         // From another page: a change of the fragment alone reloads nothing.
         d.goto(&format!("{base2}/author"));
         d.goto(&format!("{base2}/author/games/{game}#{first}"));

@@ -413,6 +413,11 @@ impl TextSession {
         self.transport.cpu_used()
     }
 
+    /// Waits (at most `wait`) until the bot's stderr so far is kept.
+    pub fn settle_stderr(&self, wait: Duration) {
+        self.transport.settle_stderr(wait);
+    }
+
     /// Sends the bot's stderr to `to` from now on (a kept process, per game).
     pub fn set_stderr_log(&mut self, to: crate::transport::StderrTo) {
         self.transport.set_stderr_log(to);

@@ -20,7 +20,7 @@ use crate::fault::{Fault, FaultKind, last_chars};
 use crate::sandbox::{self, Level, Sandbox};
 use nix::poll::{PollFd, PollFlags, poll};
 use std::io::{ErrorKind, Read, Write};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, ChildStdout, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -49,6 +49,8 @@ pub struct ChildProcess {
     /// The stdout pipe reported end of stream.
     closed: bool,
     stderr: Arc<Mutex<StderrSink>>,
+    /// Its stderr pipe, to ask how many bytes wait unread in it.
+    stderr_pipe: std::os::fd::OwnedFd,
     /// Says when the stderr thread has written everything.
     stderr_done: std::sync::mpsc::Receiver<()>,
     /// How it is contained: for fault details.
@@ -130,6 +132,10 @@ impl ChildProcess {
             .stderr
             .take()
             .ok_or_else(|| spawn_fault(command, "no stderr"))?;
+        let stderr_pipe = stderr
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| spawn_fault(command, e))?;
         let stdin = child
             .stdin
             .take()
@@ -162,6 +168,7 @@ impl ChildProcess {
             stdout,
             closed: false,
             stderr: sink,
+            stderr_pipe,
             stderr_done,
             sandbox: sandbox.clone(),
             cgroup: prepared.cgroup,
@@ -374,6 +381,10 @@ impl LineTransport for ChildProcess {
         self.cgroup.as_ref()?.cpu_used()
     }
 
+    fn settle_stderr(&self, wait: Duration) {
+        ChildProcess::settle_stderr(self, wait);
+    }
+
     fn set_stderr_log(&mut self, to: StderrTo) {
         if let Ok(mut sink) = self.stderr.lock() {
             sink.open_log(to);
@@ -443,14 +454,55 @@ impl StderrSink {
 fn drain_stderr(mut stderr: std::process::ChildStderr, sink: &Mutex<StderrSink>) {
     let mut buf = vec![0u8; 8192];
     loop {
+        // Waits for bytes without the lock, then reads and keeps them under it:
+        // whoever holds the lock finds every byte either still in the pipe or
+        // kept, never read and not yet kept ([`ChildProcess::settle_stderr`]).
+        let mut fds = [PollFd::new(stderr.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, nix::poll::PollTimeout::NONE) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => break,
+            Ok(_) => {}
+        }
+        let Ok(mut sink) = sink.lock() else { break };
         let n = match stderr.read(&mut buf) {
             Ok(0) => break,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == ErrorKind::Interrupted || e.kind() == ErrorKind::WouldBlock => continue,
             Err(_) => break,
             Ok(n) => n,
         };
-        if let Ok(mut sink) = sink.lock() {
-            sink.take(&buf[..n]);
+        sink.take(&buf[..n]);
+    }
+}
+
+// FIONREAD: how many bytes wait unread in a pipe.
+nix::ioctl_read_bad!(unread_bytes, nix::libc::FIONREAD, nix::libc::c_int);
+
+/// How many bytes wait unread in the pipe `fd` (`None` if the kernel will not say).
+#[allow(unsafe_code)]
+fn unread(fd: BorrowedFd<'_>) -> Option<usize> {
+    let mut n: nix::libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int through a pointer to a live one, on an fd
+    // this borrow keeps open.
+    unsafe { unread_bytes(fd.as_raw_fd(), &mut n) }.ok()?;
+    usize::try_from(n).ok()
+}
+
+impl ChildProcess {
+    /// Waits (at most `wait`) until every byte the bot has written to stderr so
+    /// far is kept, so a game's tail ends where its game did: whatever the bot
+    /// wrote before its last reply was in the pipe by the time the reply came.
+    pub fn settle_stderr(&self, wait: Duration) {
+        let deadline = Instant::now() + wait;
+        loop {
+            if let Ok(_sink) = self.stderr.lock()
+                && unread(self.stderr_pipe.as_fd()).is_none_or(|n| n == 0)
+            {
+                return;
+            }
+            if Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(200));
         }
     }
 }
