@@ -151,8 +151,7 @@ pub struct Limits {
     /// How bot processes are contained, and their resource limits.
     pub sandbox: crate::sandbox::Sandbox,
     /// The certificate authority (PEM) a `grpcs://` bot's certificate must chain
-    /// to; without one, the web's public roots (Mozilla's, as webpki-roots
-    /// carries them).
+    /// to; without one, the system's root certificates.
     pub grpc_ca: Option<std::sync::Arc<[u8]>>,
 }
 

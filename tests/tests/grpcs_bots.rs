@@ -168,7 +168,7 @@ fn a_grpcs_bot_gets_the_secret_over_verified_tls_and_nothing_else() {
         .find(|f| f.seat == 0)
         .expect("the untrusted seat is charged");
     assert_eq!(f.kind, FaultKind::Spawn, "{}", f.detail);
-    // Nor the web's public roots, which never signed it.
+    // Nor the system's roots, which never signed it.
     let rec = play(&url, Some(SECRET), None);
     assert_eq!(
         rec.faults.iter().find(|f| f.seat == 0).map(|f| f.kind),
@@ -193,4 +193,153 @@ fn a_grpcs_bot_gets_the_secret_over_verified_tls_and_nothing_else() {
         s.with_secret
     );
     runtime.shutdown_background();
+}
+
+/// Through the ladder: the host registers an author's `grpcs://` bot with its
+/// secret; a worker that trusts the author's certificate authority plays it, and
+/// one given another authority refuses the server, so the bot is charged and the
+/// server is called by no one.
+#[test]
+fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
+    use ladder::server::{self, ServiceConfig};
+    use proto::ladder::*;
+    let authors_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let (url, seen) = authors_server(&authors_rt, Some(&cert));
+    let ca: Arc<[u8]> = Arc::from(cert.cert.pem().as_bytes());
+    let other = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let other_ca: Arc<[u8]> = Arc::from(other.cert.pem().as_bytes());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        const ADMIN: &str = "admin-grpcs";
+        const WORKER: &str = "worker-grpcs";
+        let store = astragal_tests::test_stores("grpcs_ladder").await.remove(0);
+        let db = ladder::store::Store::open(&store.url).await.unwrap();
+        db.add_worker("w1", &server::token_hash(WORKER)).await.unwrap();
+        let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let ladder_url = format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let cfg = ServiceConfig {
+            admin_token: ADMIN.into(),
+            lease: Duration::from_secs(60),
+            tls: None,
+            suspend_after: server::SUSPEND_AFTER,
+            held_per_worker: server::HELD_PER_WORKER,
+            grpc_connections: server::conn::ConnLimits::GRPC,
+            web_connections: server::conn::ConnLimits::WEB,
+            uploads: Default::default(),
+        };
+        let serving = tokio::spawn(server::run(grpc, None, db, cfg, async move {
+            let _ = stopped.await;
+        }));
+        let mut admin = ladder::worker::connect(&ladder_url, ADMIN, None).await.unwrap();
+        for (name, spec, env) in [
+            (
+                "remote",
+                url.as_str(),
+                vec![EnvVar {
+                    key: referee::session::BOT_SECRET_ENV.into(),
+                    value: SECRET.into(),
+                }],
+            ),
+            ("first", "builtin:first", vec![]),
+        ] {
+            admin
+                .register_bot(RegisterBotRequest {
+                    name: name.into(),
+                    game: "ur".into(),
+                    spec: spec.into(),
+                    env,
+                })
+                .await
+                .unwrap();
+        }
+        let worker = |ca: Arc<[u8]>| ladder::worker::WorkerConfig {
+            server: ladder_url.clone(),
+            token: WORKER.into(),
+            ca_pem: None,
+            name: "w1".into(),
+            concurrency: 1,
+            batch: 1,
+            max_groups: None,
+            exit_when_idle: true,
+            log_dir: None,
+            sandbox: referee::sandbox::Sandbox::default(),
+            progress: false,
+            uploads: ladder::worker::WorkerUploads {
+                grpc_ca: Some(ca),
+                ..Default::default()
+            },
+        };
+        let reader = admin.clone();
+        let records = |c: &'static str| {
+            let mut admin = reader.clone();
+            async move {
+                admin
+                    .game_records(GameRecordsRequest {
+                        competition: c.into(),
+                        after_id: 0,
+                        limit: 10,
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .records
+                    .iter()
+                    .map(|r| serde_json::from_str::<GameRecord>(&r.json).unwrap())
+                    .collect::<Vec<_>>()
+            }
+        };
+        for (name, ca, trusted) in [("trusted", ca, true), ("untrusted", other_ca, false)] {
+            admin
+                .open_competition(OpenCompetitionRequest {
+                    name: name.into(),
+                    game: "ur".into(),
+                    max_games: 2,
+                    movetime_ms: 2000,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            let calls_before = seen.lock().unwrap().calls;
+            let played = ladder::worker::run(worker(ca), std::future::pending())
+                .await
+                .unwrap();
+            assert_eq!(played, 1, "{name}");
+            admin
+                .close_competition(CloseCompetitionRequest { name: name.into() })
+                .await
+                .unwrap();
+            for rec in records(name).await {
+                let seat = rec
+                    .seats
+                    .iter()
+                    .position(|s| s.entrant.as_deref() == Some("remote"))
+                    .unwrap();
+                let fault = rec.faults.iter().find(|f| f.seat == seat);
+                if trusted {
+                    assert!(fault.is_none(), "{fault:?}");
+                    assert!(rec.moves.iter().any(|m| m.seat == seat && !m.fallback));
+                } else {
+                    assert_eq!(fault.map(|f| f.kind), Some(FaultKind::Spawn), "{:?}", rec.faults);
+                }
+            }
+            let s = seen.lock().unwrap();
+            if trusted {
+                assert!(s.calls > calls_before && s.with_secret == s.calls);
+            } else {
+                assert_eq!(
+                    s.calls, calls_before,
+                    "a worker called a server it does not trust"
+                );
+            }
+        }
+        let _ = stop.send(());
+        serving.await.unwrap().unwrap();
+    });
+    authors_rt.shutdown_background();
 }

@@ -684,10 +684,15 @@ pub(super) fn checked_spec(text: &str, vars: &[EnvVar]) -> Result<(String, Vec<(
         }
         env.push(pair);
     }
-    if !env.is_empty() && !matches!(spec, BotSpec::Process { .. }) {
-        return Err(Status::invalid_argument(
-            "only a program has an environment: this bot is not one",
-        ));
+    // A program has an environment; a gRPC bot only its secret, which goes with
+    // every call over TLS (never over plain grpc://).
+    let grpcs = matches!(&spec, BotSpec::Grpc { url } if url.starts_with("grpcs://"));
+    let secret_only = env.iter().all(|(k, _)| k == referee::session::BOT_SECRET_ENV);
+    if !env.is_empty() && !matches!(spec, BotSpec::Process { .. }) && !(grpcs && secret_only) {
+        return Err(Status::invalid_argument(format!(
+            "only a program has an environment, and a grpcs:// bot only its secret ({}): this bot is neither",
+            referee::session::BOT_SECRET_ENV
+        )));
     }
     Ok((spec.to_string(), env))
 }

@@ -219,7 +219,7 @@ pub struct WorkerUploads {
     /// How much of them is kept, in bytes (the least recently used go first).
     pub cache_bytes: u64,
     /// The authority (PEM) that bots served by their authors over `grpcs://`
-    /// must show a certificate of (`--grpc-ca`); `None`: the web's public roots.
+    /// must show a certificate of (`--grpc-ca`); `None`: the system's roots.
     pub grpc_ca: Option<Arc<[u8]>>,
 }
 

@@ -3,7 +3,7 @@
 //! exchange.
 //!
 //! Over `grpcs://` the bot's certificate is verified (against [`Limits::grpc_ca`],
-//! else the web's public roots) before anything is sent, and the seat's secret
+//! else the system's root certificates) before anything is sent, and the seat's secret
 //! ([`BOT_SECRET_ENV`] in its environment) goes with every call as
 //! `authorization: Bearer SECRET`, so the bot's server can refuse callers that
 //! are not the ladder's workers. The secret never travels over plain `grpc://`.
@@ -141,7 +141,7 @@ impl GrpcSession {
         if tls {
             let config = match &limits.grpc_ca {
                 Some(ca) => ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca)),
-                None => ClientTlsConfig::new().with_webpki_roots(),
+                None => ClientTlsConfig::new().with_native_roots(),
             };
             endpoint = endpoint.tls_config(config).map_err(|e| {
                 Fault::with_private(FaultKind::Spawn, "bad TLS setup", format!(" for {url}: {e}"))

@@ -60,7 +60,7 @@ pub(crate) struct WorkerArgs {
     pub(crate) cache_size: u64,
     /// The certificate authority (PEM file) that bots served by their authors
     /// over `grpcs://` must show a certificate of. Without it, a certificate must
-    /// chain to the web's public roots (Mozilla's, as webpki-roots carries them).
+    /// chain to the system's root certificates.
     #[arg(long, value_name = "FILE")]
     pub(crate) grpc_ca: Option<PathBuf>,
     /// Containment of bots (default here: isolated).
