@@ -688,7 +688,8 @@ pub(super) fn checked_spec(text: &str, vars: &[EnvVar]) -> Result<(String, Vec<(
     // every call over TLS (never over plain grpc://).
     let grpcs = matches!(&spec, BotSpec::Grpc { url } if url.starts_with("grpcs://"));
     let secret_only = env.iter().all(|(k, _)| k == referee::session::BOT_SECRET_ENV);
-    if !env.is_empty() && !matches!(spec, BotSpec::Process { .. }) && !(grpcs && secret_only) {
+    let may_have_env = matches!(spec, BotSpec::Process { .. }) || (grpcs && secret_only);
+    if !env.is_empty() && !may_have_env {
         return Err(Status::invalid_argument(format!(
             "only a program has an environment, and a grpcs:// bot only its secret ({}): this bot is neither",
             referee::session::BOT_SECRET_ENV
