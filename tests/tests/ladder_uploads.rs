@@ -393,6 +393,15 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
         );
         let o = work(&url, &worker_token, &cache);
         assert!(o.status.success(), "{}", text(&o));
+        // The host sees whose each bot is and which files it plays.
+        let all = admin(&url, &["bots"]);
+        let line = all.lines().find(|l| l.starts_with("lucky (")).unwrap_or_default();
+        assert!(
+            line.contains(" · by alice") && line.contains(" · files "),
+            "{all}"
+        );
+        let rnd = all.lines().find(|l| l.starts_with("rnd (")).unwrap_or_default();
+        assert!(!rnd.contains(" · by ") && !rnd.contains(" · files "), "{all}");
         let table = admin(&url, &["standings", "first"]);
         for bot in ["lucky", "snoop", "rnd"].iter().chain(node.then_some(&"jsbot")) {
             assert!(

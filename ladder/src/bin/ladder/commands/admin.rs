@@ -487,6 +487,16 @@ fn describe_bot(b: &proto::ladder::BotInfo) -> String {
     if !b.env_keys.is_empty() {
         line.push_str(&format!(" · environment: {}", b.env_keys.join(", ")));
     }
+    if !b.author.is_empty() {
+        line.push_str(&format!(" · by {}", b.author));
+    }
+    if !b.artifact_sha256.is_empty() {
+        // The first 12 hex digits name the files as well as a person reads them.
+        line.push_str(&format!(
+            " · files {}",
+            &b.artifact_sha256[..b.artifact_sha256.len().min(12)]
+        ));
+    }
     line
 }
 
