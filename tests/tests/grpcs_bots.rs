@@ -338,6 +338,89 @@ fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
                 );
             }
         }
+
+        // Self-service: an author uploads only a manifest naming where the bot is
+        // served, with its secret; a worker checks it there and it plays.
+        let db = ladder::store::Store::open(&store.url).await.unwrap();
+        db.add_author("alice", &server::token_hash("alice-grpcs-token"), 3)
+            .await
+            .unwrap();
+        admin
+            .set_bot_status(SetBotStatusRequest {
+                name: "remote".into(),
+                status: BotStatus::Disabled.into(),
+                reason: String::new(),
+            })
+            .await
+            .unwrap();
+        let mut alice = ladder::worker::connect(&ladder_url, "alice-grpcs-token", None)
+            .await
+            .unwrap();
+        let upload = |manifest: String| {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("astragal.toml"), manifest).unwrap();
+            let bytes = ladder::submission::pack_folder(dir.path()).unwrap();
+            vec![UploadChunk { data: bytes }]
+        };
+        let manifest = |run: &str, extra: &str| {
+            format!("name = \"served\"\ngames = [\"ur\"]\nruntime = \"remote\"\nrun = \"{run}\"\n{extra}")
+        };
+        for (why, text) in [
+            ("in clear", manifest(&url.replacen("grpcs://", "grpc://", 1), "")),
+            ("with a build", manifest(&url, "build = \"make\"\n")),
+            ("a secret with a space", manifest(&url, "secret = \"a b\"\n")),
+        ] {
+            let refused = alice.submit(tokio_stream::iter(upload(text))).await.unwrap_err();
+            assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{why}: {refused:?}");
+            assert!(
+                refused.message().contains("remote bot"),
+                "{why}: {}",
+                refused.message()
+            );
+        }
+        alice
+            .submit(tokio_stream::iter(upload(manifest(
+                &url,
+                &format!("secret = \"{SECRET}\"\n"),
+            ))))
+            .await
+            .unwrap();
+        let calls_before = seen.lock().unwrap().calls;
+        let mut checker = worker(Arc::from(cert.cert.pem().as_bytes()));
+        checker.uploads.runtimes = vec!["remote".into()];
+        ladder::worker::run(checker.clone(), std::future::pending())
+            .await
+            .unwrap();
+        let mine = alice.my_bots(MyBotsRequest {}).await.unwrap().into_inner().bots;
+        assert_eq!(mine[0].status, i32::from(BotStatus::Active), "{mine:?}");
+        admin
+            .open_competition(OpenCompetitionRequest {
+                name: "self".into(),
+                game: "ur".into(),
+                max_games: 2,
+                movetime_ms: 2000,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            ladder::worker::run(checker, std::future::pending())
+                .await
+                .unwrap(),
+            1
+        );
+        for rec in records("self").await {
+            let seat = rec
+                .seats
+                .iter()
+                .position(|s| s.entrant.as_deref() == Some("served"))
+                .unwrap();
+            assert!(rec.faults.is_empty(), "{:?}", rec.faults);
+            assert!(rec.moves.iter().any(|m| m.seat == seat && !m.fallback));
+        }
+        let s = seen.lock().unwrap();
+        assert!(s.calls > calls_before && s.with_secret == s.calls);
+        drop(s);
         let _ = stop.send(());
         serving.await.unwrap().unwrap();
     });

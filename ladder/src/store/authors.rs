@@ -140,6 +140,13 @@ impl Store {
     pub async fn submit(&self, author: &AuthorRow, submission: &Submission) -> Result<Vec<BotRow>> {
         let m = &submission.manifest;
         let manifest_json = serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        // A remote bot's secret is its environment: it goes with its calls.
+        let env: Vec<(String, String)> = m
+            .secret
+            .iter()
+            .map(|s| (referee::session::BOT_SECRET_ENV.to_owned(), s.clone()))
+            .collect();
+        let env_json = serde_json::to_string(&env).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let mut tx = self.write_tx().await?;
         Self::put_artifact(&mut tx, &submission.artifact, self.artifact_bytes_here).await?;
         let mut names = Vec::new();
@@ -196,7 +203,7 @@ impl Store {
             sqlx::query(
                 "INSERT INTO bots (name, game, spec, env, created_ms, version, previous_id, status, status_reason,
                                    status_by, author_id, manifest, source_sha256, runtime)
-                 VALUES ($1, $2, $3, '[]', $4, $5, $6, 'building', $7, 'server', $8, $9, $10, $11)",
+                 VALUES ($1, $2, $3, $12, $4, $5, $6, 'building', $7, 'server', $8, $9, $10, $11)",
             )
             .bind(&name)
             .bind(game)
@@ -213,6 +220,7 @@ impl Store {
             .bind(&manifest_json)
             .bind(&submission.artifact.sha256)
             .bind(&m.runtime)
+            .bind(&env_json)
             .execute(&mut *tx)
             .await?;
             names.push(name);

@@ -45,7 +45,16 @@ pub const RUNTIMES: &[Runtime] = &[
         name: "cargo",
         gives: "cargo and rustc, offline: vendor the crates (`cargo vendor`)",
     },
+    Runtime {
+        name: "remote",
+        gives: "nothing: the bot runs on its author's machine, reached over grpcs:// (not contained)",
+    },
 ];
+
+/// The runtime of a bot its author serves (`run = "grpcs://HOST:PORT"`).
+pub const REMOTE: &str = "remote";
+/// The longest secret of a remote bot.
+pub const MAX_SECRET: usize = 256;
 
 /// The longest bot name.
 pub const MAX_NAME: usize = 40;
@@ -62,6 +71,9 @@ pub struct Manifest {
     pub run: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<String>,
+    /// A remote bot's secret, sent with every call (`runtime = "remote"` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
 }
 
 /// Why a manifest was refused.
@@ -83,6 +95,8 @@ pub enum ManifestError {
     UnknownRuntime { runtime: String, known: String },
     #[error("astragal.toml: `{field}`: {why}")]
     BadCommand { field: &'static str, why: String },
+    #[error("astragal.toml: a remote bot (runtime = \"remote\"): {0}")]
+    Remote(String),
 }
 
 impl Manifest {
@@ -124,6 +138,35 @@ impl Manifest {
                 known: runtimes.join(", "),
             });
         }
+        if manifest.runtime == REMOTE {
+            let remote = |why: &str| ManifestError::Remote(why.to_owned());
+            let spec = referee::spec::BotSpec::parse(&manifest.run).map_err(|e| remote(&e))?;
+            if !manifest.run.starts_with("grpcs://")
+                || spec.check().is_err()
+                || manifest.run.len() > MAX_COMMAND
+            {
+                return Err(remote(
+                    "`run` is the address it serves on, grpcs://HOST:PORT (TLS: never in clear)",
+                ));
+            }
+            if manifest.build.is_some() {
+                return Err(remote("it has no `build`: it runs on your machine"));
+            }
+            if let Some(secret) = &manifest.secret
+                && (secret.is_empty()
+                    || secret.len() > MAX_SECRET
+                    || !secret.bytes().all(|b| b.is_ascii_graphic()))
+            {
+                return Err(remote("`secret` is 1 to 256 visible ASCII characters"));
+            }
+            return Ok(manifest);
+        }
+        if manifest.secret.is_some() {
+            return Err(ManifestError::BadCommand {
+                field: "secret",
+                why: "only a remote bot (runtime = \"remote\") has a secret".into(),
+            });
+        }
         command_words("run", &manifest.run)?;
         if let Some(build) = &manifest.build {
             command_words("build", build)?;
@@ -134,6 +177,9 @@ impl Manifest {
     /// The program the `run` command starts, if it is a path in the bot's
     /// folder (`./bot`, `bin/bot`) rather than a runtime's (`python3`).
     pub fn run_program_path(&self) -> Option<String> {
+        if self.runtime == REMOTE {
+            return None;
+        }
         let words = shlex::split(&self.run)?;
         let program = words.into_iter().next()?;
         program

@@ -334,7 +334,7 @@ pub fn play_leases_limited(
             .entrants
             .iter()
             .map(|e| {
-                let (spec, home) = if e.artifact_sha256.is_empty() {
+                let (spec, home) = if e.artifact_sha256.is_empty() || served_remotely(e) {
                     (BotSpec::parse(&e.spec).map_err(WorkerError::Lease)?, None)
                 } else {
                     let dir = homes.get(&e.artifact_sha256).ok_or_else(|| {
@@ -448,6 +448,12 @@ fn play_rotation(
         .collect();
     let rec = serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))?;
     Ok((rec, logs))
+}
+
+/// Whether an uploaded entrant runs on its author's machine (`grpcs://`): its
+/// files are only its manifest, never fetched or run here.
+fn served_remotely(e: &proto::ladder::Entrant) -> bool {
+    matches!(BotSpec::parse(&e.spec), Ok(BotSpec::Grpc { .. }))
 }
 
 /// A lease to play, and where its records go.
@@ -722,7 +728,7 @@ async fn work_loop(
         let mut homes = HashMap::new();
         let mut missing = None;
         for e in leased.groups.iter().flat_map(|g| &g.entrants) {
-            if e.artifact_sha256.is_empty() || homes.contains_key(&e.artifact_sha256) {
+            if e.artifact_sha256.is_empty() || homes.contains_key(&e.artifact_sha256) || served_remotely(e) {
                 continue;
             }
             let Some(c) = client.as_mut() else {

@@ -146,20 +146,38 @@ async fn prepare(
             }
         }
     };
-    let folder = cache.folder(client, &artifact).await?;
-    let seat = SeatSetup {
-        home: Some(Home {
-            dir: folder.dir.clone(),
-            writable: false,
-        }),
-        shown_as: Some(job.bot.clone()),
-        ..SeatSetup::new(BotSpec::Process {
-            command: job.run.clone(),
-        })
+    // A remote bot is checked where its author serves it; its upload is only its
+    // manifest, never run.
+    let remote = job.runtime == crate::submission::manifest::REMOTE;
+    let folder = if remote {
+        None
+    } else {
+        Some(cache.folder(client, &artifact).await?)
+    };
+    let seat = match &folder {
+        None => SeatSetup {
+            shown_as: Some(job.bot.clone()),
+            env: (!job.secret.is_empty())
+                .then(|| (referee::session::BOT_SECRET_ENV.to_owned(), job.secret.clone()))
+                .into_iter()
+                .collect(),
+            ..SeatSetup::new(BotSpec::parse(&job.run).map_err(WorkerError::Lease)?)
+        },
+        Some(folder) => SeatSetup {
+            home: Some(Home {
+                dir: folder.dir.clone(),
+                writable: false,
+            }),
+            shown_as: Some(job.bot.clone()),
+            ..SeatSetup::new(BotSpec::Process {
+                command: job.run.clone(),
+            })
+        },
     };
     let limits = Limits {
         sandbox: cfg.sandbox.clone(),
         tc: referee::TimeControl::MoveTime(CHECK_MOVETIME),
+        grpc_ca: cfg.uploads.grpc_ca.clone(),
         ..Limits::default()
     };
     let (game, games) = (job.game.clone(), u64::from(job.check_games.max(1)));
