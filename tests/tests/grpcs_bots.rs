@@ -418,9 +418,11 @@ fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
             assert!(rec.faults.is_empty(), "{:?}", rec.faults);
             assert!(rec.moves.iter().any(|m| m.seat == seat && !m.fallback));
         }
-        let s = seen.lock().unwrap();
-        assert!(s.calls > calls_before && s.with_secret == s.calls);
-        drop(s);
+        let (calls, with_secret) = {
+            let s = seen.lock().unwrap();
+            (s.calls, s.with_secret)
+        };
+        assert!(calls > calls_before && with_secret == calls);
         let _ = stop.send(());
         serving.await.unwrap().unwrap();
     });
