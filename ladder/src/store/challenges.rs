@@ -54,30 +54,11 @@ impl Store {
                 (per_day - asked).max(0)
             )));
         }
-        let inserted = sqlx::query(
-            "INSERT INTO competitions (name, game, options, seats, format, seed, max_games, time, status, config, created_ms, seeding)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10, $11) ON CONFLICT (name) DO NOTHING RETURNING id",
-        )
-        .bind(&c.name)
-        .bind(&c.game)
-        .bind(serde_json::to_string(&c.options).unwrap_or_default())
-        .bind(c.seats)
-        .bind(CompetitionFormat::Challenge)
-        .bind(c.seed)
-        .bind(c.max_games)
-        .bind(Text(c.time))
-        .bind(&c.config)
-        .bind(now)
-        .bind(c.seeding.as_str())
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(row) = inserted else {
-            return Err(StoreError::Conflict(format!(
-                "competition {:?} already exists",
-                c.name
-            )));
+        let challenge = NewCompetition {
+            format: CompetitionFormat::Challenge,
+            ..c.clone()
         };
-        let id: CompetitionId = row.try_get(0)?;
+        let id = Self::insert_competition_row(&mut tx, &challenge).await?;
         for b in [bot, opponent] {
             sqlx::query("INSERT INTO entrants (competition_id, bot_id) VALUES ($1, $2)")
                 .bind(id)

@@ -26,29 +26,7 @@ impl Store {
 
     async fn insert_competition(&self, c: &NewCompetition, enter_bots: bool) -> Result<CompetitionRow> {
         let mut tx = self.write_tx().await?;
-        let inserted = sqlx::query(
-            "INSERT INTO competitions (name, game, options, seats, format, seed, max_games, time, status, config, created_ms, seeding)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10, $11) ON CONFLICT (name) DO NOTHING",
-        )
-        .bind(&c.name)
-        .bind(&c.game)
-        .bind(serde_json::to_string(&c.options).unwrap_or_default())
-        .bind(c.seats)
-        .bind(c.format)
-        .bind(c.seed)
-        .bind(c.max_games)
-        .bind(Text(c.time))
-        .bind(&c.config)
-        .bind(now_ms())
-        .bind(c.seeding.as_str())
-        .execute(&mut *tx)
-        .await?;
-        if inserted.rows_affected() == 0 {
-            return Err(StoreError::Conflict(format!(
-                "competition {:?} already exists",
-                c.name
-            )));
-        }
+        Self::insert_competition_row(&mut tx, c).await?;
         if enter_bots {
             sqlx::query(
                 // Uploaded versions enter once they pass their build and check.
@@ -64,6 +42,40 @@ impl Store {
         self.competition(&c.name)
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("competition {:?} vanished", c.name)))
+    }
+
+    /// Inserts competition `c`, open, in `tx` (its format as `c` says); its key.
+    ///
+    /// # Errors
+    /// [`StoreError::Conflict`] for a taken name; the database.
+    pub(super) async fn insert_competition_row(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        c: &NewCompetition,
+    ) -> Result<CompetitionId> {
+        let inserted = sqlx::query(
+            "INSERT INTO competitions (name, game, options, seats, format, seed, max_games, time, status, config, created_ms, seeding)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10, $11) ON CONFLICT (name) DO NOTHING RETURNING id",
+        )
+        .bind(&c.name)
+        .bind(&c.game)
+        .bind(serde_json::to_string(&c.options).unwrap_or_default())
+        .bind(c.seats)
+        .bind(c.format)
+        .bind(c.seed)
+        .bind(c.max_games)
+        .bind(Text(c.time))
+        .bind(&c.config)
+        .bind(now_ms())
+        .bind(c.seeding.as_str())
+        .fetch_optional(&mut **tx)
+        .await?;
+        let Some(row) = inserted else {
+            return Err(StoreError::Conflict(format!(
+                "competition {:?} already exists",
+                c.name
+            )));
+        };
+        Ok(row.try_get(0)?)
     }
 
     /// A competition by name.

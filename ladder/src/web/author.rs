@@ -91,18 +91,15 @@ pub fn router(service: Arc<LadderService>) -> Router {
 /// `no-referrer`, a browser sends `Origin: null`, which [`same_origin_only`]
 /// refuses), and nothing of them is kept by a cache.
 async fn private_headers(mut response: Response) -> Response {
-    let h = response.headers_mut();
-    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
-    h.insert("x-frame-options", HeaderValue::from_static("DENY"));
-    h.insert("referrer-policy", HeaderValue::from_static("same-origin"));
-    h.insert("cache-control", HeaderValue::from_static("no-store"));
-    h.insert(
-        "content-security-policy",
-        HeaderValue::from_static(
-            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; \
-             frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-        ),
+    super::set_security_headers(
+        &mut response,
+        "same-origin",
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; \
+         frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
     );
+    response
+        .headers_mut()
+        .insert("cache-control", HeaderValue::from_static("no-store"));
     response
 }
 

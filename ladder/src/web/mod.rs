@@ -333,19 +333,23 @@ fn game_id(id: &str) -> Result<GameId, WebError> {
 /// referrer, and a content policy that lets a page run only its own inline
 /// script and style (the viewer is one self-contained page) and load nothing.
 async fn security_headers(mut response: Response) -> Response {
+    set_security_headers(&mut response, "no-referrer", CSP_NO_FORMS);
+    response
+}
+
+/// The public pages' content policy: their own inline script and style, nothing
+/// loaded, no form sent anywhere.
+const CSP_NO_FORMS: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; \
+     frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/// The headers every page carries, with its referrer and content policies.
+fn set_security_headers(response: &mut Response, referrer: &'static str, csp: &'static str) {
     use axum::http::HeaderValue;
     let h = response.headers_mut();
     h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
     h.insert("x-frame-options", HeaderValue::from_static("DENY"));
-    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
-    h.insert(
-        "content-security-policy",
-        HeaderValue::from_static(
-            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; \
-             frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-        ),
-    );
-    response
+    h.insert("referrer-policy", HeaderValue::from_static(referrer));
+    h.insert("content-security-policy", HeaderValue::from_static(csp));
 }
 
 async fn game_json(State(site): State<Site>, Path(id): Path<String>) -> Result<Response, WebError> {
