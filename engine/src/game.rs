@@ -366,6 +366,12 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
     /// all future chance drawn afresh from `rng`: what a search bot may sample.
     fn determinize(&self, seat: Seat, rng: &mut GameRng) -> Self;
 
+    /// The state's source of chance, for games that have one: how
+    /// [`crate::chance::ExplicitChance`] gives a step its dice from outside.
+    fn rng_mut(&mut self) -> Option<&mut GameRng> {
+        None
+    }
+
     /// The position as `seat` may know it: [`Game::position`] without the RNG state
     /// (the dice to come) and with other seats' secrets replaced by placeholders.
     /// [`Game::from_position`] on it, then [`Game::determinize`] for `seat`, gives a

@@ -26,6 +26,7 @@
 //! assert_eq!(again, game);
 //! ```
 
+pub mod chance;
 pub mod game;
 pub mod games;
 pub mod json;
@@ -39,6 +40,7 @@ pub mod seat;
 pub mod square;
 pub mod versions;
 
+pub use chance::{ChanceError, ExplicitChance};
 pub use game::{Game, MoveError, Nature, Outcome, ParseMoveError, PlayError, Presentation, SetupError};
 pub use notation::ParsePositionError;
 pub use options::{OptionError, OptionKind, OptionSpec, OptionValues};

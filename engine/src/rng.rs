@@ -21,7 +21,25 @@ use std::fmt;
 /// assert_eq!(text.parse::<GameRng>().unwrap(), a);
 /// ```
 #[derive(Clone, PartialEq, Eq)]
-pub struct GameRng(ChaCha8Rng);
+pub struct GameRng {
+    stream: ChaCha8Rng,
+    /// Chance given from outside ([`GameRng::scripted`]); `None` in every game the
+    /// referee plays, where each draw is one branch more.
+    script: Option<Box<ChanceScript>>,
+}
+
+/// Draws given in advance, one per die or coin, and what the game asked for once
+/// they ran out: how a caller makes chance explicit (OpenSpiel's chance nodes)
+/// without the games knowing it.
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct ChanceScript {
+    values: Vec<u32>,
+    used: usize,
+    /// The range of the first draw past the script.
+    wanted: Option<u32>,
+    /// The values drawn past the script, from the fallback stream.
+    past: Vec<u32>,
+}
 
 /// A text that does not describe an RNG state.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -33,7 +51,80 @@ pub struct ParseRngError {
 impl GameRng {
     /// The generator for a game seed.
     pub fn from_seed(seed: u64) -> GameRng {
-        GameRng(ChaCha8Rng::seed_from_u64(seed))
+        GameRng::of(ChaCha8Rng::seed_from_u64(seed))
+    }
+
+    fn of(stream: ChaCha8Rng) -> GameRng {
+        GameRng { stream, script: None }
+    }
+
+    /// A generator whose draws are `values`, in order: draw `k` of range `n` (a
+    /// [`GameRng::below`] of `n`, a die of `n` sides, a coin of 2) gives
+    /// `values[k]` (which must be below `n`; it is reduced modulo `n` if not). Past
+    /// the script it draws from `fallback` and remembers the range of the first
+    /// such draw ([`GameRng::wanted`]).
+    ///
+    /// So a caller can play a step again and again with more and more of its chance
+    /// given, learning each time the range of the next draw: chance as explicit
+    /// outcomes, each uniform, exact for every game without the games knowing.
+    ///
+    /// ```
+    /// use engine::GameRng;
+    /// let mut rng = GameRng::scripted(&[4, 1], GameRng::from_seed(0));
+    /// assert_eq!(rng.die(6), 5);
+    /// assert!(rng.coin());
+    /// assert_eq!(rng.wanted(), None);
+    /// rng.below(10);
+    /// assert_eq!(rng.wanted(), Some(10));
+    /// ```
+    pub fn scripted(values: &[u32], fallback: GameRng) -> GameRng {
+        GameRng {
+            stream: fallback.stream,
+            script: Some(Box::new(ChanceScript {
+                values: values.to_vec(),
+                used: 0,
+                wanted: None,
+                past: Vec::new(),
+            })),
+        }
+    }
+
+    /// The range of the first draw past a script, if a draw went past it.
+    pub fn wanted(&self) -> Option<u32> {
+        self.script.as_ref().and_then(|s| s.wanted)
+    }
+
+    /// How many scripted draws were made.
+    pub fn scripted_used(&self) -> usize {
+        self.script.as_ref().map_or(0, |s| s.used)
+    }
+
+    /// The values drawn past the script, in order: with an empty script, every draw
+    /// of a step played from the stream, as explicit chance would give them.
+    pub fn drawn_past_script(&self) -> &[u32] {
+        self.script.as_ref().map_or(&[], |s| &s.past)
+    }
+
+    /// A draw of range `n` under a script: the next scripted value, else one from
+    /// the stream drawn as an unscripted generator would (`coin` apart), recorded.
+    #[cold]
+    fn draw_scripted(&mut self, n: u32, coin: bool) -> u32 {
+        if let Some(script) = self.script.as_deref_mut() {
+            if let Some(v) = script.values.get(script.used) {
+                script.used += 1;
+                return v % n;
+            }
+            script.wanted.get_or_insert(n);
+        }
+        let v = if coin {
+            self.next_u32() & 1
+        } else {
+            self.below_stream(n)
+        };
+        if let Some(script) = self.script.as_deref_mut() {
+            script.past.push(v);
+        }
+        v
     }
 
     /// A fresh generator seeded from another generator (used to re-draw the future
@@ -43,25 +134,33 @@ impl GameRng {
         for chunk in seed.chunks_exact_mut(4) {
             chunk.copy_from_slice(&rng.next_u32().to_le_bytes());
         }
-        GameRng(ChaCha8Rng::from_seed(seed))
+        GameRng::of(ChaCha8Rng::from_seed(seed))
     }
 
     /// The next raw 32-bit word of the stream.
     #[inline]
     pub fn next_u32(&mut self) -> u32 {
-        self.0.next_u32()
+        self.stream.next_u32()
     }
 
     /// The next raw 64-bit value of the stream.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        self.0.next_u64()
+        self.stream.next_u64()
     }
 
     /// A uniform integer in `0..n` (`n > 0`), without bias.
     #[inline]
     pub fn below(&mut self, n: u32) -> u32 {
         debug_assert!(n > 0);
+        if self.script.is_some() {
+            return self.draw_scripted(n, false);
+        }
+        self.below_stream(n)
+    }
+
+    #[inline]
+    fn below_stream(&mut self, n: u32) -> u32 {
         let mut m = u64::from(self.next_u32()) * u64::from(n);
         if (m as u32) < n {
             let threshold = n.wrapping_neg() % n;
@@ -81,14 +180,17 @@ impl GameRng {
     /// A fair coin.
     #[inline]
     pub fn coin(&mut self) -> bool {
+        if self.script.is_some() {
+            return self.draw_scripted(2, true) == 1;
+        }
         self.next_u32() & 1 == 1
     }
 
     /// The state as text: the 32-byte key in hex, `:`, the word position.
     pub fn to_text(&self) -> String {
-        let mut s = hex::encode(self.0.get_seed());
+        let mut s = hex::encode(self.stream.get_seed());
         s.push(':');
-        s.push_str(&self.0.get_word_pos().to_string());
+        s.push_str(&self.stream.get_word_pos().to_string());
         s
     }
 }
@@ -128,7 +230,7 @@ impl std::str::FromStr for GameRng {
         let pos: u128 = pos.parse().map_err(|_| err())?;
         let mut rng = ChaCha8Rng::from_seed(seed);
         rng.set_word_pos(pos);
-        Ok(GameRng(rng))
+        Ok(GameRng::of(rng))
     }
 }
 

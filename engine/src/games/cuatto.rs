@@ -976,6 +976,10 @@ impl Game for Cuatto {
         })
     }
 
+    fn rng_mut(&mut self) -> Option<&mut GameRng> {
+        Some(&mut self.rng)
+    }
+
     fn determinize(&self, _seat: Seat, rng: &mut GameRng) -> Cuatto {
         let mut g = self.clone();
         g.rng = GameRng::from_rng(rng);

@@ -851,6 +851,10 @@ impl Game for Spartan {
         false // rerolls are chosen in secret
     }
 
+    fn rng_mut(&mut self) -> Option<&mut GameRng> {
+        Some(&mut self.rng)
+    }
+
     fn determinize(&self, seat: Seat, rng: &mut GameRng) -> Spartan {
         let mut g = self.clone();
         g.rng = GameRng::from_rng(rng);

@@ -833,6 +833,10 @@ impl Game for Ur {
         Some(Outcome::by_key(&scores, scores.to_vec(), true))
     }
 
+    fn rng_mut(&mut self) -> Option<&mut GameRng> {
+        Some(&mut self.rng)
+    }
+
     fn determinize(&self, _seat: Seat, rng: &mut GameRng) -> Ur {
         // Nothing is hidden; only the future rolls are re-drawn.
         let mut copy = self.clone();

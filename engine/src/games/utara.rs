@@ -1304,6 +1304,10 @@ impl Game for Utara {
         Some(Outcome::by_key(totals, totals.to_vec(), capped))
     }
 
+    fn rng_mut(&mut self) -> Option<&mut GameRng> {
+        Some(&mut self.rng)
+    }
+
     fn determinize(&self, _seat: Seat, rng: &mut GameRng) -> Utara {
         let mut g = self.clone();
         g.rng = GameRng::from_rng(rng);
