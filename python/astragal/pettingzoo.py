@@ -1,0 +1,252 @@
+"""PettingZoo environments for the five games.
+
+``env(game, ...)`` is an AEC environment for any game and seat count: one seat
+acts per step (in a simultaneous step of Spartan Yahtzee, the seats to act take
+their turns and none sees another's choice until all have chosen).
+``parallel_env(...)`` is a parallel environment, for Spartan Yahtzee's
+simultaneous steps (any game works: seats not to act are ignored that step).
+
+Agents are ``seat_0``, ``seat_1``, ... Each observation is a dict with
+``observation`` (the game's numeric encoding, :mod:`astragal.encoding`) and
+``action_mask`` (1 for each legal action number); the raw observation is in
+``infos[agent]["observation"]``. Rewards come at the end: a seat gets the number
+of seats it beat minus the number that beat it, over ``seats - 1`` (so +1 / -1 in
+a two-seat game, 0 for a draw; the rewards sum to 0). A game stopped by its
+length cap is truncated, not terminated. An illegal action ends the game: that
+seat gets -1 and the others share +1.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv, ParallelEnv
+
+from . import GAME_IDS, MoveRefused, Options, State, new_game, option_texts
+from .encoding import encoder_for
+
+__all__ = ["AstragalEnv", "AstragalParallelEnv", "env", "parallel_env", "rewards_of"]
+
+
+def rewards_of(outcome: Dict[str, Any]) -> List[float]:
+    """End-of-game rewards from an outcome: (seats beaten - seats that beat it) /
+    (seats - 1)."""
+    ranks = outcome["ranks"]
+    n = len(ranks)
+    return [
+        sum((r < other) - (r > other) for other in ranks) / max(n - 1, 1)
+        for r in ranks
+    ]
+
+
+class _Common:
+    """What the AEC and parallel environments share: the game, spaces, encoding."""
+
+    def _setup(self, game: str, options: Options, seats: Optional[int], render_mode: Optional[str]) -> None:
+        if game not in GAME_IDS:
+            raise ValueError(f"unknown game {game!r} (known: {', '.join(GAME_IDS)})")
+        if render_mode not in (None, "ansi", "human"):
+            raise ValueError(f"render_mode {render_mode!r}: expected None, 'ansi' or 'human'")
+        self.game = game
+        self.game_options = option_texts(options)
+        self.render_mode = render_mode
+        probe = new_game(game, self.game_options, seats=seats, seed=0)
+        self.seats = probe.seats
+        self.encoder = encoder_for(probe)
+        self.possible_agents = [f"seat_{i}" for i in range(self.seats)]
+        self.agent_seat = {a: i for i, a in enumerate(self.possible_agents)}
+        self.num_actions = probe.action_count
+        self._observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(0.0, 1.0, (self.encoder.size,), np.float32),
+                    "action_mask": spaces.Box(0, 1, (self.num_actions,), np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
+        self._action_spaces = {a: spaces.Discrete(self.num_actions) for a in self.possible_agents}
+        self.state_: Optional[State] = None
+        self._seed_rng = np.random.default_rng()
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._action_spaces[agent]
+
+    def _new_state(self, seed: Optional[int]) -> State:
+        if seed is not None:
+            self._seed_rng = np.random.default_rng(seed)
+        game_seed = int(self._seed_rng.integers(0, 2**63))
+        return new_game(self.game, self.game_options, seats=self.seats, seed=game_seed)
+
+    def _mask(self, seat: int) -> np.ndarray:
+        mask = np.zeros(self.num_actions, np.int8)
+        state = self.state_
+        if state is not None and seat in state.to_act:
+            mask[state.legal_actions(seat)] = 1
+        return mask
+
+    def _observe(self, seat: int) -> Dict[str, np.ndarray]:
+        raw = self.state_.observation(seat)
+        return {"observation": self.encoder.encode(raw, seat), "action_mask": self._mask(seat)}
+
+    def render(self) -> Optional[str]:
+        if self.state_ is None or self.render_mode is None:
+            return None
+        text = self.state_.render()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+class AstragalEnv(_Common, AECEnv):
+    """An AEC environment of one game (see the module's docstring)."""
+
+    metadata = {"render_modes": ["ansi", "human"], "name": "astragal_v0", "is_parallelizable": True}
+
+    def __init__(self, game: str, options: Options = None, seats: Optional[int] = None, render_mode: Optional[str] = None):
+        super().__init__()
+        self._setup(game, options, seats, render_mode)
+        self.metadata = dict(self.metadata, name=f"astragal_{game}_v0")
+
+    @functools.lru_cache(maxsize=None)
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._observation_spaces[agent]
+
+    @functools.lru_cache(maxsize=None)
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._action_spaces[agent]
+
+    def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
+        self.state_ = self._new_state(seed)
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[self.state_.to_act[0]]
+        self._refresh_infos()
+
+    def _refresh_infos(self) -> None:
+        for a in self.agents:
+            self.infos[a] = {"observation": self.state_.observation(self.agent_seat[a])}
+
+    def observe(self, agent: str) -> Dict[str, np.ndarray]:
+        return self._observe(self.agent_seat[agent])
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        seat = self.agent_seat[agent]
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = {a: 0.0 for a in self.agents}
+        try:
+            self.state_.play_action(int(action), seat)
+        except MoveRefused:
+            self._end_illegal(seat)
+        else:
+            outcome = self.state_.outcome()
+            if outcome is not None:
+                for a, r in zip(self.possible_agents, rewards_of(outcome)):
+                    self.rewards[a] = r
+                    if outcome["capped"]:
+                        self.truncations[a] = True
+                    else:
+                        self.terminations[a] = True
+            else:
+                self.agent_selection = self.possible_agents[self.state_.to_act[0]]
+        self._refresh_infos()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_illegal(self, seat: int) -> None:
+        others = self.seats - 1
+        for a in self.agents:
+            self.rewards[a] = -1.0 if self.agent_seat[a] == seat else 1.0 / max(others, 1)
+            self.terminations[a] = True
+
+
+class AstragalParallelEnv(_Common, ParallelEnv):
+    """A parallel environment of one game (see the module's docstring)."""
+
+    metadata = {"render_modes": ["ansi", "human"], "name": "astragal_parallel_v0"}
+
+    def __init__(self, game: str = "spartan", options: Options = None, seats: Optional[int] = None, render_mode: Optional[str] = None):
+        self._setup(game, options, seats, render_mode)
+        self.metadata = dict(self.metadata, name=f"astragal_{game}_parallel_v0")
+        self.agents: List[str] = []
+
+    @functools.lru_cache(maxsize=None)
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._observation_spaces[agent]
+
+    @functools.lru_cache(maxsize=None)
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._action_spaces[agent]
+
+    def _infos(self) -> Dict[str, dict]:
+        return {a: {"observation": self.state_.observation(self.agent_seat[a])} for a in self.agents}
+
+    def reset(self, seed: Optional[int] = None, options: Optional[dict] = None):
+        self.state_ = self._new_state(seed)
+        self.agents = self.possible_agents[:]
+        return {a: self._observe(self.agent_seat[a]) for a in self.agents}, self._infos()
+
+    def step(self, actions: Dict[str, Any]):
+        rewards = {a: 0.0 for a in self.agents}
+        terminations = {a: False for a in self.agents}
+        truncations = {a: False for a in self.agents}
+        # Every seat to act plays; the engine keeps each choice secret until all
+        # seats of the step have chosen, so the order does not matter.
+        illegal = None
+        for seat in self.state_.to_act:
+            agent = self.possible_agents[seat]
+            if agent not in actions:
+                illegal = seat
+                break
+            try:
+                self.state_.play_action(int(actions[agent]), seat)
+            except MoveRefused:
+                illegal = seat
+                break
+        if illegal is not None:
+            for a in self.agents:
+                rewards[a] = -1.0 if self.agent_seat[a] == illegal else 1.0 / max(self.seats - 1, 1)
+                terminations[a] = True
+        else:
+            outcome = self.state_.outcome()
+            if outcome is not None:
+                for a, r in zip(self.possible_agents, rewards_of(outcome)):
+                    rewards[a] = r
+                    (truncations if outcome["capped"] else terminations)[a] = True
+        observations = {a: self._observe(self.agent_seat[a]) for a in self.agents}
+        infos = self._infos()
+        if any(terminations.values()) or any(truncations.values()):
+            self.agents = []
+        if self.render_mode == "human":
+            self.render()
+        return observations, rewards, terminations, truncations, infos
+
+
+def env(game: str, options: Options = None, seats: Optional[int] = None, render_mode: Optional[str] = None) -> AstragalEnv:
+    """An AEC environment of ``game`` (any of ``astragal.GAME_IDS``)."""
+    return AstragalEnv(game, options, seats, render_mode)
+
+
+def parallel_env(game: str = "spartan", options: Options = None, seats: Optional[int] = None, render_mode: Optional[str] = None) -> AstragalParallelEnv:
+    """A parallel environment of ``game`` (Spartan Yahtzee by default, whose steps
+    are simultaneous)."""
+    return AstragalParallelEnv(game, options, seats, render_mode)

@@ -1,0 +1,450 @@
+//! `astragal._astragal`: the engine's games for Python (the package `astragal`
+//! wraps it; see `python/README.md`).
+//!
+//! One class, `State`, holds a state of any game over the typed engine, so a move
+//! is checked, numbered and played without text unless the caller uses text.
+#![allow(unsafe_code)] // PyO3's macros expand to the FFI glue Python calls through.
+
+mod actions;
+mod state;
+
+use engine::games::{cuatto::Cuatto, spartan::Spartan, uptick::Uptick, ur::Ur, utara::Utara};
+use engine::{GAME_IDS, Seat, SetupError};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use state::{AnyState, Refused, Typed};
+
+create_exception!(
+    _astragal,
+    AstragalError,
+    PyValueError,
+    "Any input the engine refuses."
+);
+create_exception!(
+    _astragal,
+    SetupFailed,
+    AstragalError,
+    "A game that cannot be set up: unknown id, bad options or seats, a position that does not parse."
+);
+create_exception!(
+    _astragal,
+    MoveRefused,
+    AstragalError,
+    "A move that does not parse, is not legal, or a seat that is not to act."
+);
+create_exception!(
+    _astragal,
+    ChanceRefused,
+    AstragalError,
+    "A chance outcome given when chance is not to decide, or out of its range."
+);
+
+fn refused(e: Refused) -> PyErr {
+    match e {
+        Refused::Setup(e) => SetupFailed::new_err(e.to_string()),
+        Refused::Move(e) => MoveRefused::new_err(e),
+        Refused::Chance(e) => ChanceRefused::new_err(e),
+    }
+}
+
+fn typed<G: actions::Actions>(
+    options: &[String],
+    seats: Option<usize>,
+    seed: u64,
+    position: Option<&str>,
+    explicit: bool,
+) -> Result<Box<dyn AnyState>, SetupError> {
+    Ok(Box::new(Typed::<G>::setup(
+        options, seats, seed, position, explicit,
+    )?))
+}
+
+fn setup(
+    game: &str,
+    options: &[String],
+    seats: Option<usize>,
+    seed: u64,
+    position: Option<&str>,
+    explicit: bool,
+) -> Result<Box<dyn AnyState>, SetupError> {
+    let make = match game {
+        "ur" => typed::<Ur>,
+        "utara" => typed::<Utara>,
+        "uptick" => typed::<Uptick>,
+        "cuatto" => typed::<Cuatto>,
+        "spartan" => typed::<Spartan>,
+        _ => {
+            return Err(SetupError::UnknownGame {
+                id: game.to_owned(),
+                known: GAME_IDS.join(", "),
+            });
+        }
+    };
+    make(options, seats, seed, position, explicit)
+}
+
+fn chance_mode(chance: &str) -> PyResult<bool> {
+    match chance {
+        "seeded" => Ok(false),
+        "explicit" => Ok(true),
+        other => Err(SetupFailed::new_err(format!(
+            "chance={other:?}: expected \"seeded\" (the state's own dice, from its seed) or \"explicit\" (you give each draw)"
+        ))),
+    }
+}
+
+/// A state of one of the five games.
+#[pyclass(module = "astragal._astragal", name = "State")]
+struct State {
+    inner: Box<dyn AnyState>,
+}
+
+impl State {
+    fn check_seat(&self, seat: Seat) -> PyResult<Seat> {
+        if seat >= self.inner.seats() {
+            return Err(MoveRefused::new_err(format!(
+                "there is no seat {seat}: {} has seats 0 to {}",
+                self.inner.id(),
+                self.inner.seats() - 1
+            )));
+        }
+        Ok(seat)
+    }
+
+    /// The seat named, or the one seat to act.
+    fn seat_or_to_act(&self, seat: Option<Seat>) -> PyResult<Seat> {
+        if let Some(seat) = seat {
+            return self.check_seat(seat);
+        }
+        match self.inner.to_act().as_slice() {
+            [one] => Ok(*one),
+            [] if self.inner.chance_range().is_some() => Err(MoveRefused::new_err(
+                "chance is to decide, not a seat: see chance_outcomes() and apply_chance()",
+            )),
+            [] => Err(MoveRefused::new_err("the game is over: no seat is to act")),
+            several => Err(MoveRefused::new_err(format!(
+                "seats {several:?} decide at once: name the seat"
+            ))),
+        }
+    }
+}
+
+#[pymethods]
+impl State {
+    /// The game id.
+    #[getter]
+    fn game(&self) -> &'static str {
+        self.inner.id()
+    }
+
+    /// The number of seats.
+    #[getter]
+    fn seats(&self) -> usize {
+        self.inner.seats()
+    }
+
+    /// Every option as `key=value`, canonical and sorted.
+    #[getter]
+    fn options(&self) -> Vec<String> {
+        self.inner.options().to_vec()
+    }
+
+    /// Whether the caller gives the dice (`chance="explicit"`).
+    #[getter]
+    fn explicit_chance(&self) -> bool {
+        self.inner.explicit_chance()
+    }
+
+    /// The seats that must decide now: empty at a chance node and at the end.
+    #[getter]
+    fn to_act(&self) -> Vec<Seat> {
+        self.inner.to_act()
+    }
+
+    /// Whether the game has ended.
+    #[getter]
+    fn is_over(&self) -> bool {
+        self.inner.is_over()
+    }
+
+    /// Whether chance is to decide (only with `chance="explicit"`).
+    #[getter]
+    fn is_chance(&self) -> bool {
+        self.inner.chance_range().is_some()
+    }
+
+    /// The outcomes given so far to the step that waits for chance.
+    #[getter]
+    fn pending_chance(&self) -> Vec<u32> {
+        self.inner.chance_so_far()
+    }
+
+    /// The outcomes of the draw that waits and their probabilities: `(k, 1/n)` for
+    /// `k` in `0..n`; empty when chance is not to decide.
+    fn chance_outcomes(&self) -> Vec<(u32, f64)> {
+        match self.inner.chance_range() {
+            Some(n) => (0..n).map(|k| (k, 1.0 / f64::from(n))).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Decides the draw that waits.
+    fn apply_chance(&mut self, outcome: u32) -> PyResult<()> {
+        self.inner.apply_chance(outcome).map_err(refused)
+    }
+
+    /// The legal moves of `seat` (default: the one seat to act), in notation,
+    /// sorted by action number.
+    #[pyo3(signature = (seat=None))]
+    fn legal_moves(&mut self, seat: Option<Seat>) -> PyResult<Vec<String>> {
+        let seat = self.seat_or_to_act(seat)?;
+        Ok(self.inner.legal_moves(seat))
+    }
+
+    /// The legal moves of `seat` as action numbers, ascending.
+    #[pyo3(signature = (seat=None))]
+    fn legal_actions(&mut self, seat: Option<Seat>) -> PyResult<Vec<usize>> {
+        let seat = self.seat_or_to_act(seat)?;
+        Ok(self.inner.legal_actions(seat))
+    }
+
+    /// How many action numbers this game and options use.
+    #[getter]
+    fn action_count(&self) -> usize {
+        self.inner.action_count()
+    }
+
+    /// The widest draw of chance (0 for a game without chance).
+    #[getter]
+    fn max_chance_outcomes(&self) -> u32 {
+        self.inner.max_chance()
+    }
+
+    /// The action number of a move written in notation.
+    fn action_of(&self, text: &str) -> PyResult<usize> {
+        self.inner.action_of(text).map_err(refused)
+    }
+
+    /// The notation of a legal action of `seat`.
+    #[pyo3(signature = (action, seat=None))]
+    fn move_of_action(&mut self, action: usize, seat: Option<Seat>) -> PyResult<String> {
+        let seat = self.seat_or_to_act(seat)?;
+        self.inner.move_of_action(seat, action).map_err(refused)
+    }
+
+    /// Plays a move of `seat` (default: the one seat to act), given as its notation
+    /// (`str`) or as an index into `legal_moves(seat)` (`int`).
+    #[pyo3(signature = (move_, seat=None))]
+    fn play(&mut self, move_: &Bound<'_, PyAny>, seat: Option<Seat>) -> PyResult<()> {
+        let seat = self.seat_or_to_act(seat)?;
+        if let Ok(text) = move_.extract::<String>() {
+            return self.inner.play_text(seat, &text).map_err(refused);
+        }
+        if move_.is_instance_of::<pyo3::types::PyBool>() {
+            return Err(MoveRefused::new_err(
+                "a move is a str (its notation) or an int (an index), not a bool",
+            ));
+        }
+        match move_.extract::<i64>() {
+            Ok(i) if i >= 0 => self.inner.play_index(seat, i as usize).map_err(refused),
+            Ok(i) => Err(MoveRefused::new_err(format!("move index {i} is negative"))),
+            Err(_) => Err(MoveRefused::new_err(format!(
+                "a move is a str (its notation) or an int (an index into legal_moves), not {}",
+                move_.get_type().name()?
+            ))),
+        }
+    }
+
+    /// Plays the move of `seat` with this action number.
+    #[pyo3(signature = (action, seat=None))]
+    fn play_action(&mut self, action: usize, seat: Option<Seat>) -> PyResult<()> {
+        let seat = self.seat_or_to_act(seat)?;
+        self.inner.play_action(seat, action).map_err(refused)
+    }
+
+    /// Plays uniformly random moves (and chance, if explicit) to the end, inside
+    /// the engine; returns the number of moves played.
+    fn random_playout(&mut self, seed: u64) -> usize {
+        self.inner.random_playout(seed)
+    }
+
+    /// What `seat` may see, as the JSON text the protocol sends.
+    fn observation_json(&self, seat: Seat) -> PyResult<String> {
+        let seat = self.check_seat(seat)?;
+        Ok(self.inner.observation_json(seat))
+    }
+
+    /// What `seat` may see, as Python objects: the observation the protocol
+    /// sends, parsed.
+    fn observation<'py>(&self, py: Python<'py>, seat: Seat) -> PyResult<Bound<'py, PyAny>> {
+        let text = self.observation_json(seat)?;
+        py.import("json")?.call_method1("loads", (text,))
+    }
+
+    /// The whole state in position notation, with the dice to come.
+    fn position(&self) -> String {
+        self.inner.position()
+    }
+
+    /// The position as `seat` may know it (no dice to come, no others' secrets).
+    fn public_position(&self, seat: Seat) -> PyResult<String> {
+        let seat = self.check_seat(seat)?;
+        Ok(self.inner.public_position(seat))
+    }
+
+    /// The board as text: everything, or only what `seat` may see.
+    #[pyo3(signature = (seat=None))]
+    fn render(&self, seat: Option<Seat>) -> PyResult<String> {
+        match seat {
+            None => Ok(self.inner.render()),
+            Some(seat) => Ok(self.inner.render_for(self.check_seat(seat)?)),
+        }
+    }
+
+    /// `{"ranks": [...], "scores": [...], "capped": bool}` once the game is over,
+    /// else `None`. Rank 1 is first; tied seats share a rank.
+    fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(outcome) = self.inner.outcome() else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        // As a list of ints (PyO3 would make a `Vec<u8>` bytes).
+        d.set_item(
+            "ranks",
+            outcome.ranks.iter().map(|&r| u32::from(r)).collect::<Vec<_>>(),
+        )?;
+        d.set_item("scores", outcome.scores)?;
+        d.set_item("capped", outcome.capped)?;
+        Ok(Some(d))
+    }
+
+    /// A state that looks to `seat` exactly like this one, with hidden parts and
+    /// the dice to come drawn from `seed`: what a search may sample.
+    fn determinize(&self, seat: Seat, seed: u64) -> PyResult<State> {
+        let seat = self.check_seat(seat)?;
+        let inner = self.inner.determinize(seat, seed).map_err(refused)?;
+        Ok(State { inner })
+    }
+
+    /// An independent copy, dice to come included.
+    fn clone(&self) -> State {
+        State {
+            inner: self.inner.clone_box(),
+        }
+    }
+
+    fn __copy__(&self) -> State {
+        self.clone()
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> State {
+        self.clone()
+    }
+
+    fn __eq__(&self, other: &State) -> bool {
+        self.inner.id() == other.inner.id()
+            && self.inner.options() == other.inner.options()
+            && self.inner.position() == other.inner.position()
+            && self.inner.chance_range() == other.inner.chance_range()
+    }
+
+    fn __str__(&self) -> String {
+        self.inner.render()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<astragal.State {} {}>", self.inner.id(), self.inner.position())
+    }
+}
+
+/// A new game. `options` are `key=value` texts; `seed` decides every die.
+#[pyfunction]
+#[pyo3(signature = (game, options, seats, seed, chance))]
+fn new_state(
+    game: &str,
+    options: Vec<String>,
+    seats: Option<usize>,
+    seed: u64,
+    chance: &str,
+) -> PyResult<State> {
+    let explicit = chance_mode(chance)?;
+    let inner = setup(game, &options, seats, seed, None, explicit)
+        .map_err(|e| SetupFailed::new_err(e.to_string()))?;
+    Ok(State { inner })
+}
+
+/// A game from position notation; the dice to come come from its `rng` field, or
+/// from `seed` when it has none.
+#[pyfunction]
+#[pyo3(signature = (game, position, options, seats, seed, chance))]
+fn state_from_position(
+    game: &str,
+    position: &str,
+    options: Vec<String>,
+    seats: Option<usize>,
+    seed: u64,
+    chance: &str,
+) -> PyResult<State> {
+    let explicit = chance_mode(chance)?;
+    let inner = setup(game, &options, seats, seed, Some(position), explicit)
+        .map_err(|e| SetupFailed::new_err(e.to_string()))?;
+    Ok(State { inner })
+}
+
+/// The games, as dicts: id, name, seats, nature, options.
+#[pyfunction]
+fn game_infos<'py>(py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    engine::games()
+        .into_iter()
+        .map(|info| {
+            let d = PyDict::new(py);
+            d.set_item("id", info.id)?;
+            d.set_item("name", info.name)?;
+            d.set_item("min_seats", *info.seats.start())?;
+            d.set_item("max_seats", *info.seats.end())?;
+            d.set_item("default_seats", info.default_seats)?;
+            d.set_item("chance", info.nature.chance)?;
+            d.set_item("simultaneous", info.nature.simultaneous)?;
+            d.set_item("hidden_information", info.nature.hidden_information)?;
+            let options = info
+                .options
+                .iter()
+                .map(|spec| {
+                    let o = PyDict::new(py);
+                    o.set_item("name", spec.name)?;
+                    o.set_item("default", spec.default)?;
+                    o.set_item("takes", spec.kind.to_string())?;
+                    o.set_item("help", spec.help)?;
+                    Ok(o)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            d.set_item("options", options)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// A seed from the operating system's random source.
+#[pyfunction]
+fn os_seed() -> PyResult<u64> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|e| AstragalError::new_err(format!("no OS randomness: {e}")))?;
+    Ok(u64::from_le_bytes(bytes))
+}
+
+#[pymodule]
+fn _astragal(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<State>()?;
+    m.add_function(wrap_pyfunction!(new_state, m)?)?;
+    m.add_function(wrap_pyfunction!(state_from_position, m)?)?;
+    m.add_function(wrap_pyfunction!(game_infos, m)?)?;
+    m.add_function(wrap_pyfunction!(os_seed, m)?)?;
+    m.add("ENGINE_VERSION", engine::ENGINE_VERSION)?;
+    m.add("AstragalError", m.py().get_type::<AstragalError>())?;
+    m.add("SetupFailed", m.py().get_type::<SetupFailed>())?;
+    m.add("MoveRefused", m.py().get_type::<MoveRefused>())?;
+    m.add("ChanceRefused", m.py().get_type::<ChanceRefused>())?;
+    Ok(())
+}

@@ -1,0 +1,349 @@
+//! One game state of any game, behind an object-safe trait: the typed engine
+//! underneath, so moves are checked and numbered without going through text.
+
+use crate::actions::Actions;
+use engine::registry::resolve_setup;
+use engine::{ExplicitChance, Game, GameRng, Outcome, Seat, SetupError};
+use std::fmt::Write as _;
+
+/// Why a call on a state was refused; each becomes a Python exception.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// A game could not be set up.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// A move was not read or not legal.
+    #[error("{0}")]
+    Move(String),
+    /// Chance was given when it was not to decide, or out of range.
+    #[error("{0}")]
+    Chance(String),
+}
+
+/// How the dice of a state are decided.
+#[derive(Debug, Clone)]
+enum Dice<G: Game> {
+    /// By the state's own seeded generator, inside each move.
+    Seeded(G),
+    /// By the caller, one draw at a time.
+    Explicit(ExplicitChance<G>),
+}
+
+/// A state of game `G` with its options.
+#[derive(Debug, Clone)]
+pub struct Typed<G: Actions> {
+    dice: Dice<G>,
+    options: G::Options,
+    canonical: Vec<String>,
+    moves: Vec<G::Move>,
+}
+
+/// What Python can do with a state of any game.
+pub trait AnyState: Send + Sync {
+    fn id(&self) -> &'static str;
+    fn seats(&self) -> usize;
+    fn options(&self) -> &[String];
+    fn explicit_chance(&self) -> bool;
+    fn to_act(&self) -> Vec<Seat>;
+    fn is_over(&self) -> bool;
+    fn chance_range(&self) -> Option<u32>;
+    fn chance_so_far(&self) -> Vec<u32>;
+    fn apply_chance(&mut self, outcome: u32) -> Result<(), Refused>;
+    fn legal_moves(&mut self, seat: Seat) -> Vec<String>;
+    fn legal_actions(&mut self, seat: Seat) -> Vec<usize>;
+    fn action_count(&self) -> usize;
+    fn max_chance(&self) -> u32;
+    fn action_of(&self, text: &str) -> Result<usize, Refused>;
+    fn move_of_action(&mut self, seat: Seat, action: usize) -> Result<String, Refused>;
+    fn play_text(&mut self, seat: Seat, text: &str) -> Result<(), Refused>;
+    fn play_index(&mut self, seat: Seat, index: usize) -> Result<(), Refused>;
+    fn play_action(&mut self, seat: Seat, action: usize) -> Result<(), Refused>;
+    fn random_playout(&mut self, seed: u64) -> usize;
+    fn observation_json(&self, seat: Seat) -> String;
+    fn position(&self) -> String;
+    fn public_position(&self, seat: Seat) -> String;
+    fn render(&self) -> String;
+    fn render_for(&self, seat: Seat) -> String;
+    fn outcome(&self) -> Option<Outcome>;
+    fn determinize(&self, seat: Seat, seed: u64) -> Result<Box<dyn AnyState>, Refused>;
+    fn clone_box(&self) -> Box<dyn AnyState>;
+}
+
+impl<G: Actions> Typed<G> {
+    /// A new game, or one from a position; `explicit` leaves its chance to the caller.
+    pub fn setup(
+        options: &[String],
+        seats: Option<usize>,
+        seed: u64,
+        position: Option<&str>,
+        explicit: bool,
+    ) -> Result<Typed<G>, SetupError> {
+        let in_position = position.and_then(G::seats_in_position);
+        let (typed, values, n) = resolve_setup::<G, String>(options, seats.or(in_position))?;
+        let dice = match (position, explicit) {
+            (None, false) => Dice::Seeded(G::new(&typed, n, GameRng::from_seed(seed))),
+            (None, true) => Dice::Explicit(ExplicitChance::new(&typed, n)),
+            (Some(text), _) => {
+                let game = G::from_position(&typed, text, GameRng::from_seed(seed))?;
+                if seats.is_some_and(|s| s != game.seats()) {
+                    return Err(SetupError::Seats {
+                        game: G::ID,
+                        min: game.seats(),
+                        max: game.seats(),
+                        given: n,
+                    });
+                }
+                if explicit {
+                    Dice::Explicit(ExplicitChance::from_state(game))
+                } else {
+                    Dice::Seeded(game)
+                }
+            }
+        };
+        Ok(Typed {
+            dice,
+            options: typed,
+            canonical: values.canonical(),
+            moves: Vec::new(),
+        })
+    }
+
+    fn game(&self) -> &G {
+        match &self.dice {
+            Dice::Seeded(g) => g,
+            Dice::Explicit(e) => e.state(),
+        }
+    }
+
+    /// Fills `self.moves` with `seat`'s legal moves, sorted by number.
+    fn fill_moves(&mut self, seat: Seat) {
+        self.moves.clear();
+        if self.chance_range().is_some() {
+            return;
+        }
+        let game = match &self.dice {
+            Dice::Seeded(g) => g,
+            Dice::Explicit(e) => e.state(),
+        };
+        game.legal_moves(seat, &mut self.moves);
+        let options = &self.options;
+        self.moves.sort_by_cached_key(|m| G::action_of(options, m));
+    }
+
+    fn check_seat(&self, seat: Seat) -> Result<(), Refused> {
+        if seat >= self.game().seats() {
+            return Err(Refused::Move(format!(
+                "there is no seat {seat}: {} has seats 0 to {}",
+                G::ID,
+                self.game().seats() - 1
+            )));
+        }
+        Ok(())
+    }
+
+    fn play_move(&mut self, seat: Seat, mv: &G::Move) -> Result<(), Refused> {
+        self.check_seat(seat)?;
+        let result = match &mut self.dice {
+            Dice::Seeded(g) => g.play(seat, mv),
+            Dice::Explicit(e) => e.play(seat, mv),
+        };
+        result.map_err(|e| Refused::Move(e.to_string()))
+    }
+}
+
+impl<G: Actions> AnyState for Typed<G> {
+    fn id(&self) -> &'static str {
+        G::ID
+    }
+    fn seats(&self) -> usize {
+        self.game().seats()
+    }
+    fn options(&self) -> &[String] {
+        &self.canonical
+    }
+    fn explicit_chance(&self) -> bool {
+        matches!(self.dice, Dice::Explicit(_))
+    }
+    fn to_act(&self) -> Vec<Seat> {
+        let set = match &self.dice {
+            Dice::Seeded(g) => g.to_act(),
+            Dice::Explicit(e) => e.to_act(),
+        };
+        set.iter().collect()
+    }
+    fn is_over(&self) -> bool {
+        self.chance_range().is_none() && self.game().to_act().is_empty()
+    }
+    fn chance_range(&self) -> Option<u32> {
+        match &self.dice {
+            Dice::Seeded(_) => None,
+            Dice::Explicit(e) => e.chance_range(),
+        }
+    }
+    fn chance_so_far(&self) -> Vec<u32> {
+        match &self.dice {
+            Dice::Seeded(_) => Vec::new(),
+            Dice::Explicit(e) => e.chance_so_far().to_vec(),
+        }
+    }
+    fn apply_chance(&mut self, outcome: u32) -> Result<(), Refused> {
+        match &mut self.dice {
+            Dice::Seeded(_) => Err(Refused::Chance(
+                "this state draws its own dice (made with chance=\"seeded\"); only a state made with chance=\"explicit\" takes chance from outside".into(),
+            )),
+            Dice::Explicit(e) => e.apply_chance(outcome).map_err(|e| Refused::Chance(e.to_string())),
+        }
+    }
+    fn legal_moves(&mut self, seat: Seat) -> Vec<String> {
+        self.fill_moves(seat);
+        self.moves
+            .iter()
+            .map(|m| {
+                let mut s = String::new();
+                G::write_move(m, &mut s);
+                s
+            })
+            .collect()
+    }
+    fn legal_actions(&mut self, seat: Seat) -> Vec<usize> {
+        self.fill_moves(seat);
+        self.moves
+            .iter()
+            .map(|m| G::action_of(&self.options, m))
+            .collect()
+    }
+    fn action_count(&self) -> usize {
+        G::action_count(&self.options)
+    }
+    fn max_chance(&self) -> u32 {
+        G::max_chance(&self.options)
+    }
+    fn action_of(&self, text: &str) -> Result<usize, Refused> {
+        let mv = self
+            .game()
+            .parse_move(text)
+            .map_err(|e| Refused::Move(e.to_string()))?;
+        Ok(G::action_of(&self.options, &mv))
+    }
+    fn move_of_action(&mut self, seat: Seat, action: usize) -> Result<String, Refused> {
+        self.check_seat(seat)?;
+        self.fill_moves(seat);
+        let options = &self.options;
+        let mv = self
+            .moves
+            .iter()
+            .find(|m| G::action_of(options, m) == action)
+            .ok_or_else(|| not_legal_action::<G>(seat, action, self.moves.len()))?;
+        let mut s = String::new();
+        G::write_move(mv, &mut s);
+        Ok(s)
+    }
+    fn play_text(&mut self, seat: Seat, text: &str) -> Result<(), Refused> {
+        let mv = self
+            .game()
+            .parse_move(text)
+            .map_err(|e| Refused::Move(e.to_string()))?;
+        self.play_move(seat, &mv)
+    }
+    fn play_index(&mut self, seat: Seat, index: usize) -> Result<(), Refused> {
+        self.check_seat(seat)?;
+        self.fill_moves(seat);
+        let Some(mv) = self.moves.get(index).cloned() else {
+            return Err(Refused::Move(format!(
+                "move index {index} is out of range: seat {seat} has {} legal moves",
+                self.moves.len()
+            )));
+        };
+        self.play_move(seat, &mv)
+    }
+    fn play_action(&mut self, seat: Seat, action: usize) -> Result<(), Refused> {
+        self.check_seat(seat)?;
+        self.fill_moves(seat);
+        let options = &self.options;
+        let Some(mv) = self
+            .moves
+            .iter()
+            .find(|m| G::action_of(options, m) == action)
+            .cloned()
+        else {
+            return Err(not_legal_action::<G>(seat, action, self.moves.len()));
+        };
+        self.play_move(seat, &mv)
+    }
+    fn random_playout(&mut self, seed: u64) -> usize {
+        let mut rng = GameRng::from_seed(seed);
+        let mut steps = 0;
+        loop {
+            if let Some(range) = self.chance_range() {
+                let _ = self.apply_chance(rng.below(range));
+                continue;
+            }
+            let Some(seat) = self.game().to_act().first() else {
+                break;
+            };
+            self.moves.clear();
+            match &self.dice {
+                Dice::Seeded(g) => g.legal_moves(seat, &mut self.moves),
+                Dice::Explicit(e) => e.state().legal_moves(seat, &mut self.moves),
+            }
+            let mv = self.moves[rng.below(self.moves.len() as u32) as usize].clone();
+            let _ = self.play_move(seat, &mv);
+            steps += 1;
+        }
+        steps
+    }
+    fn observation_json(&self, seat: Seat) -> String {
+        let mut out = String::new();
+        self.game().write_observation(seat, &mut out);
+        out
+    }
+    fn position(&self) -> String {
+        self.game().position()
+    }
+    fn public_position(&self, seat: Seat) -> String {
+        self.game().public_position(seat)
+    }
+    fn render(&self) -> String {
+        self.game().render()
+    }
+    fn render_for(&self, seat: Seat) -> String {
+        self.game().render_for(seat)
+    }
+    fn outcome(&self) -> Option<Outcome> {
+        if self.chance_range().is_some() {
+            return None;
+        }
+        self.game().outcome()
+    }
+    fn determinize(&self, seat: Seat, seed: u64) -> Result<Box<dyn AnyState>, Refused> {
+        if self.chance_range().is_some() {
+            return Err(Refused::Chance(
+                "chance is to decide: give its outcome before sampling a state".into(),
+            ));
+        }
+        let mut rng = GameRng::from_seed(seed);
+        let sampled = self.game().determinize(seat, &mut rng);
+        let dice = match &self.dice {
+            Dice::Seeded(_) => Dice::Seeded(sampled),
+            Dice::Explicit(_) => Dice::Explicit(ExplicitChance::from_state(sampled)),
+        };
+        Ok(Box::new(Typed {
+            dice,
+            options: self.options.clone(),
+            canonical: self.canonical.clone(),
+            moves: Vec::new(),
+        }))
+    }
+    fn clone_box(&self) -> Box<dyn AnyState> {
+        Box::new(self.clone())
+    }
+}
+
+fn not_legal_action<G: Game>(seat: Seat, action: usize, legal: usize) -> Refused {
+    let mut why = format!(
+        "action {action} is not a legal move of seat {seat} in {} now",
+        G::ID
+    );
+    let _ = write!(why, " ({legal} legal moves; see legal_actions)");
+    Refused::Move(why)
+}

@@ -1,0 +1,29 @@
+"""Shared set-up: where the referee binary is, for the replay tests."""
+
+import os
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _referee():
+    given = os.environ.get("ASTRAGAL_REFEREE")
+    if given:
+        return pathlib.Path(given)
+    for profile in ("release", "debug"):
+        path = ROOT / "target" / profile / "referee"
+        if path.exists():
+            return path
+    return None
+
+
+@pytest.fixture(scope="session")
+def referee():
+    path = _referee()
+    if path is None or not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail("no referee binary: set ASTRAGAL_REFEREE or build it (cargo build --bins)")
+        pytest.skip("no referee binary: set ASTRAGAL_REFEREE or build it (cargo build --bins)")
+    return path

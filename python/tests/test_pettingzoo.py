@@ -1,0 +1,75 @@
+"""The PettingZoo environments pass PettingZoo's own tests."""
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+
+import astragal
+from astragal import pettingzoo as pz
+
+SETTINGS = [(g, None, None) for g in astragal.GAME_IDS] + [
+    ("utara", "moon=dark,sun=rising,scoring=advanced", 3),
+    ("cuatto", "setup=full", 4),
+    ("ur", "rules=finkel", None),
+]
+
+
+@pytest.mark.parametrize("game,options,seats", SETTINGS)
+def test_the_aec_environment_passes_pettingzoos_api_and_seed_tests(game, options, seats):
+    api_test(pz.env(game, options, seats), num_cycles=400)
+    seed_test(lambda: pz.env(game, options, seats), num_cycles=200)
+
+
+@pytest.mark.parametrize("game", ["spartan", "ur"])
+def test_the_parallel_environment_passes_pettingzoos_parallel_tests(game):
+    parallel_api_test(pz.parallel_env(game), num_cycles=400)
+    parallel_seed_test(lambda: pz.parallel_env(game))
+
+
+@pytest.mark.parametrize("game", astragal.GAME_IDS)
+def test_observations_are_in_their_space_and_masks_are_the_legal_moves(game):
+    env = pz.env(game)
+    env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    steps = 0
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        assert env.observation_space(agent).contains(obs)
+        if term or trunc:
+            env.step(None)
+            continue
+        seat = env.agent_seat[agent]
+        legal = env.state_.legal_actions(seat)
+        assert np.flatnonzero(obs["action_mask"]).tolist() == legal
+        assert info["observation"] == env.state_.observation(seat)
+        env.step(int(rng.choice(legal)))
+        steps += 1
+    assert steps > 0
+    assert sum(env._cumulative_rewards.values()) == pytest.approx(0)
+
+
+def test_an_illegal_action_loses_the_game_for_that_seat():
+    env = pz.env("uptick")
+    env.reset(seed=1)
+    agent = env.agent_selection
+    legal = set(env.state_.legal_actions(env.agent_seat[agent]))
+    illegal = next(a for a in range(env.num_actions) if a not in legal)
+    env.step(illegal)
+    assert all(env.terminations.values())
+    assert env.rewards[agent] == -1 and sum(env.rewards.values()) == 0
+
+
+def test_the_same_seed_gives_the_same_game_and_another_seed_another():
+    def first_observations(seed):
+        env = pz.env("cuatto")
+        env.reset(seed=seed)
+        return env.observe(env.agent_selection)["observation"]
+
+    assert np.array_equal(first_observations(5), first_observations(5))
+    assert any(not np.array_equal(first_observations(5), first_observations(s)) for s in range(6, 12))
+
+
+def test_rewards_follow_ranks():
+    assert pz.rewards_of({"ranks": [1, 2]}) == [1.0, -1.0]
+    assert pz.rewards_of({"ranks": [1, 1]}) == [0.0, 0.0]
+    assert pz.rewards_of({"ranks": [2, 1, 2]}) == [-0.5, 1.0, -0.5]
