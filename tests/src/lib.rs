@@ -236,6 +236,34 @@ pub fn workspace_root() -> std::path::PathBuf {
         .to_path_buf()
 }
 
+/// The cargo that runs the tests, to build something from inside a test, in the
+/// environment the outer `cargo test` had. Cargo gives a test the variables of
+/// its package (`CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`, ...); some build scripts
+/// (ring's) rerun when those change, so a build that saw them would make the next
+/// plain `cargo build` or `cargo test` rebuild ring and everything above it.
+pub fn cargo() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO"));
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        let set_for_the_test = key == "OUT_DIR"
+            || key.starts_with("CARGO_PKG_")
+            || [
+                "CARGO_MANIFEST_DIR",
+                "CARGO_MANIFEST_PATH",
+                "CARGO_CRATE_NAME",
+                "CARGO_BIN_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "CARGO_RUSTC_CURRENT_DIR",
+            ]
+            .contains(&key.as_ref());
+        if set_for_the_test {
+            command.env_remove(key.as_ref());
+        }
+    }
+    command
+}
+
 /// Path of a workspace binary (`referee`, `astragal-bot`), built once per test run
 /// with the cargo that runs the tests, so the tests drive the programs users run.
 ///
@@ -245,7 +273,7 @@ pub fn binary(name: &str) -> std::path::PathBuf {
     static BUILT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     let dir = BUILT.get_or_init(|| {
         let root = workspace_root();
-        let status = std::process::Command::new(env!("CARGO"))
+        let status = cargo()
             .args([
                 "build",
                 "-q",
