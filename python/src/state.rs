@@ -35,7 +35,11 @@ pub struct Typed<G: Actions> {
     dice: Dice<G>,
     options: G::Options,
     canonical: Vec<String>,
+    /// The legal moves of `moves_of`, sorted by number; `None` once the state
+    /// has changed. Kept so that asking for the moves and then playing one
+    /// lists them once.
     moves: Vec<G::Move>,
+    moves_of: Option<Seat>,
 }
 
 /// What Python can do with a state of any game.
@@ -105,6 +109,7 @@ impl<G: Actions> Typed<G> {
             options: typed,
             canonical: values.canonical(),
             moves: Vec::new(),
+            moves_of: None,
         })
     }
 
@@ -117,6 +122,10 @@ impl<G: Actions> Typed<G> {
 
     /// Fills `self.moves` with `seat`'s legal moves, sorted by number.
     fn fill_moves(&mut self, seat: Seat) {
+        if self.moves_of == Some(seat) {
+            return;
+        }
+        self.moves_of = Some(seat);
         self.moves.clear();
         if self.chance_range().is_some() {
             return;
@@ -128,6 +137,16 @@ impl<G: Actions> Typed<G> {
         game.legal_moves(seat, &mut self.moves);
         let options = &self.options;
         self.moves.sort_by_cached_key(|m| G::action_of(options, m));
+    }
+
+    /// The listed move numbered `action` (the list is sorted by number).
+    fn find_action(&self, action: usize) -> Option<&G::Move> {
+        let options = &self.options;
+        let i = self
+            .moves
+            .binary_search_by_key(&action, |m| G::action_of(options, m))
+            .ok()?;
+        self.moves.get(i)
     }
 
     fn check_seat(&self, seat: Seat) -> Result<(), Refused> {
@@ -143,6 +162,7 @@ impl<G: Actions> Typed<G> {
 
     fn play_move(&mut self, seat: Seat, mv: &G::Move) -> Result<(), Refused> {
         self.check_seat(seat)?;
+        self.moves_of = None;
         let result = match &mut self.dice {
             Dice::Seeded(g) => g.play(seat, mv),
             Dice::Explicit(e) => e.play(seat, mv),
@@ -191,7 +211,10 @@ impl<G: Actions> AnyState for Typed<G> {
             Dice::Seeded(_) => Err(Refused::Chance(
                 "this state draws its own dice (made with chance=\"seeded\"); only a state made with chance=\"explicit\" takes chance from outside".into(),
             )),
-            Dice::Explicit(e) => e.apply_chance(outcome).map_err(|e| Refused::Chance(e.to_string())),
+            Dice::Explicit(e) => {
+                self.moves_of = None;
+                e.apply_chance(outcome).map_err(|e| Refused::Chance(e.to_string()))
+            }
         }
     }
     fn legal_moves(&mut self, seat: Seat) -> Vec<String> {
@@ -228,11 +251,8 @@ impl<G: Actions> AnyState for Typed<G> {
     fn move_of_action(&mut self, seat: Seat, action: usize) -> Result<String, Refused> {
         self.check_seat(seat)?;
         self.fill_moves(seat);
-        let options = &self.options;
         let mv = self
-            .moves
-            .iter()
-            .find(|m| G::action_of(options, m) == action)
+            .find_action(action)
             .ok_or_else(|| not_legal_action::<G>(seat, action, self.moves.len()))?;
         let mut s = String::new();
         G::write_move(mv, &mut s);
@@ -281,6 +301,7 @@ impl<G: Actions> AnyState for Typed<G> {
             let Some(seat) = self.game().to_act().first() else {
                 break;
             };
+            self.moves_of = None;
             self.moves.clear();
             match &self.dice {
                 Dice::Seeded(g) => g.legal_moves(seat, &mut self.moves),
@@ -332,6 +353,7 @@ impl<G: Actions> AnyState for Typed<G> {
             options: self.options.clone(),
             canonical: self.canonical.clone(),
             moves: Vec::new(),
+            moves_of: None,
         }))
     }
     fn clone_box(&self) -> Box<dyn AnyState> {

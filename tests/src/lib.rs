@@ -297,6 +297,52 @@ pub fn binary(name: &str) -> std::path::PathBuf {
     dir.join(name)
 }
 
+/// A folder holding the Python package `astragal` as pip would lay it out: its
+/// Python files from `python/astragal` and the extension module built from this
+/// workspace (with the cargo that runs the tests), so that `PYTHONPATH` set to it
+/// (or a working directory in it) imports this checkout's package and not the
+/// source folder or an installed one. Laid out once per test process.
+///
+/// # Panics
+/// If the build fails.
+pub fn python_package() -> std::path::PathBuf {
+    static LAID_OUT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    LAID_OUT
+        .get_or_init(|| {
+            let root = workspace_root();
+            let status = cargo()
+                .args(["build", "-q", "-p", "astragal-python"])
+                .current_dir(&root)
+                .status()
+                .expect("cargo runs");
+            assert!(status.success(), "building the Python extension failed");
+            let target = std::env::var_os("CARGO_TARGET_DIR")
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(|| root.join("target"));
+            let dir = target.join("debug").join("python-package");
+            let package = dir.join("astragal");
+            let _ = std::fs::remove_dir_all(&package);
+            std::fs::create_dir_all(&package).expect("make the package folder");
+            let source = root.join("python").join("astragal");
+            for entry in std::fs::read_dir(&source).expect("python/astragal exists") {
+                let path = entry.expect("read python/astragal").path();
+                let keep = path
+                    .extension()
+                    .is_some_and(|e| e == "py" || e == "pyi" || e == "typed");
+                if let (true, Some(name)) = (keep, path.file_name()) {
+                    std::fs::copy(&path, package.join(name)).expect("copy a package file");
+                }
+            }
+            std::fs::copy(
+                target.join("debug").join("lib_astragal.so"),
+                package.join("_astragal.abi3.so"),
+            )
+            .expect("copy the extension module");
+            dir
+        })
+        .clone()
+}
+
 /// Whether a program is on PATH.
 pub fn on_path(program: &str) -> bool {
     std::process::Command::new(program)

@@ -4,43 +4,8 @@
 //! `cargo test` covers it. `.ci/run` installs pytest, PettingZoo and OpenSpiel,
 //! and checks `pip install ./python` on its own.
 
-use astragal_tests::{binary, cargo, skipped, workspace_root};
-use std::path::Path;
+use astragal_tests::{binary, python_package, skipped, workspace_root};
 use std::process::Command;
-
-/// The extension module, built with the cargo that runs the tests.
-fn extension_module() -> std::path::PathBuf {
-    let root = workspace_root();
-    let status = cargo()
-        .args(["build", "-q", "-p", "astragal-python"])
-        .current_dir(&root)
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building the Python extension failed");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    target.join("debug").join("lib_astragal.so")
-}
-
-/// The package as pip would lay it out: its Python files and the module beside
-/// them, in a folder of its own (so the source folder cannot shadow it).
-fn lay_out_package(into: &Path) {
-    let package = into.join("astragal");
-    std::fs::create_dir_all(&package).unwrap();
-    let source = workspace_root().join("python").join("astragal");
-    for entry in std::fs::read_dir(&source).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_owned();
-        let keep = path
-            .extension()
-            .is_some_and(|e| e == "py" || e == "pyi" || e == "typed");
-        if keep {
-            std::fs::copy(&path, package.join(name)).unwrap();
-        }
-    }
-    std::fs::copy(extension_module(), package.join("_astragal.abi3.so")).unwrap();
-}
 
 #[test]
 fn the_python_package_passes_its_own_suite() {
@@ -54,14 +19,13 @@ fn the_python_package_passes_its_own_suite() {
         );
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    lay_out_package(dir.path());
+    let package = python_package();
     let root = workspace_root();
     let output = Command::new("python3")
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-c"])
         .arg(root.join("python").join("pyproject.toml"))
         .arg(root.join("python").join("tests"))
-        .current_dir(dir.path())
+        .current_dir(&package)
         .env("ASTRAGAL_REFEREE", binary("referee"))
         .env_remove("PYTHONPATH")
         .output()

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Random playouts per second, stepped from Python, side by side in one run:
+every astragal game through the package, and OpenSpiel's own C++ backgammon
+(``pyspiel.load_game("backgammon")``) stepped the same way; then whole playouts
+inside the engine (one call each), the PettingZoo step rate, and the games
+through their OpenSpiel wrappers.
+
+    python3 python/bench.py [--seconds 2]
+
+Each figure runs for about ``--seconds`` on one core; the table is Markdown,
+for the package's README.
+"""
+
+import argparse
+import random
+import sys
+import time
+
+import astragal
+
+
+def rate(run_one, seconds):
+    """Playouts (or steps) per second of `run_one`, which returns how many moves it
+    played; runs whole playouts until `seconds` have passed."""
+    done = moves = 0
+    start = time.perf_counter()
+    while True:
+        moves += run_one(done)
+        done += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return done / elapsed, moves / elapsed
+
+
+def astragal_from_python(game):
+    rng = random.Random(1)
+
+    def one(i):
+        state = astragal.new_game(game, seed=i)
+        moves = 0
+        while True:
+            to_act = state.to_act
+            if not to_act:
+                return moves
+            seat = to_act[0]
+            actions = state.legal_actions(seat)
+            state.play_action(actions[rng.randrange(len(actions))], seat)
+            moves += 1
+
+    return one
+
+
+def astragal_in_engine(game):
+    def one(i):
+        return astragal.new_game(game, seed=i).random_playout(i)
+
+    return one
+
+
+def openspiel_from_python(game):
+    import pyspiel
+
+    rng = random.Random(1)
+
+    def one(_):
+        state = game.new_initial_state()
+        moves = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes, probs = zip(*state.chance_outcomes())
+                state.apply_action(rng.choices(outcomes, probs)[0])
+            elif state.is_simultaneous_node():
+                state.apply_actions([rng.choice(state.legal_actions(p)) for p in range(game.num_players())])
+                moves += 1
+            else:
+                actions = state.legal_actions()
+                state.apply_action(actions[rng.randrange(len(actions))])
+                moves += 1
+        return moves
+
+    assert pyspiel
+    return one
+
+
+def pettingzoo_steps(game):
+    import numpy as np
+
+    from astragal import pettingzoo as pz
+
+    env = pz.env(game)
+    rng = np.random.default_rng(1)
+
+    def one(i):
+        env.reset(seed=i)
+        steps = 0
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            steps += 1
+        return steps
+
+    return one
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=2.0, help="time per figure (default 2)")
+    args = parser.parse_args()
+    try:
+        import pyspiel
+
+        import astragal.openspiel  # noqa: F401
+    except ImportError:
+        pyspiel = None
+        print("(OpenSpiel is not installed: pip install open_spiel; its rows are left out)", file=sys.stderr)
+
+    print(f"astragal {astragal.ENGINE_VERSION}, Python {sys.version.split()[0]}, {args.seconds} s per figure, one core\n")
+    print("| game | stepped from Python: playouts/s | moves/s | in the engine: playouts/s | PettingZoo AEC: steps/s | OpenSpiel wrapper: playouts/s |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for game in astragal.GAME_IDS:
+        py_games, py_moves = rate(astragal_from_python(game), args.seconds)
+        engine_games, _ = rate(astragal_in_engine(game), args.seconds)
+        _, pz_steps = rate(pettingzoo_steps(game), args.seconds)
+        wrapped = "-"
+        if pyspiel is not None:
+            wrapped_games, _ = rate(openspiel_from_python(pyspiel.load_game(f"astragal_{game}")), args.seconds)
+            wrapped = f"{wrapped_games:,.0f}"
+        print(f"| {game} | {py_games:,.0f} | {py_moves:,.0f} | {engine_games:,.0f} | {pz_steps:,.0f} | {wrapped} |")
+    if pyspiel is not None:
+        bg_games, bg_moves = rate(openspiel_from_python(pyspiel.load_game("backgammon")), args.seconds)
+        print(f"| OpenSpiel backgammon (C++) | {bg_games:,.0f} | {bg_moves:,.0f} | - | - | - |")
+
+
+if __name__ == "__main__":
+    main()
