@@ -206,3 +206,19 @@ def test_random_text_never_crashes_the_engine():
                 continue
             mutated.random_playout(1)
             assert mutated.is_over
+
+
+def test_the_encodings_have_the_sizes_the_readme_gives():
+    from astragal.encoding import encoder_for
+
+    def size(game, options=None, seats=None):
+        return encoder_for(astragal.new_game(game, options, seats=seats, seed=0)).size
+
+    assert size("utara") == 10 * 81 + 7 + 8 * 2 == 833
+    assert size("ur") == 53
+    assert size("uptick", "size=5") == 4 * 25 + 9
+    assert size("cuatto") == 3 * 4 * (18 + 8) + 2 * 4 + 8 == 328
+    assert size("cuatto", "length=12", 2) == 3 * 2 * (12 + 8) + 2 * 2 + 8
+    assert size("spartan") == 25
+    counts = {g: astragal.new_game(g, seed=0).action_count for g in astragal.GAME_IDS}
+    assert counts == {"utara": 2 * 81 + 3, "ur": 337, "uptick": 6 * 64 + 64 * 64, "cuatto": 18 * 26, "spartan": 3003}

@@ -25,7 +25,7 @@ except ImportError:
 
 NAME = "starter-python-search"
 # Random games per decision, shared among the legal moves (at least 4 each).
-PLAYOUTS = int(os.environ.get("SEARCH_PLAYOUTS", "400"))
+PLAYOUTS = int(os.environ.get("SEARCH_PLAYOUTS", "2000"))
 rng = random.Random()
 
 
