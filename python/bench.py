@@ -16,7 +16,7 @@ import random
 import sys
 import time
 
-import astragal
+import astragal_engine as astragal
 
 
 def rate(run_one, seconds):
@@ -85,7 +85,7 @@ def openspiel_from_python(game):
 def pettingzoo_steps(game):
     import numpy as np
 
-    from astragal import pettingzoo as pz
+    from astragal_engine import pettingzoo as pz
 
     env = pz.env(game)
     rng = np.random.default_rng(1)
@@ -112,7 +112,7 @@ def main():
     try:
         import pyspiel
 
-        import astragal.openspiel  # noqa: F401
+        import astragal_engine.openspiel  # noqa: F401
     except ImportError:
         pyspiel = None
         print("(OpenSpiel is not installed: pip install open_spiel; its rows are left out)", file=sys.stderr)

@@ -1,4 +1,4 @@
-//! `astragal._astragal`: the engine's games for Python (the package `astragal`
+//! `astragal_engine._astragal`: the engine's games for Python (the package `astragal_engine`
 //! wraps it; see `python/README.md`).
 //!
 //! One class, `State`, holds a state of any game over the typed engine, so a move
@@ -96,7 +96,7 @@ fn chance_mode(chance: &str) -> PyResult<bool> {
 }
 
 /// A state of one of the five games.
-#[pyclass(module = "astragal._astragal", name = "State")]
+#[pyclass(module = "astragal_engine._astragal", name = "State")]
 struct State {
     inner: Box<dyn AnyState>,
 }
@@ -355,7 +355,11 @@ impl State {
     }
 
     fn __repr__(&self) -> String {
-        format!("<astragal.State {} {}>", self.inner.id(), self.inner.position())
+        format!(
+            "<astragal_engine.State {} {}>",
+            self.inner.id(),
+            self.inner.position()
+        )
     }
 }
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-import astragal
-from astragal import ChanceRefused, MoveRefused, SetupFailed
+import astragal_engine as astragal
+from astragal_engine import ChanceRefused, MoveRefused, SetupFailed
 
 # Every game at its default seats, plus other seat counts and options.
 CASES = [(g, None, None) for g in astragal.GAME_IDS] + [
@@ -182,7 +182,7 @@ def test_bad_input_raises_an_error_that_names_the_problem():
 
 
 def test_random_text_never_crashes_the_engine():
-    """Deterministic fuzzing: random bytes as moves, positions and options raise
+    """Deterministic fuzzing: random text as moves, options and positions raises
     the package's errors and nothing else."""
     rng = random.Random(7)
     alphabet = "abc123=:,;/ -_xXoO\u00e9\x00"
@@ -195,6 +195,11 @@ def test_random_text_never_crashes_the_engine():
             try:
                 state.clone().play(text, seat)
             except MoveRefused:
+                pass
+            # Random options: refused cleanly or a real game.
+            try:
+                astragal.new_game(game, text.replace(";", ","), seed=1).random_playout(2)
+            except SetupFailed:
                 pass
             # A mutated position: refused cleanly or a real state.
             chars = list(base)
@@ -209,7 +214,7 @@ def test_random_text_never_crashes_the_engine():
 
 
 def test_the_encodings_have_the_sizes_the_readme_gives():
-    from astragal.encoding import encoder_for
+    from astragal_engine.encoding import encoder_for
 
     def size(game, options=None, seats=None):
         return encoder_for(astragal.new_game(game, options, seats=seats, seed=0)).size

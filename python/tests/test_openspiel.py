@@ -7,8 +7,8 @@ import pytest
 from open_spiel.python.algorithms import cfr, exploitability, mcts
 from open_spiel.python.bots import uniform_random
 
-import astragal
-import astragal.openspiel  # noqa: F401  (registers the games)
+import astragal_engine as astragal
+import astragal_engine.openspiel  # noqa: F401  (registers the games)
 
 SETTINGS = [(g, {}) for g in astragal.GAME_IDS] + [
     ("utara", {"players": 4, "options": "blocks=true,moon=half,sun=high"}),

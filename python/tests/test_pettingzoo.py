@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
-import astragal
-from astragal import pettingzoo as pz
+import astragal_engine as astragal
+from astragal_engine import pettingzoo as pz
 
 SETTINGS = [(g, None, None) for g in astragal.GAME_IDS] + [
     ("utara", "moon=dark,sun=rising,scoring=advanced", 3),

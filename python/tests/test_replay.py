@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-import astragal
+import astragal_engine as astragal
 
 GAMES = [
     ("utara", [], ["builtin:random", "builtin:greedy", "builtin:random"]),

@@ -297,8 +297,8 @@ pub fn binary(name: &str) -> std::path::PathBuf {
     dir.join(name)
 }
 
-/// A folder holding the Python package `astragal` as pip would lay it out: its
-/// Python files from `python/astragal` and the extension module built from this
+/// A folder holding the Python package `astragal_engine` as pip would lay it out:
+/// its Python files from `python/astragal_engine` and the extension module built from this
 /// workspace (with the cargo that runs the tests), so that `PYTHONPATH` set to it
 /// (or a working directory in it) imports this checkout's package and not the
 /// source folder or an installed one. Laid out once per test process.
@@ -320,12 +320,13 @@ pub fn python_package() -> std::path::PathBuf {
                 .map(std::path::PathBuf::from)
                 .unwrap_or_else(|| root.join("target"));
             let dir = target.join("debug").join("python-package");
-            let package = dir.join("astragal");
-            let _ = std::fs::remove_dir_all(&package);
+            // Only what is laid out here: nothing left from an earlier layout.
+            let _ = std::fs::remove_dir_all(&dir);
+            let package = dir.join("astragal_engine");
             std::fs::create_dir_all(&package).expect("make the package folder");
-            let source = root.join("python").join("astragal");
-            for entry in std::fs::read_dir(&source).expect("python/astragal exists") {
-                let path = entry.expect("read python/astragal").path();
+            let source = root.join("python").join("astragal_engine");
+            for entry in std::fs::read_dir(&source).expect("python/astragal_engine exists") {
+                let path = entry.expect("read python/astragal_engine").path();
                 let keep = path
                     .extension()
                     .is_some_and(|e| e == "py" || e == "pyi" || e == "typed");

@@ -18,7 +18,7 @@ import shlex
 import sys
 
 try:
-    import astragal
+    import astragal_engine as astragal
 except ImportError:
     sys.stderr.write("search_bot.py needs the astragal package: pip install ./python (from the repository)\n")
     raise

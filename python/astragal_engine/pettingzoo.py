@@ -7,7 +7,7 @@ their turns and none sees another's choice until all have chosen).
 simultaneous steps (any game works: seats not to act are ignored that step).
 
 Agents are ``seat_0``, ``seat_1``, ... Each observation is a dict with
-``observation`` (the game's numeric encoding, :mod:`astragal.encoding`) and
+``observation`` (the game's numeric encoding, :mod:`astragal_engine.encoding`) and
 ``action_mask`` (1 for each legal action number); the raw observation is in
 ``infos[agent]["observation"]``. Rewards come at the end: a seat gets the number
 of seats it beat minus the number that beat it, over ``seats - 1`` (so +1 / -1 in
@@ -242,7 +242,7 @@ class AstragalParallelEnv(_Common, ParallelEnv):
 
 
 def env(game: str, options: Options = None, seats: Optional[int] = None, render_mode: Optional[str] = None) -> AstragalEnv:
-    """An AEC environment of ``game`` (any of ``astragal.GAME_IDS``)."""
+    """An AEC environment of ``game`` (any of ``astragal_engine.GAME_IDS``)."""
     return AstragalEnv(game, options, seats, render_mode)
 
 

@@ -4,7 +4,7 @@ Importing this module registers ``astragal_utara``, ``astragal_ur``,
 ``astragal_uptick``, ``astragal_cuatto`` and ``astragal_spartan``::
 
     import pyspiel
-    import astragal.openspiel  # registers the games
+    import astragal_engine.openspiel  # registers the games
     game = pyspiel.load_game("astragal_ur")
     game = pyspiel.load_game("astragal_cuatto", {"players": 4, "options": "setup=full"})
 
@@ -18,7 +18,7 @@ Actions are the game's action numbers (see the package README). Returns are
 Observations: the observation string is the seat's observation (the protocol's
 JSON); the information state string is every observation the seat has had at
 its decisions, in order, with its own actions (perfect recall). The observation
-tensor is the numeric encoding of :mod:`astragal.encoding`.
+tensor is the numeric encoding of :mod:`astragal_engine.encoding`.
 """
 
 from __future__ import annotations

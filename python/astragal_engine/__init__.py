@@ -1,7 +1,7 @@
-"""astragal: five dice games for agents, on the engine the astragal referee uses.
+"""astragal_engine: five dice games for agents, on the engine the astragal referee uses.
 
 A forward model (:func:`new_game`, :class:`State`), PettingZoo environments
-(:mod:`astragal.pettingzoo`) and OpenSpiel games (:mod:`astragal.openspiel`).
+(:mod:`astragal_engine.pettingzoo`) and OpenSpiel games (:mod:`astragal_engine.openspiel`).
 The same game id, options, seed and moves give the same game as
 ``referee play``.
 """
