@@ -348,28 +348,68 @@ struct NewGame<'a, S> {
 impl<S: AsRef<str>> GameVisitor for NewGame<'_, S> {
     type Output = Result<Box<dyn AnyGame>, SetupError>;
     fn visit<G: Game>(self) -> Self::Output {
-        // A position says how many seats it has: the options' defaults follow it (a
-        // seat count given as well is checked against the game below).
-        let in_position = self.position.and_then(G::seats_in_position);
-        let (typed, values, seats) = resolve_setup::<G, S>(self.options, self.seats.or(in_position))?;
-        let rng = GameRng::from_seed(self.seed);
-        let game = match self.position {
-            None => G::new(&typed, seats, rng),
-            Some(text) => {
-                let game = G::from_position(&typed, text, rng)?;
-                if game.seats() != seats && self.seats.is_some() {
-                    return Err(SetupError::Seats {
-                        game: G::ID,
-                        min: game.seats(),
-                        max: game.seats(),
-                        given: seats,
-                    });
-                }
-                game
-            }
+        let setup = setup::<G, S>(self.options, self.seats, self.position, self.seed)?;
+        let game = match setup.from_position {
+            Some(game) => game,
+            None => G::new(&setup.options, setup.seats, GameRng::from_seed(self.seed)),
         };
-        Ok(Box::new(Erased::new(game, values.canonical())))
+        Ok(Box::new(Erased::new(game, setup.values.canonical())))
     }
+}
+
+/// A game's options and seats resolved, and its state when it starts from a
+/// position (see [`setup`]).
+#[derive(Debug)]
+pub struct Setup<G: Game> {
+    /// The typed options.
+    pub options: G::Options,
+    /// The checked options, for their canonical text.
+    pub values: OptionValues,
+    /// The number of seats.
+    pub seats: usize,
+    /// The state read from the position, when one was given.
+    pub from_position: Option<G>,
+}
+
+/// Resolves a game's options and seats and, when `position` is given, reads it
+/// (its chance to come from `seed` when it has no `rng` field): what every way of
+/// starting a typed game shares. A new game is then `G::new` with the resolved
+/// options and seats, and the caller's choice of chance.
+///
+/// # Errors
+/// As [`resolve_setup`], plus a position that does not parse or has other seats
+/// than `seats`.
+pub fn setup<G: Game, S: AsRef<str>>(
+    options: &[S],
+    seats: Option<usize>,
+    position: Option<&str>,
+    seed: u64,
+) -> Result<Setup<G>, SetupError> {
+    // A position says how many seats it has: the options' defaults follow it (a
+    // seat count given as well is checked against the game below).
+    let in_position = position.and_then(G::seats_in_position);
+    let (typed, values, n) = resolve_setup::<G, S>(options, seats.or(in_position))?;
+    let from_position = match position {
+        None => None,
+        Some(text) => {
+            let game = G::from_position(&typed, text, GameRng::from_seed(seed))?;
+            if game.seats() != n && seats.is_some() {
+                return Err(SetupError::Seats {
+                    game: G::ID,
+                    min: game.seats(),
+                    max: game.seats(),
+                    given: n,
+                });
+            }
+            Some(game)
+        }
+    };
+    Ok(Setup {
+        options: typed,
+        values,
+        seats: n,
+        from_position,
+    })
 }
 
 /// Starts game `id` with options (`key=value` each), a seat count (the game's

@@ -34,6 +34,8 @@ __all__ = [
     "from_position",
     "games",
     "new_game",
+    "option_value",
+    "rewards_of",
 ]
 
 Options = Union[None, str, Mapping[str, Any], Iterable[str]]
@@ -68,6 +70,24 @@ def option_texts(options: Options) -> List[str]:
             raise SetupFailed(f"an option is a 'key=value' text, not {type(item).__name__}")
         texts.append(item)
     return texts
+
+
+def option_value(texts: Iterable[str], key: str) -> Optional[str]:
+    """The value of ``key`` among ``key=value`` texts (a state's ``options``), or
+    ``None``."""
+    for pair in texts:
+        k, _, value = pair.partition("=")
+        if k == key:
+            return value
+    return None
+
+
+def rewards_of(outcome: Mapping[str, Any]) -> List[float]:
+    """What a finished game is worth to each seat: (seats it beat - seats that beat
+    it) / (seats - 1). +1 / -1 in a two-seat game, 0 for a draw; they sum to 0."""
+    ranks = outcome["ranks"]
+    n = len(ranks)
+    return [sum((r < other) - (r > other) for other in ranks) / max(n - 1, 1) for r in ranks]
 
 
 def _seed(seed: Optional[int]) -> int:

@@ -10,11 +10,11 @@ docstring; ``Encoder.names`` names every entry.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List
 
 import numpy as np
 
-from . import State
+from . import State, option_value
 
 
 def _cell_index(cell: str, width: int) -> int:
@@ -273,14 +273,6 @@ class SpartanEncoder(Encoder):
         return v
 
 
-def _option(options: Sequence[str], key: str, default: str) -> str:
-    for pair in options:
-        k, _, value = pair.partition("=")
-        if k == key:
-            return value
-    return default
-
-
 def encoder_for(state: State) -> Encoder:
     """The encoder of a state's game, options and seats."""
     game, options, seats = state.game, state.options, state.seats
@@ -291,7 +283,7 @@ def encoder_for(state: State) -> Encoder:
         width, height = o["sky"]
         return UtaraEncoder(width, height, seats)
     if game == "uptick":
-        return UptickEncoder(int(_option(options, "size", "8")), int(_option(options, "reserve", "8")))
+        return UptickEncoder(int(option_value(options, "size") or 8), int(option_value(options, "reserve") or 8))
     if game == "cuatto":
         return CuattoEncoder(state.observation(0)["length"], seats)
     if game == "spartan":

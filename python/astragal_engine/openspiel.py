@@ -28,23 +28,14 @@ from typing import Dict, List, Optional
 import numpy as np
 import pyspiel
 
-from . import GAME_IDS, MoveRefused, State, games, new_game, option_texts
+from . import GAME_IDS, MoveRefused, State, games, new_game, option_texts, option_value, rewards_of
 from .encoding import encoder_for
-from .pettingzoo import rewards_of
 
 # Decisions per turn at most, times the game's `max_turns`: OpenSpiel's bound on
 # a game's length (a simultaneous step counts once). Checked by the random
 # simulations in the tests.
 _DECISIONS_PER_TURN = {"utara": 2, "ur": 2, "uptick": 1, "cuatto": 4, "spartan": 4}
 _MAX_TURNS = {info["id"]: next(int(o["default"]) for o in info["options"] if o["name"] == "max_turns") for info in games()}
-
-
-def _option(texts: List[str], key: str) -> Optional[str]:
-    for pair in texts:
-        k, _, value = pair.partition("=")
-        if k == key:
-            return value
-    return None
 
 
 def _game_type(info: dict) -> pyspiel.GameType:
@@ -81,7 +72,7 @@ class AstragalGame(pyspiel.Game):
         # A probe state: the options are checked here, and it gives the sizes.
         probe = new_game(game_id, self.options, seats=seats, seed=0, chance="explicit")
         self.encoder = encoder_for(probe)
-        max_turns = int(_option(probe.options, "max_turns") or _MAX_TURNS[game_id])
+        max_turns = int(option_value(probe.options, "max_turns") or _MAX_TURNS[game_id])
         game_info = pyspiel.GameInfo(
             num_distinct_actions=probe.action_count,
             max_chance_outcomes=probe.max_chance_outcomes,

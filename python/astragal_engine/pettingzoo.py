@@ -25,21 +25,10 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 
-from . import GAME_IDS, MoveRefused, Options, State, new_game, option_texts
+from . import GAME_IDS, MoveRefused, Options, State, new_game, option_texts, rewards_of
 from .encoding import encoder_for
 
 __all__ = ["AstragalEnv", "AstragalParallelEnv", "env", "parallel_env", "rewards_of"]
-
-
-def rewards_of(outcome: Dict[str, Any]) -> List[float]:
-    """End-of-game rewards from an outcome: (seats beaten - seats that beat it) /
-    (seats - 1)."""
-    ranks = outcome["ranks"]
-    n = len(ranks)
-    return [
-        sum((r < other) - (r > other) for other in ranks) / max(n - 1, 1)
-        for r in ranks
-    ]
 
 
 class _Common:
@@ -72,11 +61,19 @@ class _Common:
         self.state_: Optional[State] = None
         self._seed_rng = np.random.default_rng()
 
+    # The same space object each time, as PettingZoo's tests require (and so that
+    # seeding a space sticks).
+    @functools.lru_cache(maxsize=None)
     def observation_space(self, agent: str) -> spaces.Space:
         return self._observation_spaces[agent]
 
+    @functools.lru_cache(maxsize=None)
     def action_space(self, agent: str) -> spaces.Space:
         return self._action_spaces[agent]
+
+    def _illegal(self, seat: int) -> Dict[str, float]:
+        """Rewards when `seat` plays an illegal action: it loses, the others share."""
+        return {a: -1.0 if self.agent_seat[a] == seat else 1.0 / max(self.seats - 1, 1) for a in self.possible_agents}
 
     def _new_state(self, seed: Optional[int]) -> State:
         if seed is not None:
@@ -118,14 +115,6 @@ class AstragalEnv(_Common, AECEnv):
         self._setup(game, options, seats, render_mode)
         self.metadata = dict(self.metadata, name=f"astragal_{game}_v0")
 
-    @functools.lru_cache(maxsize=None)
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self._observation_spaces[agent]
-
-    @functools.lru_cache(maxsize=None)
-    def action_space(self, agent: str) -> spaces.Space:
-        return self._action_spaces[agent]
-
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
         self.state_ = self._new_state(seed)
         self.agents = self.possible_agents[:]
@@ -155,7 +144,8 @@ class AstragalEnv(_Common, AECEnv):
         try:
             self.state_.play_action(int(action), seat)
         except MoveRefused:
-            self._end_illegal(seat)
+            self.rewards = self._illegal(seat)
+            self.terminations = {a: True for a in self.agents}
         else:
             outcome = self.state_.outcome()
             if outcome is not None:
@@ -172,12 +162,6 @@ class AstragalEnv(_Common, AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def _end_illegal(self, seat: int) -> None:
-        others = self.seats - 1
-        for a in self.agents:
-            self.rewards[a] = -1.0 if self.agent_seat[a] == seat else 1.0 / max(others, 1)
-            self.terminations[a] = True
-
 
 class AstragalParallelEnv(_Common, ParallelEnv):
     """A parallel environment of one game (see the module's docstring)."""
@@ -188,14 +172,6 @@ class AstragalParallelEnv(_Common, ParallelEnv):
         self._setup(game, options, seats, render_mode)
         self.metadata = dict(self.metadata, name=f"astragal_{game}_parallel_v0")
         self.agents: List[str] = []
-
-    @functools.lru_cache(maxsize=None)
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self._observation_spaces[agent]
-
-    @functools.lru_cache(maxsize=None)
-    def action_space(self, agent: str) -> spaces.Space:
-        return self._action_spaces[agent]
 
     def _infos(self) -> Dict[str, dict]:
         return {a: {"observation": self.state_.observation(self.agent_seat[a])} for a in self.agents}
@@ -223,9 +199,8 @@ class AstragalParallelEnv(_Common, ParallelEnv):
                 illegal = seat
                 break
         if illegal is not None:
-            for a in self.agents:
-                rewards[a] = -1.0 if self.agent_seat[a] == illegal else 1.0 / max(self.seats - 1, 1)
-                terminations[a] = True
+            rewards = self._illegal(illegal)
+            terminations = {a: True for a in self.agents}
         else:
             outcome = self.state_.outcome()
             if outcome is not None:

@@ -103,13 +103,7 @@ struct State {
 
 impl State {
     fn check_seat(&self, seat: Seat) -> PyResult<Seat> {
-        if seat >= self.inner.seats() {
-            return Err(MoveRefused::new_err(format!(
-                "there is no seat {seat}: {} has seats 0 to {}",
-                self.inner.id(),
-                self.inner.seats() - 1
-            )));
-        }
+        state::check_seat(self.inner.id(), self.inner.seats(), seat).map_err(refused)?;
         Ok(seat)
     }
 

@@ -2,7 +2,6 @@
 //! underneath, so moves are checked and numbered without going through text.
 
 use crate::actions::Actions;
-use engine::registry::resolve_setup;
 use engine::{ExplicitChance, Game, GameRng, Outcome, Seat, SetupError};
 use std::fmt::Write as _;
 
@@ -82,32 +81,17 @@ impl<G: Actions> Typed<G> {
         position: Option<&str>,
         explicit: bool,
     ) -> Result<Typed<G>, SetupError> {
-        let in_position = position.and_then(G::seats_in_position);
-        let (typed, values, n) = resolve_setup::<G, String>(options, seats.or(in_position))?;
-        let dice = match (position, explicit) {
-            (None, false) => Dice::Seeded(G::new(&typed, n, GameRng::from_seed(seed))),
-            (None, true) => Dice::Explicit(ExplicitChance::new(&typed, n)),
-            (Some(text), _) => {
-                let game = G::from_position(&typed, text, GameRng::from_seed(seed))?;
-                if seats.is_some_and(|s| s != game.seats()) {
-                    return Err(SetupError::Seats {
-                        game: G::ID,
-                        min: game.seats(),
-                        max: game.seats(),
-                        given: n,
-                    });
-                }
-                if explicit {
-                    Dice::Explicit(ExplicitChance::from_state(game))
-                } else {
-                    Dice::Seeded(game)
-                }
-            }
+        let setup = engine::registry::setup::<G, String>(options, seats, position, seed)?;
+        let dice = match (setup.from_position, explicit) {
+            (Some(game), false) => Dice::Seeded(game),
+            (Some(game), true) => Dice::Explicit(ExplicitChance::from_state(game)),
+            (None, false) => Dice::Seeded(G::new(&setup.options, setup.seats, GameRng::from_seed(seed))),
+            (None, true) => Dice::Explicit(ExplicitChance::new(&setup.options, setup.seats)),
         };
         Ok(Typed {
             dice,
-            options: typed,
-            canonical: values.canonical(),
+            options: setup.options,
+            canonical: setup.values.canonical(),
             moves: Vec::new(),
             moves_of: None,
         })
@@ -150,14 +134,7 @@ impl<G: Actions> Typed<G> {
     }
 
     fn check_seat(&self, seat: Seat) -> Result<(), Refused> {
-        if seat >= self.game().seats() {
-            return Err(Refused::Move(format!(
-                "there is no seat {seat}: {} has seats 0 to {}",
-                G::ID,
-                self.game().seats() - 1
-            )));
-        }
-        Ok(())
+        check_seat(G::ID, self.game().seats(), seat)
     }
 
     fn play_move(&mut self, seat: Seat, mv: &G::Move) -> Result<(), Refused> {
@@ -359,6 +336,17 @@ impl<G: Actions> AnyState for Typed<G> {
     fn clone_box(&self) -> Box<dyn AnyState> {
         Box::new(self.clone())
     }
+}
+
+/// Refuses a seat the game does not have.
+pub fn check_seat(game: &str, seats: usize, seat: Seat) -> Result<(), Refused> {
+    if seat >= seats {
+        return Err(Refused::Move(format!(
+            "there is no seat {seat}: {game} has seats 0 to {}",
+            seats - 1
+        )));
+    }
+    Ok(())
 }
 
 fn not_legal_action<G: Game>(seat: Seat, action: usize, legal: usize) -> Refused {

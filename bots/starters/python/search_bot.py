@@ -39,13 +39,6 @@ def parse(line):
     return (words[0] if words else ""), fields
 
 
-def value(outcome, seat):
-    """What a finished game is worth to `seat`: +1 first alone, -1 last alone."""
-    ranks = outcome["ranks"]
-    mine = ranks[seat]
-    return sum((mine < r) - (mine > r) for r in ranks) / max(len(ranks) - 1, 1)
-
-
 def choose(game, options, seats, seat, obs, legal):
     if len(legal) == 1:
         return legal[0]
@@ -60,7 +53,8 @@ def choose(game, options, seats, seat, obs, legal):
             world = known.determinize(seat, rng.getrandbits(64))
             world.play(move, seat)
             world.random_playout(rng.getrandbits(64))
-            total += value(world.outcome(), seat)
+            # +1 for first alone, -1 for last alone (astragal_engine.rewards_of).
+            total += astragal.rewards_of(world.outcome())[seat]
         if total / per_move > best_score:
             best, best_score = move, total / per_move
     return best
