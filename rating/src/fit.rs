@@ -95,6 +95,9 @@ pub struct Results {
     /// Each group's rankings (mirrored games share their dice, so a group is the
     /// unit that is independent), for the clustered covariance.
     groups: HashMap<i64, Vec<(u128, f64)>>,
+    /// Groups added already counted ([`Results::add_groups`]): their rankings
+    /// (sorted, weights as bits) and how many groups had them.
+    counted_groups: HashMap<Vec<(u128, u64)>, f64>,
     /// Games added with their group.
     grouped: u64,
 }
@@ -112,6 +115,7 @@ impl Results {
             games: vec![0; players],
             total: 0,
             groups: HashMap::new(),
+            counted_groups: HashMap::new(),
             grouped: 0,
         }
     }
@@ -155,6 +159,40 @@ impl Results {
         self.add_to(Some(group), players, ranks)
     }
 
+    /// Adds `count` groups alike, each of the games `(players, ranks)` (as
+    /// [`Results::add_in_group`] would one by one): what a store that counts
+    /// groups by their results holds. The fit is the same as from the games one
+    /// by one, to rounding.
+    ///
+    /// # Errors
+    /// As [`Results::add`], for any of the games; nothing is added then.
+    pub fn add_groups(&mut self, games: &[(&[u32], &[u32])], count: u64) -> Result<(), ResultError> {
+        let mut sig: Vec<(u128, f64)> = Vec::with_capacity(games.len() * 2);
+        for (players, ranks) in games {
+            self.check(players, ranks)?;
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        let times = count as f64;
+        for (players, ranks) in games {
+            for &p in *players {
+                self.games[p as usize] += count;
+            }
+            Self::expand(players, ranks, |key, weight| sig.push((key, weight)));
+        }
+        for &(key, weight) in &sig {
+            *self.orders.entry(key).or_default() += weight * times;
+        }
+        let added = count * games.len() as u64;
+        self.total += added;
+        self.grouped += added;
+        let mut sig: Vec<(u128, u64)> = sig.into_iter().map(|(k, w)| (k, w.to_bits())).collect();
+        sig.sort_unstable();
+        *self.counted_groups.entry(sig).or_default() += times;
+        Ok(())
+    }
+
     fn put(&mut self, group: Option<i64>, key: u128, weight: f64) {
         *self.orders.entry(key).or_default() += weight;
         if let Some(g) = group {
@@ -163,6 +201,18 @@ impl Results {
     }
 
     fn add_to(&mut self, group: Option<i64>, players: &[u32], ranks: &[u32]) -> Result<(), ResultError> {
+        self.check(players, ranks)?;
+        for &p in players {
+            self.games[p as usize] += 1;
+        }
+        self.total += 1;
+        self.grouped += u64::from(group.is_some());
+        Self::expand(players, ranks, |key, weight| self.put(group, key, weight));
+        Ok(())
+    }
+
+    /// Whether a game can enter the fit.
+    fn check(&self, players: &[u32], ranks: &[u32]) -> Result<(), ResultError> {
         let m = players.len();
         if ranks.len() != m {
             return Err(ResultError::Mismatch {
@@ -184,23 +234,25 @@ impl Results {
                 return Err(ResultError::Duplicate(p));
             }
         }
-        for &p in players {
-            self.games[p as usize] += 1;
-        }
-        self.total += 1;
-        self.grouped += u64::from(group.is_some());
+        Ok(())
+    }
+
+    /// A checked game's rankings with their weights (a tie is each of its
+    /// orders, weighted alike), to `put`.
+    fn expand(players: &[u32], ranks: &[u32], mut put: impl FnMut(u128, f64)) {
+        let m = players.len();
         // The common case without allocation: two players.
         if m == 2 {
             let (a, b) = (players[0], players[1]);
             match ranks[0].cmp(&ranks[1]) {
-                std::cmp::Ordering::Less => self.put(group, pack(&[a, b]), 1.0),
-                std::cmp::Ordering::Greater => self.put(group, pack(&[b, a]), 1.0),
+                std::cmp::Ordering::Less => put(pack(&[a, b]), 1.0),
+                std::cmp::Ordering::Greater => put(pack(&[b, a]), 1.0),
                 std::cmp::Ordering::Equal => {
-                    self.put(group, pack(&[a, b]), 0.5);
-                    self.put(group, pack(&[b, a]), 0.5);
+                    put(pack(&[a, b]), 0.5);
+                    put(pack(&[b, a]), 0.5);
                 }
             }
-            return Ok(());
+            return;
         }
         let mut by_rank = [(0u32, 0u32); MAX_SEATS];
         for s in 0..m {
@@ -213,8 +265,8 @@ impl Results {
             for s in 0..m {
                 order[s] = by_rank[s].1;
             }
-            self.put(group, pack(&order[..m]), 1.0);
-            return Ok(());
+            put(pack(&order[..m]), 1.0);
+            return;
         }
         let mut seats: Vec<usize> = (0..m).collect();
         seats.sort_by_key(|&s| ranks[s]);
@@ -243,9 +295,8 @@ impl Results {
             i = j;
         }
         for o in &orders {
-            self.put(group, pack(o), weight);
+            put(pack(o), weight);
         }
-        Ok(())
     }
 
     /// Log-likelihood (with the prior) at `theta` (natural units), and when `derivs`
@@ -368,7 +419,7 @@ impl Results {
         let classes = crate::separation::classify(n, orders.iter().map(|o| o.0), &self.games);
         let separated = classes.separated.clone();
         let cov_nat = match cholesky(&info, n).map(|c| chol_inverse(&c, n)) {
-            Some(inverse) if self.grouped == self.total && self.groups.len() > 1 => {
+            Some(inverse) if self.grouped == self.total && self.group_count() > 1.0 => {
                 // Clustered, unless some player's groups all scored alike (every pair
                 // split 1–1, say): their spread then reads as none at all, which no
                 // finite number of groups can show, so the games count as independent.
@@ -425,7 +476,7 @@ impl Results {
     /// groups can show, and the games are better counted as independent.
     fn clustered(&self, inverse: &[f64], theta: &[f64], info: &[f64]) -> Option<Vec<f64>> {
         let n = self.players;
-        let mut kinds: HashMap<Vec<(u128, u64)>, f64> = HashMap::new();
+        let mut kinds: HashMap<Vec<(u128, u64)>, f64> = self.counted_groups.clone();
         for games in self.groups.values() {
             let mut sig: Vec<(u128, u64)> = games.iter().map(|&(k, w)| (k, w.to_bits())).collect();
             sig.sort_unstable();
@@ -462,11 +513,18 @@ impl Results {
         if (0..n).any(|i| self.games[i] > 0 && meat[i * n + i] <= 1e-9 * info[i * n + i]) {
             return None;
         }
-        let groups = self.groups.len() as f64;
+        let groups = self.group_count();
         let half = mat_mul(inverse, &meat, n);
         let mut cov = mat_mul(&half, inverse, n);
         cov.iter_mut().for_each(|c| *c *= groups / (groups - 1.0));
         Some(cov)
+    }
+}
+
+impl Results {
+    /// Groups added, one by one or counted.
+    fn group_count(&self) -> f64 {
+        self.groups.len() as f64 + self.counted_groups.values().sum::<f64>()
     }
 }
 

@@ -10,6 +10,7 @@
 //! | [`order`] | a finishing order as one integer key |
 //! | [`fit`] | maximum-likelihood Elo (Plackett–Luce), intervals clustered by group |
 //! | [`separation`] | which bots have no finite rating (never won, never lost) |
+//! | [`shape`] | a finished group's results as a key, to count groups by |
 //! | [`standings`] | tables of ratings, scores and mirrored pairs from [`GameResult`]s |
 //! | [`schedule`] | which bots meet next |
 //! | [`sprt`] | pentanomial statistics, the GSPRT and its stopping-aware estimate |
@@ -21,6 +22,7 @@ pub mod fit;
 pub mod order;
 pub mod schedule;
 pub mod separation;
+pub mod shape;
 pub mod sprt;
 pub mod standings;
 

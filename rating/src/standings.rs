@@ -1,6 +1,7 @@
 //! Standings: ratings, scores and mirrored-pair statistics from stored results.
 
 use crate::fit::{Anchor, Ratings, Results, Separation};
+use crate::shape::GroupShape;
 use crate::sprt::{EloEstimate, Pentanomial};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -123,166 +124,289 @@ pub fn compute<R: AsRef<GameResult>>(
     seats: usize,
     anchor: Option<(&str, f64)>,
 ) -> Result<Standings, String> {
-    let index: HashMap<i64, usize> = bots.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
-    let n = bots.len();
-    let mut fit_input = Results::new(n);
-    let mut rows: Vec<Standing> = bots
-        .iter()
-        .map(|(_, name)| Standing {
-            rank: 0,
-            name: name.clone(),
-            elo: 0.0,
-            ci95: 0.0,
-            games: 0,
-            score: 0.0,
-            wins: 0,
-            draws: 0,
-            losses: 0,
-            avg_rank: 0.0,
-            forfeits: 0,
-            separated: None,
-        })
-        .collect();
-    let mut points = vec![0.0; n];
-    let mut rank_sum = vec![0u64; n];
-    // group -> (bot a, half-points of a, games seen); a is the lower index.
-    let mut pair_groups: HashMap<i64, (usize, usize, usize, u32)> = HashMap::new();
-    let mut players = Vec::with_capacity(seats);
+    let mut counts = Counts::new(bots, seats);
     for r in results {
-        let r: &GameResult = r.as_ref();
+        counts.add_game(r.as_ref())?;
+    }
+    counts.standings(anchor)
+}
+
+/// What the standings count, added a game at a time or as finished groups
+/// counted by their shape ([`GroupShape`]): both give the same standings, to
+/// rounding.
+#[derive(Debug)]
+pub struct Counts<'a> {
+    bots: &'a [(i64, String)],
+    seats: usize,
+    index: HashMap<i64, usize>,
+    fit_input: Results,
+    rows: Vec<Standing>,
+    points: Vec<f64>,
+    rank_sum: Vec<u64>,
+    /// group -> (bot a, half-points of a, games seen); a is the lower index.
+    pair_groups: HashMap<i64, (usize, usize, usize, u32)>,
+    /// Mirrored pairs of groups added by shape.
+    counted_pairs: HashMap<(usize, usize), Pentanomial>,
+    games: u64,
+    players: Vec<u32>,
+}
+
+impl<'a> Counts<'a> {
+    /// Nothing counted yet, among `bots` (id, name), of `seats`-seat games.
+    pub fn new(bots: &'a [(i64, String)], seats: usize) -> Counts<'a> {
+        let rows = bots
+            .iter()
+            .map(|(_, name)| Standing {
+                rank: 0,
+                name: name.clone(),
+                elo: 0.0,
+                ci95: 0.0,
+                games: 0,
+                score: 0.0,
+                wins: 0,
+                draws: 0,
+                losses: 0,
+                avg_rank: 0.0,
+                forfeits: 0,
+                separated: None,
+            })
+            .collect();
+        Counts {
+            bots,
+            seats,
+            index: bots.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect(),
+            fit_input: Results::new(bots.len()),
+            rows,
+            points: vec![0.0; bots.len()],
+            rank_sum: vec![0; bots.len()],
+            pair_groups: HashMap::new(),
+            counted_pairs: HashMap::new(),
+            games: 0,
+            players: Vec::with_capacity(seats),
+        }
+    }
+
+    /// Bot ids as indices into `bots`.
+    fn players_of(
+        &self,
+        ids: impl Iterator<Item = i64>,
+        what: impl Fn() -> String,
+    ) -> Result<Vec<u32>, String> {
+        ids.map(|id| {
+            self.index
+                .get(&id)
+                .map(|&i| i as u32)
+                .ok_or_else(|| format!("{} names bot id {id}, not an entrant", what()))
+        })
+        .collect()
+    }
+
+    /// Counts one game.
+    ///
+    /// # Errors
+    /// It names a bot not in `bots`, or the fit refuses it.
+    pub fn add_game(&mut self, r: &GameResult) -> Result<(), String> {
+        let mut players = std::mem::take(&mut self.players);
         players.clear();
         for id in &r.bots {
-            let &i = index
+            let &i = self
+                .index
                 .get(id)
                 .ok_or_else(|| format!("game {} names bot id {id}, not an entrant", r.id))?;
             players.push(i as u32);
         }
-        fit_input
+        self.fit_input
             .add_in_group(r.group_id, &players, &r.ranks)
             .map_err(|e| format!("game {}: {e}", r.id))?;
-        let m = r.ranks.len();
-        let firsts = r.ranks.iter().filter(|&&x| x == 1).count();
-        for (s, &p) in players.iter().enumerate() {
-            let p = p as usize;
-            let rank = r.ranks[s];
-            let row = &mut rows[p];
-            row.games += 1;
-            match (rank, firsts) {
-                (1, 1) => row.wins += 1,
-                (1, _) => row.draws += 1,
-                _ => row.losses += 1,
-            }
-            rank_sum[p] += u64::from(rank);
-            // Places shared by a tie are split: the average of the places they cover.
-            let tied = r.ranks.iter().filter(|&&x| x == rank).count();
-            let place = f64::from(rank) + (tied as f64 - 1.0) / 2.0;
-            points[p] += (m as f64 - place) / (m as f64 - 1.0);
-            if r.forfeit && rank as usize == m {
-                row.forfeits += 1;
-            }
-        }
-        if m == 2 {
+        self.count_places(&players, &r.ranks, r.forfeit, 1);
+        if r.ranks.len() == 2 {
             let (a, b) = (
                 players[0].min(players[1]) as usize,
                 players[0].max(players[1]) as usize,
             );
-            let a_seat = usize::from(players[0] as usize != a);
-            let half = match r.ranks[a_seat].cmp(&r.ranks[1 - a_seat]) {
-                std::cmp::Ordering::Less => 2,
-                std::cmp::Ordering::Equal => 1,
-                std::cmp::Ordering::Greater => 0,
-            };
-            let e = pair_groups.entry(r.group_id).or_insert((a, b, 0, 0));
+            let half = Self::half_points_of(a, &players, &r.ranks);
+            let e = self.pair_groups.entry(r.group_id).or_insert((a, b, 0, 0));
             e.2 += half;
             e.3 += 1;
         }
+        self.players = players;
+        Ok(())
     }
-    let anchor_spec = match anchor {
-        None => (Anchor::Mean(0.0), "the average rating is 0".to_owned()),
-        Some((name, elo)) => {
-            let i = bots
-                .iter()
-                .position(|(_, n)| n == name)
-                .ok_or_else(|| format!("anchor {name:?} is not an entrant"))?;
-            (Anchor::Player(i, elo), format!("{name} is fixed at {elo}"))
+
+    /// Counts `count` finished groups of one shape.
+    ///
+    /// # Errors
+    /// It names a bot not in `bots`, or the fit refuses one of its games.
+    pub fn add_groups(&mut self, shape: &GroupShape, count: u64) -> Result<(), String> {
+        let games: Vec<(Vec<u32>, Vec<u32>, bool)> = shape
+            .games
+            .iter()
+            .map(|g| {
+                let players = self.players_of(g.seats.iter().map(|s| s.0), || {
+                    format!("a group of shape {shape}")
+                })?;
+                Ok((players, g.seats.iter().map(|s| s.1).collect(), g.forfeit))
+            })
+            .collect::<Result<_, String>>()?;
+        let fit_games: Vec<(&[u32], &[u32])> = games.iter().map(|(p, r, _)| (&p[..], &r[..])).collect();
+        self.fit_input
+            .add_groups(&fit_games, count)
+            .map_err(|e| format!("a group of shape {shape}: {e}"))?;
+        for (players, ranks, forfeit) in &games {
+            self.count_places(players, ranks, *forfeit, count);
         }
-    };
-    let fit: Ratings = fit_input.fit(anchor_spec.0);
-    let mut anchor_spec = anchor_spec;
-    if let Anchor::Player(i, elo) = anchor_spec.0
-        && fit.separated[i].is_some()
-    {
-        // A separated bot has no rating to fix: its bound is what is placed there.
-        anchor_spec.1 = format!("the bound of {} is fixed at {elo}", bots[i].1);
-    }
-    for (i, row) in rows.iter_mut().enumerate() {
-        row.elo = fit.elo[i];
-        row.ci95 = fit.interval95(i);
-        row.separated = fit.separated[i];
-        row.score = 100.0 * points[i] / row.games.max(1) as f64;
-        row.avg_rank = rank_sum[i] as f64 / row.games.max(1) as f64;
-    }
-    let mut pentas: HashMap<(usize, usize), Pentanomial> = HashMap::new();
-    for &(a, b, half, count) in pair_groups.values() {
-        if count == 2 {
-            pentas.entry((a, b)).or_default().add(half);
-        }
-    }
-    let mut pair_keys: Vec<(usize, usize)> = pentas.keys().copied().collect();
-    pair_keys.sort_unstable();
-    let ranked = fit.order();
-    let pairs = pair_keys
-        .into_iter()
-        .map(|(a, b)| {
-            let p = pentas[&(a, b)];
-            // Show the stronger side first.
-            let place = |i: usize| ranked.iter().position(|&r| r == i);
-            let (a, b, p) = if place(a) <= place(b) {
-                (a, b, p)
-            } else {
-                (b, a, p.reversed())
-            };
-            let (d, se) = fit.difference(a, b);
-            let side = |i: usize| match fit.separated[i] {
-                Some(Separation::NeverLost) => 1,
-                Some(Separation::NeverWon) => -1,
-                None => 0,
-            };
-            let fit_bound = match (fit.separated[a].or(fit.separated[b]), side(a) - side(b)) {
-                (None, _) => None,
-                (Some(_), s) if s > 0 => Some("at_least"),
-                (Some(_), s) if s < 0 => Some("at_most"),
-                (Some(_), _) => Some("none"),
-            };
-            PairStanding {
-                a: bots[a].1.clone(),
-                b: bots[b].1.clone(),
-                pentanomial: p,
-                pairs_elo: p.elo(),
-                fit_elo: d,
-                fit_se: se,
-                fit_bound,
-                los: fit.los(a, b),
+        if let [(p0, r0, _), (p1, r1, _)] = &games[..]
+            && r0.len() == 2
+        {
+            let (a, b) = (p0[0].min(p0[1]) as usize, p0[0].max(p0[1]) as usize);
+            if (p1[0].min(p1[1]) as usize, p1[0].max(p1[1]) as usize) == (a, b) {
+                let half = Self::half_points_of(a, p0, r0) + Self::half_points_of(a, p1, r1);
+                self.counted_pairs.entry((a, b)).or_default().counts[half] += count;
             }
+        }
+        Ok(())
+    }
+
+    /// Half-points of player `a` in a two-seat game.
+    fn half_points_of(a: usize, players: &[u32], ranks: &[u32]) -> usize {
+        let a_seat = usize::from(players[0] as usize != a);
+        match ranks[a_seat].cmp(&ranks[1 - a_seat]) {
+            std::cmp::Ordering::Less => 2,
+            std::cmp::Ordering::Equal => 1,
+            std::cmp::Ordering::Greater => 0,
+        }
+    }
+
+    /// Counts a game's places `times` times.
+    fn count_places(&mut self, players: &[u32], ranks: &[u32], forfeit: bool, times: u64) {
+        let m = ranks.len();
+        let firsts = ranks.iter().filter(|&&x| x == 1).count();
+        self.games += times;
+        for (s, &p) in players.iter().enumerate() {
+            let p = p as usize;
+            let rank = ranks[s];
+            let row = &mut self.rows[p];
+            row.games += times;
+            match (rank, firsts) {
+                (1, 1) => row.wins += times,
+                (1, _) => row.draws += times,
+                _ => row.losses += times,
+            }
+            self.rank_sum[p] += u64::from(rank) * times;
+            // Places shared by a tie are split: the average of the places they cover.
+            let tied = ranks.iter().filter(|&&x| x == rank).count();
+            let place = f64::from(rank) + (tied as f64 - 1.0) / 2.0;
+            self.points[p] += times as f64 * (m as f64 - place) / (m as f64 - 1.0);
+            if forfeit && rank as usize == m {
+                row.forfeits += times;
+            }
+        }
+    }
+
+    /// The standings of what was counted.
+    ///
+    /// # Errors
+    /// An anchor that is not an entrant.
+    pub fn standings(self, anchor: Option<(&str, f64)>) -> Result<Standings, String> {
+        let Counts {
+            bots,
+            seats,
+            fit_input,
+            mut rows,
+            points,
+            rank_sum,
+            pair_groups,
+            counted_pairs,
+            games,
+            ..
+        } = self;
+        let anchor_spec = match anchor {
+            None => (Anchor::Mean(0.0), "the average rating is 0".to_owned()),
+            Some((name, elo)) => {
+                let i = bots
+                    .iter()
+                    .position(|(_, n)| n == name)
+                    .ok_or_else(|| format!("anchor {name:?} is not an entrant"))?;
+                (Anchor::Player(i, elo), format!("{name} is fixed at {elo}"))
+            }
+        };
+        let fit: Ratings = fit_input.fit(anchor_spec.0);
+        let mut anchor_spec = anchor_spec;
+        if let Anchor::Player(i, elo) = anchor_spec.0
+            && fit.separated[i].is_some()
+        {
+            // A separated bot has no rating to fix: its bound is what is placed there.
+            anchor_spec.1 = format!("the bound of {} is fixed at {elo}", bots[i].1);
+        }
+        for (i, row) in rows.iter_mut().enumerate() {
+            row.elo = fit.elo[i];
+            row.ci95 = fit.interval95(i);
+            row.separated = fit.separated[i];
+            row.score = 100.0 * points[i] / row.games.max(1) as f64;
+            row.avg_rank = rank_sum[i] as f64 / row.games.max(1) as f64;
+        }
+        let mut pentas: HashMap<(usize, usize), Pentanomial> = counted_pairs;
+        for &(a, b, half, count) in pair_groups.values() {
+            if count == 2 {
+                pentas.entry((a, b)).or_default().add(half);
+            }
+        }
+        let mut pair_keys: Vec<(usize, usize)> = pentas.keys().copied().collect();
+        pair_keys.sort_unstable();
+        let ranked = fit.order();
+        let pairs = pair_keys
+            .into_iter()
+            .map(|(a, b)| {
+                let p = pentas[&(a, b)];
+                // Show the stronger side first.
+                let place = |i: usize| ranked.iter().position(|&r| r == i);
+                let (a, b, p) = if place(a) <= place(b) {
+                    (a, b, p)
+                } else {
+                    (b, a, p.reversed())
+                };
+                let (d, se) = fit.difference(a, b);
+                let side = |i: usize| match fit.separated[i] {
+                    Some(Separation::NeverLost) => 1,
+                    Some(Separation::NeverWon) => -1,
+                    None => 0,
+                };
+                let fit_bound = match (fit.separated[a].or(fit.separated[b]), side(a) - side(b)) {
+                    (None, _) => None,
+                    (Some(_), s) if s > 0 => Some("at_least"),
+                    (Some(_), s) if s < 0 => Some("at_most"),
+                    (Some(_), _) => Some("none"),
+                };
+                PairStanding {
+                    a: bots[a].1.clone(),
+                    b: bots[b].1.clone(),
+                    pentanomial: p,
+                    pairs_elo: p.elo(),
+                    fit_elo: d,
+                    fit_se: se,
+                    fit_bound,
+                    los: fit.los(a, b),
+                }
+            })
+            .collect();
+        let mut order: Vec<usize> = fit.order();
+        order.retain(|&i| rows[i].games > 0);
+        let rows: Vec<Standing> = order
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| Standing {
+                rank: k + 1,
+                ..rows[i].clone()
+            })
+            .collect();
+        Ok(Standings {
+            seats,
+            games,
+            rows,
+            pairs,
+            anchor: anchor_spec.1,
         })
-        .collect();
-    let mut order: Vec<usize> = fit.order();
-    order.retain(|&i| rows[i].games > 0);
-    let rows: Vec<Standing> = order
-        .iter()
-        .enumerate()
-        .map(|(k, &i)| Standing {
-            rank: k + 1,
-            ..rows[i].clone()
-        })
-        .collect();
-    Ok(Standings {
-        seats,
-        games: results.len() as u64,
-        rows,
-        pairs,
-        anchor: anchor_spec.1,
-    })
+    }
 }
 
 impl Standings {
@@ -368,6 +492,114 @@ mod tests {
             ranks: ranks.to_vec(),
             forfeit: false,
         }
+    }
+
+    /// Random groups of `seats`-seat games among `bots`: ties, faults, some
+    /// groups unfinished (fewer games than seats).
+    fn random_groups(seed: u64, groups: usize, bots: usize, seats: usize) -> Vec<Vec<GameResult>> {
+        use rand_chacha::ChaCha8Rng;
+        use rand_chacha::rand_core::{Rng, SeedableRng};
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut id = 0;
+        (0..groups as i64)
+            .map(|group| {
+                let mut pool: Vec<i64> = (0..bots as i64).map(|b| 100 + b).collect();
+                let chosen: Vec<i64> = (0..seats)
+                    .map(|_| pool.remove((rng.next_u32() as usize) % pool.len()))
+                    .collect();
+                // Bot 100 + b is stronger with b: places drawn by strength and chance.
+                let games = if rng.next_u32() % 10 == 0 { 1 } else { seats };
+                (0..games)
+                    .map(|rotation| {
+                        id += 1;
+                        let bots = referee_seated(&chosen, rotation);
+                        let mut keyed: Vec<(u32, usize)> = bots
+                            .iter()
+                            .enumerate()
+                            .map(|(s, &b)| ((rng.next_u32() % 100) / 20 + (b as u32 - 100) / 3, s))
+                            .collect();
+                        keyed.sort_unstable_by(|x, y| y.cmp(x));
+                        let mut ranks = vec![0u32; seats];
+                        for (k, &(score, s)) in keyed.iter().enumerate() {
+                            // A tie when the scores match.
+                            let place = keyed[..k].iter().position(|e| e.0 == score).map_or(k + 1, |f| f + 1);
+                            ranks[s] = place as u32;
+                        }
+                        GameResult {
+                            id,
+                            group_id: group,
+                            rotation: rotation as i64,
+                            bots,
+                            ranks,
+                            forfeit: rng.next_u32() % 30 == 0,
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn referee_seated(group: &[i64], rotation: usize) -> Vec<i64> {
+        (0..group.len()).map(|s| group[(s + rotation) % group.len()]).collect()
+    }
+
+    fn assert_close(a: &Standings, b: &Standings) {
+        assert_eq!(a.games, b.games);
+        assert_eq!(a.rows.len(), b.rows.len());
+        let close = |x: f64, y: f64| x == y || (x - y).abs() <= 1e-9 * x.abs().max(1.0);
+        for (x, y) in a.rows.iter().zip(&b.rows) {
+            assert_eq!(
+                (&x.name, x.games, x.wins, x.draws, x.losses, x.forfeits, x.separated),
+                (&y.name, y.games, y.wins, y.draws, y.losses, y.forfeits, y.separated)
+            );
+            for (u, v) in [(x.elo, y.elo), (x.ci95, y.ci95), (x.score, y.score), (x.avg_rank, y.avg_rank)] {
+                assert!(close(u, v), "{} {u} against {v}", x.name);
+            }
+        }
+        assert_eq!(a.pairs.len(), b.pairs.len());
+        for (x, y) in a.pairs.iter().zip(&b.pairs) {
+            assert_eq!((&x.a, &x.b, x.pentanomial), (&y.a, &y.b, y.pentanomial));
+            assert!(close(x.fit_elo, y.fit_elo) && close(x.fit_se, y.fit_se), "{x:?} against {y:?}");
+        }
+    }
+
+    #[test]
+    fn finished_groups_counted_by_shape_give_the_standings_of_their_games() {
+        for (seed, seats, bots) in [(1, 2, 6), (2, 3, 7), (3, 4, 5), (4, 2, 12)] {
+            let groups = random_groups(seed, 1500, bots, seats);
+            let names: Vec<(i64, String)> = (0..bots as i64).map(|b| (100 + b, format!("b{b}"))).collect();
+            let all: Vec<&GameResult> = groups.iter().flatten().collect();
+            let from_games = compute(&names, &all, seats, None).unwrap();
+            // Finished groups by shape, counted; unfinished ones game by game.
+            let mut shapes: HashMap<GroupShape, u64> = HashMap::new();
+            let mut counts = Counts::new(&names, seats);
+            for g in &groups {
+                if g.len() == seats {
+                    let shape = GroupShape::of(g.iter().map(|r| (&r.bots[..], &r.ranks[..], r.forfeit)));
+                    *shapes.entry(shape).or_default() += 1;
+                } else {
+                    g.iter().for_each(|r| counts.add_game(r).unwrap());
+                }
+            }
+            assert!(shapes.len() < groups.len(), "shapes repeat");
+            for (shape, n) in &shapes {
+                counts.add_groups(shape, *n).unwrap();
+            }
+            let from_shapes = counts.standings(None).unwrap();
+            assert_close(&from_games, &from_shapes);
+            if seats == 2 {
+                assert!(!from_games.pairs.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn a_shape_naming_a_stranger_is_refused() {
+        let names = vec![(1, "a".to_owned()), (2, "b".to_owned())];
+        let mut counts = Counts::new(&names, 2);
+        let shape: GroupShape = "1:1,3:2".parse().unwrap();
+        let e = counts.add_groups(&shape, 4).unwrap_err();
+        assert!(e.contains("bot id 3, not an entrant"), "{e}");
     }
 
     #[test]
