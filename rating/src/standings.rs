@@ -496,7 +496,14 @@ mod tests {
 
     /// Random groups of `seats`-seat games among `bots`: ties, faults, some
     /// groups unfinished (fewer games than seats).
-    fn random_groups(seed: u64, groups: usize, bots: usize, seats: usize) -> Vec<Vec<GameResult>> {
+    /// With `loser`, bot 100 never wins.
+    fn random_groups(
+        seed: u64,
+        groups: usize,
+        bots: usize,
+        seats: usize,
+        loser: bool,
+    ) -> Vec<Vec<GameResult>> {
         use rand_chacha::ChaCha8Rng;
         use rand_chacha::rand_core::{Rng, SeedableRng};
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -516,13 +523,19 @@ mod tests {
                         let mut keyed: Vec<(u32, usize)> = bots
                             .iter()
                             .enumerate()
-                            .map(|(s, &b)| ((rng.next_u32() % 100) / 20 + (b as u32 - 100) / 3, s))
+                            .map(|(s, &b)| match (loser, b) {
+                                (true, 100) => (0, s),
+                                _ => (1 + (rng.next_u32() % 100) / 20 + (b as u32 - 100) / 3, s),
+                            })
                             .collect();
                         keyed.sort_unstable_by(|x, y| y.cmp(x));
                         let mut ranks = vec![0u32; seats];
                         for (k, &(score, s)) in keyed.iter().enumerate() {
                             // A tie when the scores match.
-                            let place = keyed[..k].iter().position(|e| e.0 == score).map_or(k + 1, |f| f + 1);
+                            let place = keyed[..k]
+                                .iter()
+                                .position(|e| e.0 == score)
+                                .map_or(k + 1, |f| f + 1);
                             ranks[s] = place as u32;
                         }
                         GameResult {
@@ -540,7 +553,9 @@ mod tests {
     }
 
     fn referee_seated(group: &[i64], rotation: usize) -> Vec<i64> {
-        (0..group.len()).map(|s| group[(s + rotation) % group.len()]).collect()
+        (0..group.len())
+            .map(|s| group[(s + rotation) % group.len()])
+            .collect()
     }
 
     fn assert_close(a: &Standings, b: &Standings) {
@@ -549,24 +564,55 @@ mod tests {
         let close = |x: f64, y: f64| x == y || (x - y).abs() <= 1e-9 * x.abs().max(1.0);
         for (x, y) in a.rows.iter().zip(&b.rows) {
             assert_eq!(
-                (&x.name, x.games, x.wins, x.draws, x.losses, x.forfeits, x.separated),
-                (&y.name, y.games, y.wins, y.draws, y.losses, y.forfeits, y.separated)
+                (
+                    &x.name,
+                    x.games,
+                    x.wins,
+                    x.draws,
+                    x.losses,
+                    x.forfeits,
+                    x.separated
+                ),
+                (
+                    &y.name,
+                    y.games,
+                    y.wins,
+                    y.draws,
+                    y.losses,
+                    y.forfeits,
+                    y.separated
+                )
             );
-            for (u, v) in [(x.elo, y.elo), (x.ci95, y.ci95), (x.score, y.score), (x.avg_rank, y.avg_rank)] {
+            for (u, v) in [
+                (x.elo, y.elo),
+                (x.ci95, y.ci95),
+                (x.score, y.score),
+                (x.avg_rank, y.avg_rank),
+            ] {
                 assert!(close(u, v), "{} {u} against {v}", x.name);
             }
         }
         assert_eq!(a.pairs.len(), b.pairs.len());
         for (x, y) in a.pairs.iter().zip(&b.pairs) {
             assert_eq!((&x.a, &x.b, x.pentanomial), (&y.a, &y.b, y.pentanomial));
-            assert!(close(x.fit_elo, y.fit_elo) && close(x.fit_se, y.fit_se), "{x:?} against {y:?}");
+            assert!(
+                close(x.fit_elo, y.fit_elo) && close(x.fit_se, y.fit_se),
+                "{x:?} against {y:?}"
+            );
         }
     }
 
     #[test]
     fn finished_groups_counted_by_shape_give_the_standings_of_their_games() {
-        for (seed, seats, bots) in [(1, 2, 6), (2, 3, 7), (3, 4, 5), (4, 2, 12)] {
-            let groups = random_groups(seed, 1500, bots, seats);
+        for (seed, seats, bots, loser) in [
+            (1, 2, 6, false),
+            (2, 3, 7, false),
+            (3, 4, 5, false),
+            (4, 2, 12, false),
+            (5, 2, 6, true),
+            (6, 3, 6, true),
+        ] {
+            let groups = random_groups(seed, 1500, bots, seats, loser);
             let names: Vec<(i64, String)> = (0..bots as i64).map(|b| (100 + b, format!("b{b}"))).collect();
             let all: Vec<&GameResult> = groups.iter().flatten().collect();
             let from_games = compute(&names, &all, seats, None).unwrap();
@@ -590,6 +636,8 @@ mod tests {
             if seats == 2 {
                 assert!(!from_games.pairs.is_empty());
             }
+            let separated = from_shapes.rows.iter().filter(|r| r.separated.is_some()).count();
+            assert_eq!(separated, usize::from(loser), "{:?}", from_shapes.rows);
         }
     }
 

@@ -6,7 +6,7 @@ use crate::store::{
     BotId, CompetitionId, CompetitionRow, GroupId, NewCompetition, NewGame, SeatFaults, Seeding, Store,
     StoreError,
 };
-use rating::standings::{self, Standings};
+use rating::standings::Standings;
 use referee::clock::{Limits, TimeControl};
 use referee::game::{GameSetup, LogPlace, SeatSetup};
 use referee::record::{GameRecord, Pairing};
@@ -488,8 +488,11 @@ pub async fn standings_of(
         .into_iter()
         .map(|b| (b.id.0, b.name))
         .collect();
-    let results = store.results(comp.id).await?;
-    standings::compute(&bots, &results, comp.seats as usize, anchor).map_err(TournamentError::Setup)
+    // Finished groups by shape and the games in flight, as the server refits.
+    let tallied = store.tallied(comp.id).await?;
+    tallied
+        .standings(&bots, comp.seats as usize, anchor)
+        .map_err(TournamentError::Setup)
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@
 //! instead of fitting again.
 
 use crate::local::tournament::TournamentError;
-use crate::store::{BotId, CompetitionId, CompetitionRow, GameId, RatingPoint, ResultRow, Store, now_ms};
-use rating::standings::{self, Standings};
+use crate::store::{BotId, CompetitionId, CompetitionRow, GameId, RatingPoint, Store, now_ms};
+use rating::standings::Standings;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -18,34 +18,14 @@ use std::time::{Duration, Instant};
 /// How old standings may get while games keep arriving.
 pub const MAX_AGE: Duration = Duration::from_secs(2);
 
-/// What the pages read besides the standings, built in the same pass over the
-/// results as the fit, so a bot's page never reads every result.
+/// What the pages read besides the standings, counted in the same read as the
+/// fit, so a bot's page never reads every result.
 #[derive(Debug, Default)]
 pub struct ResultIndex {
-    /// Each bot's games, oldest first.
-    pub games_of: HashMap<BotId, Vec<GameId>>,
     /// Wins, draws and losses of a bot against another, keyed (bot, opponent).
     pub against: HashMap<(BotId, BotId), [u64; 3]>,
-}
-
-impl ResultIndex {
-    fn of(results: &[ResultRow]) -> ResultIndex {
-        let mut ix = ResultIndex::default();
-        for r in results {
-            for (s, &bot) in r.bots.iter().enumerate() {
-                ix.games_of.entry(BotId(bot)).or_default().push(GameId(r.id));
-                for (o, &other) in r.bots.iter().enumerate().filter(|&(o, _)| o != s) {
-                    let k = match r.ranks[s].cmp(&r.ranks[o]) {
-                        std::cmp::Ordering::Less => 0,
-                        std::cmp::Ordering::Equal => 1,
-                        std::cmp::Ordering::Greater => 2,
-                    };
-                    ix.against.entry((BotId(bot), BotId(other))).or_default()[k] += 1;
-                }
-            }
-        }
-        ix
-    }
+    /// Games each bot played.
+    pub games: HashMap<BotId, u64>,
 }
 
 /// A competition's standings and result index, as of one fit.
@@ -235,11 +215,27 @@ impl StandingsCache {
             .into_iter()
             .map(|b| (b.id.0, b.name))
             .collect();
-        let results = self.store.results(c.id).await?;
+        // Finished groups by shape and the games in flight: rows as many as
+        // the shapes, not the games.
+        let tallied = self.store.tallied(c.id).await?;
         let seats = c.seats as usize;
         let ids: HashMap<String, BotId> = bots.iter().map(|(id, name)| (name.clone(), BotId(*id))).collect();
         let (st, index) = tokio::task::spawn_blocking(move || {
-            standings::compute(&bots, &results, seats, None).map(|st| (st, ResultIndex::of(&results)))
+            tallied.standings(&bots, seats, None).map(|st| {
+                let games = st
+                    .rows
+                    .iter()
+                    .filter_map(|r| {
+                        let (id, _) = bots.iter().find(|(_, name)| *name == r.name)?;
+                        Some((BotId(*id), r.games))
+                    })
+                    .collect();
+                let index = ResultIndex {
+                    against: tallied.against(),
+                    games,
+                };
+                (st, index)
+            })
         })
         .await
         .map_err(|e| TournamentError::Setup(format!("the rating fit failed: {e}")))?
@@ -394,7 +390,7 @@ mod tests {
         assert!(other.last().unwrap().elo < 0.0, "{other:?}");
         let arc = Arc::new(cache);
         let fit = arc.latest_fit(&c).await.unwrap();
-        assert_eq!(fit.index.games_of[&ids[0]].len(), 45);
+        assert_eq!(fit.index.games[&ids[0]], 45);
         assert_eq!(fit.index.against[&(ids[0], ids[1])], [30, 0, 15]);
         assert_eq!(fit.index.against[&(ids[1], ids[0])], [15, 0, 30]);
     }

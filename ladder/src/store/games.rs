@@ -3,7 +3,7 @@
 use super::*;
 
 /// The columns of a game a result is read from (its bots are its group's seats).
-const GAME_HEAD: &str = "id, competition_id, group_id, rotation, termination, places";
+pub(super) const GAME_HEAD: &str = "id, competition_id, group_id, rotation, termination, places";
 
 /// Groups' seats as read, by group key: each group's bots in seat order.
 #[derive(Default)]
@@ -83,7 +83,11 @@ impl Store {
 
     /// The results of games read as [`GAME_HEAD`] rows, their groups' seats
     /// asked by group key (`group_seats`' own order).
-    async fn results_of(&self, conn: &mut sqlx::AnyConnection, heads: &[AnyRow]) -> Result<Vec<ResultRow>> {
+    pub(super) async fn results_of(
+        &self,
+        conn: &mut sqlx::AnyConnection,
+        heads: &[AnyRow],
+    ) -> Result<Vec<ResultRow>> {
         let mut groups = heads
             .iter()
             .map(|row| row.try_get::<i64, _>(2))
@@ -300,6 +304,32 @@ impl Store {
                 "SELECT {GAME_HEAD} FROM games WHERE competition_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3"
             ),
             &[competition_id.0, before.0, limit],
+        )
+        .await
+    }
+
+    /// A page of a bot's results in a competition, newest first: at most `limit`
+    /// with keys below `before`. Walks the competition's games newest first
+    /// and keeps those whose group seats the bot (a key lookup each), so a page
+    /// costs its games times the share of games the bot plays, however many
+    /// games there are.
+    ///
+    /// # Errors
+    /// The database, or a corrupt row.
+    pub async fn bot_results_before(
+        &self,
+        competition_id: CompetitionId,
+        bot_id: BotId,
+        before: GameId,
+        limit: i64,
+    ) -> Result<Vec<ResultRow>> {
+        self.results_where(
+            &format!(
+                "SELECT {GAME_HEAD} FROM games WHERE competition_id = $1 AND id < $2
+                 AND EXISTS (SELECT 1 FROM group_seats s WHERE s.group_id = games.group_id AND s.bot_id = $3)
+                 ORDER BY id DESC LIMIT $4"
+            ),
+            &[competition_id.0, before.0, bot_id.0, limit],
         )
         .await
     }

@@ -579,16 +579,24 @@ impl Store {
         let mut groups: Vec<GroupId> = games.iter().map(|g| g.group_id).collect();
         groups.sort_unstable();
         groups.dedup();
+        let mut finished = Vec::new();
         for id in groups {
-            sqlx::query(
+            let done = sqlx::query(
                 "UPDATE match_groups SET status = 'done'
-                 WHERE id = $1 AND (SELECT COUNT(*) FROM games WHERE group_id = $1) >= $2",
+                 WHERE id = $1 AND status <> 'done' AND (SELECT COUNT(*) FROM games WHERE group_id = $1) >= $2",
             )
             .bind(id)
             .bind(seats)
             .execute(&mut *tx)
-            .await?;
+            .await?
+            .rows_affected();
+            if done > 0 {
+                finished.push(id);
+            }
         }
+        // A group's games may come in several batches: its shape is read back
+        // once it is whole.
+        self.tally_stored_groups(&mut tx, &finished, 1).await?;
         tx.commit().await?;
         Ok(inserted)
     }
@@ -680,6 +688,8 @@ impl Store {
             });
         }
         Self::insert_games(&mut tx, &games, now).await?;
+        // Each group taken is reported whole.
+        Self::tally_new_games(&mut tx, &games).await?;
         let mut runs: Vec<(BotId, StartRun)> = Vec::new();
         let mut last_failure: std::collections::HashMap<BotId, FaultKind> = std::collections::HashMap::new();
         for (r, _) in reports

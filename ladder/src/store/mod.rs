@@ -26,6 +26,7 @@ mod ids;
 mod logs;
 mod sessions;
 mod sql;
+mod tally;
 mod workers;
 
 pub use authors::{AuthorRow, PrepJob, PrepResult};
@@ -35,6 +36,7 @@ pub use ids::{AuthorId, BotId, CompetitionId, GameId, GroupId, WorkerId};
 pub use logs::{GameLogs, NewSeatLog, SeatLogEntry};
 pub use sessions::WebSession;
 use sql::Sql;
+pub use tally::Tallied;
 
 /// A store operation that failed.
 #[derive(Debug, thiserror::Error)]
@@ -866,6 +868,7 @@ impl Store {
             artifact_bytes_here: true,
         };
         store.migrate().await?;
+        store.tally_pending().await?;
         // A SQLite file holds bots' environments and every seed: its owner's only.
         for file in sqlite_files(&url) {
             use std::os::unix::fs::PermissionsExt;

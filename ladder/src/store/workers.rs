@@ -148,6 +148,15 @@ impl Store {
             .bind(now_ms())
             .execute(&mut *tx)
             .await?;
+        let finished: Vec<GroupId> =
+            sqlx::query("SELECT id FROM match_groups WHERE reported_by = $1 AND status = 'done'")
+                .bind(id)
+                .fetch_all(&mut *tx)
+                .await?
+                .iter()
+                .map(|r| r.try_get(0))
+                .collect::<std::result::Result<_, _>>()?;
+        self.tally_stored_groups(&mut tx, &finished, -1).await?;
         sqlx::query(
             "DELETE FROM faults WHERE game_id IN (SELECT g.id FROM games g
              JOIN match_groups m ON m.id = g.group_id WHERE m.reported_by = $1)",

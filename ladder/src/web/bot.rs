@@ -45,7 +45,7 @@ pub(super) struct BotCompetitionView {
     elo: Option<f64>,
     ci95: Option<f64>,
     separated: Option<Separation>,
-    games: usize,
+    games: u64,
     score: Option<f64>,
     forfeits: Option<u64>,
     rating_history: Vec<RatingPoint>,
@@ -112,9 +112,10 @@ pub(super) async fn snapshot(site: &Site, name: &str) -> Result<Option<BotView>,
         }
         // As of the last fit (a few seconds old at most while games arrive).
         let fit = site.standings.latest_fit(&c).await?;
-        let Some(ids) = fit.index.games_of.get(&bot.id) else {
+        let games = fit.index.games.get(&bot.id).copied().unwrap_or(0);
+        if games == 0 {
             continue;
-        };
+        }
         let row = fit.standings.rows.iter().find(|r| r.name == bot.name);
         let mut against: Vec<AgainstView> = fit
             .index
@@ -129,10 +130,9 @@ pub(super) async fn snapshot(site: &Site, name: &str) -> Result<Option<BotView>,
             })
             .collect();
         against.sort_by(|a, b| a.opponent.cmp(&b.opponent));
-        let mut recent = store
-            .results_by_id(&ids[ids.len().saturating_sub(NEWEST)..])
+        let recent = store
+            .bot_results_before(c.id, bot.id, GameId(i64::MAX), NEWEST as i64)
             .await?;
-        recent.reverse();
         let newest_faults = store
             .recent_faults(c.id, bot.id, NEWEST_FAULTS)
             .await?
@@ -151,7 +151,7 @@ pub(super) async fn snapshot(site: &Site, name: &str) -> Result<Option<BotView>,
             elo: row.map(|r| r.elo),
             ci95: row.map(|r| r.ci95),
             separated: row.and_then(|r| r.separated),
-            games: ids.len(),
+            games,
             score: row.map(|r| r.score),
             forfeits: row.map(|r| r.forfeits),
             rating_history: store.rating_history(c.id, bot.id).await?,

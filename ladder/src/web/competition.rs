@@ -256,19 +256,7 @@ async fn games_snapshot(site: &Site, c: &CompetitionRow, q: &GamesQuery) -> Resu
             let Some(b) = known.named(bot) else {
                 return Err(WebError::NotFound(format!("no bot named {:?}", escape(bot))));
             };
-            // The bot's games come from the fit's index: one slice, however many.
-            let fit = site.standings.latest_fit(c).await?;
-            let ids = fit
-                .index
-                .games_of
-                .get(&b.id)
-                .map(Vec::as_slice)
-                .unwrap_or_default();
-            let end = ids.partition_point(|&id| id < before);
-            let start = end.saturating_sub(PAGE_GAMES as usize);
-            let mut rows = store.results_by_id(&ids[start..end]).await?;
-            rows.reverse();
-            rows
+            store.bot_results_before(c.id, b.id, before, PAGE_GAMES).await?
         }
     };
     let next_before = (rows.len() as i64 == PAGE_GAMES)

@@ -165,11 +165,17 @@ fn gather(results: &Results, orders: &[(u128, f64)], classes: &Classes) -> Vec<V
             evidence[i].push(unit);
         }
     };
-    if results.grouped == results.total && !results.groups.is_empty() {
+    if results.grouped == results.total && results.group_count() > 0.0 {
         let mut groups: Vec<(&i64, &Vec<(u128, f64)>)> = results.groups.iter().collect();
         groups.sort_unstable_by_key(|g| g.0);
         for (_, games) in groups {
             add_unit(&mut games.iter().copied(), 1.0);
+        }
+        // Groups counted by their rankings: one unit standing for that many.
+        let mut counted: Vec<(&Vec<(u128, u64)>, &f64)> = results.counted_groups.iter().collect();
+        counted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (games, &count) in counted {
+            add_unit(&mut games.iter().map(|&(k, w)| (k, f64::from_bits(w))), count);
         }
     } else {
         // Independent games: a ranking seen `weight` times is that many trials.

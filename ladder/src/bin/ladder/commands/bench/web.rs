@@ -61,8 +61,34 @@ pub struct BenchWebReport {
     /// The first page after the server starts waits for the competition's first
     /// fit; every later page reads a fit already made.
     pub first_page_ms: f64,
+    /// A refit of the competition's standings from the store, as the server
+    /// makes one in the background while games arrive: the slowest of
+    /// [`REFITS`] (ms).
+    pub refit_max_ms: f64,
+    /// Rows the refit read: the tally's shapes and the games of unfinished groups.
+    pub refit_rows: usize,
+    /// The process's resident memory once the store was filled (MiB).
+    pub rss_mib_after_fill: f64,
+    /// Its peak while refitting and serving every page, counted from after the
+    /// fill (MiB; Linux only, else 0).
+    pub peak_rss_mib_serving: f64,
     /// Each page.
     pub pages: Vec<PageTiming>,
+}
+
+/// Refits timed.
+const REFITS: usize = 5;
+
+/// A line of `/proc/self/status` in KiB, as MiB (0 where there is none).
+fn status_mib(field: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix(field))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
 }
 
 impl std::fmt::Display for BenchWebReport {
@@ -71,6 +97,11 @@ impl std::fmt::Display for BenchWebReport {
             f,
             "{}: {} games, {} bots (filled in {:.1} s); the first page after start, with the first fit: {:.0} ms",
             self.database, self.games, self.bots, self.fill_seconds, self.first_page_ms
+        )?;
+        writeln!(
+            f,
+            "a refit: {:.1} ms at most of {REFITS} ({} rows read); resident memory {:.0} MiB after filling, peak {:.0} MiB while refitting and serving",
+            self.refit_max_ms, self.refit_rows, self.rss_mib_after_fill, self.peak_rss_mib_serving
         )?;
         writeln!(
             f,
@@ -274,6 +305,22 @@ async fn measure(cfg: &BenchWebConfig, temp: &TempStore) -> anyhow::Result<Bench
     let t = Instant::now();
     let newest = fill(cfg, &store).await?;
     let fill_seconds = t.elapsed().as_secs_f64();
+    let rss_mib_after_fill = status_mib("VmRSS:");
+    // The peak from here on (Linux: 5 resets the high-water mark).
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let c = store
+        .competition("bench")
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("the bench competition is missing"))?;
+    let mut refit_max_ms = 0f64;
+    for _ in 0..REFITS {
+        let t = Instant::now();
+        StandingsCache::new(store.clone()).current(&c).await?;
+        refit_max_ms = refit_max_ms.max(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let tallied = store.tallied(c.id).await?;
+    let refit_rows = tallied.rows_read + tallied.unfinished.len();
+    drop(tallied);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let app = ladder::web::router(store.clone(), Arc::new(StandingsCache::new(store.clone())), None);
@@ -328,6 +375,10 @@ async fn measure(cfg: &BenchWebConfig, temp: &TempStore) -> anyhow::Result<Bench
         bots: cfg.bots,
         fill_seconds,
         first_page_ms,
+        refit_max_ms,
+        refit_rows,
+        rss_mib_after_fill,
+        peak_rss_mib_serving: status_mib("VmHWM:"),
         pages: out,
     })
 }
