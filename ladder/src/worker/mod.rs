@@ -107,6 +107,15 @@ fn certificate_refused(why: &str) -> bool {
 /// # Errors
 /// A malformed URL, token or certificate, or a server that cannot be reached.
 pub async fn connect(server: &str, token: &str, ca_pem: Option<&[u8]>) -> Result<Client, WorkerError> {
+    client_on(channel(server, ca_pem).await?, token)
+}
+
+/// A connection to the ladder server at `server`, which clients of several
+/// tokens may share ([`client_on`]): HTTP/2 carries their calls side by side.
+///
+/// # Errors
+/// A malformed URL or certificate, or a server that cannot be reached.
+pub async fn channel(server: &str, ca_pem: Option<&[u8]>) -> Result<Channel, WorkerError> {
     let unreachable = |e: &dyn std::fmt::Display| WorkerError::Server(server.to_owned(), e.to_string());
     let mut endpoint = tonic::transport::Endpoint::from_shared(server.to_owned())
         .map_err(|e| unreachable(&e))?
@@ -123,14 +132,21 @@ pub async fn connect(server: &str, token: &str, ca_pem: Option<&[u8]>) -> Result
             "a CA certificate was given for a plain http:// server: use https://".into(),
         ));
     }
-    let channel = endpoint.connect().await.map_err(|e| {
+    endpoint.connect().await.map_err(|e| {
         let why = chain(&e);
         if certificate_refused(&why) {
             WorkerError::Certificate(why)
         } else {
             WorkerError::Server(server.to_owned(), why)
         }
-    })?;
+    })
+}
+
+/// A client calling as `token` over `channel`.
+///
+/// # Errors
+/// A token a header cannot carry.
+pub fn client_on(channel: Channel, token: &str) -> Result<Client, WorkerError> {
     let value: MetadataValue<_> = format!("Bearer {token}")
         .parse()
         .map_err(|_| WorkerError::Token("it has characters a header cannot carry".into()))?;

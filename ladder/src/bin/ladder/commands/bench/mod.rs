@@ -19,8 +19,13 @@ pub(crate) struct BenchServiceArgs {
     #[arg(long, default_value = "sqlite")]
     pub(crate) db: String,
     /// Numbers of simulated workers, one row each (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "10,100,500", value_parser = |s: &str| number_in(s, 1usize, 5000))]
+    #[arg(long, value_delimiter = ',', default_value = "10,100,500", value_parser = |s: &str| number_in(s, 1usize, 100_000))]
     pub(crate) workers: Vec<usize>,
+    /// Connections the simulated workers share at most: past this many
+    /// workers, several call over one connection, each with its own token and
+    /// leases (a server takes 4096 gRPC connections at once).
+    #[arg(long, default_value_t = 1000, value_parser = |s: &str| number_in(s, 1usize, 4000))]
+    pub(crate) connections: usize,
     /// Seconds measured per row.
     #[arg(long, default_value_t = 10.0, value_parser = |s: &str| number_in(s, 0.5, 3600.0))]
     pub(crate) seconds: f64,
@@ -126,6 +131,7 @@ pub(crate) fn service(a: BenchServiceArgs) -> anyhow::Result<ExitCode> {
         batch: a.batch,
         game: a.game,
         bots: a.bots,
+        connections: a.connections,
     };
     let report = runtime()?.block_on(service::run(&cfg))?;
     if a.json {

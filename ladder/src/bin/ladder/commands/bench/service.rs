@@ -4,7 +4,7 @@
 //! Prints what a host sizing a server needs: groups and games per second, lease
 //! and report latency, and the server's own CPU per game.
 
-use ladder::worker::{Client, connect, play_lease};
+use ladder::worker::{Client, channel, client_on, connect, play_lease};
 use proto::ladder::{
     AddWorkerRequest, LeaseGroupsRequest, OpenCompetitionRequest, RegisterBotRequest, ReportGroupsRequest,
     ReportRequest,
@@ -38,6 +38,9 @@ pub struct BenchServiceConfig {
     pub game: String,
     /// Random bots registered.
     pub bots: usize,
+    /// Connections the simulated workers share at most (each worker keeps its
+    /// own token and leases; HTTP/2 carries several workers' calls on one).
+    pub connections: usize,
 }
 
 /// One row: a number of workers.
@@ -60,6 +63,13 @@ pub struct BenchServiceRow {
     pub server_cpu_us_per_game: f64,
     /// The whole machine's busy share over the row (server, database, workers).
     pub machine_busy: f64,
+    /// Connections the workers shared.
+    pub connections: usize,
+    /// Games each worker had recorded over the row: fewest, 10th percentile,
+    /// median, most.
+    pub games_per_worker: (u64, u64, u64, u64),
+    /// Workers that recorded no game over the row.
+    pub workers_without_games: usize,
 }
 
 /// A whole run.
@@ -88,28 +98,33 @@ impl std::fmt::Display for BenchServiceReport {
         )?;
         writeln!(
             f,
-            "{:>8} {:>9} {:>9} {:>18} {:>7} {:>18} {:>16} {:>8}",
+            "{:>8} {:>6} {:>9} {:>9} {:>18} {:>7} {:>18} {:>16} {:>8} {:>26}",
             "workers",
+            "conns",
             "groups/s",
             "games/s",
             "lease p50/p99 ms",
             "waited",
             "report p50/p99 ms",
             "server CPU/game",
-            "busy"
+            "busy",
+            "games/worker min/p10/p50/max"
         )?;
         for r in &self.rows {
+            let (lo, p10, mid, hi) = r.games_per_worker;
             writeln!(
                 f,
-                "{:>8} {:>9.0} {:>9.0} {:>18} {:>6.0}% {:>18} {:>13.0} us {:>7.0}%",
+                "{:>8} {:>6} {:>9.0} {:>9.0} {:>18} {:>6.0}% {:>18} {:>13.0} us {:>7.0}% {:>26}",
                 r.workers,
+                r.connections,
                 r.groups_per_s,
                 r.games_per_s,
                 format!("{:.2} / {:.2}", r.lease_ms.0, r.lease_ms.1),
                 r.leases_told_to_wait * 100.0,
                 format!("{:.2} / {:.2}", r.report_ms.0, r.report_ms.1),
                 r.server_cpu_us_per_game,
-                r.machine_busy * 100.0
+                r.machine_busy * 100.0,
+                format!("{lo} / {p10} / {mid} / {hi}")
             )?;
         }
         write!(f, "{} games stored in all", self.games_stored)
@@ -245,8 +260,10 @@ struct Shared {
     failures: AtomicU64,
 }
 
-/// Runs until told to stop; hands its connection back for the next row.
-async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>) -> Client {
+/// Runs until told to stop; hands its client back for the next row, with the
+/// games it recorded while the row was measured.
+async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>) -> (Client, u64) {
+    let mut mine = 0;
     let none = Sandbox::at(Level::None);
     while !shared.stop.load(Ordering::Relaxed) {
         let t = Instant::now();
@@ -284,7 +301,7 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
             continue;
         }
         let Ok(permit) = shared.plays.acquire().await else {
-            return client;
+            return (client, mine);
         };
         let none = none.clone();
         let played = tokio::task::spawn_blocking(move || {
@@ -312,7 +329,7 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
                 shared.failures.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-            Err(_) => return client,
+            Err(_) => return (client, mine),
         };
         // Every group of a competition has as many games as seats.
         let per_group = reports.first().map_or(0, |r| r.records.len() as u64);
@@ -332,6 +349,7 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
                     }
                     shared.groups.fetch_add(recorded, Ordering::Relaxed);
                     shared.games.fetch_add(recorded * per_group, Ordering::Relaxed);
+                    mine += recorded * per_group;
                 }
             }
             Err(e) => {
@@ -340,7 +358,7 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
             }
         }
     }
-    client
+    (client, mine)
 }
 
 /// A store made for one bench run and removed after it: a new SQLite file, or a
@@ -424,6 +442,10 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
         })
         .await?;
     let most = cfg.workers.iter().copied().max().unwrap_or(1);
+    let mut channels = Vec::new();
+    for _ in 0..most.min(cfg.connections.max(1)) {
+        channels.push(channel(&server.url, None).await?);
+    }
     let mut clients = Vec::with_capacity(most);
     for k in 0..most {
         let token = admin
@@ -433,7 +455,7 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
             .await?
             .into_inner()
             .token;
-        clients.push(connect(&server.url, &token, None).await?);
+        clients.push(client_on(channels[k % channels.len()].clone(), &token)?);
     }
     let cores = std::thread::available_parallelism().map_or(2, usize::from);
     let mut rows = Vec::new();
@@ -464,9 +486,14 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
         let (cpu1, (busy1, total1)) = (process_cpu(pid), machine_cpu());
         shared.stop.store(true, Ordering::Relaxed);
         let mut back = Vec::with_capacity(n);
+        let mut per_worker = Vec::with_capacity(n);
         for t in tasks {
-            back.push(t.await?);
+            let (client, games) = t.await?;
+            back.push(client);
+            per_worker.push(games);
         }
+        per_worker.sort_unstable();
+        let at = |p: f64| per_worker[((per_worker.len() - 1) as f64 * p).round() as usize];
         back.append(&mut clients);
         clients = back;
         let sorted = |m: &std::sync::Mutex<Vec<u32>>| {
@@ -495,6 +522,9 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
             } else {
                 0.0
             },
+            connections: n.min(channels.len()),
+            games_per_worker: (at(0.0), at(0.1), at(0.5), at(1.0)),
+            workers_without_games: per_worker.iter().filter(|&&g| g == 0).count(),
         });
     }
     let games_stored = admin
