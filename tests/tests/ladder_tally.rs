@@ -82,7 +82,7 @@ async fn play(
             let games: Vec<NewGame> = (0..seats)
                 .map(|rotation| {
                     let seated = referee::seating::seated(&g.bots, rotation);
-                    let forfeit = rng.next_u32() % 25 == 0;
+                    let forfeit = rng.next_u32().is_multiple_of(25);
                     NewGame {
                         logs: Vec::new(),
                         competition_id: c.id,
@@ -102,7 +102,8 @@ async fn play(
                 .collect();
             all.push((g.id, games));
         }
-        let (partial, whole): (Vec<_>, Vec<_>) = all.into_iter().partition(|_| rng.next_u32() % 10 == 0);
+        let (partial, whole): (Vec<_>, Vec<_>) =
+            all.into_iter().partition(|_| rng.next_u32().is_multiple_of(10));
         let reports: Vec<LeaseReport<'_>> = whole
             .iter()
             .map(|(id, games)| LeaseReport {

@@ -84,12 +84,15 @@ impl Tallied {
     }
 }
 
+/// A game as a shape counts it: bots and places by seat, and whether a fault ended it.
+type ShapedGame<'a> = (&'a [i64], &'a [u32], bool);
+
 /// Shapes of whole groups among `games`, each `(competition, group, shape)`;
 /// a group some of whose rotations are missing is left out.
 fn shapes_of<'a>(
     games: impl IntoIterator<Item = (CompetitionId, GroupId, &'a [i64], &'a [u32], bool)>,
 ) -> Vec<(CompetitionId, GroupShape)> {
-    let mut by_group: HashMap<GroupId, (CompetitionId, Vec<(&[i64], &[u32], bool)>)> = HashMap::new();
+    let mut by_group: HashMap<GroupId, (CompetitionId, Vec<ShapedGame<'_>>)> = HashMap::new();
     for (c, g, bots, ranks, forfeit) in games {
         by_group
             .entry(g)
