@@ -7,9 +7,12 @@
 CREATE TABLE fit_tally (
     competition_id BIGINT NOT NULL REFERENCES competitions(id),
     shape TEXT NOT NULL,
-    group_count BIGINT NOT NULL
+    group_count BIGINT NOT NULL,
+    -- Its games (group_count times the shape's games): a competition's count of
+    -- games is a sum over its shapes and the games of its unfinished groups.
+    game_count BIGINT NOT NULL
 );
-CREATE INDEX fit_tally_competition ON fit_tally (competition_id, shape) INCLUDE (group_count);
+CREATE INDEX fit_tally_competition ON fit_tally (competition_id, shape) INCLUDE (group_count, game_count);
 -- Competitions with games from before the tally: the store counts them once
 -- when it opens (`Store::tally_pending`).
 ALTER TABLE competitions ADD COLUMN tally_pending BIGINT NOT NULL DEFAULT 0;

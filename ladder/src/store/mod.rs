@@ -691,7 +691,8 @@ pub struct RatingPoint {
 /// How busy a competition is now, for its page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Activity {
-    /// Games recorded in the last hour.
+    /// Games recorded in the last hour, counted up to one more than
+    /// [`Activity::LAST_HOUR_CAP`] (which then reads "or more").
     pub games_last_hour: i64,
     /// Workers holding an unexpired lease of one of its groups.
     pub workers_active: i64,
@@ -699,6 +700,11 @@ pub struct Activity {
     pub groups_waiting: i64,
     /// Groups leased now.
     pub groups_playing: i64,
+}
+
+impl Activity {
+    /// Games in the last hour counted at most (a page never walks more).
+    pub const LAST_HOUR_CAP: i64 = 100_000;
 }
 
 /// A worker known to the service.

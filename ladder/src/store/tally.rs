@@ -117,18 +117,23 @@ impl Store {
         shapes: Vec<(CompetitionId, GroupShape)>,
         by: i64,
     ) -> Result<()> {
-        let mut rows: Vec<(CompetitionId, String, i64)> = Vec::with_capacity(shapes.len());
+        let mut rows: Vec<(CompetitionId, String, i64, i64)> = Vec::with_capacity(shapes.len());
         for (c, shape) in shapes {
             let text = shape.to_string();
+            let games = by * shape.games.len() as i64;
             match rows.last_mut() {
-                Some(last) if last.0 == c && last.1 == text => last.2 += by,
-                _ => rows.push((c, text, by)),
+                Some(last) if last.0 == c && last.1 == text => {
+                    last.2 += by;
+                    last.3 += games;
+                }
+                _ => rows.push((c, text, by, games)),
             }
         }
         for chunk in rows.chunks(100) {
-            let mut sql = Sql::new("INSERT INTO fit_tally (competition_id, shape, group_count) VALUES ");
-            sql.rows(chunk, |row, (c, shape, n)| {
-                row.bind(*c).bind(shape.as_str()).bind(*n);
+            let mut sql =
+                Sql::new("INSERT INTO fit_tally (competition_id, shape, group_count, game_count) VALUES ");
+            sql.rows(chunk, |row, (c, shape, n, games)| {
+                row.bind(*c).bind(shape.as_str()).bind(*n).bind(*games);
             });
             sql.query()?.execute(&mut *tx).await?;
         }
@@ -181,19 +186,63 @@ impl Store {
         Self::add_to_tally(tx, shapes, by).await
     }
 
+    /// Games recorded in a competition: its finished groups' from the tally
+    /// and its unfinished groups' counted by key (rows as many as its shapes
+    /// and its games in flight, not its games).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn game_count(&self, competition_id: CompetitionId) -> Result<i64> {
+        let mut tx = self.read_tx().await?;
+        let tallied: i64 = sqlx::query(
+            "SELECT COALESCE(CAST(SUM(game_count) AS BIGINT), 0) FROM fit_tally WHERE competition_id = $1",
+        )
+        .bind(competition_id)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get(0)?;
+        let open = Self::open_groups(&mut tx, competition_id).await?;
+        let mut unfinished = 0i64;
+        for row in Self::rows_with_ids(&mut tx, "SELECT COUNT(*) FROM games WHERE group_id IN ", &open, "").await? {
+            unfinished += row.try_get::<i64, _>(0)?;
+        }
+        tx.commit().await?;
+        Ok(tallied + unfinished)
+    }
+
+    /// A competition's groups not finished, through their partial index. Their
+    /// games are then read by key: as a join or a semi-join, PostgreSQL would
+    /// hash every game of the competition (or compile the plan, for its cost).
+    async fn open_groups(conn: &mut sqlx::AnyConnection, competition_id: CompetitionId) -> Result<Vec<GroupId>> {
+        sqlx::query("SELECT id FROM match_groups WHERE competition_id = $1 AND status <> 'done'")
+            .bind(competition_id)
+            .fetch_all(&mut *conn)
+            .await?
+            .iter()
+            .map(|r| Ok(r.try_get(0)?))
+            .collect()
+    }
+
+    /// A read-only transaction that sees one moment (`REPEATABLE READ` on
+    /// PostgreSQL; a SQLite read transaction does anyway).
+    async fn read_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>> {
+        let mut tx = self.pool.begin().await?;
+        if self.dialect == Dialect::Postgres {
+            sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                .execute(&mut *tx)
+                .await?;
+        }
+        Ok(tx)
+    }
+
     /// A competition's results as a refit reads them, from one snapshot.
     ///
     /// # Errors
     /// The database, or a row that does not parse.
     pub async fn tallied(&self, competition_id: CompetitionId) -> Result<Tallied> {
-        let mut tx = self.pool.begin().await?;
-        if self.dialect == Dialect::Postgres {
-            // Both reads see the same moment: a group finishing between them
-            // would count twice or not at all.
-            sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                .execute(&mut *tx)
-                .await?;
-        }
+        // Both reads see the same moment: a group finishing between them would
+        // count twice or not at all.
+        let mut tx = self.read_tx().await?;
         let rows = sqlx::query(
             "SELECT shape, CAST(SUM(group_count) AS BIGINT), COUNT(*) FROM fit_tally WHERE competition_id = $1 GROUP BY shape",
         )
@@ -216,16 +265,11 @@ impl Store {
                 out.shapes.push((shape, n as u64));
             }
         }
-        let select = format!(
-            "SELECT {} FROM games WHERE group_id IN
-             (SELECT id FROM match_groups WHERE competition_id = $1 AND status <> 'done') ORDER BY id",
-            games::GAME_HEAD
-        );
-        let heads = sqlx::query(sqlx::AssertSqlSafe(select))
-            .bind(competition_id)
-            .fetch_all(&mut *tx)
-            .await?;
+        let open = Self::open_groups(&mut tx, competition_id).await?;
+        let select = format!("SELECT {} FROM games WHERE group_id IN ", games::GAME_HEAD);
+        let heads = Self::rows_with_ids(&mut tx, &select, &open, "").await?;
         out.unfinished = self.results_of(&mut tx, &heads).await?;
+        out.unfinished.sort_unstable_by_key(|r| r.id);
         tx.commit().await?;
         if out.rows_read > 2 * out.shapes.len() + 256 {
             self.fold_tally(competition_id).await?;
@@ -237,20 +281,24 @@ impl Store {
     /// it runs are not seen by its delete and stay as they are.
     async fn fold_tally(&self, competition_id: CompetitionId) -> Result<()> {
         let mut tx = self.write_tx().await?;
-        let rows =
-            sqlx::query("DELETE FROM fit_tally WHERE competition_id = $1 RETURNING shape, group_count")
-                .bind(competition_id)
-                .fetch_all(&mut *tx)
-                .await?;
-        let mut sums: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
+        let rows = sqlx::query(
+            "DELETE FROM fit_tally WHERE competition_id = $1 RETURNING shape, group_count, game_count",
+        )
+        .bind(competition_id)
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut sums: std::collections::BTreeMap<String, (i64, i64)> = std::collections::BTreeMap::new();
         for row in &rows {
-            *sums.entry(row.try_get(0)?).or_default() += row.try_get::<i64, _>(1)?;
+            let sum = sums.entry(row.try_get(0)?).or_default();
+            sum.0 += row.try_get::<i64, _>(1)?;
+            sum.1 += row.try_get::<i64, _>(2)?;
         }
-        let rows: Vec<(String, i64)> = sums.into_iter().filter(|(_, n)| *n != 0).collect();
+        let rows: Vec<(String, (i64, i64))> = sums.into_iter().filter(|(_, n)| n.0 != 0).collect();
         for chunk in rows.chunks(100) {
-            let mut sql = Sql::new("INSERT INTO fit_tally (competition_id, shape, group_count) VALUES ");
-            sql.rows(chunk, |row, (shape, n)| {
-                row.bind(competition_id).bind(shape.as_str()).bind(*n);
+            let mut sql =
+                Sql::new("INSERT INTO fit_tally (competition_id, shape, group_count, game_count) VALUES ");
+            sql.rows(chunk, |row, (shape, (n, games))| {
+                row.bind(competition_id).bind(shape.as_str()).bind(*n).bind(*games);
             });
             sql.query()?.execute(&mut *tx).await?;
         }

@@ -217,7 +217,14 @@ pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> 
         h1 { (view.name) }
         p { (summary(&view)) }
         ul.facts {
-            li { b data-fact="games_last_hour" { (a.games_last_hour) } " games in the last hour" }
+            li {
+                @if a.games_last_hour > Activity::LAST_HOUR_CAP {
+                    b data-fact="games_last_hour" { (Activity::LAST_HOUR_CAP) " or more" }
+                } @else {
+                    b data-fact="games_last_hour" { (a.games_last_hour) }
+                }
+                " games in the last hour"
+            }
             li { b data-fact="workers_active" { (a.workers_active) } " workers playing" }
             li { b data-fact="groups_playing" { (a.groups_playing) } " groups being played" }
             li { b data-fact="groups_waiting" { (a.groups_waiting) } " groups waiting" }

@@ -26,6 +26,10 @@ pub(crate) struct BenchServiceArgs {
     /// leases (a server takes 4096 gRPC connections at once).
     #[arg(long, default_value_t = 1000, value_parser = |s: &str| number_in(s, 1usize, 4000))]
     pub(crate) connections: usize,
+    /// `ladder serve` processes on the one (PostgreSQL) database, the workers
+    /// spread over them; the run checks every game was stored exactly once.
+    #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 16))]
+    pub(crate) servers: usize,
     /// Seconds measured per row.
     #[arg(long, default_value_t = 10.0, value_parser = |s: &str| number_in(s, 0.5, 3600.0))]
     pub(crate) seconds: f64,
@@ -132,6 +136,7 @@ pub(crate) fn service(a: BenchServiceArgs) -> anyhow::Result<ExitCode> {
         game: a.game,
         bots: a.bots,
         connections: a.connections,
+        servers: a.servers,
     };
     let report = runtime()?.block_on(service::run(&cfg))?;
     if a.json {

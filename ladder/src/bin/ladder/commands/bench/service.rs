@@ -41,6 +41,8 @@ pub struct BenchServiceConfig {
     /// Connections the simulated workers share at most (each worker keeps its
     /// own token and leases; HTTP/2 carries several workers' calls on one).
     pub connections: usize,
+    /// `ladder serve` processes on the one database, the workers spread over them.
+    pub servers: usize,
 }
 
 /// One row: a number of workers.
@@ -83,8 +85,16 @@ pub struct BenchServiceReport {
     pub batch: usize,
     /// Cores on this machine.
     pub cores: usize,
+    /// Servers on the one database.
+    pub servers: usize,
     /// Games stored at the end.
     pub games_stored: u64,
+    /// Games the servers answered `Recorded` for, over the whole run: equal to
+    /// the games stored, or some were stored twice or lost.
+    pub games_recorded: u64,
+    /// The database's size at the end (SQLite: its files; PostgreSQL:
+    /// `pg_database_size`), in bytes.
+    pub database_bytes: u64,
     /// One row per number of workers.
     pub rows: Vec<BenchServiceRow>,
 }
@@ -127,7 +137,16 @@ impl std::fmt::Display for BenchServiceReport {
                 format!("{lo} / {p10} / {mid} / {hi}")
             )?;
         }
-        write!(f, "{} games stored in all", self.games_stored)
+        write!(
+            f,
+            "{} games stored in all, {} answered recorded to the workers, through {} server{}; the database holds {:.1} MB ({:.0} bytes a game)",
+            self.games_stored,
+            self.games_recorded,
+            self.servers,
+            if self.servers == 1 { "" } else { "s" },
+            self.database_bytes as f64 / 1e6,
+            self.database_bytes as f64 / self.games_stored.max(1) as f64
+        )
     }
 }
 
@@ -237,6 +256,28 @@ async fn pg_admin(url: &str, sql: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The size of the database at `url`, its files checkpointed (SQLite) or as
+/// PostgreSQL counts it.
+async fn database_bytes(url: &str) -> anyhow::Result<u64> {
+    use sqlx::{Connection, Row};
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(url).await?;
+    let bytes = if let Some(path) = url.strip_prefix("sqlite:") {
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&mut conn)
+            .await?;
+        std::fs::metadata(path.split('?').next().unwrap_or(path))?.len()
+    } else {
+        let size: i64 = sqlx::query("SELECT pg_database_size(current_database())")
+            .fetch_one(&mut conn)
+            .await?
+            .try_get(0)?;
+        size as u64
+    };
+    conn.close().await?;
+    Ok(bytes)
+}
+
 pub(crate) fn percentile(sorted: &[u32], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -255,6 +296,8 @@ struct Shared {
     leases: AtomicU64,
     leases_told_to_wait: AtomicU64,
     report_us: std::sync::Mutex<Vec<u32>>,
+    /// Games answered `Recorded`, measured or not.
+    recorded_games: Arc<AtomicU64>,
     /// Plays at once: one per core, as a worker machine's play threads would.
     plays: tokio::sync::Semaphore,
     failures: AtomicU64,
@@ -342,6 +385,9 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
                     .iter()
                     .filter(|o| o.outcome() == proto::ladder::ReportOutcome::Recorded)
                     .count() as u64;
+                shared
+                    .recorded_games
+                    .fetch_add(recorded * per_group, Ordering::Relaxed);
                 let measuring = shared.measuring.load(Ordering::Relaxed);
                 if measuring {
                     if let Ok(mut v) = shared.report_us.lock() {
@@ -421,9 +467,20 @@ pub async fn run(cfg: &BenchServiceConfig) -> anyhow::Result<BenchServiceReport>
 }
 
 async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::Result<BenchServiceReport> {
-    let server = start_server(&cfg.server_program, db)?;
-    let pid = server.child.id();
-    let mut admin = connect(&server.url, ADMIN, None).await?;
+    anyhow::ensure!(
+        cfg.servers == 1 || database == "postgres",
+        "--servers {}: several servers share a PostgreSQL database, not SQLite",
+        cfg.servers
+    );
+    // One after another: the first migrates the new database.
+    let mut servers = Vec::new();
+    for _ in 0..cfg.servers.max(1) {
+        servers.push(start_server(&cfg.server_program, db)?);
+    }
+    let pids: Vec<u32> = servers.iter().map(|s| s.child.id()).collect();
+    let servers_cpu = || pids.iter().map(|&p| process_cpu(p)).sum::<f64>();
+    let recorded_games = Arc::new(AtomicU64::new(0));
+    let mut admin = connect(&servers[0].url, ADMIN, None).await?;
     for k in 0..cfg.bots.max(2) {
         admin
             .register_bot(RegisterBotRequest {
@@ -443,8 +500,8 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
         .await?;
     let most = cfg.workers.iter().copied().max().unwrap_or(1);
     let mut channels = Vec::new();
-    for _ in 0..most.min(cfg.connections.max(1)) {
-        channels.push(channel(&server.url, None).await?);
+    for k in 0..most.min(cfg.connections.max(1)) {
+        channels.push(channel(&servers[k % servers.len()].url, None).await?);
     }
     let mut clients = Vec::with_capacity(most);
     for k in 0..most {
@@ -469,6 +526,7 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
             leases: AtomicU64::new(0),
             leases_told_to_wait: AtomicU64::new(0),
             report_us: std::sync::Mutex::new(Vec::new()),
+            recorded_games: recorded_games.clone(),
             plays: tokio::sync::Semaphore::new(cores),
             failures: AtomicU64::new(0),
         });
@@ -477,13 +535,13 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
             .map(|c| tokio::spawn(simulated_worker(c, cfg.batch, shared.clone())))
             .collect();
         tokio::time::sleep(Duration::from_secs_f64(cfg.warmup)).await;
-        let (cpu0, (busy0, total0)) = (process_cpu(pid), machine_cpu());
+        let (cpu0, (busy0, total0)) = (servers_cpu(), machine_cpu());
         shared.measuring.store(true, Ordering::Relaxed);
         let start = Instant::now();
         tokio::time::sleep(Duration::from_secs_f64(cfg.seconds)).await;
         shared.measuring.store(false, Ordering::Relaxed);
         let secs = start.elapsed().as_secs_f64();
-        let (cpu1, (busy1, total1)) = (process_cpu(pid), machine_cpu());
+        let (cpu1, (busy1, total1)) = (servers_cpu(), machine_cpu());
         shared.stop.store(true, Ordering::Relaxed);
         let mut back = Vec::with_capacity(n);
         let mut per_worker = Vec::with_capacity(n);
@@ -535,13 +593,22 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
         .iter()
         .map(|c| c.games)
         .sum();
-    drop(server);
+    drop(servers);
+    let database_bytes = database_bytes(db).await?;
+    let games_recorded = recorded_games.load(Ordering::Relaxed);
+    anyhow::ensure!(
+        games_recorded == games_stored,
+        "the servers answered recorded for {games_recorded} games and stored {games_stored}"
+    );
     Ok(BenchServiceReport {
         database: database.to_owned(),
         game: cfg.game.clone(),
         batch: cfg.batch,
         cores,
+        servers: cfg.servers.max(1),
         games_stored,
+        games_recorded,
+        database_bytes,
         rows,
     })
 }
