@@ -108,12 +108,6 @@ pub struct GrpcSession {
     last_id: u64,
     notice: Duration,
     slack: Duration,
-    /// The last game's `GameOver`, still in flight: the next `NewGame` waits for
-    /// it, so the bot sees them in order.
-    game_over: Option<tokio::task::JoinHandle<()>>,
-    /// Whether a `Ping` was answered in this session: only its first game
-    /// sends one (after that, a `NewGame`'s answer says the bot is ready).
-    pinged: bool,
 }
 
 impl GrpcSession {
@@ -207,8 +201,6 @@ impl GrpcSession {
             last_id: 0,
             notice: limits.remote_notice,
             slack: limits.remote_slack,
-            game_over: None,
-            pinged: false,
         })
     }
 
@@ -222,8 +214,7 @@ impl GrpcSession {
         self.options.insert(name.to_owned(), value.to_owned());
     }
 
-    /// `NewGame` (after the last game's `GameOver` was answered), and a `Ping` in
-    /// the session's first game, within `ping`. Ids start afresh.
+    /// `NewGame` and a `Ping`, within `ping`. Ids start afresh.
     ///
     /// # Errors
     /// [`FaultKind::Stall`] without an answer in time, or a failed call.
@@ -231,8 +222,6 @@ impl GrpcSession {
         self.last_id = 0;
         self.events.clear();
         let deadline = Instant::now() + ping;
-        let over = self.game_over.take();
-        let send_ping = !std::mem::replace(&mut self.pinged, true);
         let req = NewGameRequest {
             session: self.session.clone(),
             game: table.game.to_owned(),
@@ -245,20 +234,14 @@ impl GrpcSession {
         let mut client = self.client.clone();
         let session = self.session.clone();
         runtime().block_on(async move {
-            if let Some(over) = over {
-                // Bounded by its own deadline; how it ended is the last game's.
-                let _ = over.await;
-            }
             client
                 .new_game(with_deadline(req, deadline))
                 .await
                 .map_err(|s| fault_of(&s, "newgame", FaultKind::Stall))?;
-            if send_ping {
-                client
-                    .ping(with_deadline(PingRequest { session }, deadline))
-                    .await
-                    .map_err(|s| fault_of(&s, "ping", FaultKind::Stall))?;
-            }
+            client
+                .ping(with_deadline(PingRequest { session }, deadline))
+                .await
+                .map_err(|s| fault_of(&s, "ping", FaultKind::Stall))?;
             Ok(())
         })
     }
@@ -318,9 +301,7 @@ impl GrpcSession {
         }
     }
 
-    /// Tells the bot the game ended (with the events it has not seen). Sent in
-    /// the background: the game's thread goes on, and the session's next game
-    /// (or its end) waits for the answer.
+    /// Tells the bot the game ended (with the events it has not seen).
     pub fn game_over(&mut self, over: &GameOver) {
         let req = GameOverRequest {
             session: self.session.clone(),
@@ -332,19 +313,7 @@ impl GrpcSession {
         };
         let mut client = self.client.clone();
         let deadline = Instant::now() + self.notice;
-        self.game_over = Some(runtime().spawn(async move {
-            let _ = client.game_over(with_deadline(req, deadline)).await;
-        }));
-    }
-}
-
-impl Drop for GrpcSession {
-    fn drop(&mut self) {
-        if let Some(over) = self.game_over.take() {
-            // The last game's end reaches the bot before its session closes
-            // (bounded by the call's own deadline).
-            let _ = runtime().block_on(over);
-        }
+        let _ = runtime().block_on(async move { client.game_over(with_deadline(req, deadline)).await });
     }
 }
 
