@@ -203,7 +203,14 @@ impl Store {
         .try_get(0)?;
         let open = Self::open_groups(&mut tx, competition_id).await?;
         let mut unfinished = 0i64;
-        for row in Self::rows_with_ids(&mut tx, "SELECT COUNT(*) FROM games WHERE group_id IN ", &open, "").await? {
+        for row in Self::rows_with_ids(
+            &mut tx,
+            "SELECT COUNT(*) FROM games WHERE group_id IN ",
+            &open,
+            "",
+        )
+        .await?
+        {
             unfinished += row.try_get::<i64, _>(0)?;
         }
         tx.commit().await?;
@@ -213,7 +220,10 @@ impl Store {
     /// A competition's groups not finished, through their partial index. Their
     /// games are then read by key: as a join or a semi-join, PostgreSQL would
     /// hash every game of the competition (or compile the plan, for its cost).
-    async fn open_groups(conn: &mut sqlx::AnyConnection, competition_id: CompetitionId) -> Result<Vec<GroupId>> {
+    async fn open_groups(
+        conn: &mut sqlx::AnyConnection,
+        competition_id: CompetitionId,
+    ) -> Result<Vec<GroupId>> {
         sqlx::query("SELECT id FROM match_groups WHERE competition_id = $1 AND status <> 'done'")
             .bind(competition_id)
             .fetch_all(&mut *conn)
@@ -298,7 +308,10 @@ impl Store {
             let mut sql =
                 Sql::new("INSERT INTO fit_tally (competition_id, shape, group_count, game_count) VALUES ");
             sql.rows(chunk, |row, (shape, (n, games))| {
-                row.bind(competition_id).bind(shape.as_str()).bind(*n).bind(*games);
+                row.bind(competition_id)
+                    .bind(shape.as_str())
+                    .bind(*n)
+                    .bind(*games);
             });
             sql.query()?.execute(&mut *tx).await?;
         }
