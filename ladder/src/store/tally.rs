@@ -26,15 +26,6 @@ pub struct Tallied {
 }
 
 impl Tallied {
-    /// Games counted.
-    pub fn games(&self) -> u64 {
-        self.shapes
-            .iter()
-            .map(|(s, n)| n * s.games.len() as u64)
-            .sum::<u64>()
-            + self.unfinished.len() as u64
-    }
-
     /// The standings of `bots` (id, name) in `seats`-seat games.
     ///
     /// # Errors
@@ -87,8 +78,9 @@ impl Tallied {
 /// A game as a shape counts it: bots and places by seat, and whether a fault ended it.
 type ShapedGame<'a> = (&'a [i64], &'a [u32], bool);
 
-/// Shapes of whole groups among `games`, each `(competition, group, shape)`;
-/// a group some of whose rotations are missing is left out.
+/// Shapes of the whole groups among `games` (each game `(competition, group,
+/// bots, places, forfeit)`), each with its competition, sorted so that equal
+/// ones are neighbours; a group some of whose rotations are missing is left out.
 fn shapes_of<'a>(
     games: impl IntoIterator<Item = (CompetitionId, GroupId, &'a [i64], &'a [u32], bool)>,
 ) -> Vec<(CompetitionId, GroupShape)> {
