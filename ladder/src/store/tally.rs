@@ -121,13 +121,21 @@ impl Store {
                 _ => rows.push((c, text, by, games)),
             }
         }
+        Self::insert_tally_rows(tx, &rows).await
+    }
+
+    /// Appends rows `(competition, shape, groups, games)` to the tally.
+    async fn insert_tally_rows(
+        conn: &mut sqlx::AnyConnection,
+        rows: &[(CompetitionId, String, i64, i64)],
+    ) -> Result<()> {
         for chunk in rows.chunks(100) {
             let mut sql =
                 Sql::new("INSERT INTO fit_tally (competition_id, shape, group_count, game_count) VALUES ");
             sql.rows(chunk, |row, (c, shape, n, games)| {
                 row.bind(*c).bind(shape.as_str()).bind(*n).bind(*games);
             });
-            sql.query()?.execute(&mut *tx).await?;
+            sql.query()?.execute(&mut *conn).await?;
         }
         Ok(())
     }
@@ -295,18 +303,12 @@ impl Store {
             sum.0 += row.try_get::<i64, _>(1)?;
             sum.1 += row.try_get::<i64, _>(2)?;
         }
-        let rows: Vec<(String, (i64, i64))> = sums.into_iter().filter(|(_, n)| n.0 != 0).collect();
-        for chunk in rows.chunks(100) {
-            let mut sql =
-                Sql::new("INSERT INTO fit_tally (competition_id, shape, group_count, game_count) VALUES ");
-            sql.rows(chunk, |row, (shape, (n, games))| {
-                row.bind(competition_id)
-                    .bind(shape.as_str())
-                    .bind(*n)
-                    .bind(*games);
-            });
-            sql.query()?.execute(&mut *tx).await?;
-        }
+        let rows: Vec<(CompetitionId, String, i64, i64)> = sums
+            .into_iter()
+            .filter(|(_, n)| n.0 != 0)
+            .map(|(shape, (n, games))| (competition_id, shape, n, games))
+            .collect();
+        Self::insert_tally_rows(&mut tx, &rows).await?;
         tx.commit().await?;
         Ok(())
     }

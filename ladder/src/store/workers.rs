@@ -148,14 +148,21 @@ impl Store {
             .bind(now_ms())
             .execute(&mut *tx)
             .await?;
-        let finished: Vec<GroupId> =
-            sqlx::query("SELECT id FROM match_groups WHERE reported_by = $1 AND status = 'done'")
-                .bind(id)
-                .fetch_all(&mut *tx)
-                .await?
-                .iter()
-                .map(|r| r.try_get(0))
-                .collect::<std::result::Result<_, _>>()?;
+        // The groups it reported: each played again below, and those finished
+        // taken out of the tally first, while their games are still there.
+        let mut voided: Vec<i64> = Vec::new();
+        let mut finished: Vec<GroupId> = Vec::new();
+        for row in sqlx::query("SELECT id, status FROM match_groups WHERE reported_by = $1")
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?
+        {
+            let group: i64 = row.try_get(0)?;
+            if row.try_get::<GroupStatus, _>(1)? == GroupStatus::Done {
+                finished.push(GroupId(group));
+            }
+            voided.push(group);
+        }
         self.tally_stored_groups(&mut tx, &finished, -1).await?;
         sqlx::query(
             "DELETE FROM faults WHERE game_id IN (SELECT g.id FROM games g
@@ -173,13 +180,6 @@ impl Store {
         .rows_affected();
         // Played again, each with a new seed: the voided games made the old one
         // public (a seed leaves the server once).
-        let voided: Vec<i64> = sqlx::query("SELECT id FROM match_groups WHERE reported_by = $1")
-            .bind(id)
-            .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|r| r.try_get(0))
-            .collect::<std::result::Result<_, _>>()?;
         for group in &voided {
             sqlx::query(
                 "UPDATE match_groups SET status = 'scheduled', lease_token = NULL, lease_worker = NULL,
