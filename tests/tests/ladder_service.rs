@@ -1307,11 +1307,12 @@ async fn a_bot_that_cannot_start_is_suspended_and_the_admin_disables_enables_rem
     }
 }
 
-/// A burst of leases past what the server serves at once: each is answered at
-/// once, with groups or with `retry_after_ms` (never a false "no work" while
-/// groups are left), and asking as told hands out every group exactly once.
+/// A burst of leases past what the server serves at once: each waits its turn
+/// and is answered with groups or with `retry_after_ms` (never a false "no
+/// work" while groups are left), and asking as told hands out every group
+/// exactly once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_burst_of_leases_is_told_to_come_back_and_every_group_is_handed_out_once() {
+async fn a_burst_of_leases_waits_its_turn_and_every_group_is_handed_out_once() {
     for store in test_stores("burst").await {
         let kind = store.kind;
         // One token for the whole burst: it may hold every group unreported.
@@ -1366,6 +1367,53 @@ async fn a_burst_of_leases_is_told_to_come_back_and_every_group_is_handed_out_on
         assert_eq!(leased.last(), Some(&299), "{kind}");
         eprintln!("{kind}: {told_to_wait} leases told to come back");
         server.stop().await;
+    }
+}
+
+/// A server keeps the worker tokens it has checked, for minutes. A token
+/// revoked through another server on the same database is still refused
+/// within TOKEN_CACHE: each server watches the store's revocation mark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_revoked_through_another_server_is_refused_soon_after() {
+    for store in test_stores("revoke_across").await {
+        let kind = store.kind;
+        let one = start(&store.url, Duration::from_secs(60)).await;
+        let other = start_another(&store.url, Duration::from_secs(60)).await;
+        let mut a = worker::connect(&one.url, ADMIN, None).await.unwrap();
+        let w2 = a
+            .add_worker(AddWorkerRequest { name: "w2".into() })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut at_other = worker::connect(&other.url, &w2.token, None).await.unwrap();
+        // The other server checks the token, and keeps it.
+        at_other
+            .lease(LeaseRequest::default())
+            .await
+            .unwrap_or_else(|e| panic!("{kind}: a new worker's token works: {e}"));
+        a.revoke_worker(WorkerRequest { name: "w2".into() })
+            .await
+            .unwrap();
+        let revoked = std::time::Instant::now();
+        let refused = loop {
+            match at_other.lease(LeaseRequest::default()).await {
+                Err(e) => break e,
+                Ok(_) => assert!(
+                    revoked.elapsed() < 10 * server::TOKEN_CACHE,
+                    "{kind}: the other server still serves a token revoked {:?} ago",
+                    revoked.elapsed()
+                ),
+            }
+            // The next call, after the other server has had a moment.
+            tokio::task::yield_now().await;
+        };
+        assert_eq!(refused.code(), Code::Unauthenticated, "{kind}: {refused}");
+        // And the server it was revoked through refuses it at once.
+        let mut at_one = worker::connect(&one.url, &w2.token, None).await.unwrap();
+        let e = at_one.lease(LeaseRequest::default()).await.unwrap_err();
+        assert_eq!(e.code(), Code::Unauthenticated, "{kind}: {e}");
+        one.stop().await;
+        other.stop().await;
     }
 }
 

@@ -4,7 +4,7 @@
 use super::service::{LadderService, status_of};
 use crate::store::{AuthorRow, WorkerRow};
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tonic::{Request, Status};
 
 /// Who is calling: the admin, a worker known by its own token, or an author.
@@ -15,45 +15,75 @@ pub(super) enum Caller {
     Author(AuthorRow),
 }
 
-/// How long a worker's token is trusted without reading the store again. A
-/// token revoked through this server stops at once; through another server
-/// sharing the database, within this long.
+/// How stale a server's view of revoked tokens may be. A token revoked through
+/// this server stops at once; through another server sharing the database,
+/// within this long: each server reads the store's revocation mark this often
+/// (one query for the whole server), and an author's token is read again after
+/// this long.
 pub const TOKEN_CACHE: Duration = Duration::from_secs(2);
+
+/// How long a worker's token is trusted without reading its row again, while
+/// the revocation mark stays the same. Workers ask every few seconds for hours,
+/// so a read per call (as when every token was read again after two seconds)
+/// was a query for most calls of a fleet of thousands.
+pub const WORKER_TOKEN_KEPT: Duration = Duration::from_secs(600);
 
 /// Workers and authors whose tokens were seen lately, by the token's hash.
 #[derive(Default)]
 pub(super) struct TokenCache {
-    pub(super) by_hash: HashMap<String, (Caller, std::time::Instant)>,
-    /// When entries older than [`TOKEN_CACHE`] were last dropped.
-    pub(super) swept: Option<std::time::Instant>,
+    pub(super) by_hash: HashMap<String, (Caller, Instant)>,
+    /// When entries past their time were last dropped.
+    pub(super) swept: Option<Instant>,
+    /// The store's revocation mark as last read, and when.
+    pub(super) mark: Option<((i64, i64), Instant)>,
+    /// When the cache was last emptied for a revocation: a token read before
+    /// then may have been revoked since, so it is not kept.
+    pub(super) emptied: Option<Instant>,
 }
 
 impl TokenCache {
+    fn fresh(caller: &Caller, read: Instant, now: Instant) -> bool {
+        let kept = match caller {
+            Caller::Worker(_) => WORKER_TOKEN_KEPT,
+            Caller::Admin | Caller::Author(_) => TOKEN_CACHE,
+        };
+        now.duration_since(read) < kept
+    }
+
     pub(super) fn get(&self, hash: &str) -> Option<&Caller> {
+        let now = Instant::now();
         self.by_hash
             .get(hash)
-            .filter(|(_, at)| at.elapsed() < TOKEN_CACHE)
-            .map(|(w, _)| w)
+            .filter(|(c, read)| Self::fresh(c, *read, now))
+            .map(|(c, _)| c)
     }
 
-    pub(super) fn insert(&mut self, hash: String, w: Caller) {
-        let now = std::time::Instant::now();
+    /// Keeps `caller`, whose row was read starting at `read`, unless the cache
+    /// was emptied since (the row may be stale by then).
+    pub(super) fn insert(&mut self, hash: String, caller: Caller, read: Instant) {
+        if self.emptied.is_some_and(|at| read < at) {
+            return;
+        }
+        let now = Instant::now();
         if self.swept.is_none_or(|t| now.duration_since(t) >= TOKEN_CACHE) {
-            self.by_hash
-                .retain(|_, (_, at)| now.duration_since(*at) < TOKEN_CACHE);
+            self.by_hash.retain(|_, (c, read)| Self::fresh(c, *read, now));
             self.swept = Some(now);
         }
-        self.by_hash.insert(hash, (w, now));
+        self.by_hash.insert(hash, (caller, read));
     }
 
-    /// About how many workers asked within the last [`TOKEN_CACHE`] or two.
-    pub(super) fn workers(&self) -> usize {
-        self.by_hash
-            .values()
-            .filter(|(c, _)| matches!(c, Caller::Worker(_)))
-            .count()
+    /// Forgets every token: a token was revoked.
+    pub(super) fn empty(&mut self) {
+        self.by_hash.clear();
+        self.emptied = Some(Instant::now());
+    }
+
+    /// Whether the revocation mark is due to be read again.
+    fn mark_due(&self) -> bool {
+        self.mark.is_none_or(|(_, at)| at.elapsed() >= TOKEN_CACHE)
     }
 }
+
 /// The SHA-256 of a token, in hex: what the store keeps of a worker's token.
 pub fn token_hash(token: &str) -> String {
     crate::store::token_hash(token)
@@ -100,14 +130,16 @@ impl LadderService {
         }
         // Looked up by its hash: the store never holds a token, and a lookup by
         // hash gives away nothing of a token's text through timing. Known tokens
-        // are kept for TOKEN_CACHE, so a busy fleet's calls cost no query each;
-        // a revocation on this server forgets them at once.
+        // are kept, so a busy fleet's calls cost no query each; a revocation on
+        // this server forgets them at once, on another within TOKEN_CACHE.
+        self.watch_revocations().await?;
         let hash = token_hash(token);
         if let Ok(cache) = self.tokens.lock()
             && let Some(caller) = cache.get(&hash)
         {
             return Ok(caller.clone());
         }
+        let read = Instant::now();
         let caller = match self.store.worker_by_token_hash(&hash).await.map_err(status_of)? {
             Some(w) => Caller::Worker(w),
             None => match self.store.author_by_token_hash(&hash).await.map_err(status_of)? {
@@ -116,15 +148,39 @@ impl LadderService {
             },
         };
         if let Ok(mut cache) = self.tokens.lock() {
-            cache.insert(hash, caller.clone());
+            cache.insert(hash, caller.clone(), read);
         }
         Ok(caller)
+    }
+
+    /// Reads the store's revocation mark when it is [`TOKEN_CACHE`] old (one
+    /// call reads it; the others wait for it) and forgets every token when it
+    /// moved: a worker was revoked through another server.
+    async fn watch_revocations(&self) -> Result<(), Status> {
+        let due = || self.tokens.lock().map_or(true, |c| c.mark_due());
+        if !due() {
+            return Ok(());
+        }
+        let _reading = self.mark_read.lock().await;
+        if !due() {
+            return Ok(());
+        }
+        let mark = self.store.revocation_mark().await.map_err(status_of)?;
+        if let Ok(mut cache) = self.tokens.lock() {
+            if cache.mark.is_some_and(|(was, _)| was != mark) {
+                // Emptied after the mark was read: a row read from now on
+                // sees the revocation the mark counted.
+                cache.empty();
+            }
+            cache.mark = Some((mark, Instant::now()));
+        }
+        Ok(())
     }
 
     /// Forgets every known token: after a revocation.
     pub(super) fn forget_tokens(&self) {
         if let Ok(mut cache) = self.tokens.lock() {
-            *cache = TokenCache::default();
+            cache.empty();
         }
     }
 

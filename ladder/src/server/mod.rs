@@ -5,6 +5,7 @@
 //! (game, options, seed, seats, bots, rotations) and replayed move by move; one that
 //! does not reproduce is refused and nothing of the group is stored.
 
+pub mod admission;
 mod auth;
 mod authors;
 pub mod cache;
@@ -20,7 +21,7 @@ pub mod tally;
 pub use auth::{TOKEN_CACHE, constant_time_eq, new_token, token_hash};
 pub use authors::{UPLOAD_QUEUE_WAIT, UPLOAD_TIME};
 pub use scheduler::{BACKLOG_EVERY, BACKLOG_MIN, Scheduler};
-pub use service::{BUSY_ASKS_PER_S, BUSY_RETRY_MAX, BUSY_RETRY_MIN, CALLS_PER_CONNECTION, LadderService};
+pub use service::{CALLS_PER_CONNECTION, LadderService};
 
 use crate::server::cache::StandingsCache;
 use crate::store::Store;
@@ -221,6 +222,12 @@ pub async fn run(
         .max_decoding_message_size(MAX_REPORT_BYTES)
         .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
         .send_compressed(tonic::codec::CompressionEncoding::Gzip);
+    // Once stopping, leases waiting their turn are answered at once.
+    let line = service.admission.clone();
+    let shutdown = async move {
+        shutdown.await;
+        line.close();
+    };
     let result = builder
         .add_service(auth::RequireToken::new(svc, service))
         .serve_with_incoming_shutdown(incoming, shutdown)

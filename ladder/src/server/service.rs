@@ -1,6 +1,7 @@
 //! The service's logic: leases, reports checked by replay, the catalog of
 //! competitions and bots. The gRPC adapter (`grpc.rs`) calls it.
 
+use super::admission::{Admission, LEASE_POLL, StillInLine};
 use super::auth::TokenCache;
 pub(super) use super::error::{ServiceError, status_of};
 use super::grpc::bot_info;
@@ -32,47 +33,20 @@ pub struct LadderService {
     pub(super) replays: tokio::sync::Semaphore,
     /// Competitions and bots by key (`LadderService::catalog`).
     pub(super) catalog: std::sync::Mutex<Arc<Catalog>>,
-    /// Worker calls (leases and reports) being served now.
-    pub(super) calls: Arc<std::sync::atomic::AtomicUsize>,
+    /// Worker calls being served, and leases waiting their turn.
+    pub(super) admission: Admission,
     /// Workers by their token's hash, with when each was read.
     pub(super) tokens: std::sync::Mutex<TokenCache>,
-    /// Past this many worker calls at once, a lease is told to come back
-    /// (`retry_after_ms`) rather than queued: see [`LadderService::lease_groups`].
-    pub(super) calls_max: usize,
+    /// Held by the call reading the store's revocation mark.
+    pub(super) mark_read: Mutex<()>,
     /// Uploads being received and checked now ([`super::UploadConfig::at_once`]).
     pub(super) uploads: tokio::sync::Semaphore,
 }
 
-/// One worker call being served; counted down when dropped.
-pub(super) struct CallGuard(Arc<std::sync::atomic::AtomicUsize>);
-
-impl CallGuard {
-    pub(super) fn enter(calls: &Arc<std::sync::atomic::AtomicUsize>) -> (CallGuard, usize) {
-        let now = calls.fetch_add(1, std::sync::atomic::Ordering::AcqRel) + 1;
-        (CallGuard(calls.clone()), now)
-    }
-}
-
-impl Drop for CallGuard {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-    }
-}
-
-/// Worker calls served at once per database connection before leases are told
-/// to come back: enough to keep every connection and replay permit busy, few
+/// Worker calls served at once per database connection before leases wait
+/// their turn: enough to keep every connection and replay permit busy, few
 /// enough that a call never waits long behind the others.
 pub const CALLS_PER_CONNECTION: usize = 1;
-
-/// Shortest wait a busy server tells a lease to wait (then up to as much again,
-/// at random).
-pub const BUSY_RETRY_MIN: Duration = Duration::from_millis(200);
-
-/// Longest base wait a busy server tells a lease.
-pub const BUSY_RETRY_MAX: Duration = Duration::from_secs(3);
-
-/// How often, per second, the whole fleet should ask a busy server again.
-pub const BUSY_ASKS_PER_S: u64 = 250;
 
 /// Competitions and bots by key.
 #[derive(Debug, Default)]
@@ -149,9 +123,9 @@ impl LadderService {
             }),
             catalog: std::sync::Mutex::new(Arc::default()),
             replays: tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, usize::from)),
-            calls: Arc::default(),
+            admission: Admission::new((CALLS_PER_CONNECTION * store.max_connections() as usize).min(4)),
             tokens: std::sync::Mutex::default(),
-            calls_max: (CALLS_PER_CONNECTION * store.max_connections() as usize).min(4),
+            mark_read: Mutex::new(()),
             uploads: tokio::sync::Semaphore::new(uploads_at_once),
         }
     }
@@ -251,29 +225,27 @@ impl LadderService {
     ) -> Result<LeaseGroupsReply, ServiceError> {
         let max = max.clamp(1, MAX_BATCH);
         // Admission: when the server is already serving as many worker calls as
-        // its database can take, queueing one more lease only makes every call
-        // slower (the closed loop of a fleet of workers piles up here). It is told
-        // to come back instead, after a wait that grows with the load, jittered
-        // so the fleet does not come back at once. Reports are never turned away:
-        // their games are played.
-        let (call, in_flight) = CallGuard::enter(&self.calls);
-        if in_flight > self.calls_max {
-            // Longer the more workers are asking (those whose tokens were seen
-            // lately), so that the fleet's asking again stays at about
-            // BUSY_ASKS_PER_S however large it is; never past a few seconds,
-            // short against a lease of minutes.
-            let workers = self.tokens.lock().map_or(1, |c| c.workers()) as u64;
-            let base = (workers * 1000 / BUSY_ASKS_PER_S).clamp(
-                BUSY_RETRY_MIN.as_millis() as u64,
-                BUSY_RETRY_MAX.as_millis() as u64,
-            );
-            let jitter = referee::seed::os_seed() % base;
-            return Ok(LeaseGroupsReply {
-                groups: Vec::new(),
-                groups_in_progress: true,
-                retry_after_ms: (base + jitter) as u32,
-            });
-        }
+        // its database can take, one more only makes every call slower (a
+        // fleet's closed loop piles up in the database). So a lease waits its
+        // turn, first come first served, for at most a poll; then it is told to
+        // ask again at once, and keeps its place. Reports are never held: their
+        // games are played.
+        // Each poll's length is drawn between three quarters and five quarters
+        // of LEASE_POLL, so a fleet that came at once (a server's start) does
+        // not run out of its polls at once and ask again as one burst.
+        let poll = LEASE_POLL.mul_f64(0.75 + (referee::seed::os_seed() % 1000) as f64 / 2000.0);
+        let (call, queued) = match self.admission.enter_in_turn(worker.id.0, poll).await {
+            Ok(entered) => entered,
+            Err(StillInLine) => {
+                return Ok(LeaseGroupsReply {
+                    groups: Vec::new(),
+                    groups_in_progress: true,
+                    retry_after_ms: RETRY_AFTER.as_millis() as u32,
+                    queued_ms: poll.as_millis() as u32,
+                });
+            }
+        };
+        let queued_ms = queued.as_millis().min(u128::from(u32::MAX)) as u32;
         let token = new_token()?;
         let lease_ms = self.cfg.lease.as_millis() as i64;
         let ask = crate::store::LeaseAsk {
@@ -323,6 +295,7 @@ impl LadderService {
                 groups: Vec::new(),
                 groups_in_progress: in_progress > 0,
                 retry_after_ms,
+                queued_ms,
             });
         }
         let comp_ids: Vec<CompetitionId> = groups.iter().map(|g| g.competition_id).collect();
@@ -394,6 +367,7 @@ impl LadderService {
             groups: out,
             groups_in_progress: false,
             retry_after_ms: 0,
+            queued_ms,
         })
     }
 
@@ -412,7 +386,7 @@ impl LadderService {
                 ids.len()
             )));
         }
-        let _call = CallGuard::enter(&self.calls);
+        let _call = self.admission.enter_now();
         let groups = self.store.groups_by_id(ids).await?;
         let comp_ids: Vec<CompetitionId> = groups.iter().map(|g| g.competition_id).collect();
         let catalog = self.catalog(&comp_ids, &[]).await?;
@@ -456,7 +430,7 @@ impl LadderService {
                 reports.len()
             )));
         }
-        let _call = CallGuard::enter(&self.calls);
+        let _call = self.admission.enter_now();
         let ids: Vec<GroupId> = reports.iter().map(|r| GroupId(r.group_id)).collect();
         let groups: HashMap<GroupId, crate::store::GroupRow> = self
             .store

@@ -65,6 +65,19 @@ impl Store {
         .await?)
     }
 
+    /// What moves whenever a worker's token is revoked: how many are, and when
+    /// the last was. A server that keeps tokens it has checked reads this to
+    /// learn of revocations through other servers.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn revocation_mark(&self) -> Result<(i64, i64)> {
+        let row = sqlx::query("SELECT COUNT(revoked_ms), COALESCE(MAX(revoked_ms), 0) FROM workers")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok((row.try_get(0)?, row.try_get(1)?))
+    }
+
     /// Every worker, by name.
     ///
     /// # Errors
