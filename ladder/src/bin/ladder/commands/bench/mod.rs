@@ -23,7 +23,8 @@ pub(crate) struct BenchServiceArgs {
     pub(crate) workers: Vec<usize>,
     /// Connections the simulated workers share at most: past this many
     /// workers, several call over one connection, each with its own token and
-    /// leases (a server takes 4096 gRPC connections at once).
+    /// leases (a server takes 4096 gRPC connections at once, and 64 calls at
+    /// once on each: at most 32 workers share one).
     #[arg(long, default_value_t = 1000, value_parser = |s: &str| number_in(s, 1usize, 4000))]
     pub(crate) connections: usize,
     /// `ladder serve` processes on the one (PostgreSQL) database, the workers

@@ -54,10 +54,16 @@ pub struct BenchServiceRow {
     pub groups_per_s: f64,
     /// Games recorded per second.
     pub games_per_s: f64,
-    /// Latency of lease calls that returned groups, median and 99th percentile (ms).
+    /// Time the server took to serve lease calls that returned groups, from
+    /// when it let them in (the call's latency less its wait in line), median
+    /// and 99th percentile (ms).
     pub lease_ms: (f64, f64),
-    /// Share of lease calls answered "ask again" (`retry_after_ms`): the server
-    /// was busy, or no group was ready yet.
+    /// Those calls' wait in line (`queued_ms`), median and 99th percentile (ms):
+    /// how long a worker waits for its turn when the server has more workers
+    /// than work.
+    pub lease_queued_ms: (f64, f64),
+    /// Share of lease calls answered "ask again" (`retry_after_ms`): their
+    /// poll ran out in line, or no group was ready yet.
     pub leases_told_to_wait: f64,
     /// Report call latency, median and 99th percentile (ms).
     pub report_ms: (f64, f64),
@@ -108,12 +114,13 @@ impl std::fmt::Display for BenchServiceReport {
         )?;
         writeln!(
             f,
-            "{:>8} {:>6} {:>9} {:>9} {:>18} {:>7} {:>18} {:>16} {:>8} {:>26}",
+            "{:>8} {:>6} {:>9} {:>9} {:>18} {:>20} {:>7} {:>18} {:>16} {:>8} {:>26}",
             "workers",
             "conns",
             "groups/s",
             "games/s",
             "lease p50/p99 ms",
+            "in line p50/p99 ms",
             "waited",
             "report p50/p99 ms",
             "server CPU/game",
@@ -124,12 +131,13 @@ impl std::fmt::Display for BenchServiceReport {
             let (lo, p10, mid, hi) = r.games_per_worker;
             writeln!(
                 f,
-                "{:>8} {:>6} {:>9.0} {:>9.0} {:>18} {:>6.0}% {:>18} {:>13.0} us {:>7.0}% {:>26}",
+                "{:>8} {:>6} {:>9.0} {:>9.0} {:>18} {:>20} {:>6.0}% {:>18} {:>13.0} us {:>7.0}% {:>26}",
                 r.workers,
                 r.connections,
                 r.groups_per_s,
                 r.games_per_s,
                 format!("{:.2} / {:.2}", r.lease_ms.0, r.lease_ms.1),
+                format!("{:.0} / {:.0}", r.lease_queued_ms.0, r.lease_queued_ms.1),
                 r.leases_told_to_wait * 100.0,
                 format!("{:.2} / {:.2}", r.report_ms.0, r.report_ms.1),
                 r.server_cpu_us_per_game,
@@ -293,6 +301,7 @@ struct Shared {
     groups: AtomicU64,
     games: AtomicU64,
     lease_us: std::sync::Mutex<Vec<u32>>,
+    queued_us: std::sync::Mutex<Vec<u32>>,
     leases: AtomicU64,
     leases_told_to_wait: AtomicU64,
     report_us: std::sync::Mutex<Vec<u32>>,
@@ -310,6 +319,9 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
     let none = Sandbox::at(Level::None);
     while !shared.stop.load(Ordering::Relaxed) {
         let t = Instant::now();
+        // Only calls sent within the measured time: one sent in the warm-up
+        // (when the whole fleet asks at once) is not what the row measures.
+        let sent_measuring = shared.measuring.load(Ordering::Relaxed);
         let leased = match client
             .lease_groups(LeaseGroupsRequest {
                 max_groups: batch as u32,
@@ -327,15 +339,23 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
                 continue;
             }
         };
-        let measuring = shared.measuring.load(Ordering::Relaxed);
+        let measuring = sent_measuring && shared.measuring.load(Ordering::Relaxed);
         if measuring {
             shared.leases.fetch_add(1, Ordering::Relaxed);
             if leased.groups.is_empty() {
                 if leased.retry_after_ms > 0 {
                     shared.leases_told_to_wait.fetch_add(1, Ordering::Relaxed);
                 }
-            } else if let Ok(mut v) = shared.lease_us.lock() {
-                v.push(t.elapsed().as_micros() as u32);
+            } else {
+                // Served: the call's time less its wait in line.
+                let queued = u64::from(leased.queued_ms) * 1000;
+                let served = (t.elapsed().as_micros() as u64).saturating_sub(queued);
+                if let Ok(mut v) = shared.lease_us.lock() {
+                    v.push(served.min(u64::from(u32::MAX)) as u32);
+                }
+                if let Ok(mut v) = shared.queued_us.lock() {
+                    v.push(queued.min(u64::from(u32::MAX)) as u32);
+                }
             }
         }
         if leased.groups.is_empty() {
@@ -377,7 +397,11 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
         // Every group of a competition has as many games as seats.
         let per_group = reports.first().map_or(0, |r| r.records.len() as u64);
         let t = Instant::now();
-        match client.report_groups(ReportGroupsRequest { reports }).await {
+        let sent_measuring = shared.measuring.load(Ordering::Relaxed);
+        match ladder::worker::compressed(&client)
+            .report_groups(ReportGroupsRequest { reports })
+            .await
+        {
             Ok(r) => {
                 let recorded = r
                     .into_inner()
@@ -389,10 +413,13 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
                     .recorded_games
                     .fetch_add(recorded * per_group, Ordering::Relaxed);
                 let measuring = shared.measuring.load(Ordering::Relaxed);
+                if measuring
+                    && sent_measuring
+                    && let Ok(mut v) = shared.report_us.lock()
+                {
+                    v.push(t.elapsed().as_micros() as u32);
+                }
                 if measuring {
-                    if let Ok(mut v) = shared.report_us.lock() {
-                        v.push(t.elapsed().as_micros() as u32);
-                    }
                     shared.groups.fetch_add(recorded, Ordering::Relaxed);
                     shared.games.fetch_add(recorded * per_group, Ordering::Relaxed);
                     mine += recorded * per_group;
@@ -499,6 +526,14 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
         })
         .await?;
     let most = cfg.workers.iter().copied().max().unwrap_or(1);
+    // A server takes 64 calls at once on one connection, and a lease may wait
+    // in line for a long poll: past 32 workers a connection, reports would
+    // wait for room behind the leases, which no worker machine does.
+    anyhow::ensure!(
+        most.div_ceil(cfg.connections.max(1)) <= 32,
+        "--workers {most} over --connections {}: at most 32 workers share a connection (a server takes 64 calls at once on one)",
+        cfg.connections
+    );
     let mut channels = Vec::new();
     for k in 0..most.min(cfg.connections.max(1)) {
         channels.push(channel(&servers[k % servers.len()].url, None).await?);
@@ -523,6 +558,7 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
             groups: AtomicU64::new(0),
             games: AtomicU64::new(0),
             lease_us: std::sync::Mutex::new(Vec::new()),
+            queued_us: std::sync::Mutex::new(Vec::new()),
             leases: AtomicU64::new(0),
             leases_told_to_wait: AtomicU64::new(0),
             report_us: std::sync::Mutex::new(Vec::new()),
@@ -559,7 +595,11 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
             v.sort_unstable();
             v
         };
-        let (lease, report) = (sorted(&shared.lease_us), sorted(&shared.report_us));
+        let (lease, queued, report) = (
+            sorted(&shared.lease_us),
+            sorted(&shared.queued_us),
+            sorted(&shared.report_us),
+        );
         let games = shared.games.load(Ordering::Relaxed);
         let failures = shared.failures.load(Ordering::Relaxed);
         anyhow::ensure!(
@@ -571,6 +611,7 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
             groups_per_s: shared.groups.load(Ordering::Relaxed) as f64 / secs,
             games_per_s: games as f64 / secs,
             lease_ms: (percentile(&lease, 0.5), percentile(&lease, 0.99)),
+            lease_queued_ms: (percentile(&queued, 0.5), percentile(&queued, 0.99)),
             leases_told_to_wait: shared.leases_told_to_wait.load(Ordering::Relaxed) as f64
                 / shared.leases.load(Ordering::Relaxed).max(1) as f64,
             report_ms: (percentile(&report, 0.5), percentile(&report, 0.99)),
