@@ -42,8 +42,8 @@ struct State {
     /// Workers in line (by id): their place and when they last asked.
     places: HashMap<i64, (u64, Instant)>,
     /// Calls waiting now, by place and then by arrival (one worker may have
-    /// several calls waiting), each with where to send its slot.
-    waiting: BTreeMap<(u64, u64), oneshot::Sender<Slot>>,
+    /// several calls waiting), each with its worker and where to send its slot.
+    waiting: BTreeMap<(u64, u64), (i64, oneshot::Sender<Slot>)>,
     next_call: u64,
     /// When places not asked for within [`PLACE_KEPT`] were last dropped.
     swept: Instant,
@@ -134,7 +134,7 @@ impl Admission {
             let key = (place, s.next_call);
             s.next_call += 1;
             let (tx, rx) = oneshot::channel();
-            s.waiting.insert(key, tx);
+            s.waiting.insert(key, (worker, tx));
             (key, rx)
         };
         // Leaves the line if this call is dropped while it waits.
@@ -202,7 +202,7 @@ impl Drop for Slot {
         s.busy = s.busy.saturating_sub(1);
         // The freed place goes to the first in line still waiting for it.
         while s.busy < s.max {
-            let Some(((place, _), tx)) = s.waiting.pop_first() else {
+            let Some(((place, _), (worker, tx))) = s.waiting.pop_first() else {
                 break;
             };
             let slot = Slot {
@@ -212,7 +212,9 @@ impl Drop for Slot {
                 Ok(()) => {
                     s.busy += 1;
                     // Let in: its worker's next lease goes to the back.
-                    s.places.retain(|_, (p, _)| *p != place);
+                    if s.places.get(&worker).is_some_and(|&(p, _)| p == place) {
+                        s.places.remove(&worker);
+                    }
                 }
                 // It stopped waiting: the slot was never its, and must not
                 // come back here while the line is held.
