@@ -245,9 +245,7 @@ mod tests {
                 drop(slot);
             }));
             // Each in line before the next asks.
-            while line.load().1 < tasks.len() {
-                tokio::task::yield_now().await;
-            }
+            until_waiting(&line, tasks.len()).await;
         }
         assert_eq!(line.load(), (1, 5));
         drop(held);
@@ -256,6 +254,13 @@ mod tests {
         }
         assert_eq!(*locked_vec(&order), vec![7, 3, 9, 1, 5]);
         assert_eq!(line.load(), (0, 0));
+    }
+
+    /// Yields until `n` leases wait in line.
+    async fn until_waiting(line: &Admission, n: usize) {
+        while line.load().1 < n {
+            tokio::task::yield_now().await;
+        }
     }
 
     fn locked_vec(v: &Mutex<Vec<i64>>) -> MutexGuard<'_, Vec<i64>> {
@@ -281,13 +286,9 @@ mod tests {
             })
         };
         let second = ask(2);
-        while line.load().1 < 1 {
-            tokio::task::yield_now().await;
-        }
+        until_waiting(&line, 1).await;
         let first = ask(1);
-        while line.load().1 < 2 {
-            tokio::task::yield_now().await;
-        }
+        until_waiting(&line, 2).await;
         drop(held);
         assert!(first.await.unwrap() && second.await.unwrap());
         assert_eq!(
@@ -317,9 +318,7 @@ mod tests {
             let line = line.clone();
             tokio::spawn(async move { line.enter_in_turn(4, LEASE_POLL).await.map(|(_, waited)| waited) })
         };
-        while line.load().1 < 1 {
-            tokio::task::yield_now().await;
-        }
+        until_waiting(&line, 1).await;
         drop(a);
         // Still one report served: the lease keeps waiting.
         tokio::task::yield_now().await;
@@ -344,9 +343,7 @@ mod tests {
                 (line.enter_in_turn(1, LEASE_POLL).await.err(), asked.elapsed())
             })
         };
-        while line.load().1 < 1 {
-            tokio::task::yield_now().await;
-        }
+        until_waiting(&line, 1).await;
         line.close();
         assert_eq!(waiting.await.unwrap(), (Some(StillInLine), Duration::ZERO));
         assert_eq!(line.enter_in_turn(2, LEASE_POLL).await.err(), Some(StillInLine));
@@ -368,9 +365,7 @@ mod tests {
             let line = line.clone();
             tokio::spawn(async move { line.enter_in_turn(2, LEASE_POLL).await.is_ok() })
         };
-        while line.load().1 < 2 {
-            tokio::task::yield_now().await;
-        }
+        until_waiting(&line, 2).await;
         gone.abort();
         assert!(gone.await.is_err(), "aborted");
         assert_eq!(line.load(), (1, 1));
@@ -384,9 +379,7 @@ mod tests {
             let line = line.clone();
             tokio::spawn(async move { line.enter_in_turn(3, LEASE_POLL).await.is_ok() })
         };
-        while line.load().1 < 1 {
-            tokio::task::yield_now().await;
-        }
+        until_waiting(&line, 1).await;
         drop(held);
         assert_eq!(line.load(), (1, 0), "sent its slot");
         never_ran.abort();
