@@ -17,6 +17,7 @@ pub mod objects;
 mod scheduler;
 mod service;
 pub mod tally;
+pub mod upkeep;
 
 pub use auth::{TOKEN_CACHE, constant_time_eq, new_token, token_hash};
 pub use authors::{UPLOAD_QUEUE_WAIT, UPLOAD_TIME};
@@ -218,6 +219,7 @@ pub async fn run(
         builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
     }
     let scheduler = tokio::spawn(service.scheduler.clone().keep_ahead(stop_rx.clone()));
+    let upkeep = tokio::spawn(upkeep::keep_fit(store.clone(), stop_rx.clone()));
     let svc = LadderServer::from_arc(service.clone())
         .max_decoding_message_size(MAX_REPORT_BYTES)
         .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
@@ -234,6 +236,7 @@ pub async fn run(
         .await;
     let _ = stop_tx.send(true);
     let _ = scheduler.await;
+    let _ = upkeep.await;
     if let Some(web) = web {
         web.await??;
     }

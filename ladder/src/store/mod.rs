@@ -27,6 +27,7 @@ mod logs;
 mod sessions;
 mod sql;
 mod tally;
+mod upkeep;
 mod workers;
 
 pub use authors::{AuthorRow, PrepJob, PrepResult};
