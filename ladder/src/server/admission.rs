@@ -11,6 +11,11 @@
 //! (as when busy leases were told to come back after a jittered wait: at
 //! 10,000 workers half of them got nothing in two minutes, and the refused
 //! asks cost more than the work).
+//!
+//! A worker has one call in line at a time: its further leases wait behind that
+//! one, and each enters the line at the back when the one before it was let in.
+//! Otherwise a worker that opened many lease calls at once would have them all
+//! stand at its one place and take that many turns before the workers after it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -45,6 +50,9 @@ struct State {
     /// several calls waiting), each with its worker and where to send its slot.
     waiting: BTreeMap<(u64, u64), (i64, oneshot::Sender<Slot>)>,
     next_call: u64,
+    /// Workers with a lease asking now (by id): the turn their calls take one
+    /// at a time into the line, shared by those calls.
+    turns: HashMap<i64, Arc<tokio::sync::Mutex<()>>>,
     /// When places not asked for within [`PLACE_KEPT`] were last dropped.
     swept: Instant,
     /// The server is stopping: no lease waits.
@@ -76,6 +84,7 @@ impl Admission {
                 places: HashMap::new(),
                 waiting: BTreeMap::new(),
                 next_call: 0,
+                turns: HashMap::new(),
                 swept: Instant::now(),
                 closed: false,
             })),
@@ -98,6 +107,11 @@ impl Admission {
     /// [`StillInLine`]: not let in within `poll`.
     pub async fn enter_in_turn(&self, worker: i64, poll: Duration) -> Result<(Slot, Duration), StillInLine> {
         let asked = Instant::now();
+        let turn = WorkerTurn::take(&self.state, worker);
+        let Ok(_mine) = tokio::time::timeout(poll, turn.lock.lock()).await else {
+            return Err(StillInLine);
+        };
+        let poll = poll.saturating_sub(asked.elapsed());
         let (key, mut rx) = {
             let mut s = locked(&self.state);
             if s.closed {
@@ -178,6 +192,32 @@ impl Admission {
     pub fn load(&self) -> (usize, usize) {
         let s = locked(&self.state);
         (s.busy, s.waiting.len())
+    }
+}
+
+/// A worker's turn to stand in line, shared by its calls asking now; the last
+/// of them takes it out of [`State::turns`] when dropped.
+struct WorkerTurn<'a> {
+    state: &'a Arc<Mutex<State>>,
+    worker: i64,
+    lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl<'a> WorkerTurn<'a> {
+    fn take(state: &'a Arc<Mutex<State>>, worker: i64) -> WorkerTurn<'a> {
+        let lock = locked(state).turns.entry(worker).or_default().clone();
+        WorkerTurn { state, worker, lock }
+    }
+}
+
+impl Drop for WorkerTurn<'_> {
+    fn drop(&mut self) {
+        let mut s = locked(self.state);
+        // Its calls clone it under the line's lock only: two holders are the
+        // map and this one, the last call.
+        if Arc::strong_count(&self.lock) == 2 {
+            s.turns.remove(&self.worker);
+        }
     }
 }
 
@@ -385,5 +425,67 @@ mod tests {
         never_ran.abort();
         assert!(never_ran.await.is_err(), "aborted before it ran again");
         assert_eq!(line.load(), (0, 0));
+    }
+
+    /// Yields until `n` leases are asking, in line or behind their worker's
+    /// call in line.
+    async fn until_asking(line: &Admission, n: usize) {
+        let asking = || {
+            let s = locked(&line.state);
+            s.turns.values().map(|t| Arc::strong_count(t) - 1).sum::<usize>()
+        };
+        while asking() < n {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// The attack: a worker opens five lease calls at once, ahead of two
+    /// others. Its calls stand in line one at a time, each at the back when the
+    /// one before it was let in, so it gets one turn before the others, not five.
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn a_worker_with_many_calls_at_once_takes_one_turn_at_a_time() {
+        let line = Admission::new(1);
+        let held = line.enter_now();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for w in [1_i64, 1, 1, 1, 1, 2, 3] {
+            let (mine, order) = (line.clone(), order.clone());
+            tasks.push(tokio::spawn(async move {
+                let (slot, _) = mine.enter_in_turn(w, LEASE_POLL).await.expect("let in");
+                locked_vec(&order).push(w);
+                drop(slot);
+            }));
+            until_asking(&line, tasks.len()).await;
+        }
+        assert_eq!(
+            line.load(),
+            (1, 3),
+            "one call of worker 1 in line, and workers 2 and 3"
+        );
+        drop(held);
+        for t in tasks {
+            t.await.unwrap();
+        }
+        assert_eq!(*locked_vec(&order), vec![1, 2, 3, 1, 1, 1, 1]);
+        assert_eq!(line.load(), (0, 0));
+        assert!(locked(&line.state).turns.is_empty(), "no turn left behind");
+    }
+
+    /// A call waiting behind its worker's call in line is answered "ask again"
+    /// when its poll runs out, like one in line.
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn a_call_behind_its_workers_call_in_line_ends_with_its_poll() {
+        let line = Admission::new(1);
+        let held = line.enter_now();
+        let first = {
+            let line = line.clone();
+            tokio::spawn(async move { line.enter_in_turn(1, LEASE_POLL).await.is_ok() })
+        };
+        until_asking(&line, 1).await;
+        let behind = line.enter_in_turn(1, LEASE_POLL / 2).await;
+        assert_eq!(behind.err(), Some(StillInLine));
+        drop(held);
+        assert!(first.await.unwrap());
+        assert!(locked(&line.state).turns.is_empty());
     }
 }
