@@ -17,7 +17,11 @@ use super::*;
 /// folds its rows), `bots` (reports count start failures); and the insert-only
 /// `games` and `group_seats`, whose visibility map lets their index-only scans
 /// skip the table and whose statistics keep their plans on the indexes.
-const UPKEEP: &str = "VACUUM (ANALYZE, SKIP_LOCKED) match_groups, group_seats, games, fit_tally, bots";
+/// `TRUNCATE false`: giving empty end pages back takes a lock that stops every
+/// read and write of the table; with it, two servers' reports at 10,000 workers
+/// had p99 3.7 s, without it 0.6 s.
+const UPKEEP: &str =
+    "VACUUM (ANALYZE, SKIP_LOCKED, TRUNCATE false) match_groups, group_seats, games, fit_tally, bots";
 
 impl Store {
     /// Vacuums and analyzes the tables reports churn (see [`UPKEEP`]): PostgreSQL
