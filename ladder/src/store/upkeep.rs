@@ -40,9 +40,7 @@ impl Store {
             }
         }
     }
-}
 
-impl Store {
     /// A number that moves whenever rows of the [`UPKEEP`] tables are written
     /// (PostgreSQL's own counts, as its statistics have them): an idle ladder
     /// skips its upkeep. 0 on SQLite.
