@@ -277,13 +277,7 @@ mod tests {
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut tasks = Vec::new();
         for w in [7_i64, 3, 9, 1, 5] {
-            let (mine, order) = (line.clone(), order.clone());
-            tasks.push(tokio::spawn(async move {
-                let (slot, _) = mine.enter_in_turn(w, LEASE_POLL).await.expect("let in");
-                locked_vec(&order).push(w);
-                // Held until the next is let in: one at a time.
-                drop(slot);
-            }));
+            tasks.push(let_in_in_order(&line, &order, w));
             // Each in line before the next asks.
             until_waiting(&line, tasks.len()).await;
         }
@@ -294,6 +288,27 @@ mod tests {
         }
         assert_eq!(*locked_vec(&order), vec![7, 3, 9, 1, 5]);
         assert_eq!(line.load(), (0, 0));
+    }
+
+    /// A lease by `w`, asked now: whether it was let in.
+    fn ask(line: &Admission, w: i64) -> tokio::task::JoinHandle<bool> {
+        let line = line.clone();
+        tokio::spawn(async move { line.enter_in_turn(w, LEASE_POLL).await.is_ok() })
+    }
+
+    /// A lease by `w`, asked now, that must be let in: it writes `w` to `order`
+    /// and ends its call at once, so the next is let in only after it.
+    fn let_in_in_order(
+        line: &Admission,
+        order: &Arc<Mutex<Vec<i64>>>,
+        w: i64,
+    ) -> tokio::task::JoinHandle<()> {
+        let (line, order) = (line.clone(), order.clone());
+        tokio::spawn(async move {
+            let (slot, _) = line.enter_in_turn(w, LEASE_POLL).await.expect("let in");
+            locked_vec(&order).push(w);
+            drop(slot);
+        })
     }
 
     /// Yields until `n` leases wait in line.
@@ -397,14 +412,8 @@ mod tests {
     async fn a_lease_dropped_while_waiting_loses_no_slot() {
         let line = Admission::new(1);
         let held = line.enter_now();
-        let gone = {
-            let line = line.clone();
-            tokio::spawn(async move { line.enter_in_turn(1, LEASE_POLL).await.is_ok() })
-        };
-        let next = {
-            let line = line.clone();
-            tokio::spawn(async move { line.enter_in_turn(2, LEASE_POLL).await.is_ok() })
-        };
+        let gone = ask(&line, 1);
+        let next = ask(&line, 2);
         until_waiting(&line, 2).await;
         gone.abort();
         assert!(gone.await.is_err(), "aborted");
@@ -415,10 +424,7 @@ mod tests {
         // And a lease let in whose caller went away before it ran: the slot
         // it was sent comes back.
         let held = line.enter_now();
-        let never_ran = {
-            let line = line.clone();
-            tokio::spawn(async move { line.enter_in_turn(3, LEASE_POLL).await.is_ok() })
-        };
+        let never_ran = ask(&line, 3);
         until_waiting(&line, 1).await;
         drop(held);
         assert_eq!(line.load(), (1, 0), "sent its slot");
@@ -449,12 +455,7 @@ mod tests {
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut tasks = Vec::new();
         for w in [1_i64, 1, 1, 1, 1, 2, 3] {
-            let (mine, order) = (line.clone(), order.clone());
-            tasks.push(tokio::spawn(async move {
-                let (slot, _) = mine.enter_in_turn(w, LEASE_POLL).await.expect("let in");
-                locked_vec(&order).push(w);
-                drop(slot);
-            }));
+            tasks.push(let_in_in_order(&line, &order, w));
             until_asking(&line, tasks.len()).await;
         }
         assert_eq!(
@@ -477,10 +478,7 @@ mod tests {
     async fn a_call_behind_its_workers_call_in_line_ends_with_its_poll() {
         let line = Admission::new(1);
         let held = line.enter_now();
-        let first = {
-            let line = line.clone();
-            tokio::spawn(async move { line.enter_in_turn(1, LEASE_POLL).await.is_ok() })
-        };
+        let first = ask(&line, 1);
         until_asking(&line, 1).await;
         let behind = line.enter_in_turn(1, LEASE_POLL / 2).await;
         assert_eq!(behind.err(), Some(StillInLine));
