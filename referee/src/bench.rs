@@ -64,11 +64,18 @@ pub struct BenchReport {
     pub rounds: usize,
     /// Games per second at concurrency 1 and 2.
     pub games_per_second: [f64; 2],
-    /// Decisions per second with the same bot served over gRPC (loopback).
+    /// Decisions per second with the same bot served over gRPC (loopback), median
+    /// of the rounds.
     pub grpc_rate: f64,
     /// Microseconds per call of a bare tonic unary echo with the same message sizes
-    /// (loopback, one call at a time): what any gRPC call costs here.
+    /// (loopback, one call at a time): what any gRPC call costs here. Median of
+    /// the rounds.
     pub grpc_echo_us: f64,
+    /// Each round's gRPC microseconds per decision / echo microseconds per call, in
+    /// the order measured; each round measures both, one right after the other.
+    pub grpc_round_ratios: Vec<f64>,
+    /// Median of the per-round gRPC / echo ratios.
+    pub grpc_ratio: f64,
     /// The sandbox level the protocol figures were measured under.
     pub level: Level,
     /// Milliseconds to start the bot and finish its handshake (median), at level
@@ -87,7 +94,7 @@ impl BenchReport {
              raw pipes pausing that long before each round trip: {:.0} round trips/s; protocol / that: {:.0}%\n\
              whole games: {:.1} games/s at concurrency 1, {:.1} at 2 (x{:.2})\n\
              gRPC (loopback, same bot served with --grpc): {:.0} decisions/s, {:.1} us per decision (stdio: {:.1} us)\n\
-             bare tonic unary echo, same sizes: {:.1} us per call; astragal gRPC / echo: {:.2}x\n",
+             bare tonic unary echo, same sizes: {:.1} us per call; astragal gRPC / echo: {:.2}x (median of the per-round ratios: {})\n",
             self.protocol_rate,
             self.request_bytes,
             self.reply_bytes,
@@ -109,7 +116,12 @@ impl BenchReport {
             1e6 / self.grpc_rate.max(1e-9),
             1e6 / self.protocol_rate.max(1e-9),
             self.grpc_echo_us,
-            1e6 / self.grpc_rate.max(1e-9) / self.grpc_echo_us.max(1e-9)
+            self.grpc_ratio,
+            self.grpc_round_ratios
+                .iter()
+                .map(|r| format!("{r:.2}x"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ) + &format!(
             "sandbox: protocol figures above with --sandbox {}; bot start (spawn and handshake, median of {STARTS}): {}\n",
             self.level,
@@ -213,12 +225,24 @@ pub fn bench(cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
     report.paused_ratio = median(&mut paused_ratios);
     report.rounds = rounds;
 
-    report.grpc_rate = grpc_rate(cfg, seats)?;
-    report.grpc_echo_us = bare_grpc_echo_us(
-        report.request_bytes,
-        report.reply_bytes,
-        cfg.decisions.div_ceil(cfg.rounds.max(1) as u64),
-    )?;
+    let (mut rates, mut echoes, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    with_grpc_bot(cfg, seats, |table| {
+        let echo = BareEcho::start(report.request_bytes, report.reply_bytes)?;
+        let per_round = cfg.decisions.div_ceil(rounds as u64);
+        let mut seed = 0;
+        for _ in 0..rounds {
+            let rate = play_until(cfg, table, per_round, &mut seed)?.rate;
+            let echo_us = echo.us_per_call(per_round)?;
+            rates.push(rate);
+            echoes.push(echo_us);
+            ratios.push(1e6 / rate.max(1e-9) / echo_us.max(1e-9));
+        }
+        Ok(())
+    })?;
+    report.grpc_rate = median(&mut rates);
+    report.grpc_echo_us = median(&mut echoes);
+    report.grpc_round_ratios = ratios.clone();
+    report.grpc_ratio = median(&mut ratios);
     report.level = cfg.sandbox.level;
     report.start_ms = [
         Some(start_ms(cfg, Level::None)?),
@@ -331,8 +355,13 @@ fn referee_work_us(cfg: &BenchConfig, seats: usize, at_least: u64) -> anyhow::Re
     Ok(start.elapsed().as_secs_f64() * 1e6 / decisions.max(1) as f64)
 }
 
-/// Decisions per second with the bench bot served over gRPC on loopback.
-fn grpc_rate(cfg: &BenchConfig, seats: usize) -> anyhow::Result<f64> {
+/// Serves the bench bot over gRPC on loopback (its own `--grpc` mode) and runs
+/// `measure` with a table of that many seats, all of them that server.
+fn with_grpc_bot(
+    cfg: &BenchConfig,
+    seats: usize,
+    measure: impl FnOnce(&[SeatSetup]) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let addr = format!("127.0.0.1:{port}");
     let words = shlex::split(&cfg.bot).unwrap_or_default();
@@ -354,14 +383,7 @@ fn grpc_rate(cfg: &BenchConfig, seats: usize) -> anyhow::Result<f64> {
             url: format!("grpc://{addr}"),
         });
         let table: Vec<SeatSetup> = (0..seats).map(|_| spec.clone()).collect();
-        let mut seed = 0;
-        Ok(play_until(
-            cfg,
-            &table,
-            cfg.decisions.div_ceil(cfg.rounds.max(1) as u64),
-            &mut seed,
-        )?
-        .rate)
+        measure(&table)
     })();
     let _ = server.kill();
     let _ = server.wait();
@@ -411,60 +433,83 @@ impl proto::grpc::bot_server::Bot for Echo {
     }
 }
 
-/// Microseconds per unary `Go` call of a bare tonic echo on loopback: a request of
-/// `request_bytes` (legal moves and observation) and a reply of `reply_bytes`, one
-/// call at a time on one connection, the server on a runtime of its own thread as a
-/// bot server would be. What a gRPC call of these sizes costs on this machine,
-/// beside which astragal's gRPC path is measured.
-fn bare_grpc_echo_us(request_bytes: usize, reply_bytes: usize, calls: u64) -> anyhow::Result<f64> {
-    let server_rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()?;
-    let listener = server_rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
-    let addr = listener.local_addr()?;
-    let echo = Echo {
-        reply: "m".repeat(reply_bytes.saturating_sub(20).max(1)),
-    };
-    server_rt.spawn(
-        tonic::transport::Server::builder()
-            .add_service(proto::grpc::bot_server::BotServer::new(echo))
-            .serve_with_incoming(
-                tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
-            ),
-    );
-    let client_rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let body = request_bytes.saturating_sub(40).max(2);
-    let request = proto::grpc::GoRequest {
-        session: "s".into(),
-        id: 1,
-        legal: vec!["l".repeat(body / 4)],
-        observation_json: "o".repeat(body - body / 4),
-        movetime_ms: Some(10_000),
-        ..Default::default()
-    };
-    let us = client_rt.block_on(async {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
-            .tcp_nodelay(true)
-            .connect()
-            .await?;
-        let mut client = proto::grpc::bot_client::BotClient::new(channel);
-        // Warm the connection up, then time.
-        for _ in 0..50 {
-            client.go(request.clone()).await?;
-        }
-        let start = Instant::now();
-        for id in 0..calls.max(1) {
-            let mut r = request.clone();
-            r.id = id;
-            client.go(r).await?;
-        }
-        Ok::<f64, anyhow::Error>(start.elapsed().as_secs_f64() * 1e6 / calls.max(1) as f64)
-    })?;
-    server_rt.shutdown_background();
-    Ok(us)
+/// A bare tonic echo on loopback and a client of it: the server on a runtime of
+/// its own thread, as a bot server would be; the client on a single-threaded
+/// runtime driven by the caller, the cheapest way to make a call. What a unary
+/// `Go` call of the game's message sizes costs on this machine, beside which
+/// astragal's gRPC path is measured.
+struct BareEcho {
+    // Kept for its threads: the echo serves while this lives.
+    _server: tokio::runtime::Runtime,
+    client_rt: tokio::runtime::Runtime,
+    client: proto::grpc::bot_client::BotClient<tonic::transport::Channel>,
+    request: proto::grpc::GoRequest,
+}
+
+impl BareEcho {
+    /// Starts the echo for requests of `request_bytes` (legal moves and
+    /// observation) and replies of `reply_bytes`, connected and warmed up.
+    fn start(request_bytes: usize, reply_bytes: usize) -> anyhow::Result<BareEcho> {
+        let server = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()?;
+        let listener = server.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+        let addr = listener.local_addr()?;
+        let echo = Echo {
+            reply: "m".repeat(reply_bytes.saturating_sub(20).max(1)),
+        };
+        server.spawn(
+            tonic::transport::Server::builder()
+                .add_service(proto::grpc::bot_server::BotServer::new(echo))
+                .serve_with_incoming(
+                    tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
+                ),
+        );
+        let client_rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let body = request_bytes.saturating_sub(40).max(2);
+        let request = proto::grpc::GoRequest {
+            session: "s".into(),
+            id: 1,
+            legal: vec!["l".repeat(body / 4)],
+            observation_json: "o".repeat(body - body / 4),
+            movetime_ms: Some(10_000),
+            ..Default::default()
+        };
+        let client = client_rt.block_on(async {
+            let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
+                .tcp_nodelay(true)
+                .connect()
+                .await?;
+            let mut client = proto::grpc::bot_client::BotClient::new(channel);
+            for _ in 0..50 {
+                client.go(request.clone()).await?;
+            }
+            Ok::<_, anyhow::Error>(client)
+        })?;
+        Ok(BareEcho {
+            _server: server,
+            client_rt,
+            client,
+            request,
+        })
+    }
+
+    /// Microseconds per call over `calls` calls, one at a time.
+    fn us_per_call(&self, calls: u64) -> anyhow::Result<f64> {
+        let mut client = self.client.clone();
+        self.client_rt.block_on(async {
+            let start = Instant::now();
+            for id in 0..calls.max(1) {
+                let mut r = self.request.clone();
+                r.id = id;
+                client.go(r).await?;
+            }
+            Ok::<f64, anyhow::Error>(start.elapsed().as_secs_f64() * 1e6 / calls.max(1) as f64)
+        })
+    }
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -148,6 +148,10 @@ pub struct Limits {
     /// return, so that the call's own deadline fires first and the fault says the
     /// bot was late rather than that the referee stopped waiting.
     pub remote_slack: Duration,
+    /// How long a gRPC seat's connection may go undriven between its calls before
+    /// a thread of its own keeps it answering (the server's pings, flow control, a
+    /// goodbye), so a server that closes silent connections keeps the seat's.
+    pub remote_keep: Duration,
     /// How bot processes are contained, and their resource limits.
     pub sandbox: crate::sandbox::Sandbox,
     /// The certificate authority (PEM) a `grpcs://` bot's certificate must chain
@@ -166,6 +170,7 @@ impl Default for Limits {
             notice: Duration::from_millis(200),
             remote_notice: Duration::from_millis(500),
             remote_slack: Duration::from_millis(200),
+            remote_keep: Duration::from_millis(200),
             sandbox: crate::sandbox::Sandbox::default(),
             grpc_ca: None,
         }

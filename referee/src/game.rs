@@ -216,6 +216,9 @@ impl GameRun {
         let mut answers: Vec<Option<Result<Reply, Fault>>> = (0..self.players.len()).map(|_| None).collect();
         let mut text = Vec::new();
         let mut grpc = Vec::new();
+        // A gRPC call is driven by this thread when it is the step's only request;
+        // beside others it is sent from a thread of its own at once.
+        let several = to_act.iter().filter(|&s| self.players[s].is_some()).count() > 1;
         for elsewhere in [true, false] {
             for seat in to_act.iter() {
                 let Some(p) = self.players[seat].as_mut() else {
@@ -234,7 +237,12 @@ impl GameRun {
                 };
                 match p.ask(&ask) {
                     Pending::Text(asked) => text.push((seat, asked)),
-                    Pending::Grpc(asked) => grpc.push((seat, asked)),
+                    Pending::Grpc(mut asked) => {
+                        if several {
+                            asked.start_elsewhere();
+                        }
+                        grpc.push((seat, asked));
+                    }
                     Pending::Done(r) => answers[seat] = Some(r),
                 }
             }
@@ -243,7 +251,7 @@ impl GameRun {
         for ((seat, _), r) in text.iter().zip(replies) {
             answers[*seat] = Some(r);
         }
-        // gRPC calls ran meanwhile and timed themselves.
+        // Calls started elsewhere ran meanwhile and timed themselves.
         for (seat, asked) in grpc {
             answers[seat] = Some(asked.wait());
         }

@@ -262,6 +262,135 @@ fn grpc_server_dying_mid_game_is_a_crash() {
     assert_eq!(rec.outcome.ranks, vec![1, 2]);
 }
 
+/// A bot that answers only once the other seat's request of the same step has
+/// reached the server too (or after 5 s, far past the move's deadline).
+struct Rendezvous {
+    arrived: Arc<(std::sync::Mutex<u64>, std::sync::Condvar)>,
+}
+
+impl Bot for Rendezvous {
+    fn name(&self) -> String {
+        "rendezvous".into()
+    }
+    fn reads_observations(&self) -> bool {
+        false
+    }
+    fn choose(&mut self, view: &View<'_>) -> String {
+        let (count, bell) = &*self.arrived;
+        let mut n = count.lock().unwrap();
+        let mine = *n;
+        *n += 1;
+        if mine % 2 == 0 {
+            let _ = bell
+                .wait_timeout_while(n, Duration::from_secs(5), |n| *n == mine + 1)
+                .unwrap();
+        } else {
+            bell.notify_all();
+        }
+        view.legal[0].to_owned()
+    }
+}
+
+#[test]
+fn simultaneous_grpc_seats_both_think_while_each_is_timed_alone() {
+    // Spartan asks both seats at every step. Each bot waits for the other's
+    // request before it answers: had the referee sent one request only after the
+    // other's answer, the first would wait out its deadline.
+    let arrived = Arc::new((std::sync::Mutex::new(0), std::sync::Condvar::new()));
+    let a = arrived.clone();
+    let server = Server::start(Arc::new(move || {
+        Box::new(Rendezvous { arrived: a.clone() }) as Box<dyn Bot>
+    }));
+    let rec = play("spartan", &[server.spec(), server.spec()], 5);
+    assert!(rec.faults.is_empty(), "{:?}", rec.faults);
+    assert_eq!(rec.termination, Termination::Normal);
+    assert_eq!(*arrived.0.lock().unwrap() as usize, rec.moves.len());
+    assert!(rec.moves.len() >= 2, "{} moves", rec.moves.len());
+}
+
+/// Answers at once, except that its first move takes `pause`.
+struct PausesOnce {
+    paused: Arc<std::sync::atomic::AtomicBool>,
+    pause: Duration,
+}
+
+impl Bot for PausesOnce {
+    fn name(&self) -> String {
+        "pauses-once".into()
+    }
+    fn reads_observations(&self) -> bool {
+        false
+    }
+    fn choose(&mut self, view: &View<'_>) -> String {
+        if !self.paused.swap(true, Ordering::SeqCst) {
+            std::thread::sleep(self.pause);
+        }
+        view.legal[0].to_owned()
+    }
+}
+
+#[test]
+fn a_grpc_seat_keeps_answering_its_servers_pings_while_the_other_seat_thinks() {
+    // The strict server pings its connections every 20 ms and drops one that has
+    // not answered a ping within 1 s; the other seat's first move takes 1.6 s.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let strict =
+        SeatSetup::new(BotSpec::parse(&format!("grpc://{}", listener.local_addr().unwrap())).unwrap());
+    runtime.spawn(
+        tonic::transport::Server::builder()
+            .http2_keepalive_interval(Some(Duration::from_millis(20)))
+            .http2_keepalive_timeout(Some(Duration::from_secs(1)))
+            .add_service(proto::grpc::bot_server::BotServer::new(
+                bots::grpc::BotService::new(Arc::new(|| bots::builtin("first", &[]).unwrap()), "strict"),
+            ))
+            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+    );
+    let play_with = |keep: Duration| {
+        let paused = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let slow = Server::start(Arc::new(move || {
+            Box::new(PausesOnce {
+                paused: paused.clone(),
+                pause: Duration::from_millis(1600),
+            }) as Box<dyn Bot>
+        }));
+        let limits = referee::Limits {
+            tc: referee::TimeControl::MoveTime(Duration::from_secs(5)),
+            remote_keep: keep,
+            ..astragal_tests::fast_limits()
+        };
+        let setup = referee::GameSetup {
+            game: "ur".into(),
+            options: vec![],
+            seed: 9,
+            position: None,
+            pairing: None,
+        };
+        let seats = [slow.spec(), strict.clone()];
+        referee::play_game(&setup, &seats, &limits, &referee::LogPlace::default()).unwrap()
+    };
+    // Kept: the strict seat's connection is driven while the other seat thinks.
+    let rec = play_with(Duration::ZERO);
+    assert!(rec.faults.is_empty(), "{:?}", rec.faults);
+    assert_eq!(rec.termination, Termination::Normal);
+    // Not kept for longer than the pause: the server drops the silent connection,
+    // and the strict seat's next call fails (what the keeper is for).
+    let rec = play_with(Duration::from_secs(3600));
+    assert_eq!(rec.faults.len(), 1, "{:?}", rec.faults);
+    assert_eq!(
+        (rec.faults[0].seat, rec.faults[0].kind),
+        (1, FaultKind::Crash),
+        "{:?}",
+        rec.faults
+    );
+}
+
 #[test]
 fn check_bot_times_a_grpc_bot() {
     let server = Server::start(Arc::new(|| bots::builtin("random", &[]).unwrap()));

@@ -8,19 +8,29 @@
 //! `authorization: Bearer SECRET`, so the bot's server can refuse callers that
 //! are not the ladder's workers. The secret never travels over plain `grpc://`.
 //!
-//! Game threads stay synchronous; gRPC calls run on one shared runtime. A move
-//! request is started when it is sent and collected later, so a remote bot thinks
-//! while the other seats are asked, and its reply is timed inside the call.
+//! Game threads stay synchronous. Each session owns a single-threaded runtime that
+//! carries its connection, and whoever waits for a call drives it: when a step asks
+//! one seat, the game's own thread sends the request, reads the reply and times it,
+//! with no hand-over between threads (what a bare tonic client pays, nothing more).
+//! When a step asks several seats, each call is handed to its session's keeper
+//! thread the moment it is asked ([`GrpcAsked::start_elsewhere`]), so every bot
+//! thinks at once and each reply is timed when it arrives, not when the game gets
+//! round to it. The keeper also drives a connection nobody has driven for
+//! [`Limits::remote_keep`], until the next call, so a bot server's pings are
+//! answered while other seats think (see `conn.rs`).
+
+mod conn;
 
 use super::{Ask, GameOver, Hello, Reply, Table, version_fault};
 use crate::clock::Limits;
 use crate::fault::{Fault, FaultKind};
+use conn::Conn;
 use proto::grpc::bot_client::BotClient;
 use proto::grpc::{GameOverRequest, GoRequest, HelloRequest, NewGameRequest, PingRequest, Played};
 use proto::{OptionDecl, PROTOCOL_VERSION};
 use std::collections::HashMap;
-use std::sync::OnceLock;
-use std::sync::mpsc;
+use std::pin::Pin;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::interceptor::InterceptedService;
@@ -42,18 +52,6 @@ impl tonic::service::Interceptor for SecretHeader {
         }
         Ok(request)
     }
-}
-
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("referee-grpc")
-            .enable_all()
-            .build()
-            .unwrap_or_else(|e| panic!("cannot start the gRPC runtime: {e}"))
-    })
 }
 
 /// Largest message taken from a gRPC bot: a line's limit (`MAX_BOT_LINE`) and room
@@ -89,17 +87,35 @@ fn with_deadline<T>(msg: T, deadline: Instant) -> Request<T> {
     r
 }
 
-/// A move request in flight over gRPC.
-#[derive(Debug)]
+/// A move call: asking, its reply checked and timed, bounded by the deadline and
+/// the slack.
+type Call = Pin<Box<dyn Future<Output = Result<Reply, Fault>> + Send>>;
+
+/// A move request over gRPC, sent by whichever thread drives it.
 pub struct GrpcAsked {
-    rx: mpsc::Receiver<Result<Reply, Fault>>,
-    deadline: Instant,
-    slack: Duration,
+    state: AskedState,
+}
+
+enum AskedState {
+    /// Driven by the thread that waits: sent when waited for.
+    Here { call: Call, conn: Arc<Conn> },
+    /// Driven by the keeper since it was asked; the answer comes here.
+    Elsewhere(mpsc::Receiver<Result<Reply, Fault>>),
+}
+
+impl std::fmt::Debug for GrpcAsked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.state {
+            AskedState::Here { .. } => "GrpcAsked(here)",
+            AskedState::Elsewhere(_) => "GrpcAsked(elsewhere)",
+        })
+    }
 }
 
 /// A session with a bot behind a gRPC endpoint.
 #[derive(Debug)]
 pub struct GrpcSession {
+    conn: Arc<Conn>,
     client: BotClient<InterceptedService<Channel, SecretHeader>>,
     hello: Hello,
     session: String,
@@ -156,7 +172,8 @@ impl GrpcSession {
                 header = SecretHeader(Some(value));
             }
         }
-        let (client, hello) = runtime().block_on(async {
+        let conn = Conn::open(limits.remote_keep)?;
+        let opened = conn.drive(async {
             let channel = endpoint
                 .connect()
                 .await
@@ -179,8 +196,10 @@ impl GrpcSession {
                 })?
                 .into_inner();
             Ok::<_, Fault>((client, reply))
-        })?;
+        });
+        let (client, hello) = opened.inspect_err(|_| conn.close())?;
         if hello.version != PROTOCOL_VERSION {
+            conn.close();
             return Err(version_fault(hello.version));
         }
         let info = Hello {
@@ -193,6 +212,7 @@ impl GrpcSession {
                 .collect(),
         };
         Ok(GrpcSession {
+            conn,
             client,
             hello: info,
             session: session_id(),
@@ -233,7 +253,7 @@ impl GrpcSession {
         };
         let mut client = self.client.clone();
         let session = self.session.clone();
-        runtime().block_on(async move {
+        self.conn.drive(async move {
             client
                 .new_game(with_deadline(req, deadline))
                 .await
@@ -254,11 +274,10 @@ impl GrpcSession {
         });
     }
 
-    /// Starts a move request; the bot thinks while the other seats are asked.
+    /// Makes a move request, sent when it is waited for or started elsewhere.
     pub fn ask(&mut self, ask: &Ask<'_>) -> GrpcAsked {
         self.last_id += 1;
         let id = self.last_id;
-        let (tx, rx) = mpsc::channel();
         let req = GoRequest {
             session: self.session.clone(),
             id,
@@ -271,11 +290,14 @@ impl GrpcSession {
             events: std::mem::take(&mut self.events),
         };
         let mut client = self.client.clone();
-        let deadline = ask.deadline;
-        runtime().spawn(async move {
+        let (deadline, slack) = (ask.deadline, self.slack);
+        let call = async move {
             let start = Instant::now();
-            let result = match client.go(with_deadline(req, deadline)).await {
-                Ok(r) => {
+            // The call's own deadline fires first, so a late bot is reported by its
+            // call; the slack bounds a call whose deadline the transport lost.
+            let bound = deadline.saturating_duration_since(start) + slack;
+            match tokio::time::timeout(bound, client.go(with_deadline(req, deadline))).await {
+                Ok(Ok(r)) => {
                     let r = r.into_inner();
                     if r.id == id {
                         Ok(Reply {
@@ -290,14 +312,18 @@ impl GrpcSession {
                         ))
                     }
                 }
-                Err(s) => Err(fault_of(&s, "go", FaultKind::Timeout)),
-            };
-            let _ = tx.send(result);
-        });
+                Ok(Err(s)) => Err(fault_of(&s, "go", FaultKind::Timeout)),
+                Err(_) => Err(Fault::new(
+                    FaultKind::Timeout,
+                    "no answer from the bot server before the deadline",
+                )),
+            }
+        };
         GrpcAsked {
-            rx,
-            deadline,
-            slack: self.slack,
+            state: AskedState::Here {
+                call: Box::pin(call),
+                conn: Arc::clone(&self.conn),
+            },
         }
     }
 
@@ -313,24 +339,49 @@ impl GrpcSession {
         };
         let mut client = self.client.clone();
         let deadline = Instant::now() + self.notice;
-        let _ = runtime().block_on(async move { client.game_over(with_deadline(req, deadline)).await });
+        let _ = self
+            .conn
+            .drive(async move { client.game_over(with_deadline(req, deadline)).await });
+    }
+}
+
+impl Drop for GrpcSession {
+    fn drop(&mut self) {
+        self.conn.close();
     }
 }
 
 impl GrpcAsked {
-    /// Waits for the answer until the deadline, and the slack for the call's own
-    /// deadline to fire first (so a late bot is reported by its call).
+    /// Sends the request now from the session's keeper thread, which reads and
+    /// times the reply while this thread asks the other seats of a step. Without
+    /// a keeper, the request stays here and is sent when waited for.
+    pub fn start_elsewhere(&mut self) {
+        let (tx, rx) = mpsc::channel();
+        let state = std::mem::replace(&mut self.state, AskedState::Elsewhere(rx));
+        let AskedState::Here { call, conn } = state else {
+            self.state = state;
+            return;
+        };
+        if let Err((call, _)) = conn.hand(call, tx) {
+            self.state = AskedState::Here { call, conn };
+        }
+    }
+
+    /// The answer: the call is driven here unless it was started elsewhere. The
+    /// call ends by its deadline and slack.
     ///
     /// # Errors
     /// The call's fault, or a timeout.
     pub fn wait(self) -> Result<Reply, Fault> {
-        let left = self.deadline.saturating_duration_since(Instant::now()) + self.slack;
-        self.rx.recv_timeout(left).unwrap_or_else(|_| {
-            Err(Fault::new(
-                FaultKind::Timeout,
-                "no answer from the bot server before the deadline",
-            ))
-        })
+        match self.state {
+            AskedState::Here { call, conn } => conn.drive(call),
+            AskedState::Elsewhere(rx) => rx.recv().unwrap_or_else(|_| {
+                Err(Fault::new(
+                    FaultKind::Crash,
+                    "the gRPC call's thread ended without an answer",
+                ))
+            }),
+        }
     }
 }
 
