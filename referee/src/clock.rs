@@ -149,7 +149,7 @@ pub struct Limits {
     /// bot was late rather than that the referee stopped waiting.
     pub remote_slack: Duration,
     /// How long a gRPC seat's connection may go undriven between its calls before
-    /// a thread of its own keeps it answering (the server's pings, flow control, a
+    /// the session's keeper thread keeps it answering (the server's pings, flow control, a
     /// goodbye), so a server that closes silent connections keeps the seat's.
     pub remote_keep: Duration,
     /// How bot processes are contained, and their resource limits.

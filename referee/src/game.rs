@@ -217,7 +217,7 @@ impl GameRun {
         let mut text = Vec::new();
         let mut grpc = Vec::new();
         // A gRPC call is driven by this thread when it is the step's only request;
-        // beside others it is sent from a thread of its own at once.
+        // beside others it is handed at once to its session's keeper thread.
         let several = to_act.iter().filter(|&s| self.players[s].is_some()).count() > 1;
         for elsewhere in [true, false] {
             for seat in to_act.iter() {

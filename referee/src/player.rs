@@ -147,8 +147,9 @@ impl Player {
         }
     }
 
-    /// Starts a request: a session bot is sent it and thinks while others are
-    /// asked; an in-process bot or a person answers now.
+    /// Starts a request: a process bot is sent it and thinks while others are
+    /// asked; a gRPC bot's call is sent when waited for, or at once by
+    /// [`GrpcAsked::start_elsewhere`]; an in-process bot or a person answers now.
     pub fn ask(&mut self, ask: &Ask<'_>) -> Pending {
         match &mut self.kind {
             Kind::Text(session) => match session.ask(ask) {

@@ -378,7 +378,7 @@ impl GrpcAsked {
             AskedState::Elsewhere(rx) => rx.recv().unwrap_or_else(|_| {
                 Err(Fault::new(
                     FaultKind::Crash,
-                    "the gRPC call's thread ended without an answer",
+                    "the gRPC session's keeper ended without an answer",
                 ))
             }),
         }
