@@ -367,6 +367,56 @@ pub fn skipped(test: &str, why: &str) -> bool {
     false
 }
 
+/// A gRPC bot server on 127.0.0.1 and a free port, on a runtime of its own;
+/// dropping it (or [`GrpcServer::kill`]) stops the server and its connections.
+pub struct GrpcServer {
+    /// What to pass as `--bot`.
+    pub url: String,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl GrpcServer {
+    /// Binds a free port and runs `serve` on it (a tonic server's future).
+    ///
+    /// # Panics
+    /// If no runtime or port can be had.
+    pub fn start<F>(serve: impl FnOnce(tokio::net::TcpListener) -> F) -> GrpcServer
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("a free port");
+        let url = format!("grpc://{}", listener.local_addr().expect("a bound address"));
+        runtime.spawn(serve(listener));
+        GrpcServer {
+            url,
+            runtime: Some(runtime),
+        }
+    }
+
+    /// A seat for this server.
+    ///
+    /// # Panics
+    /// Never: the url is a `grpc://` address.
+    pub fn spec(&self) -> referee::SeatSetup {
+        referee::SeatSetup::new(referee::BotSpec::parse(&self.url).expect("a grpc:// url"))
+    }
+
+    /// The server dies: its runtime stops at once, connections drop.
+    pub fn kill(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
 /// Short deadlines for fault tests: nothing waits long.
 pub fn fast_limits() -> referee::Limits {
     use std::time::Duration;

@@ -2,8 +2,8 @@
 //! take them all away. Alone in its own test binary, so that the threads it
 //! counts are its own.
 
-use referee::game::SeatSetup;
-use referee::{BotSpec, GameSetup, LogPlace};
+use astragal_tests::GrpcServer;
+use referee::{GameSetup, LogPlace};
 use std::time::{Duration, Instant};
 
 /// Threads of this process with `name`.
@@ -20,21 +20,14 @@ fn threads_named(name: &str) -> usize {
 
 #[test]
 fn grpc_games_leave_no_keeper_thread_behind() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let url = format!("grpc://{}", listener.local_addr().unwrap());
-    runtime.spawn(bots::grpc::serve_on(
-        listener,
-        std::sync::Arc::new(|| bots::builtin("first", &[]).unwrap()),
-        std::future::pending(),
-    ));
-    let seat = SeatSetup::new(BotSpec::parse(&url).unwrap());
+    let server = GrpcServer::start(|listener| {
+        bots::grpc::serve_on(
+            listener,
+            std::sync::Arc::new(|| bots::builtin("first", &[]).unwrap()),
+            std::future::pending(),
+        )
+    });
+    let seat = server.spec();
     let limits = referee::Limits {
         // Kept at once after every call: the keepers hold their runtimes when
         // the games end.

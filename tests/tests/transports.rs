@@ -3,7 +3,7 @@
 //! network has (an unreachable endpoint, a server that dies) end as recorded
 //! faults too, never as a hang.
 
-use astragal_tests::binary;
+use astragal_tests::{GrpcServer, binary};
 use bots::grpc::BotFactory;
 use bots::{Bot, View};
 use referee::game::SeatSetup;
@@ -12,41 +12,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// A gRPC server for bots made by `make`, on 127.0.0.1 and a free port, on its own
-/// runtime; dropping the runtime kills the server.
-struct Server {
-    url: String,
-    runtime: Option<tokio::runtime::Runtime>,
-}
-
-impl Server {
-    fn start(make: BotFactory) -> Server {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
-        let url = format!("grpc://{}", listener.local_addr().unwrap());
-        runtime.spawn(bots::grpc::serve_on(listener, make, std::future::pending()));
-        Server {
-            url,
-            runtime: Some(runtime),
-        }
-    }
-
-    fn spec(&self) -> SeatSetup {
-        SeatSetup::new(BotSpec::parse(&self.url).unwrap())
-    }
-
-    /// The server dies: its runtime stops at once, connections drop.
-    fn kill(&mut self) {
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
-    }
+/// A gRPC server for bots made by `make` (the reference `bots::grpc` service).
+fn serve(make: BotFactory) -> GrpcServer {
+    GrpcServer::start(|listener| bots::grpc::serve_on(listener, make, std::future::pending()))
 }
 
 fn play(game: &str, seats: &[SeatSetup], seed: u64) -> GameRecord {
@@ -67,7 +35,7 @@ fn every_builtin_bot_plays_the_same_games_in_process_over_stdio_and_over_grpc() 
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect();
-        let server = Server::start({
+        let server = serve({
             let options = options.clone();
             Arc::new(move || bots::builtin(name, &options).unwrap())
         });
@@ -156,7 +124,7 @@ fn misbehaving(kind: &'static str, after: usize) -> (BotFactory, Arc<AtomicUsize
     )
 }
 
-fn two_seat_fault(server: &Server, kind: FaultKind) -> GameRecord {
+fn two_seat_fault(server: &GrpcServer, kind: FaultKind) -> GameRecord {
     let rec = play(
         "ur",
         &[
@@ -180,16 +148,16 @@ fn two_seat_fault(server: &Server, kind: FaultKind) -> GameRecord {
 #[test]
 fn grpc_deadline_exceeded_and_a_slow_server_time_out() {
     let (make, _) = misbehaving("sleep", 2);
-    let rec = two_seat_fault(&Server::start(make), FaultKind::Timeout);
+    let rec = two_seat_fault(&serve(make), FaultKind::Timeout);
     assert!(rec.faults[0].at_move >= 2);
     let (make, _) = misbehaving("slow", 0);
-    two_seat_fault(&Server::start(make), FaultKind::Timeout);
+    two_seat_fault(&serve(make), FaultKind::Timeout);
 }
 
 #[test]
 fn grpc_reply_that_is_not_a_legal_move() {
     let (make, _) = misbehaving("illegal", 1);
-    let rec = two_seat_fault(&Server::start(make), FaultKind::Illegal);
+    let rec = two_seat_fault(&serve(make), FaultKind::Illegal);
     assert!(
         rec.faults[0].detail.contains("fly-to-the-moon"),
         "{}",
@@ -238,7 +206,7 @@ fn grpc_server_dying_mid_game_is_a_crash() {
             after: usize::MAX,
         }) as Box<dyn Bot>
     });
-    let mut server = Server::start(make);
+    let mut server = serve(make);
     let spec = server.spec();
     let game = std::thread::spawn(move || {
         play(
@@ -298,7 +266,7 @@ fn simultaneous_grpc_seats_both_think_while_each_is_timed_alone() {
     // other's answer, the first would wait out its deadline.
     let arrived = Arc::new((std::sync::Mutex::new(0), std::sync::Condvar::new()));
     let a = arrived.clone();
-    let server = Server::start(Arc::new(move || {
+    let server = serve(Arc::new(move || {
         Box::new(Rendezvous { arrived: a.clone() }) as Box<dyn Bot>
     }));
     let rec = play("spartan", &[server.spec(), server.spec()], 5);
@@ -333,28 +301,19 @@ impl Bot for PausesOnce {
 fn a_grpc_seat_keeps_answering_its_servers_pings_while_the_other_seat_thinks() {
     // The strict server pings its connections every 20 ms and drops one that has
     // not answered a ping within 1 s; the other seat's first move takes 1.6 s.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let strict =
-        SeatSetup::new(BotSpec::parse(&format!("grpc://{}", listener.local_addr().unwrap())).unwrap());
-    runtime.spawn(
+    let strict_server = GrpcServer::start(|listener| {
         tonic::transport::Server::builder()
             .http2_keepalive_interval(Some(Duration::from_millis(20)))
             .http2_keepalive_timeout(Some(Duration::from_secs(1)))
             .add_service(proto::grpc::bot_server::BotServer::new(
                 bots::grpc::BotService::new(Arc::new(|| bots::builtin("first", &[]).unwrap()), "strict"),
             ))
-            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
-    );
+            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener))
+    });
+    let strict = strict_server.spec();
     let play_with = |keep: Duration| {
         let paused = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let slow = Server::start(Arc::new(move || {
+        let slow = serve(Arc::new(move || {
             Box::new(PausesOnce {
                 paused: paused.clone(),
                 pause: Duration::from_millis(1600),
@@ -393,7 +352,7 @@ fn a_grpc_seat_keeps_answering_its_servers_pings_while_the_other_seat_thinks() {
 
 #[test]
 fn check_bot_times_a_grpc_bot() {
-    let server = Server::start(Arc::new(|| bots::builtin("random", &[]).unwrap()));
+    let server = serve(Arc::new(|| bots::builtin("random", &[]).unwrap()));
     let report = referee::check::check_bot(&server.spec(), "ur", &[], &astragal_tests::fast_limits(), 2);
     assert!(report.passed(), "{}", report.text());
     let speed = report
