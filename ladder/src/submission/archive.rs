@@ -289,13 +289,15 @@ impl Tree {
         for parent in parents {
             self.nodes.insert(parent, Node::Folder);
         }
+        // Links are followed in the tree that is kept: `top/up -> ..` stays inside
+        // before the top folder is taken away and leaves after.
+        self.strip_single_folder();
         for (path, node) in &self.nodes {
             if let Node::Link { target } = node {
                 let mut hops = 0;
                 self.resolve(path, target, &mut hops)?;
             }
         }
-        self.strip_single_folder();
         Ok(())
     }
 
