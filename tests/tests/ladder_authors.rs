@@ -461,6 +461,34 @@ async fn a_refused_upload_says_why_and_keeps_nothing() {
                 bot_folder(&good.replace("python3\"\nrun", "node\"\nrun")),
                 "this ladder offers python3",
             ),
+            (
+                "a run line that names the host's /proc and sockets",
+                bot_folder(&good.replace("python3 bot.py", "python3 bot.py /proc /run/postgresql")),
+                "\"/proc\" names a path outside the bot's folder",
+            ),
+            (
+                "a link that leaves once the single top folder is taken away",
+                {
+                    let mut out = tar::Builder::new(Vec::new());
+                    let mut dir = tar::Header::new_gnu();
+                    dir.set_entry_type(tar::EntryType::Directory);
+                    dir.set_mode(0o755);
+                    dir.set_size(0);
+                    out.append_data(&mut dir, "top", std::io::empty()).unwrap();
+                    let mut file = tar::Header::new_gnu();
+                    file.set_mode(0o644);
+                    file.set_size(good.len() as u64);
+                    out.append_data(&mut file, "top/astragal.toml", good.as_bytes())
+                        .unwrap();
+                    let mut up = tar::Header::new_gnu();
+                    up.set_entry_type(tar::EntryType::Symlink);
+                    up.set_mode(0o777);
+                    up.set_size(0);
+                    out.append_link(&mut up, "top/up", "..").unwrap();
+                    out.into_inner().unwrap()
+                },
+                "leads out",
+            ),
             ("no manifest", raw_tar(&[("bot.py", b"")]), "no `astragal.toml`"),
             (
                 "not an archive",

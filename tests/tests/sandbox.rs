@@ -212,6 +212,157 @@ fn an_isolated_bot_cannot_see_other_processes_command_lines_or_memory() {
 }
 
 #[test]
+fn an_isolated_bot_that_names_proc_and_run_sees_only_its_own_processes() {
+    if !isolation("proc-named") {
+        return;
+    }
+    // Before, a named folder was shown as it is on the host: `/proc` gave every
+    // process's command line and, to a bot of the same user, its memory.
+    let dir = Scratch::new("proc-named");
+    let run = attack(
+        "ur",
+        &dir,
+        "play",
+        Level::Isolated,
+        "proc /proc /run /sys /dev /proc/1",
+        &[],
+        &[],
+    );
+    let said = run.report("proc");
+    assert!(said.starts_with("contained"), "{said}");
+    // Its own pid namespace: bubblewrap's init and itself (and `cat`, `sh`: none).
+    let seen = said.matches('=').count();
+    assert!(seen <= 3, "it saw {seen} processes: {said}");
+    honest_unaffected(&run);
+    // The whole file system, by naming a file at its root, is refused.
+    let run = attack("ur", &dir, "play", Level::Isolated, "proc /", &[], &[]);
+    let faults = run.faults();
+    assert!(
+        faults.iter().any(|f| f.0 == 0 && f.1 == "spawn"),
+        "naming / was not a spawn fault: {faults:?} {}",
+        run.output
+    );
+}
+
+#[test]
+fn an_isolated_bot_cannot_connect_to_a_unix_socket_even_in_a_folder_it_is_shown() {
+    use std::os::unix::fs::PermissionsExt;
+    if !isolation("unix") {
+        return;
+    }
+    let dir = Scratch::new("unix");
+    let shared = dir.path("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(shared.join("book.txt"), "opening book").unwrap();
+    let socket = shared.join("db.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    // Open to every user, as PostgreSQL's own socket is.
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (book, sock) = (shared.join("book.txt"), socket.display().to_string());
+    // The book shows the folder the socket is in; the socket it names directly.
+    let run = attack(
+        "ur",
+        &dir,
+        "play",
+        Level::Isolated,
+        &format!("unix {} --socket {sock}", book.display()),
+        &[],
+        &[],
+    );
+    let said = run.report("unix");
+    assert!(said.starts_with("contained"), "{said}");
+    assert!(listener.accept().is_err(), "a connection came in: {said}");
+    honest_unaffected(&run);
+}
+
+#[test]
+fn an_isolated_bot_is_refused_the_calls_that_reach_past_its_sandbox() {
+    if !isolation("syscalls") {
+        return;
+    }
+    let dir = Scratch::new("syscalls");
+    let run = attack("ur", &dir, "play", Level::Isolated, "syscalls", &[], &[]);
+    let said = run.report("syscalls");
+    assert!(said.starts_with("contained"), "{said}");
+    // Refused by the filter, each with its error, not left to chance.
+    for call in [
+        "ptrace",
+        "process_vm_readv",
+        "unshare(user)",
+        "io_uring_setup",
+        "keyctl",
+        "userfaultfd",
+    ] {
+        assert!(
+            said.contains(&format!("{call}: Operation not permitted")),
+            "{call}: {said}"
+        );
+    }
+    assert!(
+        said.contains("socket(unix): Address family not supported"),
+        "{said}"
+    );
+    honest_unaffected(&run);
+    assert!(run.faults().is_empty(), "{:?}", run.faults());
+}
+
+#[test]
+fn isolated_bots_playing_at_once_run_as_users_of_their_own() {
+    if !isolation("uid") {
+        return;
+    }
+    if !nix::unistd::geteuid().is_root() {
+        astragal_tests::skipped(
+            "uid",
+            "bots take users of their own only when the referee runs as root",
+        );
+        return;
+    }
+    let dir = Scratch::new("uid");
+    let logs = dir.path("logs");
+    let out = Command::new(astragal_tests::binary("referee"))
+        .args(["match", "--game", "ur", "--games", "4", "--concurrency", "2"])
+        .args(["--movetime", "2000", "--sandbox", "isolated"])
+        .args(["--sandbox-uids", "2100000000-2100000099"])
+        .arg("--bot")
+        .arg(format!("{ATTACKER} --attack uid"))
+        .arg("--bot")
+        .arg(format!("{ATTACKER} --attack uid --seat two"))
+        .arg("--log-dir")
+        .arg(&logs)
+        .current_dir(astragal_tests::workspace_root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Per game, the two seats' users differ; every user is of the range.
+    let mut by_game: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+    for entry in std::fs::read_dir(&logs).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let game = name.split("-seat").next().unwrap().to_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        by_game.entry(game).or_default().extend(
+            text.lines()
+                .filter_map(|l| l.strip_prefix("ATTACK uid: contained uid="))
+                .map(|u| u.trim().parse::<u64>().unwrap()),
+        );
+    }
+    let mut games = 0;
+    for (game, uids) in &by_game {
+        assert_eq!(uids.len(), 2, "{game}: {uids:?}");
+        games += 1;
+        assert_ne!(uids[0], uids[1], "{game}: two seats of one game shared a user");
+        assert!(
+            uids.iter().all(|u| (2_100_000_000..2_100_000_100).contains(u)),
+            "{game}: {uids:?}"
+        );
+    }
+    assert!(games > 0, "no game's logs held both seats' users");
+}
+
+#[test]
 fn an_isolated_bot_that_kills_everything_it_sees_kills_only_itself() {
     if !isolation("kill-others") {
         return;

@@ -212,6 +212,8 @@ fn command_words(field: &'static str, command: &str) -> Result<Vec<String>, Mani
     if words.iter().any(|w| w.split('/').any(|part| part == "..")) {
         return Err(bad("`..` in a path; the command runs inside the bot's folder"));
     }
+    // The sandbox's own rule, said at upload rather than at the first spawn.
+    referee::sandbox::check_home_command(&words).map_err(|why| bad(why.as_str()))?;
     Ok(words)
 }
 

@@ -368,6 +368,53 @@ fn hostile_archives_are_refused_naming_the_problem() {
 }
 
 #[test]
+fn links_are_checked_in_the_tree_that_is_kept_after_the_top_folder_goes() {
+    // Followed before the single top folder was taken away, these stayed inside
+    // and were stored; every worker then refused to unpack them.
+    let cases: Vec<(&str, Vec<Raw<'_>>, ArchiveError)> = vec![
+        (
+            "a link that leaves once the single top folder is taken away",
+            vec![
+                folder("top"),
+                file("top/astragal.toml", MANIFEST_TEXT),
+                link("top/up", ".."),
+            ],
+            ArchiveError::LinkLeaves {
+                path: "up".into(),
+                target: "..".into(),
+            },
+        ),
+        (
+            "a link into the top folder by its name, which is gone once taken away",
+            vec![
+                folder("top"),
+                file("top/astragal.toml", MANIFEST_TEXT),
+                link("top/m", "../top/astragal.toml"),
+            ],
+            ArchiveError::LinkLeaves {
+                path: "m".into(),
+                target: "../top/astragal.toml".into(),
+            },
+        ),
+    ];
+    for (what, entries, expected) in cases {
+        let got = read(&entries);
+        assert_eq!(got.as_ref().err(), Some(&expected), "{what}: {got:?}");
+        let err =
+            Submission::check(&gzip(&tar_of(&entries)), &ArchiveLimits::default(), &runtimes()).unwrap_err();
+        assert_eq!(err.to_string(), expected.to_string(), "{what}");
+    }
+    // A link inside the top folder to a file beside it is fine either way.
+    let kept = read(&[
+        folder("top"),
+        file("top/astragal.toml", MANIFEST_TEXT),
+        link("top/m", "astragal.toml"),
+    ])
+    .unwrap();
+    assert!(matches!(kept.get("m"), Some(Node::Link { .. })));
+}
+
+#[test]
 fn limits_stop_an_archive_as_its_bytes_arrive() {
     let small = ArchiveLimits {
         packed_bytes: 4096,
@@ -482,6 +529,14 @@ fn manifests_are_refused_naming_the_problem() {
         (
             "name = \"a\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"python3 'bot.py\"".into(),
             "bad quoting",
+        ),
+        (
+            "name = \"a\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"python3 bot.py /proc /run/postgresql\"".into(),
+            "\"/proc\" names a path outside the bot's folder",
+        ),
+        (
+            "name = \"a\"\ngames = [\"ur\"]\nruntime = \"cc\"\nrun = \"./bot\"\nbuild = \"make -C /\"".into(),
+            "\"/\" names a path outside the bot's folder",
         ),
         (
             "name = \"a\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"\"".into(),

@@ -6,7 +6,7 @@ use super::cgroup::BotCgroup;
 use super::{Level, Sandbox, SandboxError};
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -37,8 +37,15 @@ const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib6
 /// tmpfs that goes when the sandbox does).
 const ISOLATED_SCRATCH: &str = "/tmp";
 
-/// The user an isolated bot runs as when the referee runs as root.
-const NOBODY: u32 = 65534;
+/// Where a bot's own folder ([`Home`]) is under isolation, whatever its path on
+/// the host: the host's layout stays the host's, and a build and the bot it makes
+/// see their folder at the same path (a virtual environment's absolute paths hold).
+pub const HOME_IN_SANDBOX: &str = "/bot";
+
+/// Trees of the host no bot is ever shown by naming them: a word that names one
+/// (or a path under one) is left as it is, so `/proc` and `/dev` mean the
+/// sandbox's own, and `/sys` and `/run` are not there.
+const NEVER_SHOWN: &[&str] = &["/proc", "/sys", "/dev", "/run"];
 
 /// A bot command ready to start: what to run, and what to undo when it ends.
 #[derive(Debug)]
@@ -49,6 +56,11 @@ pub struct Prepared {
     pub cgroup: Option<BotCgroup>,
     /// The host directory made for the bot (level `none`), removed when it ends.
     pub scratch: Option<ScratchDir>,
+    /// The user id it runs as, held until it ends (isolated, when run as root).
+    pub uid: Option<super::uid::SandboxUid>,
+    /// The system-call filter bubblewrap reads (isolated): its descriptor is
+    /// passed to the child, and only to it.
+    _seccomp: Option<std::os::fd::OwnedFd>,
     /// Limits the child sets on itself.
     child: ChildPlan,
 }
@@ -64,6 +76,8 @@ struct ChildPlan {
     /// The data segment limit, only where no cgroup limits memory.
     data: Option<u64>,
     parent: i32,
+    /// A descriptor the child keeps across exec (bubblewrap's `--seccomp`).
+    inherit: Option<RawFd>,
 }
 
 impl Prepared {
@@ -84,6 +98,12 @@ impl ChildPlan {
     #[allow(unsafe_code)]
     fn apply(&self) -> io::Result<()> {
         use nix::libc;
+        if let Some(fd) = self.inherit {
+            // SAFETY: fcntl(2) on a descriptor of this process; clears close-on-exec.
+            if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
         for &fd in &self.cgroup_fds {
             // `0` is the writing process: the child joins its group before exec,
             // so everything it starts is in it too.
@@ -202,25 +222,33 @@ struct Resolved {
     shown: Vec<PathBuf>,
 }
 
+/// Whether `path` (absolute, real) is or lies under a tree no bot is shown.
+fn never_shown(path: &Path) -> bool {
+    NEVER_SHOWN.iter().any(|t| path.starts_with(t))
+}
+
 /// Resolves a command line against `start_dir`: a program with a `/` is a path; a
 /// program without one is looked up on [`BOT_PATH`]; an argument that names an
 /// existing file or folder becomes its absolute path (the bot starts in a scratch
 /// folder, where a relative one would name nothing).
 ///
-/// For an isolated bot (`contain`), a named path must not lead out of the folder it
-/// is in: its folder is reached through no link, and a file that is a link points
-/// inside that folder. Otherwise the command is refused, because the folder of
-/// every named path is shown to the bot, and a link would show whatever it points
-/// at (`data -> /` showed the whole machine). Links inside a shown folder need no
-/// check: the bot resolves them in its own mount namespace, where only what is
-/// shown exists.
+/// For an isolated bot (`contain`), the folder of every named file and every
+/// named folder is shown to it, so what may be named is narrow: a regular file
+/// or a folder, never the whole file system, and never through a link that leads
+/// out of its folder (its folder is reached through no link, and a file that is a
+/// link points inside that folder; `data -> /` showed the whole machine). A word
+/// naming `/proc`, `/sys`, `/dev` or `/run` (or under them) shows nothing and
+/// stays as it is: the bot has its own `/proc` and `/dev`. Links inside a shown
+/// folder need no check: the bot resolves them in its own mount namespace, where
+/// only what is shown exists.
 fn resolve(words: &[String], start_dir: &Path, contain: bool) -> Result<Resolved, String> {
     let (program, rest) = words.split_first().ok_or("an empty command")?;
     let mut shown = Vec::new();
     let program = if program.contains('/') {
         let candidate = start_dir.join(program);
         if contain {
-            let (folder, path) = contained(program, &candidate, true)?;
+            let (folder, path) = contained(program, &candidate, true)?
+                .ok_or_else(|| format!("{program:?}: no bot is started from {}", NEVER_SHOWN.join(", ")))?;
             shown.push(folder);
             path
         } else {
@@ -248,9 +276,13 @@ fn resolve(words: &[String], start_dir: &Path, contain: bool) -> Result<Resolved
             continue;
         }
         if contain {
-            let (folder, path) = contained(word, &candidate, is_file)?;
-            shown.push(folder);
-            args.push(path.to_string_lossy().into_owned());
+            match contained(word, &candidate, is_file)? {
+                Some((folder, path)) => {
+                    shown.push(folder);
+                    args.push(path.to_string_lossy().into_owned());
+                }
+                None => args.push(word.clone()),
+            }
             continue;
         }
         let Ok(path) = std::fs::canonicalize(&candidate) else {
@@ -268,6 +300,83 @@ fn resolve(words: &[String], start_dir: &Path, contain: bool) -> Result<Resolved
     shown.sort();
     shown.dedup();
     Ok(Resolved { program, args, shown })
+}
+
+/// Resolves the command of an isolated bot with a folder of its own: nothing it
+/// names is shown, because its folder (at [`HOME_IN_SANDBOX`]) and the system's
+/// directories are all it sees. A program with a `/` is a path in its folder; an
+/// absolute argument must lie in it too, since a path anywhere else names
+/// nothing the bot can see (refused, naming it, rather than left to fail later).
+fn resolve_in_home(words: &[String], home: &Path) -> Result<Resolved, String> {
+    let (program, rest) = words.split_first().ok_or("an empty command")?;
+    let inside = |word: &str| -> Result<PathBuf, String> {
+        let rel = lexical(Path::new(word));
+        if rel.is_absolute() || word.split('/').any(|p| p == "..") {
+            return Err(outside_home(word));
+        }
+        Ok(rel)
+    };
+    let program = if program.contains('/') {
+        let rel = inside(program)?;
+        if std::fs::symlink_metadata(home.join(&rel)).is_err() {
+            return Err(format!("no program at {program:?} in the bot's folder"));
+        }
+        Path::new(HOME_IN_SANDBOX).join(rel)
+    } else {
+        on_bot_path(program)
+            .ok_or_else(|| format!("{program:?} is not on the bots' PATH ({BOT_PATH}); give its path"))?
+    };
+    for word in rest {
+        if word.starts_with('/') && !in_home_path(word) {
+            return Err(outside_home(word));
+        }
+    }
+    Ok(Resolved {
+        program,
+        args: rest.to_vec(),
+        shown: Vec::new(),
+    })
+}
+
+/// Whether an absolute word names the bot's own folder as the bot sees it.
+fn in_home_path(word: &str) -> bool {
+    let path = lexical(Path::new(word));
+    path.starts_with(HOME_IN_SANDBOX) && !word.split('/').any(|p| p == "..")
+}
+
+fn outside_home(word: &str) -> String {
+    format!(
+        "{word:?} names a path outside the bot's folder; an isolated bot with a folder of its own sees \
+         only that folder (at {HOME_IN_SANDBOX}, where it starts) and the system's directories: \
+         name a path inside it"
+    )
+}
+
+/// The words of an uploaded bot's command (`run` or `build`) that no sandbox
+/// would take: an absolute program, or a path outside its folder. The ladder
+/// refuses them at upload with the same reason a spawn would give.
+///
+/// # Errors
+/// The reason, naming the word.
+pub fn check_home_command(words: &[String]) -> Result<(), String> {
+    let Some((program, rest)) = words.split_first() else {
+        return Err("an empty command".into());
+    };
+    if program.starts_with('/') {
+        return Err(format!(
+            "{program:?} is an absolute program path; name a runtime's program (`python3`) or a path \
+             in the bot's folder (`./bot`)"
+        ));
+    }
+    if program.contains('/') && program.split('/').any(|p| p == "..") {
+        return Err(outside_home(program));
+    }
+    for word in rest {
+        if word.starts_with('/') && !in_home_path(word) {
+            return Err(outside_home(word));
+        }
+    }
+    Ok(())
 }
 
 /// `path` with `.` and `..` taken away by their names, without asking the file
@@ -288,8 +397,9 @@ fn lexical(path: &Path) -> PathBuf {
 }
 
 /// For an isolated bot: the folder to show for the path `word` names (`candidate`,
-/// absolute) and the path to give the bot, or why it is refused.
-fn contained(word: &str, candidate: &Path, is_file: bool) -> Result<(PathBuf, PathBuf), String> {
+/// absolute) and the path to give the bot; `None` where it names a tree no bot
+/// is shown (the word then stays as it is); or why it is refused.
+fn contained(word: &str, candidate: &Path, is_file: bool) -> Result<Option<(PathBuf, PathBuf)>, String> {
     let named = lexical(candidate);
     let folder = if is_file {
         named.parent().map_or_else(|| PathBuf::from("/"), Path::to_owned)
@@ -298,10 +408,19 @@ fn contained(word: &str, candidate: &Path, is_file: bool) -> Result<(PathBuf, Pa
     };
     let real_folder =
         std::fs::canonicalize(&folder).map_err(|e| format!("{word:?}: its folder cannot be read: {e}"))?;
+    if never_shown(&named) || never_shown(&real_folder) {
+        return Ok(None);
+    }
     if real_folder != folder {
         return Err(format!(
             "{word:?} is reached through a link: an isolated bot is shown the folders its command names, \
              never where a link leads (name the real path)"
+        ));
+    }
+    if real_folder == Path::new("/") {
+        return Err(format!(
+            "{word:?}: an isolated bot is shown the folder of each path its command names, and this one's \
+             is the whole file system (put the bot's files in a folder of their own)"
         ));
     }
     let real = std::fs::canonicalize(&named).map_err(|e| format!("no file at {word:?}: {e}"))?;
@@ -310,7 +429,7 @@ fn contained(word: &str, candidate: &Path, is_file: bool) -> Result<(PathBuf, Pa
             "{word:?} is a link that leads out of its folder, which an isolated bot is never shown"
         ));
     }
-    Ok((real_folder, real))
+    Ok(Some((real_folder, real)))
 }
 
 /// Where bubblewrap is, if installed.
@@ -378,9 +497,13 @@ pub fn prepare_in(
         }
         None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
     };
-    let mut resolved = resolve(&words, &start_dir, sandbox.level == Level::Isolated)?;
+    let isolated = sandbox.level == Level::Isolated;
+    let resolved = match home {
+        Some(h) if isolated => resolve_in_home(&words, &h.dir)?,
+        _ => resolve(&words, &start_dir, isolated)?,
+    };
     let cgroup = BotCgroup::create(sandbox.memory, sandbox.processes);
-    let (mut cmd, scratch) = match sandbox.level {
+    let (mut cmd, scratch, uid, seccomp) = match sandbox.level {
         Level::None => {
             let scratch =
                 ScratchDir::create().map_err(|e| format!("cannot make a scratch directory: {e}"))?;
@@ -388,26 +511,28 @@ pub fn prepare_in(
             cmd.args(&resolved.args)
                 .current_dir(home.map_or(scratch.path(), |h| h.dir.as_path()));
             cmd.env_clear().envs(fixed_env(scratch.path()));
-            (cmd, Some(scratch))
+            (cmd, Some(scratch), None, None)
         }
         Level::Isolated => {
             let bwrap = bwrap_path().ok_or("bubblewrap (`bwrap`), which is not installed")?;
-            let mut cmd = Command::new(bwrap);
-            // The home is shown as a whole (read-only unless writable), not
-            // only the folders its command names: `python3 -m bot` names none.
-            resolved
-                .shown
-                .retain(|d| home.is_none_or(|h| !d.starts_with(&h.dir)));
-            if let Some(h) = home.filter(|h| !h.writable) {
-                resolved.shown.push(h.dir.clone());
+            let uid = if running_as_root() {
+                Some(super::uid::SandboxUid::take(sandbox.uids)?)
+            } else {
+                None
+            };
+            if let (Some(h), Some(uid)) = (home.filter(|h| h.writable), &uid) {
+                give_folder(&h.dir, uid.uid())
+                    .map_err(|e| format!("cannot hand its folder to the build: {e}"))?;
             }
-            cmd.args(bwrap_args(sandbox, &resolved.shown, home));
-            if running_as_root() {
-                cmd.args(drop_to_nobody());
+            let seccomp = seccomp_fd().map_err(|e| format!("cannot pass the system-call filter: {e}"))?;
+            let mut cmd = Command::new(bwrap);
+            cmd.args(bwrap_args(sandbox, &resolved.shown, home, seccomp.as_raw_fd()));
+            if let Some(uid) = &uid {
+                cmd.args(drop_to(uid.uid()));
             }
             cmd.arg(&resolved.program).args(&resolved.args);
             cmd.env_clear().envs(fixed_env(Path::new(ISOLATED_SCRATCH)));
-            (cmd, None)
+            (cmd, None, uid, Some(seccomp))
         }
     };
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
@@ -419,13 +544,58 @@ pub fn prepare_in(
         cpu_seconds: sandbox.cpu_seconds,
         data: (!limits_memory).then_some(sandbox.memory),
         parent: std::process::id() as i32,
+        inherit: seccomp.as_ref().map(AsRawFd::as_raw_fd),
     };
     Ok(Prepared {
         command: cmd,
         cgroup,
         scratch,
+        uid,
+        _seccomp: seccomp,
         child,
     })
+}
+
+/// The system-call filter in a pipe, for bubblewrap to read to its end.
+fn seccomp_fd() -> io::Result<std::os::fd::OwnedFd> {
+    use std::io::Write;
+    static PROGRAM: OnceLock<Vec<u8>> = OnceLock::new();
+    let program = PROGRAM.get_or_init(super::seccomp::program);
+    // Close-on-exec here: only the child it is meant for clears it, between fork
+    // and exec, so bots started at the same time on other threads never hold it.
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(io::Error::from)?;
+    // A few hundred bytes: the pipe takes them without a reader.
+    std::fs::File::from(write).write_all(program)?;
+    Ok(read)
+}
+
+/// Makes a build's writable folder, and all in it, the build's own: owned by its
+/// user and closed to every other (`0700`), so no other sandbox's user can read
+/// or write it whatever it is shown.
+fn give_folder(dir: &Path, uid: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let owner = Some(nix::unistd::Uid::from_raw(uid));
+    let group = Some(nix::unistd::Gid::from_raw(uid));
+    let mut stack = vec![dir.to_owned()];
+    while let Some(at) = stack.pop() {
+        let meta = std::fs::symlink_metadata(&at)?;
+        // A link is given itself, never what it points at.
+        nix::unistd::fchownat(
+            nix::fcntl::AT_FDCWD,
+            &at,
+            owner,
+            group,
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .map_err(io::Error::from)?;
+        if meta.is_dir() {
+            std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o700))?;
+            for entry in std::fs::read_dir(&at)? {
+                stack.push(entry?.path());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn fixed_env(scratch: &Path) -> Vec<(&'static str, OsString)> {
@@ -439,8 +609,9 @@ fn fixed_env(scratch: &Path) -> Vec<(&'static str, OsString)> {
 
 /// bubblewrap's arguments: new namespaces for everything but the user (which it
 /// makes itself when not root), the system directories and the bot's own files
-/// read-only, a fresh `/proc` and `/dev`, a private size-limited `/tmp`.
-fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf], home: Option<&Home>) -> Vec<OsString> {
+/// read-only (its home at [`HOME_IN_SANDBOX`]), a fresh `/proc` and `/dev`, a
+/// private size-limited `/tmp`, and the system-call filter read from `seccomp`.
+fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf], home: Option<&Home>, seccomp: RawFd) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::new();
     let mut push = |words: &[&str]| a.extend(words.iter().map(OsString::from));
     push(&[
@@ -469,13 +640,14 @@ fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf], home: Option<&Home>) -> Vec<
     push(&["--proc", "/proc", "--dev", "/dev"]);
     let size = sandbox.file_size.to_string();
     push(&["--perms", "1777", "--size", &size, "--tmpfs", ISOLATED_SCRATCH]);
+    // POSIX shared memory and semaphores (Python's multiprocessing locks): the
+    // sandbox's own, as bounded as its `/tmp`.
+    push(&["--perms", "1777", "--size", &size, "--tmpfs", "/dev/shm"]);
     let mut extra: Vec<&Path> = shown.iter().map(PathBuf::as_path).collect();
     extra.extend(sandbox.read_only.iter().map(PathBuf::as_path));
-    let writable = home.filter(|h| h.writable).map(|h| h.dir.as_path());
-    extra.extend(writable);
     extra.retain(|dir| !SYSTEM_DIRS.iter().any(|s| dir.starts_with(s)));
     // The directories leading to each bind are made by bubblewrap, private to root
-    // unless told otherwise: `nobody` must be able to walk through them.
+    // unless told otherwise: the bot's user must be able to walk through them.
     let mut ancestors: Vec<&Path> = extra.iter().flat_map(|d| d.ancestors().skip(1)).collect();
     ancestors.retain(|a| a.parent().is_some() && *a != Path::new(ISOLATED_SCRATCH));
     ancestors.sort();
@@ -484,13 +656,8 @@ fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf], home: Option<&Home>) -> Vec<
         push(&["--perms", "0755", "--dir", &dir.to_string_lossy()]);
     }
     for dir in &extra {
-        let bind = if Some(*dir) == writable {
-            "--bind"
-        } else {
-            "--ro-bind"
-        };
         let dir = dir.to_string_lossy();
-        push(&[bind, &dir, &dir]);
+        push(&["--ro-bind", &dir, &dir]);
     }
     // What the host keeps from bots, where it lies in a directory shown to them.
     for hidden in sandbox
@@ -505,19 +672,27 @@ fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf], home: Option<&Home>) -> Vec<
             push(&["--ro-bind", "/dev/null", &path]);
         }
     }
-    let chdir = home.map_or_else(|| ISOLATED_SCRATCH.into(), |h| h.dir.to_string_lossy());
-    push(&["--chdir", &chdir, "--"]);
+    if let Some(h) = home {
+        let bind = if h.writable { "--bind" } else { "--ro-bind" };
+        push(&[bind, &h.dir.to_string_lossy(), HOME_IN_SANDBOX]);
+    }
+    let chdir = if home.is_some() {
+        HOME_IN_SANDBOX
+    } else {
+        ISOLATED_SCRATCH
+    };
+    push(&["--seccomp", &seccomp.to_string(), "--chdir", chdir, "--"]);
     a
 }
 
 /// Run as root, bubblewrap makes the namespaces without a user namespace, so the
-/// bot would be root outside too: `setpriv` makes it `nobody`, with no
-/// capabilities and no way to gain any.
-fn drop_to_nobody() -> Vec<OsString> {
+/// bot would be root outside too: `setpriv` makes it the sandbox's own user, with
+/// no capabilities and no way to gain any.
+fn drop_to(uid: u32) -> Vec<OsString> {
     [
         "/usr/bin/setpriv".to_owned(),
-        format!("--reuid={NOBODY}"),
-        format!("--regid={NOBODY}"),
+        format!("--reuid={uid}"),
+        format!("--regid={uid}"),
         "--clear-groups".to_owned(),
         "--no-new-privs".to_owned(),
         "--inh-caps=-all".to_owned(),
@@ -539,17 +714,13 @@ pub(super) fn check_isolation(sandbox: &Sandbox) -> Result<(), SandboxError> {
     };
     if running_as_root() && !Path::new("/usr/bin/setpriv").is_file() {
         return Err(SandboxError::Unavailable(
-            "`/usr/bin/setpriv` (util-linux) to run bots as `nobody` when the referee runs as root".into(),
+            "`/usr/bin/setpriv` (util-linux) to run each bot as a user of its own when the referee runs as root".into(),
         ));
     }
-    let mut cmd = Command::new(&bwrap);
-    cmd.args(bwrap_args(sandbox, &[], None));
-    if running_as_root() {
-        cmd.args(drop_to_nobody());
-    }
-    let out = cmd
-        .arg("/bin/true")
-        .env_clear()
+    let mut prepared = prepare("true", &[], sandbox).map_err(SandboxError::Unavailable)?;
+    prepared.install_child_setup();
+    let out = prepared
+        .command
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| SandboxError::Unavailable(format!("bubblewrap to start ({}: {e})", bwrap.display())))?;

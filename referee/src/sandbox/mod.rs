@@ -10,16 +10,21 @@
 //! [`Level::Isolated`] runs it under bubblewrap (the sandbox Flatpak uses) rather
 //! than home-made namespace code: its own pid, network, IPC and UTS namespaces, a
 //! file system built from the system's program directories and the bot's own files,
-//! all read-only, a size-limited private `/tmp`, no new privileges, and, when the
-//! referee runs as root, an unprivileged user (`nobody`).
+//! all read-only, a size-limited private `/tmp`, no new privileges, a system-call
+//! filter, and, when the referee runs as root, an unprivileged user of its own.
 
 mod build;
 mod cgroup;
 mod command;
+mod seccomp;
+mod uid;
 
 pub use build::{Finished, run_to_end};
 pub use cgroup::{BotCgroup, CgroupSupport};
-pub use command::{BOT_PATH, Home, Prepared, ScratchDir, prepare, prepare_in};
+pub use command::{
+    BOT_PATH, HOME_IN_SANDBOX, Home, Prepared, ScratchDir, check_home_command, prepare, prepare_in,
+};
+pub use uid::{LOCK_DIR as UID_LOCK_DIR, SandboxUid, UidRange};
 
 use crate::cli::number_in;
 use std::fmt;
@@ -88,6 +93,9 @@ pub struct Sandbox {
     /// is shown (the referee's records and logs): masked by an empty file or
     /// directory.
     pub hidden: Vec<std::path::PathBuf>,
+    /// The user ids isolated bots and builds run as, one each, when the referee
+    /// runs as root.
+    pub uids: UidRange,
 }
 
 impl Default for Sandbox {
@@ -101,6 +109,7 @@ impl Default for Sandbox {
             cpu_seconds: 3600,
             read_only: Vec::new(),
             hidden: Vec::new(),
+            uids: UidRange::default(),
         }
     }
 }
@@ -245,6 +254,13 @@ pub struct SandboxArgs {
     /// anyway.
     #[arg(long = "sandbox-ro", value_name = "DIR")]
     pub read_only: Vec<std::path::PathBuf>,
+    /// The user ids isolated bots and builds run as when this program runs as
+    /// root: each sandbox running on the machine takes one of its own for its
+    /// life, so no sandbox can open another's files or memory. Give a range no
+    /// account or container on the machine uses; every program that starts bots
+    /// on one machine should be given the same range.
+    #[arg(long = "sandbox-uids", value_name = "FIRST-LAST", default_value_t = UidRange::default())]
+    pub uids: UidRange,
 }
 
 impl SandboxArgs {
@@ -284,6 +300,7 @@ impl SandboxArgs {
             cpu_seconds: self.bot_cpu,
             read_only,
             hidden: Vec::new(),
+            uids: self.uids,
         })
     }
 }
@@ -354,6 +371,7 @@ mod tests {
             bot_open_files: 5,
             bot_cpu: 7,
             read_only: vec![],
+            uids: UidRange::default(),
         };
         let s = args.sandbox(Level::Isolated).unwrap();
         assert_eq!(s.level, Level::Isolated);

@@ -59,6 +59,8 @@ pub struct ChildProcess {
     cgroup: Option<sandbox::BotCgroup>,
     /// Its host scratch directory (level `none`): removed after the child.
     _scratch: Option<sandbox::ScratchDir>,
+    /// The user id it runs as (isolated, as root): free again after the child.
+    _uid: Option<sandbox::SandboxUid>,
 }
 
 /// The command and why it failed are private: they are the host's command line and
@@ -173,6 +175,7 @@ impl ChildProcess {
             sandbox: sandbox.clone(),
             cgroup: prepared.cgroup,
             _scratch: prepared.scratch,
+            _uid: prepared.uid,
         })
     }
 

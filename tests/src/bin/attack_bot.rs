@@ -26,6 +26,10 @@
 //! spelled under its own secret first roll, which is where a process of it that
 //! played the other rotation of the group, if still alive, spelled the roll the
 //! other army holds now; after the reveal it says whether that was right).
+//! `unix --socket PATH` (repeatable: connect to a Unix socket of the host's),
+//! `syscalls` (ptrace and process_vm_readv on a child of its own, a user
+//! namespace, io_uring, keyctl, userfaultfd, a Unix socket: escaped if any works),
+//! `uid` (says the user id it runs as).
 //! It names itself `attack-<attack>-<pid>`.
 
 use std::io::{BufRead, Read, Write};
@@ -209,6 +213,22 @@ fn attack(name: &str, args: &[String]) -> Vec<String> {
                 std::net::TcpStream::connect_timeout(&a, Duration::from_secs(2)).map_err(|e| e.to_string())
             });
             report(name, result.is_ok(), &format!("{addr}: {:?}", result.map(|_| ())));
+        }
+        "unix" => {
+            // A socket file of the host's (a database's, say) that it names: any
+            // connection is an escape, whatever answers.
+            for path in values(args, "--socket") {
+                let result = std::os::unix::net::UnixStream::connect(&path);
+                report(name, result.is_ok(), &format!("{path}: {:?}", result.map(|_| ())));
+            }
+        }
+        "syscalls" => {
+            let tried = forbidden_calls();
+            let escaped: Vec<&String> = tried.iter().filter(|t| t.ends_with(": done")).collect();
+            report(name, !escaped.is_empty(), &tried.join("; "));
+        }
+        "uid" => {
+            report(name, false, &format!("uid={}", nix::unistd::getuid()));
         }
         "remember" => {
             let home = std::env::var("HOME").unwrap_or_else(|_| ".".into());
@@ -464,6 +484,75 @@ fn roll_key(dice: &serde_json::Value) -> String {
         .collect();
     faces.sort_unstable();
     faces.iter().map(|f| f.to_string()).collect()
+}
+
+/// Tries the calls a sandbox refuses, each as harmlessly as it can be made: what
+/// each gave (`name: done` where it worked, else its error).
+#[allow(unsafe_code)]
+fn forbidden_calls() -> Vec<String> {
+    use nix::libc;
+    let said = |name: &str, r: libc::c_long| {
+        if r >= 0 {
+            format!("{name}: done")
+        } else {
+            format!("{name}: {}", std::io::Error::last_os_error())
+        }
+    };
+    let mut out = Vec::new();
+    // A child of its own to reach into: what ptrace and process_vm_readv allow a
+    // process over its descendants, the way to another process of the same user.
+    let child = Command::new("sleep").arg("30").spawn();
+    if let Ok(child) = &child {
+        let pid = child.id() as libc::pid_t;
+        // SAFETY: ptrace(2) and process_vm_readv(2) with plain values and local buffers.
+        unsafe {
+            let r = libc::ptrace(libc::PTRACE_ATTACH, pid, 0, 0);
+            out.push(said("ptrace", r));
+            let mut buf = [0u8; 8];
+            let local = libc::iovec {
+                iov_base: buf.as_mut_ptr().cast(),
+                iov_len: buf.len(),
+            };
+            let remote = libc::iovec {
+                iov_base: 0x400000 as *mut libc::c_void,
+                iov_len: buf.len(),
+            };
+            let r = libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) as libc::c_long;
+            // EFAULT is a read the kernel allowed at an address not mapped.
+            let allowed = r >= 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EFAULT);
+            out.push(if allowed {
+                "process_vm_readv: done".to_owned()
+            } else {
+                said("process_vm_readv", r)
+            });
+        }
+    }
+    if let Ok(mut child) = child {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    // SAFETY: each call takes plain integers or a zeroed local struct.
+    unsafe {
+        out.push(said(
+            "unshare(user)",
+            libc::unshare(libc::CLONE_NEWUSER) as libc::c_long,
+        ));
+        let mut params = [0u8; 120];
+        out.push(said(
+            "io_uring_setup",
+            libc::syscall(libc::SYS_io_uring_setup, 1, params.as_mut_ptr()),
+        ));
+        // KEYCTL_GET_KEYRING_ID of the session keyring.
+        out.push(said("keyctl", libc::syscall(libc::SYS_keyctl, 0, -3, 0)));
+        // UFFD_USER_MODE_ONLY: what an unprivileged process may ask for.
+        out.push(said("userfaultfd", libc::syscall(libc::SYS_userfaultfd, 1)));
+        let r = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0);
+        out.push(said("socket(unix)", r as libc::c_long));
+        if r >= 0 {
+            libc::close(r);
+        }
+    }
+    out
 }
 
 fn main() {
