@@ -157,6 +157,12 @@ pub struct Limits {
     /// The certificate authority (PEM) a `grpcs://` bot's certificate must chain
     /// to; without one, the system's root certificates.
     pub grpc_ca: Option<std::sync::Arc<[u8]>>,
+    /// Ranges a gRPC seat that may be dialled only at public addresses
+    /// ([`crate::dial::Dial::PublicOnly`]: an author's uploaded remote bot) may
+    /// be dialled at all the same (`ladder worker --remote-allow`): a test's
+    /// loopback, a host whose authors' bots run on its own network. Seats the
+    /// host named are dialled anywhere, whatever this says.
+    pub remote_allow: Vec<crate::dial::IpRange>,
 }
 
 impl Default for Limits {
@@ -173,6 +179,7 @@ impl Default for Limits {
             remote_keep: Duration::from_millis(200),
             sandbox: crate::sandbox::Sandbox::default(),
             grpc_ca: None,
+            remote_allow: Vec::new(),
         }
     }
 }

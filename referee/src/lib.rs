@@ -11,6 +11,7 @@
 pub mod check;
 pub mod cli;
 pub mod clock;
+pub mod dial;
 pub mod fault;
 pub mod game;
 pub mod human;

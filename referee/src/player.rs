@@ -81,7 +81,7 @@ impl Player {
                     .iter()
                     .find(|(k, _)| k == crate::session::BOT_SECRET_ENV)
                     .map(|(_, v)| v.as_str());
-                let mut session = GrpcSession::open_with(url, limits, secret)?;
+                let mut session = GrpcSession::open_with(url, limits, secret, seat.dial)?;
                 check_options(session.hello(), options)?;
                 for (name, value) in options {
                     session.set_option(name, value);

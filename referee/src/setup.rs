@@ -44,6 +44,9 @@ pub struct SeatSetup {
     /// What the files in `home` are (their archive's SHA-256), named in the
     /// record's seat.
     pub artifact: Option<String>,
+    /// Where a gRPC seat may be dialled: anywhere for the host's own bots; only
+    /// at public addresses when a stranger named it.
+    pub dial: crate::dial::Dial,
 }
 
 impl SeatSetup {
@@ -57,6 +60,7 @@ impl SeatSetup {
             shown_as: None,
             home: None,
             artifact: None,
+            dial: crate::dial::Dial::Anywhere,
         }
     }
 

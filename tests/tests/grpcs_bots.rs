@@ -272,6 +272,8 @@ fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
             progress: false,
             uploads: ladder::worker::WorkerUploads {
                 grpc_ca: Some(ca),
+                // The authors' bots of this test are served on loopback.
+                remote_allow: vec!["127.0.0.0/8".parse().unwrap()],
                 ..Default::default()
             },
         };

@@ -8,6 +8,7 @@ use proto::ladder::{
     SeatLog,
 };
 use referee::clock::Limits;
+use referee::dial::Dial;
 use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup};
 use referee::record::Pairing;
 use referee::sandbox::{Home, Sandbox};
@@ -246,6 +247,9 @@ pub struct WorkerUploads {
     /// The authority (PEM) that bots served by their authors over `grpcs://`
     /// must show a certificate of (`--grpc-ca`); `None`: the system's roots.
     pub grpc_ca: Option<Arc<[u8]>>,
+    /// Ranges where authors' self-served bots may be dialled although they are
+    /// not public addresses (`--remote-allow`): see [`referee::dial`].
+    pub remote_allow: Vec<referee::dial::IpRange>,
 }
 
 impl Default for WorkerUploads {
@@ -255,6 +259,7 @@ impl Default for WorkerUploads {
             cache_dir: None,
             cache_bytes: 2 << 30,
             grpc_ca: None,
+            remote_allow: Vec::new(),
         }
     }
 }
@@ -386,6 +391,7 @@ pub fn play_leases_limited(
                     shown_as: Some(e.bot.clone()),
                     home,
                     artifact: (!e.artifact_sha256.is_empty()).then(|| e.artifact_sha256.clone()),
+                    dial: dial_for(e),
                     ..SeatSetup::new(spec)
                 })
             })
@@ -479,6 +485,17 @@ fn play_rotation(
 /// files are only its manifest, never fetched or run here.
 fn served_remotely(e: &proto::ladder::Entrant) -> bool {
     matches!(BotSpec::parse(&e.spec), Ok(BotSpec::Grpc { .. }))
+}
+
+/// Where an entrant's server may be dialled: an uploaded bot's address is a
+/// stranger's word, so only a public one (or one in `--remote-allow`); the
+/// host's own gRPC bots (`register-bot`, no upload) wherever the host said.
+fn dial_for(e: &proto::ladder::Entrant) -> Dial {
+    if e.artifact_sha256.is_empty() {
+        Dial::Anywhere
+    } else {
+        Dial::PublicOnly
+    }
 }
 
 /// A lease to play, and where its records go.
@@ -665,6 +682,7 @@ async fn work_loop(
     let base = Limits {
         sandbox: cfg.sandbox.clone(),
         grpc_ca: cfg.uploads.grpc_ca.clone(),
+        remote_allow: cfg.uploads.remote_allow.clone(),
         ..Limits::default()
     };
     let player = PlayThread::start(&name, cfg.log_dir.clone(), base)?;

@@ -155,12 +155,15 @@ async fn prepare(
         Some(cache.folder(client, &artifact).await?)
     };
     let seat = match &folder {
+        // Served where its author says: a stranger's address, dialled only if
+        // public (or in --remote-allow), its failures told as "could not connect".
         None => SeatSetup {
             shown_as: Some(job.bot.clone()),
             env: (!job.secret.is_empty())
                 .then(|| (referee::session::BOT_SECRET_ENV.to_owned(), job.secret.clone()))
                 .into_iter()
                 .collect(),
+            dial: referee::dial::Dial::PublicOnly,
             ..SeatSetup::new(BotSpec::parse(&job.run).map_err(WorkerError::Lease)?)
         },
         Some(folder) => SeatSetup {
@@ -178,6 +181,7 @@ async fn prepare(
         sandbox: cfg.sandbox.clone(),
         tc: referee::TimeControl::MoveTime(CHECK_MOVETIME),
         grpc_ca: cfg.uploads.grpc_ca.clone(),
+        remote_allow: cfg.uploads.remote_allow.clone(),
         ..Limits::default()
     };
     let (game, games) = (job.game.clone(), u64::from(job.check_games.max(1)));

@@ -23,6 +23,7 @@ mod conn;
 
 use super::{Ask, GameOver, Hello, Reply, Table, version_fault};
 use crate::clock::Limits;
+use crate::dial::{self, CheckedConnector, Dial};
 use crate::fault::{Fault, FaultKind};
 use conn::Conn;
 use proto::grpc::bot_client::BotClient;
@@ -77,6 +78,40 @@ fn fault_of(status: &Status, what: &str, on_deadline: FaultKind) -> Fault {
     }
 }
 
+/// A [`Dial::PublicOnly`] seat that could not be connected: its author reads
+/// [`dial::COULD_NOT_CONNECT`] and nothing else (not the address, not why: the
+/// check report of a stranger's bot must not map the host's network); this
+/// process's log says why.
+fn could_not_connect(url: &str, why: &dyn std::fmt::Display) -> Fault {
+    tracing::warn!(bot = url, "a remote bot not connected: {why}");
+    Fault::new(FaultKind::Spawn, dial::COULD_NOT_CONNECT)
+}
+
+/// A fault as a seat dialled by `dial` is told it: for [`Dial::PublicOnly`],
+/// without the transport's words (logged here instead).
+fn told(dial: Dial, fault: Fault) -> Fault {
+    match dial {
+        Dial::PublicOnly if !fault.private.is_empty() => {
+            tracing::info!("a remote bot's call failed: {}{}", fault.detail, fault.private);
+            fault.without_private()
+        }
+        _ => fault,
+    }
+}
+
+/// An error and its causes, joined (tonic's own text of a failed connection is
+/// only "transport error").
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    text
+}
+
 fn with_deadline<T>(msg: T, deadline: Instant) -> Request<T> {
     let mut r = Request::new(msg);
     r.set_timeout(
@@ -124,26 +159,38 @@ pub struct GrpcSession {
     last_id: u64,
     notice: Duration,
     slack: Duration,
+    /// How its address was dialled, and so how much its faults say.
+    dial: Dial,
 }
 
 impl GrpcSession {
-    /// Connects to `url` (`grpc://` or `http://`) and shakes hands, within
-    /// `limits.handshake`.
+    /// Connects to `url` (`grpc://` or `http://`), dialled anywhere (the host
+    /// named it), and shakes hands, within `limits.handshake`.
     ///
     /// # Errors
     /// [`FaultKind::Spawn`] if the endpoint cannot be reached, [`FaultKind::Handshake`]
     /// for a failed handshake.
     pub fn open(url: &str, limits: &Limits) -> Result<GrpcSession, Fault> {
-        GrpcSession::open_with(url, limits, None)
+        GrpcSession::open_with(url, limits, None, Dial::Anywhere)
     }
 
-    /// [`GrpcSession::open`] with the seat's `secret` for a `grpcs://` bot.
+    /// [`GrpcSession::open`] with the seat's `secret` for a `grpcs://` bot, dialled
+    /// as `dial` says: a [`Dial::PublicOnly`] seat's name is resolved once, only
+    /// the addresses [`dial::resolve_public`] keeps are dialled, and every failure
+    /// to connect (or to shake hands over the transport) reads
+    /// [`dial::COULD_NOT_CONNECT`] alone, the rest going to this process's log.
     ///
     /// # Errors
     /// As [`GrpcSession::open`]; a certificate that does not verify is a
     /// [`FaultKind::Spawn`] too (nothing was sent to that server).
-    pub fn open_with(url: &str, limits: &Limits, secret: Option<&str>) -> Result<GrpcSession, Fault> {
+    pub fn open_with(
+        url: &str,
+        limits: &Limits,
+        secret: Option<&str>,
+        dial: Dial,
+    ) -> Result<GrpcSession, Fault> {
         let tls = url.starts_with("grpcs://");
+        let as_named = url;
         let url = url
             .replacen("grpcs://", "https://", 1)
             .replacen("grpc://", "http://", 1);
@@ -174,10 +221,32 @@ impl GrpcSession {
         }
         let conn = Conn::open(limits.remote_keep)?;
         let opened = conn.drive(async {
-            let channel = endpoint
-                .connect()
-                .await
-                .map_err(|e| Fault::with_private(FaultKind::Spawn, "cannot reach", format!(" {url}: {e}")))?;
+            let channel = match dial {
+                Dial::Anywhere => endpoint.connect().await.map_err(|e| {
+                    Fault::with_private(FaultKind::Spawn, "cannot reach", format!(" {url}: {e}"))
+                })?,
+                Dial::PublicOnly => {
+                    let uri = endpoint.uri().clone();
+                    let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+                    let host = uri.host().unwrap_or_default();
+                    let resolved = tokio::time::timeout_at(
+                        tokio::time::Instant::from_std(deadline),
+                        dial::resolve_public(host, port, &limits.remote_allow),
+                    )
+                    .await;
+                    let addrs = match resolved {
+                        Ok(Ok(addrs)) => addrs,
+                        Ok(Err(why)) => return Err(could_not_connect(as_named, &why)),
+                        Err(_) => return Err(could_not_connect(as_named, &"the name did not resolve in time")),
+                    };
+                    // The URI keeps the name, for TLS; the connection goes to
+                    // the addresses just checked, and only to them.
+                    endpoint
+                        .connect_with_connector(CheckedConnector::new(addrs))
+                        .await
+                        .map_err(|e| could_not_connect(as_named, &chain(&e)))?
+                }
+            };
             // A reply is a move and a few info lines: anything near a line's limit is
             // refused by the transport, not read into memory and copied into a fault.
             let mut client =
@@ -192,7 +261,10 @@ impl GrpcSession {
                 .await
                 .map_err(|s| {
                     let f = fault_of(&s, "hello", FaultKind::Handshake);
-                    Fault::with_private(FaultKind::Handshake, f.detail, f.private)
+                    told(
+                        dial,
+                        Fault::with_private(FaultKind::Handshake, f.detail, f.private),
+                    )
                 })?
                 .into_inner();
             Ok::<_, Fault>((client, reply))
@@ -221,6 +293,7 @@ impl GrpcSession {
             last_id: 0,
             notice: limits.remote_notice,
             slack: limits.remote_slack,
+            dial,
         })
     }
 
@@ -253,15 +326,16 @@ impl GrpcSession {
         };
         let mut client = self.client.clone();
         let session = self.session.clone();
+        let dial = self.dial;
         self.conn.drive(async move {
             client
                 .new_game(with_deadline(req, deadline))
                 .await
-                .map_err(|s| fault_of(&s, "newgame", FaultKind::Stall))?;
+                .map_err(|s| told(dial, fault_of(&s, "newgame", FaultKind::Stall)))?;
             client
                 .ping(with_deadline(PingRequest { session }, deadline))
                 .await
-                .map_err(|s| fault_of(&s, "ping", FaultKind::Stall))?;
+                .map_err(|s| told(dial, fault_of(&s, "ping", FaultKind::Stall)))?;
             Ok(())
         })
     }
@@ -290,7 +364,7 @@ impl GrpcSession {
             events: std::mem::take(&mut self.events),
         };
         let mut client = self.client.clone();
-        let (deadline, slack) = (ask.deadline, self.slack);
+        let (deadline, slack, dial) = (ask.deadline, self.slack, self.dial);
         let call = async move {
             let start = Instant::now();
             // The call's own deadline fires first, so a late bot is reported by its
@@ -312,7 +386,7 @@ impl GrpcSession {
                         ))
                     }
                 }
-                Ok(Err(s)) => Err(fault_of(&s, "go", FaultKind::Timeout)),
+                Ok(Err(s)) => Err(told(dial, fault_of(&s, "go", FaultKind::Timeout))),
                 Err(_) => Err(Fault::new(
                     FaultKind::Timeout,
                     "no answer from the bot server before the deadline",

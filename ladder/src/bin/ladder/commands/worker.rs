@@ -63,6 +63,21 @@ pub(crate) struct WorkerArgs {
     /// chain to the system's root certificates.
     #[arg(long, value_name = "FILE")]
     pub(crate) grpc_ca: Option<PathBuf>,
+    /// A range of addresses (CIDR, such as 10.20.0.0/16 or fd00::/8) where
+    /// authors' self-served bots (`runtime = "remote"`) may be dialled although
+    /// it is not public; repeatable. An author names the address this worker
+    /// dials, and the worker is not sandboxed, so it resolves the name once and
+    /// refuses loopback, private (10/8, 172.16/12, 192.168/16, 100.64/10,
+    /// fc00::/7), link-local, multicast, reserved and documentation ranges
+    /// (IPv4-mapped IPv6 forms included) and this machine's own addresses;
+    /// otherwise an author could reach services on this machine or its network,
+    /// and read from the check report which ports answer (it says only "could
+    /// not connect", whatever failed). Allow a range only where authors' bots
+    /// really run on your own network (or loopback, 127.0.0.0/8, for a test).
+    /// Bots you register yourself (`ladder admin register-bot`) are dialled
+    /// wherever you said.
+    #[arg(long, value_name = "CIDR")]
+    pub(crate) remote_allow: Vec<referee::dial::IpRange>,
     /// Containment of bots (default here: isolated).
     #[command(flatten)]
     pub(crate) sandbox: SandboxArgs,
@@ -146,6 +161,7 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
                 ),
                 None => None,
             },
+            remote_allow: a.remote_allow,
         },
     };
     let n = rt.block_on(ladder::worker::run(cfg, shutdown_signal()))?;

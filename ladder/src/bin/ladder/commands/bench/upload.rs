@@ -119,6 +119,7 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
             cache_dir: Some(cache.clone()),
             cache_bytes: 4 << 30,
             grpc_ca: None,
+            remote_allow: Vec::new(),
         },
     };
     let (halt, halted) = tokio::sync::oneshot::channel::<()>();
