@@ -92,8 +92,28 @@ fn a_build_writes_in_its_own_folder_and_still_sees_no_other_authors() {
     let root = tempfile::tempdir().unwrap();
     let (mine, _theirs) = two_authors(root.path());
     // Made the build's own: its user's when the worker is root, closed to others.
-    let said = probe(&mine, true, Level::Isolated);
+    let home = Home {
+        dir: std::fs::canonicalize(&mine).unwrap(),
+        writable: true,
+    };
+    let built = referee::sandbox::build(
+        "sh probe.sh",
+        &Sandbox::at(Level::Isolated),
+        &home,
+        std::time::Duration::from_secs(60),
+        10_000,
+        |mut r| {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut r, &mut bytes).map(|_| bytes)
+        },
+    )
+    .unwrap();
+    let said = built.finished.output.clone();
     assert!(said.contains("WROTE-MINE") && said.contains("done"), "{said}");
+    // What it wrote came back packed, and never reached the host's folder.
+    let packed = built.folder.unwrap().unwrap();
+    assert_eq!(tar_file(&packed, "mine.txt").as_deref(), Some("x\n"));
+    assert!(!mine.join("mine.txt").exists());
     let meta = std::fs::metadata(&mine).unwrap();
     if nix::unistd::geteuid().is_root() {
         assert_eq!(meta.permissions().mode() & 0o777, 0o700);
@@ -105,7 +125,6 @@ fn a_build_writes_in_its_own_folder_and_still_sees_no_other_authors() {
             meta.uid()
         );
     }
-    assert_eq!(std::fs::read_to_string(mine.join("mine.txt")).unwrap(), "x\n");
     assert!(
         !said.contains("READ-THEIRS") && !said.contains("LISTED-THEIRS"),
         "{said}"
@@ -156,17 +175,32 @@ fn a_build_runs_to_its_end_and_no_longer_than_its_limit() {
             run_to_end(cmd, &sandbox, &home, Duration::from_secs(secs), cap).unwrap()
         };
 
-        let ok = run(
+        let built = referee::sandbox::build(
             "sh -c 'echo compiling; echo built > out.txt; echo warning >&2'",
-            60,
+            &sandbox,
+            &home,
+            Duration::from_secs(60),
             1000,
-        );
+            |mut r| {
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut r, &mut bytes).map(|_| bytes)
+            },
+        )
+        .unwrap();
+        let ok = built.finished;
         assert!(ok.success && !ok.timed_out, "{level:?}: {ok:?}");
         assert!(
             ok.output.contains("compiling") && ok.output.contains("warning"),
             "{ok:?}"
         );
-        assert_eq!(std::fs::read_to_string(dir.join("out.txt")).unwrap(), "built\n");
+        match built.folder {
+            // Isolated: what it made comes packed, and the host's folder is as it was.
+            Some(packed) => {
+                assert_eq!(tar_file(&packed.unwrap(), "out.txt").as_deref(), Some("built\n"));
+                assert!(!dir.join("out.txt").exists());
+            }
+            None => assert_eq!(std::fs::read_to_string(dir.join("out.txt")).unwrap(), "built\n"),
+        }
 
         let failed = run("sh -c 'echo error: no such crate; exit 3'", 60, 1000);
         assert!(!failed.success && failed.ended.contains('3'), "{failed:?}");
@@ -196,4 +230,96 @@ fn a_build_runs_to_its_end_and_no_longer_than_its_limit() {
         let left = run("sh -c 'sleep 600 & echo left'", 60, 1000);
         assert!(left.success && left.output.contains("left"), "{left:?}");
     }
+}
+
+/// The text of the file at `path` in a plain tar, if there is one.
+fn tar_file(tar_bytes: &[u8], path: &str) -> Option<String> {
+    let mut archive = tar::Archive::new(tar_bytes);
+    for entry in archive.entries().ok()? {
+        let mut entry = entry.ok()?;
+        let name = entry
+            .path()
+            .ok()?
+            .to_string_lossy()
+            .trim_start_matches("./")
+            .to_owned();
+        if name == path {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut entry, &mut text).ok()?;
+            return Some(text);
+        }
+    }
+    None
+}
+
+/// A hostile build: it fills its area, leaves a FIFO, looks at `/proc`, makes a
+/// Unix socket. Before, it wrote into the worker's disk without bound (24 files
+/// of 60 MiB, 1.5 GB) and saw the host's processes through a named `/`.
+#[test]
+fn a_build_writes_only_in_its_bounded_area_and_reaches_nothing_else() {
+    use std::time::Duration;
+    if !isolation("sandbox_home_build_bounded") {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(root.path()).unwrap().join("src");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("astragal.toml"), "x").unwrap();
+    let home = Home {
+        dir: dir.clone(),
+        writable: true,
+    };
+    let sandbox = Sandbox {
+        build_area: 8 << 20,
+        ..Sandbox::at(Level::Isolated)
+    };
+    let build = |cmd: &str| {
+        referee::sandbox::build(cmd, &sandbox, &home, Duration::from_secs(60), 10_000, |mut r| {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut r, &mut bytes).map(|_| bytes.len())
+        })
+        .unwrap()
+    };
+    let free_before = nix::sys::statvfs::statvfs(root.path()).unwrap();
+    let fill = build(
+        "sh -c 'for i in 1 2 3 4 5 6; do head -c 3000000 /dev/zero > f$i || echo FULL-AT-$i; done; \
+         ls /proc | grep -c \"^[0-9]\" | sed s/^/PROCESSES=/'",
+    );
+    let said = &fill.finished.output;
+    assert!(said.contains("FULL-AT-3"), "{said}");
+    let seen: u32 = said
+        .split("PROCESSES=")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(u32::MAX);
+    assert!(seen <= 6, "it saw {seen} processes: {said}");
+    // What it wrote stayed in its area: the host's folder holds only the source.
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let free_after = nix::sys::statvfs::statvfs(root.path()).unwrap();
+    let used = (free_before.blocks_available() as i64 - free_after.blocks_available() as i64)
+        * free_after.fragment_size() as i64;
+    assert!(used < 4 << 20, "the host's disk lost {used} bytes");
+    // The stream held no more than the area.
+    assert!(fill.folder.unwrap().unwrap() < 9 << 20);
+
+    let fifo = build("mkfifo pipe");
+    assert!(!fifo.finished.success, "{fifo:?}");
+    assert!(fifo.finished.output.contains("cannot be packed"), "{fifo:?}");
+    assert_eq!(
+        fifo.folder.unwrap().unwrap(),
+        0,
+        "a folder came that cannot be packed"
+    );
+
+    let socket = build("python3 -c 'import socket; socket.socket(socket.AF_UNIX)'");
+    assert!(!socket.finished.success, "{socket:?}");
+    assert!(
+        socket.finished.output.contains("Address family not supported"),
+        "{socket:?}"
+    );
 }

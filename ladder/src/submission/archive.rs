@@ -142,6 +142,25 @@ impl Tree {
                 limit: limits.packed_bytes,
             });
         }
+        let source: Box<dyn Read + '_> = if bytes.starts_with(&[0x1f, 0x8b]) {
+            Box::new(flate2::read::GzDecoder::new(bytes))
+        } else {
+            Box::new(bytes)
+        };
+        Tree::read_tar(source, limits)
+    }
+
+    /// Reads and checks a plain tar as it arrives (a build's folder, packed in
+    /// its sandbox): the same rules as [`Tree::read`], and the stream is read no
+    /// further than the limits allow, so nothing larger is ever held.
+    ///
+    /// # Errors
+    /// As [`Tree::read`].
+    pub fn read_stream(stream: impl Read, limits: &ArchiveLimits) -> Result<Tree, ArchiveError> {
+        Tree::read_tar(stream, limits)
+    }
+
+    fn read_tar(source: impl Read, limits: &ArchiveLimits) -> Result<Tree, ArchiveError> {
         let exceeded = std::rc::Rc::new(std::cell::Cell::new(false));
         // The stream holds a 512-byte header per entry (more for long names) and
         // pads each file to 512 bytes: allowed for on top of the contents.
@@ -150,11 +169,6 @@ impl Tree {
             .saturating_add(2)
             .saturating_mul(2048)
             .saturating_add(1 << 20);
-        let source: Box<dyn Read + '_> = if bytes.starts_with(&[0x1f, 0x8b]) {
-            Box::new(flate2::read::GzDecoder::new(bytes))
-        } else {
-            Box::new(bytes)
-        };
         let stream = Budget {
             inner: source,
             left: limits.unpacked_bytes.saturating_add(overhead),

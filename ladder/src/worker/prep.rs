@@ -244,38 +244,71 @@ fn build(
     let dir = root.join("bot");
     std::fs::create_dir(&dir).map_err(io(&dir))?;
     tree.unpack_writable(&dir).map_err(io(&dir))?;
-    // The build may run as `nobody` (a worker run as root): the copy is its to write.
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).map_err(io(&dir))?;
+    // Closed to everyone else; the sandbox hands it to the build's own user.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(io(&dir))?;
     let home = Home {
         dir: dir.clone(),
         writable: true,
     };
-    let finished = referee::sandbox::run_to_end(command, sandbox, &home, limit, BUILD_LOG_BYTES);
-    let finished = match finished {
-        Ok(f) => f,
+    // Isolated, the build writes in a bounded area of its own and its folder
+    // comes back as a stream, read here no further than an upload's limits.
+    let built = referee::sandbox::build(command, sandbox, &home, limit, BUILD_LOG_BYTES, |stream| {
+        let mut counted = Counted {
+            inner: stream,
+            bytes: 0,
+        };
+        let tree = Tree::read_stream(&mut counted, &ArchiveLimits::default());
+        (counted.bytes, tree)
+    });
+    let built = match built {
+        Ok(b) => b,
         Err(why) => {
             return Ok(Built::Failed(format!(
                 "$ {command}\ncannot start the build: {why}\n"
             )));
         }
     };
+    let finished = built.finished;
     let mut log = format!("$ {command}\n{}", finished.output);
     if !log.ends_with('\n') {
         log.push('\n');
     }
     log.push_str(&format!("[{}]\n", finished.ended));
-    if !finished.success {
-        return Ok(Built::Failed(log));
-    }
-    let packed = pack_folder(&dir).map_err(io(&dir))?;
-    match Tree::read(&packed, &ArchiveLimits::default()) {
-        Ok(built) => Ok(Built::Folder {
+    let folder = match built.folder {
+        // Nothing came: the build failed (or its folder held what cannot be
+        // packed) before packing, and its log says why.
+        Some((0, _)) => return Ok(Built::Failed(log)),
+        Some((_, folder)) => folder,
+        // Level `none` (the host's own trusted builds): the host's folder.
+        None if finished.success => {
+            let packed = pack_folder(&dir).map_err(io(&dir))?;
+            Tree::read(&packed, &ArchiveLimits::default())
+        }
+        None => return Ok(Built::Failed(log)),
+    };
+    match folder {
+        Ok(built) if finished.success => Ok(Built::Folder {
             log,
             bytes: built.pack().bytes,
         }),
+        Ok(_) => Ok(Built::Failed(log)),
         Err(e) => {
             log.push_str(&format!("the built folder is refused: {e}\n"));
             Ok(Built::Failed(log))
         }
+    }
+}
+
+/// A reader that counts what came through it.
+struct Counted<R> {
+    inner: R,
+    bytes: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
     }
 }

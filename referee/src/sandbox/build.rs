@@ -1,6 +1,11 @@
 //! A command run to its end in a bot's folder, contained like a bot: an
 //! uploaded bot's build. Its output (stdout and stderr together) is kept up to
 //! a cap, its tail when longer; past its time it is killed, its whole tree.
+//!
+//! Isolated, a build writes only in a bounded area of its own inside its
+//! sandbox, and what it made comes out as a tar stream on a pipe of its own
+//! (`Home`'s build script), handed to the caller's reader as it arrives: the
+//! host's disk never holds it, and the reader stops at its own limits.
 
 use super::{Home, Sandbox, prepare_in};
 use std::io::Read;
@@ -21,6 +26,16 @@ pub struct Finished {
     pub output: String,
 }
 
+/// What a build's folder reader made of the stream, and how the build ended.
+#[derive(Debug)]
+pub struct Built<T> {
+    /// How the build ended.
+    pub finished: Finished,
+    /// What the reader returned: `None` where the build did not pack its
+    /// folder into a stream (level `none`, whose folder is the host's).
+    pub folder: Option<T>,
+}
+
 /// How often a running command is looked at.
 const POLL: Duration = Duration::from_millis(20);
 
@@ -36,13 +51,46 @@ pub fn run_to_end(
     limit: Duration,
     cap: usize,
 ) -> Result<Finished, String> {
+    build(
+        command,
+        sandbox,
+        home,
+        limit,
+        cap,
+        |mut r: std::io::PipeReader| std::io::copy(&mut r, &mut std::io::sink()),
+    )
+    .map(|b| b.finished)
+}
+
+/// [`run_to_end`] for a build whose folder is read by `read_folder` as it
+/// arrives (isolated: the built folder as a plain tar; the stream ends early, and
+/// the build fails, if the reader stops). A build that is still running when the
+/// reader returns is left to end by itself or at its limit.
+///
+/// # Errors
+/// As [`run_to_end`].
+pub fn build<T: Send + 'static>(
+    command: &str,
+    sandbox: &Sandbox,
+    home: &Home,
+    limit: Duration,
+    cap: usize,
+    read_folder: impl FnOnce(std::io::PipeReader) -> T + Send + 'static,
+) -> Result<Built<T>, String> {
     let mut prepared = prepare_in(command, &[], sandbox, Some(home))?;
     prepared.install_child_setup();
     let (mut reader, writer) = std::io::pipe().map_err(|e| format!("no pipe: {e}"))?;
+    let packs = sandbox.level == super::Level::Isolated && home.writable;
+    let (folder_reader, stdout) = if packs {
+        let (r, w) = std::io::pipe().map_err(|e| format!("no pipe: {e}"))?;
+        (Some(r), w)
+    } else {
+        (None, writer.try_clone().map_err(|e| format!("no pipe: {e}"))?)
+    };
     let mut child = {
         let mut cmd = prepared.command;
         cmd.stdin(Stdio::null())
-            .stdout(writer.try_clone().map_err(|e| format!("no pipe: {e}"))?)
+            .stdout(stdout)
             .stderr(writer)
             .process_group(0);
         // The command (and its copies of the pipe's writing end) goes when this
@@ -51,6 +99,7 @@ pub fn run_to_end(
             .map_err(|e| format!("cannot start {command:?}: {e}"))?
     };
     let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let folder = folder_reader.map(|r| std::thread::spawn(move || read_folder(r)));
     let read = std::thread::spawn(move || {
         let mut kept: Vec<u8> = Vec::new();
         let mut dropped = 0usize;
@@ -93,6 +142,13 @@ pub fn run_to_end(
     // What it left running dies with it, so the output ends.
     kill_tree();
     let (kept, dropped) = read.join().unwrap_or_default();
+    let folder = match folder {
+        Some(t) => Some(
+            t.join()
+                .map_err(|_| "the built folder's reader failed".to_owned())?,
+        ),
+        None => None,
+    };
     let mut output = String::new();
     if dropped > 0 {
         output.push_str(&format!("[the first {dropped} bytes of output are cut]\n"));
@@ -105,10 +161,13 @@ pub fn run_to_end(
         status.map_or_else(|| "its end was not seen".to_owned(), |s| s.to_string())
     };
     drop(prepared.scratch);
-    Ok(Finished {
-        success,
-        timed_out,
-        ended,
-        output,
+    Ok(Built {
+        finished: Finished {
+            success,
+            timed_out,
+            ended,
+            output,
+        },
+        folder,
     })
 }

@@ -451,8 +451,8 @@ fn running_as_root() -> bool {
 }
 
 /// A bot's own folder (an uploaded bot's, unpacked by a worker): its command is
-/// resolved in it, and it runs in it. Read-only for a bot that plays; writable
-/// for a build, which makes what the bot will play.
+/// resolved in it, and it runs in it. Read-only for a bot that plays; for a
+/// build, which makes what the bot will play, a writable copy.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Home {
     /// The folder, absolute and reached through no link.
@@ -460,6 +460,30 @@ pub struct Home {
     /// Whether the bot may write in it (a build).
     pub writable: bool,
 }
+
+/// Where an isolated build's source is shown, read-only; it runs in a bounded
+/// area of its own at [`HOME_IN_SANDBOX`], filled from here.
+pub const BUILD_SOURCE_IN_SANDBOX: &str = "/src";
+
+/// How an isolated build is run: its folder copied into its bounded area, the
+/// build's own output (both streams) to stderr, and, if it succeeds, the folder
+/// as it left it written to stdout as a tar stream. Exit 124: something in it
+/// cannot be packed (said on stderr); 125: the area could not be filled.
+const BUILD_SCRIPT: &str = r#"find /src -mindepth 1 -maxdepth 1 -exec cp -a -t /bot/ {} + || { echo "astragal: the build's folder could not be filled (out of room in its area?)" >&2; exit 125; }
+cd /bot || exit 125
+"$@" 1>&2
+status=$?
+[ "$status" -eq 0 ] || exit "$status"
+odd=$(find . \( -type s -o -type p -o -type b -o -type c \) -print 2>/dev/null | head -n 1)
+if [ -n "$odd" ]; then
+  echo "astragal: the built folder holds $odd, a socket, pipe or device, which cannot be packed" >&2
+  exit 124
+fi
+exec tar --format=gnu --hard-dereference --numeric-owner --owner=0 --group=0 -cf - ."#;
+
+/// The exit status of [`BUILD_SCRIPT`] when the built folder holds something
+/// that cannot be packed.
+pub const BUILD_UNPACKABLE: i32 = 124;
 
 /// Prepares `command` (split as a shell would, without a shell) to run as a bot
 /// under `sandbox`, with `env` on top of the fixed environment.
@@ -498,10 +522,22 @@ pub fn prepare_in(
         None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
     };
     let isolated = sandbox.level == Level::Isolated;
-    let resolved = match home {
+    let mut resolved = match home {
         Some(h) if isolated => resolve_in_home(&words, &h.dir)?,
         _ => resolve(&words, &start_dir, isolated)?,
     };
+    if isolated && home.is_some_and(|h| h.writable) {
+        // A build: the script fills its area, runs it, and packs what it made.
+        let mut args = vec![
+            "-c".to_owned(),
+            BUILD_SCRIPT.to_owned(),
+            "build".to_owned(),
+            resolved.program.to_string_lossy().into_owned(),
+        ];
+        args.append(&mut resolved.args);
+        resolved.program = PathBuf::from("/bin/sh");
+        resolved.args = args;
+    }
     let cgroup = BotCgroup::create(sandbox.memory, sandbox.processes);
     let (mut cmd, scratch, uid, seccomp) = match sandbox.level {
         Level::None => {
@@ -672,9 +708,16 @@ fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf], home: Option<&Home>, seccomp
             push(&["--ro-bind", "/dev/null", &path]);
         }
     }
-    if let Some(h) = home {
-        let bind = if h.writable { "--bind" } else { "--ro-bind" };
-        push(&[bind, &h.dir.to_string_lossy(), HOME_IN_SANDBOX]);
+    match home {
+        // A build writes only in a tmpfs of its own, bounded in bytes; its source
+        // is beside it, read-only, and nothing it writes reaches the host's disk.
+        Some(h) if h.writable => {
+            let area = sandbox.build_area.to_string();
+            push(&["--ro-bind", &h.dir.to_string_lossy(), BUILD_SOURCE_IN_SANDBOX]);
+            push(&["--perms", "0777", "--size", &area, "--tmpfs", HOME_IN_SANDBOX]);
+        }
+        Some(h) => push(&["--ro-bind", &h.dir.to_string_lossy(), HOME_IN_SANDBOX]),
+        None => {}
     }
     let chdir = if home.is_some() {
         HOME_IN_SANDBOX

@@ -19,11 +19,12 @@ mod command;
 mod seccomp;
 mod uid;
 
-pub use build::{Finished, run_to_end};
+pub use build::{Built, Finished, build, run_to_end};
 pub use cgroup::{BotCgroup, CgroupSupport};
 pub use command::{
     BOT_PATH, HOME_IN_SANDBOX, Home, Prepared, ScratchDir, check_home_command, prepare, prepare_in,
 };
+pub use command::{BUILD_SOURCE_IN_SANDBOX, BUILD_UNPACKABLE};
 pub use uid::{LOCK_DIR as UID_LOCK_DIR, SandboxUid, UidRange};
 
 use crate::cli::number_in;
@@ -96,6 +97,9 @@ pub struct Sandbox {
     /// The user ids isolated bots and builds run as, one each, when the referee
     /// runs as root.
     pub uids: UidRange,
+    /// The bytes an isolated build may write, everything it makes included: a
+    /// tmpfs of this size (its pages count against its memory too).
+    pub build_area: u64,
 }
 
 impl Default for Sandbox {
@@ -110,6 +114,7 @@ impl Default for Sandbox {
             read_only: Vec::new(),
             hidden: Vec::new(),
             uids: UidRange::default(),
+            build_area: 256 * MIB,
         }
     }
 }
@@ -301,6 +306,7 @@ impl SandboxArgs {
             read_only,
             hidden: Vec::new(),
             uids: self.uids,
+            build_area: Sandbox::default().build_area,
         })
     }
 }
