@@ -237,7 +237,9 @@ impl GrpcSession {
                     let addrs = match resolved {
                         Ok(Ok(addrs)) => addrs,
                         Ok(Err(why)) => return Err(could_not_connect(as_named, &why)),
-                        Err(_) => return Err(could_not_connect(as_named, &"the name did not resolve in time")),
+                        Err(_) => {
+                            return Err(could_not_connect(as_named, &"the name did not resolve in time"));
+                        }
                     };
                     // The URI keeps the name, for TLS; the connection goes to
                     // the addresses just checked, and only to them.
