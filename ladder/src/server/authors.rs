@@ -391,6 +391,9 @@ impl LadderService {
             Ok(PrepOutcome::BuildFailed) => PrepResult::BuildFailed {
                 build_log: kept(&r.build_log),
             },
+            Ok(PrepOutcome::WorkerTrouble) => PrepResult::WorkerTrouble {
+                reason: kept(&r.build_log),
+            },
             Ok(PrepOutcome::Rejected) => PrepResult::Rejected {
                 artifact: (!r.artifact_sha256.is_empty())
                     .then(|| artifact(&r.artifact_sha256))
@@ -400,7 +403,7 @@ impl LadderService {
             },
             _ => {
                 return Err(ServiceError::InvalidArgument(
-                    "say how it went: passed, build-failed or rejected".into(),
+                    "say how it went: passed, build-failed, rejected or worker-trouble".into(),
                 ));
             }
         };

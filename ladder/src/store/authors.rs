@@ -276,6 +276,10 @@ pub enum PrepResult {
     },
     /// The build failed, or its folder was refused.
     BuildFailed { build_log: String },
+    /// The worker could not build and check it for reasons of its own (its
+    /// disk, its permissions, the artifact it fetched): the version is not
+    /// judged, and goes to another worker at once, until [`MAX_PREP_TRIES`].
+    WorkerTrouble { reason: String },
     /// Built, but its check failed.
     Rejected {
         artifact: Option<String>,
@@ -284,7 +288,68 @@ pub enum PrepResult {
     },
 }
 
+/// A version whose builds and checks this many leases did not finish (a
+/// worker's own trouble, or a lease that ran out), or that two workers did not
+/// finish, ends `build-failed`.
+pub const MAX_PREP_TRIES: i64 = 3;
+
 impl Store {
+    /// Records a build and check of `bot` that `worker` did not finish, and ends
+    /// the version `build-failed` once two workers, or [`MAX_PREP_TRIES`]
+    /// leases, did not finish it. Whether it was given up.
+    async fn record_prep_try(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        bot: BotId,
+        worker: Option<WorkerId>,
+        reason: &str,
+    ) -> Result<bool> {
+        if let Some(worker) = worker {
+            sqlx::query("INSERT INTO prep_tries (bot_id, worker_id, reason, at_ms) VALUES ($1, $2, $3, $4)")
+                .bind(bot)
+                .bind(worker)
+                .bind(reason)
+                .bind(now_ms())
+                .execute(&mut **tx)
+                .await?;
+        }
+        let row = sqlx::query("SELECT COUNT(*), COUNT(DISTINCT worker_id) FROM prep_tries WHERE bot_id = $1")
+            .bind(bot)
+            .fetch_one(&mut **tx)
+            .await?;
+        let (tries, workers): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+        if tries < MAX_PREP_TRIES && workers < 2 {
+            return Ok(false);
+        }
+        let reasons: Vec<String> =
+            sqlx::query("SELECT reason FROM prep_tries WHERE bot_id = $1 ORDER BY at_ms")
+                .bind(bot)
+                .fetch_all(&mut **tx)
+                .await?
+                .iter()
+                .map(|r| r.try_get::<String, _>(0))
+                .collect::<std::result::Result<_, _>>()?;
+        let log = format!(
+            "No worker could build and check this version: {tries} tries on {workers} worker(s) ended \
+             without a result.\n{}\n",
+            reasons
+                .iter()
+                .map(|r| format!("- {r}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        sqlx::query(
+            "UPDATE bots SET status = $2, status_reason = $3, status_by = 'server', build_log = $4,
+             prep_lease = NULL, prep_expires_ms = NULL WHERE id = $1 AND status = 'building'",
+        )
+        .bind(bot)
+        .bind(BotStatus::BuildFailed)
+        .bind("no worker could build and check it: its log says what each try met")
+        .bind(log)
+        .execute(&mut **tx)
+        .await?;
+        Ok(true)
+    }
+
     /// Leases the oldest version waiting for its build and check whose runtime
     /// is among `runtimes`, and whose lease (if any) ran out, to `worker` for
     /// `period_ms` under `lease`. Two servers may ask at once: the update that
@@ -305,7 +370,7 @@ impl Store {
         for _ in 0..4 {
             let now = now_ms();
             let mut sql = Sql::new(
-                "SELECT id FROM bots WHERE status = 'building' AND (prep_expires_ms IS NULL OR prep_expires_ms < ",
+                "SELECT id, prep_expires_ms FROM bots WHERE status = 'building' AND (prep_expires_ms IS NULL OR prep_expires_ms < ",
             );
             sql.bind(now).push(") AND runtime IN ");
             sql.list(runtimes.iter().cloned()).push(" ORDER BY id LIMIT 1");
@@ -313,6 +378,38 @@ impl Store {
                 return Ok(None);
             };
             let id: BotId = row.try_get(0)?;
+            let expired: Option<i64> = row.try_get(1)?;
+            if expired.is_some() {
+                // A lease ran out: a try that did not finish, counted once (the
+                // update that clears it says which server counts it).
+                let mut tx = self.write_tx().await?;
+                let cleared = sqlx::query(
+                    "UPDATE bots SET prep_lease = NULL, prep_expires_ms = NULL
+                     WHERE id = $1 AND status = 'building' AND prep_expires_ms = $2",
+                )
+                .bind(id)
+                .bind(expired)
+                .execute(&mut *tx)
+                .await?;
+                if cleared.rows_affected() == 1 {
+                    let by: Option<WorkerId> = sqlx::query("SELECT prepared_by FROM bots WHERE id = $1")
+                        .bind(id)
+                        .fetch_one(&mut *tx)
+                        .await?
+                        .try_get(0)?;
+                    let given_up = Self::record_prep_try(
+                        &mut tx,
+                        id,
+                        by,
+                        "its lease ran out before the worker reported (the worker stopped, or took too long)",
+                    )
+                    .await?;
+                    tx.commit().await?;
+                    if given_up {
+                        continue;
+                    }
+                }
+            }
             let taken = sqlx::query(
                 "UPDATE bots SET prep_lease = $2, prep_expires_ms = $3, prepared_by = $4
                  WHERE id = $1 AND status = 'building' AND (prep_expires_ms IS NULL OR prep_expires_ms < $5)",
@@ -368,6 +465,27 @@ impl Store {
         let Some(held) = held else {
             return Ok(None);
         };
+        if let PrepResult::WorkerTrouble { reason } = result {
+            // Not judged: the lease is given back at once, the try counted.
+            sqlx::query("UPDATE bots SET prep_lease = NULL, prep_expires_ms = NULL WHERE id = $1")
+                .bind(bot)
+                .execute(&mut *tx)
+                .await?;
+            Self::record_prep_try(
+                &mut tx,
+                bot,
+                Some(worker),
+                &format!("a worker's own trouble: {reason}"),
+            )
+            .await?;
+            let sql = format!("SELECT {} FROM bots WHERE id = $1", Self::BOT_COLUMNS);
+            let now: BotRow = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind(bot)
+                .fetch_one(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            return Ok(Some((now, Vec::new())));
+        }
         let (source, build): (String, Option<String>) = {
             let row = sqlx::query("SELECT source_sha256, manifest FROM bots WHERE id = $1")
                 .bind(bot)
@@ -379,7 +497,7 @@ impl Store {
         let artifact = match result {
             PrepResult::Passed { artifact, .. } => Some(artifact),
             PrepResult::Rejected { artifact, .. } => artifact.as_ref(),
-            PrepResult::BuildFailed { .. } => None,
+            PrepResult::BuildFailed { .. } | PrepResult::WorkerTrouble { .. } => None,
         };
         if let Some(artifact) = artifact {
             if build.is_none() && *artifact != source {
@@ -409,6 +527,7 @@ impl Store {
                 build_log,
                 "",
             ),
+            PrepResult::WorkerTrouble { .. } => unreachable!("handled above"),
             PrepResult::Rejected {
                 build_log, report, ..
             } => (
@@ -496,6 +615,85 @@ mod tests {
             &all_runtimes(),
         )
         .unwrap()
+    }
+
+    /// A version no worker finishes (its own trouble, or a lease that ran out)
+    /// ends `build-failed` after two workers or three leases: before, a version
+    /// every worker refused to unpack was leased again every 15 minutes for ever.
+    #[tokio::test]
+    async fn a_version_no_worker_finishes_ends_build_failed_and_is_leased_no_more() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let w1 = store.add_worker("w1", "h1").await.unwrap();
+        let w2 = store.add_worker("w2", "h2").await.unwrap();
+        let alice = store.add_author("alice", "ha", 3).await.unwrap();
+        let py = vec!["python3".to_owned()];
+        let trouble = |reason: &str| PrepResult::WorkerTrouble {
+            reason: reason.into(),
+        };
+
+        // One worker: a lease that ran out, its own trouble, a lease that ran out.
+        let one = store
+            .submit(&alice, &upload("one", Some("make"), "1"))
+            .await
+            .unwrap()
+            .remove(0);
+        store.lease_prep(w1.id, &py, "a1", -1).await.unwrap().unwrap();
+        store.lease_prep(w1.id, &py, "a2", 60_000).await.unwrap().unwrap();
+        let (row, _) = store
+            .finish_prep(w1.id, one.id, "a2", &trouble("no room left on /tmp"))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            row.status,
+            BotStatus::Building,
+            "one try of the worker's is not a verdict"
+        );
+        // Given back at once: leased again without waiting for the lease's end.
+        store.lease_prep(w1.id, &py, "a3", -1).await.unwrap().unwrap();
+        assert!(
+            store
+                .lease_prep(w1.id, &py, "a4", 60_000)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let one = store.bot("one").await.unwrap().unwrap();
+        assert_eq!(one.status, BotStatus::BuildFailed);
+        let (_, log, _) = store.bot_logs(one.id).await.unwrap();
+        assert!(
+            log.contains("3 tries on 1 worker")
+                && log.contains("no room left")
+                && log.contains("lease ran out"),
+            "{log}"
+        );
+
+        // Two workers that could not: given up at the second.
+        let two = store
+            .submit(&alice, &upload("two", Some("make"), "2"))
+            .await
+            .unwrap()
+            .remove(0);
+        store.lease_prep(w1.id, &py, "b1", 60_000).await.unwrap().unwrap();
+        store
+            .finish_prep(w1.id, two.id, "b1", &trouble("x"))
+            .await
+            .unwrap()
+            .unwrap();
+        store.lease_prep(w2.id, &py, "b2", 60_000).await.unwrap().unwrap();
+        let (row, _) = store
+            .finish_prep(w2.id, two.id, "b2", &trouble("y"))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(row.status, BotStatus::BuildFailed);
+        assert!(
+            store
+                .lease_prep(w1.id, &py, "b3", 60_000)
+                .await
+                .unwrap()
+                .is_none()
+        );
     }
 
     /// A build is leased like a group (to one worker, of a runtime it offers,

@@ -52,10 +52,16 @@ pub async fn prep_once(
     let outcome = match prepare(client, cfg, cache, &job).await {
         Ok(o) => o,
         // The worker's own trouble (the server's artifact, this machine): the
-        // version is not judged; its lease runs out and another worker tries.
+        // version is not judged; said, so that another worker tries at once and
+        // a version no worker can finish ends `build-failed`.
         Err(e) => {
             tracing::warn!(bot = %job.bot, "cannot build and check: {e}");
-            return Ok(true);
+            Outcome {
+                outcome: PrepOutcome::WorkerTrouble,
+                build_log: e.to_string(),
+                artifact: String::new(),
+                report: String::new(),
+            }
         }
     };
     let reply = client
