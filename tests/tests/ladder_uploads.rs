@@ -109,6 +109,10 @@ fn work(url: &str, token: &str, cache: &Path) -> Output {
             "--exit-when-idle",
             "--sandbox",
             "isolated",
+            "--concurrency",
+            "2",
+            "--build-area",
+            "32",
             "--runtimes",
             "python3,node",
             "--cache-dir",
@@ -265,6 +269,64 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
             assert!(o.status.success(), "{}", text(&o));
         }
 
+        // Hostile builds, by a third author: one fills its area, one leaves a
+        // FIFO, one looks at /proc and for a Unix socket of the host's.
+        let mallory = root.join("mallory.token");
+        std::fs::write(
+            &mallory,
+            admin(&url, &["add-author", "mallory", "--max-bots", "5"]),
+        )
+        .unwrap();
+        let sock_dir = root.join("sock");
+        std::fs::create_dir(&sock_dir).unwrap();
+        let sock = sock_dir.join("db.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o777)).unwrap();
+            std::fs::set_permissions(&sock_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let hostile_build = |name: &str, build: &str| {
+            let dir = folder(
+                root,
+                name,
+                &format!(
+                    "name = \"{name}\"\ngames = [\"ur\"]\nruntime = \"python3\"\nbuild = \"python3 build.py\"\nrun = \"python3 bot.py\"\n"
+                ),
+                &[("bot.py", &starter()), ("build.py", build)],
+            );
+            let o = submit(&mallory, &dir);
+            assert!(o.status.success(), "{name}: {}", text(&o));
+        };
+        hostile_build(
+            "filler",
+            "block = bytes(1 << 20)\n\
+             try:\n\
+             \x20   for i in range(24):\n\
+             \x20       with open(f'big{i}', 'wb') as f:\n\
+             \x20           for _ in range(60):\n\
+             \x20               f.write(block)\n\
+             except OSError as e:\n\
+             \x20   raise SystemExit(f'stopped after {i} files: {e}')\n",
+        );
+        hostile_build("piper", "import os\nos.mkfifo('pipe')\n");
+        hostile_build(
+            "looker",
+            &format!(
+                "import os, socket\n\
+                 print('PROCESSES=%d' % sum(p.isdigit() for p in os.listdir('/proc')))\n\
+                 try:\n\
+                 \x20   s = socket.socket(socket.AF_UNIX)\n\
+                 \x20   s.connect({sock:?})\n\
+                 \x20   print('CONNECTED')\n\
+                 except OSError as e:\n\
+                 \x20   print('REFUSED', e)\n\
+                 raise SystemExit(3)\n",
+                sock = sock.display().to_string()
+            ),
+        );
+
         // Hostile archives: refused with their reason, nothing stored.
         let evil = root.join("evil.tar");
         {
@@ -307,6 +369,11 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
         assert_eq!(status_of(&mine, "lucky").1, "active", "{mine:#?}");
         assert_eq!(status_of(&mine, "broken").1, "build-failed", "{mine:#?}");
         assert_eq!(status_of(&mine, "crasher").1, "rejected", "{mine:#?}");
+        // Each hostile build failed inside its own walls, and says why.
+        let theirs = statuses(&url, &mallory);
+        for name in ["filler", "piper", "looker"] {
+            assert_eq!(status_of(&theirs, name).1, "build-failed", "{theirs:#?}");
+        }
         // Each author reads why: the build's log, the check's report.
         let log = |token: &Path, name: &str| {
             let o = ladder(
@@ -324,6 +391,28 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
             assert!(o.status.success(), "{}", text(&o));
             String::from_utf8_lossy(&o.stdout).into_owned()
         };
+        let filled = log(&mallory, "filler");
+        assert!(
+            filled.contains("No space left on device") && filled.contains("stopped after 0 files"),
+            "{filled}"
+        );
+        assert!(
+            log(&mallory, "piper").contains("cannot be packed"),
+            "{}",
+            log(&mallory, "piper")
+        );
+        let looked = log(&mallory, "looker");
+        let seen: u32 = looked
+            .split("PROCESSES=")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(u32::MAX);
+        assert!(seen <= 6 && looked.contains("REFUSED"), "{looked}");
+        assert!(
+            listener.accept().is_err(),
+            "a build connected to the host's socket"
+        );
         assert!(
             log(&alice, "broken").contains("the compiler says no"),
             "{}",

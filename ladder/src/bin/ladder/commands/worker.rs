@@ -78,6 +78,12 @@ pub(crate) struct WorkerArgs {
     /// wherever you said.
     #[arg(long, value_name = "CIDR")]
     pub(crate) remote_allow: Vec<referee::dial::IpRange>,
+    /// The bytes an uploaded bot's build may write, in MiB, everything it makes
+    /// included: a private tmpfs in its sandbox (its pages count as its memory),
+    /// never this machine's disk. The built folder must also pass the ladder's
+    /// upload limits.
+    #[arg(long, value_name = "MIB", default_value_t = referee::sandbox::Sandbox::default().build_area >> 20, value_parser = |s: &str| number_in(s, 1u64, 1 << 20))]
+    pub(crate) build_area: u64,
     /// Containment of bots (default here: isolated).
     #[command(flatten)]
     pub(crate) sandbox: SandboxArgs,
@@ -85,6 +91,7 @@ pub(crate) struct WorkerArgs {
 
 pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
     let mut sandbox = a.sandbox.sandbox(Level::Isolated).map_err(anyhow::Error::msg)?;
+    sandbox.build_area = a.build_area << 20;
     if sandbox.level == Level::None && !a.allow_unsandboxed {
         bail!(
             "a worker runs programs strangers registered: it refuses `--sandbox none` unless you also pass \
