@@ -289,17 +289,18 @@ fn an_uploaded_remote_bot_is_never_dialled_at_loopback_or_a_private_address() {
         0,
         "a worker connected to its own loopback for an author"
     );
-    // Refused before connecting, and the host's own log says why: a connection
-    // to 10.255.255.1 would have waited out the handshake's 10 s.
-    assert!(
-        took < Duration::from_secs(8),
-        "the worker took {took:?}: did it try to connect?\n{log}"
-    );
-    assert!(
-        log.contains("10.255.255.1") && log.contains("private"),
-        "the worker's log does not say what it refused:\n{log}"
-    );
-    assert!(log.contains("loopback"), "{log}");
+    // Refused before connecting (the worker's log names the refusal, which
+    // comes from the check of the resolved addresses: nothing is dialled when
+    // none is left), not after a connection failed.
+    for refused in [
+        "10.255.255.1 is private (10.0.0.0/8)",
+        "127.0.0.1 is loopback (127.0.0.0/8)",
+    ] {
+        assert!(
+            log.contains(&format!("resolves only to refused addresses: {refused}")),
+            "the worker's log does not say it refused {refused} (in {took:?}):\n{log}"
+        );
+    }
 
     // The host allows its own loopback: the same upload, a new version, is
     // checked and plays.
