@@ -233,8 +233,9 @@ pub struct SandboxArgs {
     /// scratch directory, the limits below, and the kill of everything a bot started;
     /// for your own bots) or `isolated` (also: no network, no other process in
     /// view, a read-only file system of system directories and the bot's own files,
-    /// run as `nobody` under root; needs bubblewrap). Default: `none`, but `isolated`
-    /// for `ladder worker`. See docs/security.md.
+    /// a system-call filter, a user of its own when run as root; needs
+    /// bubblewrap). Default: `none`, but `isolated` for `ladder worker`. See
+    /// docs/security.md.
     #[arg(long, value_name = "LEVEL")]
     pub sandbox: Option<Level>,
     /// Memory of a bot's whole process tree, in MiB; going past it is a `memory` fault
@@ -255,8 +256,9 @@ pub struct SandboxArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = Sandbox::default().cpu_seconds, value_parser = |s: &str| number_in(s, 1u64, 86_400))]
     pub bot_cpu: u64,
     /// A directory isolated bots may read (repeatable), e.g. an interpreter installed
-    /// outside /usr. The directories of the files a bot's command names are shown
-    /// anyway.
+    /// outside /usr. The folder of each file or folder your own bot's command
+    /// names is shown anyway (never /proc, /sys, /dev or /run); an uploaded bot
+    /// sees only its own folder.
     #[arg(long = "sandbox-ro", value_name = "DIR")]
     pub read_only: Vec<std::path::PathBuf>,
     /// The user ids isolated bots and builds run as when this program runs as
