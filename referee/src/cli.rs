@@ -55,6 +55,19 @@ where
     }
 }
 
+/// An error and its causes, joined: tonic's own text of a failed connection is
+/// only "transport error", and the cause says what went wrong.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1105,3 +1105,38 @@ fn dechunked(mut raw: &[u8]) -> Vec<u8> {
     }
     out
 }
+
+/// What a finished program wrote, stdout then stderr.
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Runs the `ladder` program with `args` from the workspace's root, with none
+/// of the tokens of this process's environment and `envs` on top.
+pub fn ladder(args: &[&str], envs: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(binary("ladder"));
+    cmd.args(args)
+        .current_dir(workspace_root())
+        .env_remove("ASTRAGAL_ADMIN_TOKEN")
+        .env_remove("ASTRAGAL_WORKER_TOKEN")
+        .env_remove("ASTRAGAL_AUTHOR_TOKEN");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("ladder runs")
+}
+
+/// `ladder admin --server URL ARGS` with the admin token; what it printed (it
+/// must succeed).
+pub fn ladder_admin(url: &str, admin_token: &str, args: &[&str]) -> String {
+    let o = ladder(
+        &[&["admin", "--server", url], args].concat(),
+        &[("ASTRAGAL_ADMIN_TOKEN", admin_token)],
+    );
+    assert!(o.status.success(), "admin {args:?}: {}", output_text(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}

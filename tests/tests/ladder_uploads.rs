@@ -6,21 +6,13 @@
 //! first, a bot that hunts for another author's files, and hostile archives:
 //! every accepted bot rated, every refused one with its reason.
 
-use astragal_tests::{binary, test_stores, workspace_root};
+use astragal_tests::{binary, ladder, ladder_admin, output_text as text, test_stores, workspace_root};
 use referee::sandbox::{Level, Sandbox};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const ADMIN_TOKEN: &str = "admin-secret-uploads-0123";
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 /// A child killed and reaped when dropped.
 struct Reaped(Child);
@@ -60,26 +52,8 @@ fn serve(db: &str, port: u16) -> Reaped {
     Reaped(child)
 }
 
-fn ladder(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(binary("ladder"));
-    cmd.args(args)
-        .current_dir(workspace_root())
-        .env_remove("ASTRAGAL_ADMIN_TOKEN")
-        .env_remove("ASTRAGAL_WORKER_TOKEN")
-        .env_remove("ASTRAGAL_AUTHOR_TOKEN");
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("ladder runs")
-}
-
 fn admin(url: &str, args: &[&str]) -> String {
-    let o = ladder(
-        &[&["admin", "--server", url], args].concat(),
-        &[("ASTRAGAL_ADMIN_TOKEN", ADMIN_TOKEN)],
-    );
-    assert!(o.status.success(), "admin {args:?}: {}", text(&o));
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    ladder_admin(url, ADMIN_TOKEN, args)
 }
 
 /// A bot's folder under `root`: `files` by path, and its manifest.

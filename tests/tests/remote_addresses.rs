@@ -10,11 +10,11 @@
 //! (10.255.255.1): the refusal comes before any connection, which is what the
 //! tests check.
 
-use astragal_tests::{GrpcServer, LadderServer, binary, workspace_root};
+use astragal_tests::{GrpcServer, LadderServer, ladder, ladder_admin, output_text as text};
 use bots::grpc::BotService;
 use proto::grpc::bot_server::BotServer;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -24,14 +24,6 @@ const SECRET: &str = "the-authors-own-secret-77";
 /// What the author is told of any connection that did not happen.
 const COULD_NOT_CONNECT: &str = "spawn: could not connect";
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 fn fresh_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("astragal-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -39,26 +31,8 @@ fn fresh_dir(tag: &str) -> PathBuf {
     dir
 }
 
-fn ladder(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(binary("ladder"));
-    cmd.args(args)
-        .current_dir(workspace_root())
-        .env_remove("ASTRAGAL_ADMIN_TOKEN")
-        .env_remove("ASTRAGAL_WORKER_TOKEN")
-        .env_remove("ASTRAGAL_AUTHOR_TOKEN");
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("ladder runs")
-}
-
 fn admin(url: &str, args: &[&str]) -> String {
-    let o = ladder(
-        &[&["admin", "--server", url], args].concat(),
-        &[("ASTRAGAL_ADMIN_TOKEN", ADMIN_TOKEN)],
-    );
-    assert!(o.status.success(), "admin {args:?}: {}", text(&o));
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    ladder_admin(url, ADMIN_TOKEN, args)
 }
 
 /// A TLS bot server (a random bot that refuses calls without the secret) on

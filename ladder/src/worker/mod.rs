@@ -81,19 +81,6 @@ pub enum WorkerError {
     Certificate(String),
 }
 
-/// An error and its causes, joined (tonic's own text of a failed connection is
-/// only "transport error").
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut next = e.source();
-    while let Some(cause) = next {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        next = cause.source();
-    }
-    text
-}
-
 /// Whether a failed call failed on the server's certificate.
 fn certificate_refused(why: &str) -> bool {
     why.contains("invalid peer certificate")
@@ -134,7 +121,7 @@ pub async fn channel(server: &str, ca_pem: Option<&[u8]>) -> Result<Channel, Wor
         ));
     }
     endpoint.connect().await.map_err(|e| {
-        let why = chain(&e);
+        let why = referee::cli::error_chain(&e);
         if certificate_refused(&why) {
             WorkerError::Certificate(why)
         } else {
@@ -737,7 +724,7 @@ async fn work_loop(
                     )));
                 }
                 Err(s) => {
-                    let why = chain(&s);
+                    let why = referee::cli::error_chain(&s);
                     if certificate_refused(&why) {
                         return Err(WorkerError::Certificate(why));
                     }

@@ -99,19 +99,6 @@ fn told(dial: Dial, fault: Fault) -> Fault {
     }
 }
 
-/// An error and its causes, joined (tonic's own text of a failed connection is
-/// only "transport error").
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut next = e.source();
-    while let Some(cause) = next {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        next = cause.source();
-    }
-    text
-}
-
 fn with_deadline<T>(msg: T, deadline: Instant) -> Request<T> {
     let mut r = Request::new(msg);
     r.set_timeout(
@@ -246,7 +233,7 @@ impl GrpcSession {
                     endpoint
                         .connect_with_connector(CheckedConnector::new(addrs))
                         .await
-                        .map_err(|e| could_not_connect(as_named, &chain(&e)))?
+                        .map_err(|e| could_not_connect(as_named, &crate::cli::error_chain(&e)))?
                 }
             };
             // A reply is a move and a few info lines: anything near a line's limit is
