@@ -589,7 +589,21 @@ fn manifests_are_refused_naming_the_problem() {
 fn damaged_archives_never_panic_and_what_passes_keeps_its_promises() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(34);
     let plain = tar_of(&a_bot());
-    let bases = [plain.clone(), gzip(&plain), read(&a_bot()).unwrap().pack().bytes];
+    // And a bot in a single top folder with links beside its files, where a
+    // mutated link may lead out only once the top folder is taken away.
+    let topped = tar_of(&[
+        folder("top"),
+        file("top/astragal.toml", MANIFEST_TEXT),
+        folder("top/sub"),
+        file("top/sub/bot.py", b"print(1)"),
+        link("top/sub/up", "../astragal.toml"),
+    ]);
+    let bases = [
+        plain.clone(),
+        gzip(&plain),
+        read(&a_bot()).unwrap().pack().bytes,
+        topped,
+    ];
     let (mut taken, mut refused) = (0, 0);
     for i in 0..3000 {
         let mut bytes = bases[i % bases.len()].clone();
