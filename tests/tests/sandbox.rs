@@ -245,6 +245,40 @@ fn an_isolated_bot_that_names_proc_and_run_sees_only_its_own_processes() {
 }
 
 #[test]
+fn a_bot_holds_nothing_the_referee_was_handed_by_whatever_started_it() {
+    // A supervisor's socket, a script's `exec 7<secret`: before, every such
+    // descriptor went through bubblewrap into every bot and build.
+    for level in levels("fds") {
+        let dir = Scratch::new(&format!("fds-{level}"));
+        let secret = dir.path("host-secret-4471");
+        std::fs::write(&secret, "the host's own").unwrap();
+        let logs = dir.path("logs");
+        let referee = astragal_tests::binary("referee");
+        let script = format!(
+            "exec 7<'{secret}' 9>>'{secret}'; exec '{referee}' play --game ur --movetime 2000 \
+             --sandbox {level} --bot '{ATTACKER} --attack fds --secret host-secret-4471' \
+             --bot '{HONEST} --mode good' --log-dir '{logs}'",
+            secret = secret.display(),
+            referee = referee.display(),
+            logs = logs.display(),
+        );
+        let out = Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(astragal_tests::workspace_root())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let reports = attack_reports(&logs);
+        let said = reports
+            .iter()
+            .find_map(|r| r.strip_prefix("ATTACK fds: "))
+            .unwrap_or_else(|| panic!("no report: {reports:?}"));
+        assert!(said.starts_with("contained"), "{level}: {said}");
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "the host's own");
+    }
+}
+
+#[test]
 fn an_isolated_bot_cannot_connect_to_a_unix_socket_even_in_a_folder_it_is_shown() {
     use std::os::unix::fs::PermissionsExt;
     if !isolation("unix") {

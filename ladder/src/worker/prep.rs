@@ -279,7 +279,14 @@ fn build(
     if !log.ends_with('\n') {
         log.push('\n');
     }
-    log.push_str(&format!("[{}]\n", finished.ended));
+    // Its folder refused while it was packed: the packing was stopped (tar's
+    // broken pipe is not the build's own end), and the reason follows.
+    let refused_in_packing = matches!(&built.folder, Some((n, Err(_))) if *n > 0) && !finished.timed_out;
+    if refused_in_packing {
+        log.push_str("[built; its packing was stopped]\n");
+    } else {
+        log.push_str(&format!("[{}]\n", finished.ended));
+    }
     let folder = match built.folder {
         // Nothing came: the build failed (or its folder held what cannot be
         // packed) before packing, and its log says why.

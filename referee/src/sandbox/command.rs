@@ -78,6 +78,9 @@ struct ChildPlan {
     parent: i32,
     /// A descriptor the child keeps across exec (bubblewrap's `--seccomp`).
     inherit: Option<RawFd>,
+    /// Where a kernel without `close_range` has the child stop marking
+    /// descriptors close-on-exec: this process's limit of open files.
+    descriptors_to_mark: RawFd,
 }
 
 impl Prepared {
@@ -98,12 +101,6 @@ impl ChildPlan {
     #[allow(unsafe_code)]
     fn apply(&self) -> io::Result<()> {
         use nix::libc;
-        if let Some(fd) = self.inherit {
-            // SAFETY: fcntl(2) on a descriptor of this process; clears close-on-exec.
-            if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
-        }
         for &fd in &self.cgroup_fds {
             // `0` is the writing process: the child joins its group before exec,
             // so everything it starts is in it too.
@@ -134,6 +131,29 @@ impl ChildPlan {
         )?;
         if let Some(data) = self.data {
             limit(libc::RLIMIT_DATA, data, data)?;
+        }
+        // Nothing this process was handed by whatever started it (a supervisor's
+        // socket, a script's `exec 7<secret`) reaches a bot: every descriptor
+        // past stderr closes at exec, but the one bubblewrap reads its filter from.
+        // SAFETY: close_range(2) and fcntl(2) on this process's own descriptors.
+        unsafe {
+            let marked = libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            );
+            if marked != 0 {
+                // A kernel before 5.11: one by one, up to this process's limit.
+                for fd in 3..self.descriptors_to_mark {
+                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                }
+            }
+            if let Some(fd) = self.inherit
+                && libc::fcntl(fd, libc::F_SETFD, 0) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
         }
         // Death with the referee (strictly, with the thread that started it; the
         // referee keeps a bot only on the thread that started it).
@@ -581,6 +601,8 @@ pub fn prepare_in(
         data: (!limits_memory).then_some(sandbox.memory),
         parent: std::process::id() as i32,
         inherit: seccomp.as_ref().map(AsRawFd::as_raw_fd),
+        descriptors_to_mark: nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+            .map_or(1024, |(soft, _)| soft.min(1 << 20) as RawFd),
     };
     Ok(Prepared {
         command: cmd,

@@ -29,7 +29,8 @@
 //! `unix --socket PATH` (repeatable: connect to a Unix socket of the host's),
 //! `syscalls` (ptrace and process_vm_readv on a child of its own, a user
 //! namespace, io_uring, keyctl, userfaultfd, a Unix socket: escaped if any works),
-//! `uid` (says the user id it runs as).
+//! `uid` (says the user id it runs as), `fds --secret S` (escaped if a
+//! descriptor it holds leads to a file whose path holds S).
 //! It names itself `attack-<attack>-<pid>`.
 
 use std::io::{BufRead, Read, Write};
@@ -226,6 +227,21 @@ fn attack(name: &str, args: &[String]) -> Vec<String> {
             let tried = forbidden_calls();
             let escaped: Vec<&String> = tried.iter().filter(|t| t.ends_with(": done")).collect();
             report(name, !escaped.is_empty(), &tried.join("; "));
+        }
+        "fds" => {
+            // What it was handed besides its pipes: anything whose target names
+            // the secret (a host file opened by whatever started the referee).
+            let mut open = Vec::new();
+            for entry in std::fs::read_dir("/proc/self/fd").into_iter().flatten().flatten() {
+                let target = std::fs::read_link(entry.path()).unwrap_or_default();
+                open.push(format!(
+                    "{}->{}",
+                    entry.file_name().to_string_lossy(),
+                    target.display()
+                ));
+            }
+            let escaped = !secret.is_empty() && open.iter().any(|o| o.contains(&secret));
+            report(name, escaped, &open.join(" "));
         }
         "uid" => {
             report(name, false, &format!("uid={}", nix::unistd::getuid()));
