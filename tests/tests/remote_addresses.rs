@@ -229,6 +229,10 @@ fn an_uploaded_remote_bot_is_never_dialled_at_loopback_or_a_private_address() {
         ("named", format!("grpcs://localhost:{port}")),
         ("mapped", format!("grpcs://[::ffff:127.0.0.1]:{port}")),
         ("private", format!("grpcs://10.255.255.1:{port}")),
+        // Spellings that do not parse as a host say no more than the rest
+        // (before: "bad TLS setup for https://127.1:…: transport error").
+        ("short", format!("grpcs://127.1:{port}")),
+        ("scoped", format!("grpcs://[fe80::1%25lo]:{port}")),
     ];
     for (name, run) in &targets {
         host.submit_remote(name, run);

@@ -183,8 +183,14 @@ impl GrpcSession {
             .replacen("grpc://", "http://", 1);
         let limit = limits.handshake;
         let deadline = Instant::now() + limit;
+        // A stranger's address that does not even parse says no more than one
+        // that does not answer (`127.1`, a scoped address): the same words.
+        let setup_fault = |what: &str, e: &dyn std::fmt::Display| match dial {
+            Dial::PublicOnly => could_not_connect(as_named, &format!("{what}: {e}")),
+            Dial::Anywhere => Fault::with_private(FaultKind::Spawn, what, format!(" for {url:?}: {e}")),
+        };
         let mut endpoint = Endpoint::from_shared(url.clone())
-            .map_err(|e| Fault::with_private(FaultKind::Spawn, "bad gRPC address", format!(" {url:?}: {e}")))?
+            .map_err(|e| setup_fault("bad gRPC address", &e))?
             .connect_timeout(limit)
             .tcp_nodelay(true);
         let mut header = SecretHeader::default();
@@ -193,9 +199,9 @@ impl GrpcSession {
                 Some(ca) => ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca)),
                 None => ClientTlsConfig::new().with_native_roots(),
             };
-            endpoint = endpoint.tls_config(config).map_err(|e| {
-                Fault::with_private(FaultKind::Spawn, "bad TLS setup", format!(" for {url}: {e}"))
-            })?;
+            endpoint = endpoint
+                .tls_config(config)
+                .map_err(|e| setup_fault("bad TLS setup", &crate::cli::error_chain(&e)))?;
             if let Some(secret) = secret {
                 let value = format!("Bearer {secret}").parse().map_err(|_| {
                     Fault::new(
