@@ -264,12 +264,37 @@ pub trait Game: Clone + Debug + PartialEq + Send + Sync + 'static {
         None
     }
 
-    /// Reads a position written by [`Game::position`]. When the text has no `rng`
-    /// field, `rng` is used for the chance to come.
+    /// Reads a position written by [`Game::position`], or by
+    /// [`Game::position_without_rng`] (then `rng` is used for the chance to come),
+    /// and only as the engine writes it: the state read must write back as the
+    /// very same text. Every reader of positions (the referee's `--position`,
+    /// the Python package, the bots) comes here.
+    ///
+    /// # Errors
+    /// Those of [`Game::read_position`], and
+    /// [`ParsePositionError::NotCanonical`] for another spelling of a state.
+    fn from_position(options: &Self::Options, text: &str, rng: GameRng) -> Result<Self, ParsePositionError> {
+        let state = Self::read_position(options, text, rng)?;
+        let with_rng = text.split_whitespace().any(|field| field.starts_with("rng="));
+        let canonical = if with_rng {
+            state.position()
+        } else {
+            state.position_without_rng()
+        };
+        match crate::notation::canonical_difference(text, &canonical) {
+            None => Ok(state),
+            Some(refusal) => Err(refusal),
+        }
+    }
+
+    /// The game's own reader of position fields, behind [`Game::from_position`]
+    /// (which adds the check that the text is canonical): it refuses every state
+    /// no game could reach. When the text has no `rng` field, `rng` is used for
+    /// the chance to come.
     ///
     /// # Errors
     /// Unknown, missing or invalid fields, or fields that contradict each other.
-    fn from_position(options: &Self::Options, text: &str, rng: GameRng) -> Result<Self, ParsePositionError>;
+    fn read_position(options: &Self::Options, text: &str, rng: GameRng) -> Result<Self, ParsePositionError>;
 
     /// The whole state as one line of `key=value` fields, including the RNG state.
     fn position(&self) -> String;

@@ -31,6 +31,56 @@ pub enum ParsePositionError {
     /// The fields parse but do not describe a reachable kind of state.
     #[error("inconsistent position: {0}")]
     Inconsistent(String),
+    /// The text describes a state, but not as the engine writes it (a sign, a
+    /// leading zero, upper-case hex, an unsorted list, fields in another order or
+    /// other white space): one state has one position text.
+    #[error(
+        "position field {field:?} is not written as the engine writes it: {given:?}, write {canonical:?}"
+    )]
+    NotCanonical {
+        /// The field where the text first differs from the canonical one (the
+        /// field the engine writes there).
+        field: String,
+        /// The text given there (empty when the text ends early).
+        given: String,
+        /// The field as the engine writes it there (empty when the text has more).
+        canonical: String,
+    },
+}
+
+/// Compares a position text with the text the engine writes for the state it
+/// describes: `None` when they are the same, else the refusal naming the first
+/// field (in the engine's order) where they differ.
+pub fn canonical_difference(given: &str, canonical: &str) -> Option<ParsePositionError> {
+    if given == canonical {
+        return None;
+    }
+    // Split on single spaces, so doubled or other white space shows as a field.
+    let mut given_fields = given.split(' ');
+    let mut canonical_fields = canonical.split(' ');
+    loop {
+        match (given_fields.next(), canonical_fields.next()) {
+            (Some(g), Some(c)) if g == c => {}
+            (None, None) => {
+                // Equal field by field yet different: cannot happen, but never
+                // accept a text that is not the canonical one.
+                return Some(ParsePositionError::NotCanonical {
+                    field: String::new(),
+                    given: given.to_owned(),
+                    canonical: canonical.to_owned(),
+                });
+            }
+            (g, c) => {
+                let field = c.or(g).unwrap_or_default();
+                let key = field.split_once('=').map_or(field, |(k, _)| k);
+                return Some(ParsePositionError::NotCanonical {
+                    field: key.to_owned(),
+                    given: g.unwrap_or_default().to_owned(),
+                    canonical: c.unwrap_or_default().to_owned(),
+                });
+            }
+        }
+    }
 }
 
 /// The fields of a position text, consumed one by one.

@@ -158,7 +158,7 @@ fn a_strong_checker_ignores_blocks_and_hits_pins_and_strong_checkers() {
 #[test]
 fn a_block_never_hits_a_strong_checker() {
     // Team 0 forms a block of two on 9, where team 1's strong checker stands.
-    let mut g = pos(&full(), "3,6", &["b2p,b3,b4,b1s,6,9", "b2p,b3,b4,b5,b6,9s"]);
+    let mut g = pos(&full(), "3,6", &["b1s,b2p,b3,b4,6,9", "b2p,b3,b4,b5,b6,9s"]);
     play(&mut g, "3:6").unwrap();
     assert_eq!(team(&g, 0), ["b1s", "b2p", "b3", "b4", "9", "9"]);
     assert_eq!(

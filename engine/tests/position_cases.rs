@@ -8,21 +8,17 @@ use engine::game_from_position;
 /// refused, with an error holding every one of `needles`.
 fn refused(id: &str, options: &[&str], base: &str, change: &str, needles: &[&str]) {
     game_from_position(id, options, base, 1).unwrap_or_else(|e| panic!("{id} base {base:?} refused: {e}"));
-    let key = change.split_once('=').expect("key=value").0;
-    let mut found = false;
-    let mut fields: Vec<String> = base
-        .split(' ')
-        .map(|f| {
-            if f.split_once('=').map(|(k, _)| k) == Some(key) {
-                found = true;
-                change.to_owned()
-            } else {
-                f.to_owned()
-            }
-        })
-        .collect();
-    if !found {
-        fields.push(change.to_owned());
+    // `change` may hold several fields, each put in place of its own.
+    let mut fields: Vec<String> = base.split(' ').map(str::to_owned).collect();
+    for change in change.split(' ') {
+        let key = change.split_once('=').expect("key=value").0;
+        match fields
+            .iter_mut()
+            .find(|f| f.split_once('=').map(|(k, _)| k) == Some(key))
+        {
+            Some(field) => *field = change.to_owned(),
+            None => fields.push(change.to_owned()),
+        }
     }
     let text = fields.join(" ");
     match game_from_position(id, options, &text, 1) {
@@ -255,7 +251,7 @@ fn cuatto_rankings_blocks_and_dice_are_ones_the_rules_make() {
     game_from_position("cuatto", &[] as &[&str], done, 1).expect("team 0 finished first");
     refused("cuatto", &[], done, "finished=0,0", &["finished", "listed twice"]);
     refused("cuatto", &[], done, "dice=3,5", &["dice=-"]);
-    let blocked = CUATTO.replace("team0=0,0,0,0,0,0", "team0=5,5,0,0,0,0");
+    let blocked = CUATTO.replace("team0=0,0,0,0,0,0", "team0=0,0,0,0,5,5");
     refused(
         "cuatto",
         &[],
@@ -306,7 +302,7 @@ fn spartan_hp_turns_and_dice_stay_in_range() {
     refused("spartan", &[], SPARTAN, "turn=201", &["turn", "max_turns (200)"]);
     refused("spartan", &[], SPARTAN, "grave=9223372036854775807,0", &["grave"]);
     refused("spartan", &[], SPARTAN, "resting=0,11", &["resting"]);
-    let over = "turn=7 phase=over hp=1,0 merc=- dice0=- dice1=- resting=0,0 grave=0,0 pending0=- pending1=- reveal=- sudden=0:3";
+    let over = "turn=7 phase=over hp=1,0 merc=- dice0=- dice1=- resting=0,0 grave=1,1 pending0=- pending1=- reveal=12/12/- sudden=0:3";
     game_from_position("spartan", &[] as &[&str], over, 1).expect("a sudden death won by seat 0");
     refused("spartan", &[], over, "sudden=1:3", &["sudden", "winner"]);
     refused("spartan", &[], over, "sudden=0:0", &["sudden"]);
@@ -386,4 +382,296 @@ fn the_human_seat_may_type_other_spellings_and_gets_the_games_own() {
     assert_eq!(g.read_move("a1xa2").unwrap(), "a1-a2");
     assert_eq!(g.read_move(" a2=3 ").unwrap(), "a2=3");
     assert!(g.read_move("a9=3").is_err());
+}
+
+/// `text` is refused with an error holding every one of `needles`.
+fn refused_text(id: &str, options: &[&str], text: &str, needles: &[&str]) {
+    match game_from_position(id, options, text, 1) {
+        Ok(g) => panic!("{id} {options:?}: {text:?} accepted as {:?}", g.position()),
+        Err(e) => {
+            let e = e.to_string();
+            for needle in needles {
+                assert!(
+                    e.contains(needle),
+                    "{id}: {text:?}: {e:?} does not say {needle:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A position of a seeded game of `id` whose text contains `wanted`.
+fn seeded_position(id: &str, options: &[&str], wanted: &str) -> String {
+    let mut chooser = engine::GameRng::from_seed(64);
+    (0..3000)
+        .flat_map(|seed| {
+            engine::position_check::playout_positions(id, options, 2, seed, &mut chooser, usize::MAX)
+        })
+        .find(|p| p.contains(wanted))
+        .unwrap_or_else(|| panic!("no {id} position with {wanted:?}"))
+}
+
+#[test]
+fn numbers_are_read_only_as_the_engine_writes_them() {
+    refused("ur", &[], UR, "roll=+2", &["\"roll\"", "roll=2"]);
+    refused("ur", &[], UR, "roll=02", &["\"roll\"", "roll=2"]);
+    refused("ur", &[], UR_WON, "roll=banana", &["\"roll\"", "roll=-"]);
+    refused("ur", &[], UR_WON, "roll=", &["\"roll\"", "roll=-"]);
+    let spots = "to_move=0 dice=3,5 finished=- turn=1 team0=0,0,0,0,0,5 team1=0,0,0,0,0,0";
+    refused(
+        "cuatto",
+        &[],
+        spots,
+        "team0=0,0,0,0,0,+5",
+        &["team0", "team0=0,0,0,0,0,5"],
+    );
+    refused(
+        "cuatto",
+        &[],
+        spots,
+        "team0=0,0,0,0,0,05",
+        &["team0", "team0=0,0,0,0,0,5"],
+    );
+    let bridge = "to_move=0 dice=3,5 finished=- turn=1 team0=b1s,b2p,b3,b4,b5,b6 team1=b1s,b2p,b3,b4,b5,b6";
+    refused(
+        "cuatto",
+        &["setup=full"],
+        bridge,
+        "team0=b01s,b2p,b3,b4,b5,b6",
+        &["team0", "team0=b1s,b2p,b3,b4,b5,b6"],
+    );
+    let blocks =
+        "round=1 starter=0 to_move=0 phase=block:0 turn=0 totals=0,0 collected=-,- sky=9/9/9/9/9/9/9/9/9";
+    refused(
+        "utara",
+        &["blocks=true"],
+        blocks,
+        "phase=block:+0",
+        &["phase", "phase=block:0"],
+    );
+    // The Mercenary in a reveal, and a sudden death, from seeded games.
+    let reveal = seeded_position("spartan", &[], "/0:");
+    let at = reveal.find("/0:").unwrap();
+    refused_text(
+        "spartan",
+        &[],
+        &format!("{}/+0:{}", &reveal[..at], &reveal[at + 3..]),
+        &["reveal"],
+    );
+    let sudden = seeded_position("spartan", &[], "sudden=0:");
+    refused_text(
+        "spartan",
+        &[],
+        &sudden.replace("sudden=0:", "sudden=0:+"),
+        &["sudden"],
+    );
+    // The rng's key and word position, in every game.
+    for id in engine::GAME_IDS {
+        let game = engine::new_game(id, &[] as &[&str], None, 3).unwrap();
+        let text = game.position();
+        let Some((head, rng)) = text.rsplit_once(" rng=") else {
+            continue;
+        };
+        let (key, word) = rng.split_once(':').expect("rng=<key>:<word>");
+        let word: u128 = word.parse().unwrap();
+        for bad in [
+            format!("{key}:+{word}"),
+            format!("{key}:0{word}"),
+            format!("{key}:{}", word + (1u128 << 68)),
+            format!("{}:{word}", key.to_uppercase()),
+        ] {
+            refused_text(
+                id,
+                &[],
+                &format!("{head} rng={bad}"),
+                &["rng", &format!("rng={rng}")],
+            );
+        }
+    }
+}
+
+#[test]
+fn a_state_has_one_spelling() {
+    // Unsorted lists.
+    refused(
+        "ur",
+        &["rules=finkel"],
+        FINKEL,
+        "seat0=3,0,0,0,0,0,0",
+        &["seat0", "seat0=0,0,0,0,0,0,3"],
+    );
+    refused(
+        "cuatto",
+        &[],
+        CUATTO,
+        "team0=0,0,0,0,5,0",
+        &["team0", "team0=0,0,0,0,0,5"],
+    );
+    refused("cuatto", &[], CUATTO, "dice=5,3", &["dice", "dice=3,5"]);
+    refused(
+        "spartan",
+        &[],
+        SPARTAN,
+        "dice0=2123456666",
+        &["dice0", "dice0=1223456666"],
+    );
+    let reveal = seeded_position("spartan", &[], "reveal=1");
+    let faces = reveal
+        .split(' ')
+        .find_map(|f| f.strip_prefix("reveal="))
+        .unwrap()
+        .to_owned();
+    let first = faces.split('/').next().unwrap();
+    if first.len() > 1 && first.chars().any(|c| c != '1') {
+        let unsorted: String = first.chars().rev().collect();
+        refused_text("spartan", &[], &reveal.replacen(first, &unsorted, 1), &["reveal"]);
+    }
+    // Empty lists are written `-`.
+    refused("cuatto", &[], CUATTO, "finished=", &["finished", "finished=-"]);
+    refused(
+        "utara",
+        &[],
+        UTARA,
+        "collected=,",
+        &["collected", "collected=-,-"],
+    );
+    // Fields in the engine's order, one space apart.
+    let swapped = UR.replacen("to_move=0 phase=primary", "phase=primary to_move=0", 1);
+    refused_text("ur", &[], &swapped, &["to_move", "to_move=0"]);
+    refused_text("ur", &[], &UR.replacen(' ', "  ", 1), &["phase=primary"]);
+    refused_text("ur", &[], &UR.replacen(' ', "\t", 1), &["to_move"]);
+    refused_text("ur", &[], &format!("{UR} "), &["position field"]);
+    refused_text("ur", &[], &format!(" {UR}"), &["to_move=0"]);
+}
+
+#[test]
+fn states_no_game_reaches_are_refused_with_their_reason() {
+    // Ur: a primary roll is offered only with a move to play.
+    refused("ur", &[], UR, "roll=1", &["primary roll 1 has no move"]);
+    // Cuatto: a strong checker landing hits the other teams' strong ones.
+    let strong = "to_move=0 dice=3,5 finished=- turn=1 team0=b2p,b3,b4,b5,b6,7s team1=b1p,b3,b4,b5,b6,8s";
+    refused(
+        "cuatto",
+        &["setup=full"],
+        strong,
+        "team1=b1p,b3,b4,b5,b6,7s",
+        &["strong checker on position 7"],
+    );
+    // Utara: Moons stay on the sky unless moon=full; rounds and collections take turns.
+    game_from_position(
+        "utara",
+        &[] as &[&str],
+        &UTARA
+            .replace("turn=0", "turn=1")
+            .replace("collected=-,-", "collected=CC,-"),
+        1,
+    )
+    .expect("moon=full collects Moons");
+    for moon in ["moon=half", "moon=dark"] {
+        refused(
+            "utara",
+            &[moon],
+            UTARA,
+            "turn=1 collected=CC,-",
+            &["collected", "moon=full"],
+        );
+    }
+    refused("utara", &[], UTARA, "collected=N,-", &["first turn of round 1"]);
+    refused("utara", &[], UTARA, "round=2", &["turn", "round 2 needs turn 1"]);
+    // Spartan: turn 1 before its reveal is the start of the game.
+    refused("spartan", &[], SPARTAN, "hp=5,5", &["turn 1 before its reveal"]);
+    refused("spartan", &[], SPARTAN, "merc=0", &["turn 1 before its reveal"]);
+    refused(
+        "spartan",
+        &[],
+        SPARTAN,
+        "grave=8,8 dice0=66 dice1=66",
+        &["turn 1 before its reveal"],
+    );
+    refused(
+        "spartan",
+        &[],
+        SPARTAN,
+        "resting=1,0 dice0=122345666",
+        &["turn 1 before its reveal"],
+    );
+    refused(
+        "spartan",
+        &[],
+        SPARTAN,
+        "reveal=3444444444/3444444444/-",
+        &["reveal", "turn 1 comes before"],
+    );
+    // After turn 1: the last reveal against the turn, resting dice, graveyard,
+    // Mercenary and hit points.
+    let second = "turn=2 phase=reroll1 hp=10,10 merc=- dice0=6 dice1=6 resting=9,9 grave=0,0 pending0=- pending1=- reveal=3444444444/3444444444/- sudden=-";
+    refused(
+        "spartan",
+        &[],
+        second,
+        "reveal=-",
+        &["reveal", "every turn ends with a reveal"],
+    );
+    refused(
+        "spartan",
+        &[],
+        second,
+        "reveal=344444444/3444444444/-",
+        &["reveal", "ten dice each"],
+    );
+    refused(
+        "spartan",
+        &[],
+        second,
+        "reveal=3444444444/3444444444/0:3",
+        &["reveal", "no Mercenary"],
+    );
+    refused(
+        "spartan",
+        &[],
+        second,
+        "resting=8,9 dice0=66",
+        &["resting", "seat 0 showed 9"],
+    );
+    refused("spartan", &[], second, "grave=1,0 dice0=-", &["grave", "0 to 0"]);
+    refused("spartan", &[], second, "merc=0", &["merc", "merc=-"]);
+    refused("spartan", &[], second, "hp=9,10", &["hp", "lost 0 HP"]);
+    let later = second.replace("turn=2", "turn=9");
+    game_from_position("spartan", &[] as &[&str], &later, 1).expect("a later turn");
+    refused(
+        "spartan",
+        &[],
+        &later,
+        "reveal=1/-/- resting=1,0 dice0=666666666 dice1=6666666666",
+        &["resting", "seat 0 showed 0"],
+    );
+    refused(
+        "spartan",
+        &[],
+        &later,
+        "reveal=1/-/- resting=0,0 grave=0,0 dice0=6666666666 dice1=6666666666",
+        &["grave", "1 to 10"],
+    );
+    let hit = "reveal=2222244444/-/- resting=5,0 merc=0 dice0=66666 dice1=6666666666";
+    refused(
+        "spartan",
+        &[],
+        &later,
+        &format!("{hit} hp=10,6"),
+        &["hp", "seat 1 lost 5 HP"],
+    );
+    refused(
+        "spartan",
+        &[],
+        &later,
+        &format!("{hit} hp=10,5 merc=-"),
+        &["merc", "merc=0"],
+    );
+    let hit_text = later
+        .replace("reveal=3444444444/3444444444/-", "reveal=2222244444/-/-")
+        .replace("resting=9,9", "resting=5,0")
+        .replace("merc=-", "merc=0")
+        .replace("dice0=6 dice1=6", "dice0=66666 dice1=6666666666")
+        .replace("hp=10,10", "hp=10,5");
+    game_from_position("spartan", &[] as &[&str], &hit_text, 1).expect("what that reveal leaves");
 }

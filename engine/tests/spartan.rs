@@ -3,10 +3,37 @@
 use engine::games::spartan::{Spartan, SpartanOptions};
 use engine::{Game, GameRng, PlayError};
 
-/// A second-reroll position; both seats still to decide.
+/// A second-reroll position of turn 4; both seats still to decide. The reveal
+/// of turn 3 is one that leaves these HP, resting dice, graveyard and Mercenary:
+/// Plague dice for the graveyard, Hoplites for the resting dice, Warriors for
+/// the Mercenary.
 fn pos(hp: &str, merc: &str, dice0: &str, dice1: &str, resting: &str, grave: &str, seed: u64) -> Spartan {
+    let pair = |t: &str| -> [i64; 2] {
+        let v: Vec<i64> = t.split(',').map(|n| n.parse().unwrap()).collect();
+        [v[0], v[1]]
+    };
+    let (hps, rest, buried) = (pair(hp), pair(resting), pair(grave));
+    let holder = match merc {
+        "0" => std::cmp::Ordering::Greater,
+        "1" => std::cmp::Ordering::Less,
+        _ => std::cmp::Ordering::Equal,
+    };
+    let free = |p: usize| 10 - rest[p] - buried[p];
+    let (w0, w1) = (0..=free(0))
+        .flat_map(|w0| (0..=free(1)).map(move |w1| (w0, w1)))
+        .find(|&(w0, w1)| {
+            let damage = [(w1 - rest[0]).max(0), (w0 - rest[1]).max(0)];
+            w0.cmp(&w1) == holder && (0..2).all(|p| hps[p] <= 10 - damage[p])
+        })
+        .expect("a reveal that leaves this position");
+    let faces = |p: usize, w: i64| {
+        let text = "1".repeat(buried[p] as usize) + &"2".repeat(w as usize) + &"4".repeat(rest[p] as usize);
+        if text.is_empty() { "-".to_owned() } else { text }
+    };
     let text = format!(
-        "turn=4 phase=reroll2 hp={hp} merc={merc} dice0={dice0} dice1={dice1} resting={resting} grave={grave} pending0=- pending1=- reveal=- sudden=-"
+        "turn=4 phase=reroll2 hp={hp} merc={merc} dice0={dice0} dice1={dice1} resting={resting} grave={grave} pending0=- pending1=- reveal={}/{}/- sudden=-",
+        faces(0, w0),
+        faces(1, w1)
     );
     Spartan::from_position(&SpartanOptions::default(), &text, GameRng::from_seed(seed))
         .unwrap_or_else(|e| panic!("{text}: {e}"))
@@ -140,7 +167,7 @@ fn resting_defenders_skip_one_turn_then_return() {
 fn the_mercenary_adds_a_d4_then_goes_back_and_is_awarded_again() {
     for seed in 0..20 {
         // Seat 0 holds it; warriors 2 vs 5.
-        let mut g = pos("10,10", "0", "2244445555", "2223344444", "0,0", "0,0", seed);
+        let mut g = pos("10,9", "0", "2244445555", "2223344444", "0,0", "0,0", seed);
         stand_both(&mut g);
         let o = obs(&g, 0);
         let r = &o["last_reveal"];
@@ -154,7 +181,7 @@ fn the_mercenary_adds_a_d4_then_goes_back_and_is_awarded_again() {
         );
     }
     // Equal warriors: it stays in the centre.
-    let mut g = pos("10,10", "0", "2344445555", "2344445555", "0,0", "0,0", 9);
+    let mut g = pos("10,9", "0", "2344445555", "2344445555", "0,0", "0,0", 9);
     stand_both(&mut g);
     assert!(obs(&g, 0)["mercenary"].is_null());
 }
@@ -242,7 +269,7 @@ fn move_notation() {
 
 #[test]
 fn a_drawn_sudden_death_is_told_apart_from_none() {
-    let text = "turn=4 phase=over hp=0,0 merc=- dice0=- dice1=- resting=0,0 grave=10,10 pending0=- pending1=- reveal=- sudden=draw:100";
+    let text = "turn=4 phase=over hp=0,0 merc=- dice0=- dice1=- resting=0,0 grave=9,9 pending0=- pending1=- reveal=12/12/- sudden=draw:100";
     let g = Spartan::from_position(&SpartanOptions::default(), text, GameRng::from_seed(1)).unwrap();
     let o = obs(&g, 1);
     assert!(o["sudden_death_winner"].is_null());

@@ -589,7 +589,7 @@ impl Game for Cuatto {
         (teams > 0).then_some(teams)
     }
 
-    fn from_position(
+    fn read_position(
         options: &CuattoOptions,
         text: &str,
         rng: GameRng,
@@ -657,6 +657,21 @@ impl Game for Cuatto {
             if occ.counts[k].iter().sum::<u8>() > 4 {
                 return Err(ParsePositionError::Inconsistent(format!(
                     "position {k} holds more than 4 checkers"
+                )));
+            }
+            // A strong checker landing hits every other team's checker there,
+            // strong ones included: strong checkers of two teams never share one.
+            let at = g.offset() + k as u8;
+            let strong_teams: Vec<usize> = (0..seats)
+                .filter(|&t| {
+                    g.teams[t]
+                        .iter()
+                        .any(|c| c.t == at && kind_of(c.kind) == Kind::Strong)
+                })
+                .collect();
+            if strong_teams.len() > 1 {
+                return Err(ParsePositionError::Inconsistent(format!(
+                    "teams {strong_teams:?} each have a strong checker on position {k}, but the second to land would have hit the first"
                 )));
             }
             // A team's second checker on a position hits every other team's

@@ -109,8 +109,14 @@ fn parse_faces(text: &str) -> Option<Faces> {
     if text == "-" {
         return Some(faces);
     }
+    let mut total = 0u8;
     for c in text.chars() {
         let face = c.to_digit(10).filter(|d| (1..=6).contains(d))?;
+        // An army has ten dice: more faces than that are no roll of it.
+        total += 1;
+        if total > DICE {
+            return None;
+        }
         faces[face as usize] += 1;
     }
     Some(faces)
@@ -386,6 +392,124 @@ impl Spartan {
         Ok(())
     }
 
+    /// What the turn and the last reveal say of the rest of a position read:
+    /// turn 1 before its reveal is the start of the game, and after a reveal the
+    /// resting dice, the graveyard, the Mercenary and the hit points are what
+    /// that reveal left.
+    fn check_history(&self, f: &Fields<'_>) -> Result<(), ParsePositionError> {
+        let reveal_text = f.raw("reveal")?;
+        let before_first_reveal = self.turn == 1 && self.reroll != 0;
+        let Some(last) = self.last else {
+            if before_first_reveal {
+                let start = self.hp == [START_HP; 2]
+                    && self.resting == [0; 2]
+                    && self.grave == [0; 2]
+                    && self.mercenary.is_none();
+                if !start {
+                    return Err(ParsePositionError::Inconsistent(
+                        "turn 1 before its reveal is the start: hp=10,10, resting=0,0, grave=0,0 and merc=- (the Mercenary in the centre)".into(),
+                    ));
+                }
+                return Ok(());
+            }
+            return Err(invalid(
+                "reveal",
+                reveal_text,
+                "every turn ends with a reveal: only turn 1, before it ends, has none (reveal=-)",
+            ));
+        };
+        if before_first_reveal {
+            return Err(invalid(
+                "reveal",
+                reveal_text,
+                "turn 1 comes before any reveal: reveal=-",
+            ));
+        }
+        // The reveal of turn 1: ten dice each, none resting or buried before it,
+        // the Mercenary in the centre, 10 HP each.
+        let of_first_turn = self.turn == 1 || (self.turn == 2 && self.reroll != 0);
+        if of_first_turn
+            && (last.mercenary.is_some() || last.dice.iter().any(|d| d.iter().sum::<u8>() != DICE))
+        {
+            return Err(invalid(
+                "reveal",
+                reveal_text,
+                "the reveal of turn 1 shows ten dice each and no Mercenary (it starts in the centre)",
+            ));
+        }
+        for p in 0..2 {
+            let d = &last.dice[p];
+            if self.resting[p] != d[4] + d[5] {
+                return Err(invalid(
+                    "resting",
+                    f.raw("resting")?,
+                    format!(
+                        "the defenders (4s and 5s) of the last reveal rest: seat {p} showed {}",
+                        d[4] + d[5]
+                    ),
+                ));
+            }
+            // Before the reveal the graveyard held 0 to (the dice not rolled)
+            // dice; the reveal buries the Plague dice and each Necromancer
+            // brings back up to two.
+            let rolled = i64::from(d.iter().sum::<u8>());
+            let before_most = if of_first_turn {
+                0
+            } else {
+                i64::from(DICE) - rolled
+            };
+            let (plague, revived) = (i64::from(d[1]), 2 * i64::from(d[6]));
+            let least = (plague - revived).max(0);
+            let most = (before_most + plague - revived).max(0);
+            if !(least..=most).contains(&i64::from(self.grave[p])) {
+                return Err(invalid(
+                    "grave",
+                    f.raw("grave")?,
+                    format!("after the last reveal seat {p}'s graveyard holds {least} to {most} dice"),
+                ));
+            }
+            let damage = last.damage(p);
+            if self.sudden.is_some() {
+                if damage == 0 {
+                    return Err(invalid(
+                        "sudden",
+                        f.raw("sudden")?,
+                        format!(
+                            "a sudden death follows a reveal that takes both armies to 0 HP, and seat {p} lost none"
+                        ),
+                    ));
+                }
+            } else {
+                let hp_most = if self.hp[p] == 0 { 0 } else { START_HP - damage };
+                let hp_exact = of_first_turn && self.hp[p] != (START_HP - damage).max(0);
+                if self.hp[p] > hp_most || hp_exact {
+                    return Err(invalid(
+                        "hp",
+                        f.raw("hp")?,
+                        format!("seat {p} lost {damage} HP in the last reveal, from at most {START_HP}"),
+                    ));
+                }
+            }
+        }
+        let (w0, w1) = (warriors(&last.dice[0]), warriors(&last.dice[1]));
+        let holder = match w0.cmp(&w1) {
+            std::cmp::Ordering::Greater => Some(0),
+            std::cmp::Ordering::Less => Some(1),
+            std::cmp::Ordering::Equal => None,
+        };
+        if self.mercenary != holder {
+            return Err(invalid(
+                "merc",
+                f.raw("merc")?,
+                format!(
+                    "after a reveal the Mercenary goes to the army with more Warriors in it, or to the centre on a tie: merc={}",
+                    holder.map_or("-".to_owned(), |h| h.to_string())
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn reveal_view(r: &Reveal) -> RevealView {
         RevealView {
             dice: [faces_list(&r.dice[0]), faces_list(&r.dice[1])],
@@ -453,7 +577,7 @@ impl Game for Spartan {
         g
     }
 
-    fn from_position(
+    fn read_position(
         options: &SpartanOptions,
         text: &str,
         rng: GameRng,
@@ -634,6 +758,7 @@ impl Game for Spartan {
             }
             _ => {}
         }
+        g.check_history(&f)?;
         if g.reroll == 0 {
             if !g.hp.contains(&0) && g.turn < options.max_turns {
                 return Err(ParsePositionError::Inconsistent(

@@ -633,7 +633,7 @@ impl Game for Uptick {
         g
     }
 
-    fn from_position(
+    fn read_position(
         options: &UptickOptions,
         text: &str,
         _rng: GameRng,

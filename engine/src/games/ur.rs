@@ -525,7 +525,7 @@ impl Game for Ur {
         game
     }
 
-    fn from_position(options: &UrOptions, text: &str, rng: GameRng) -> Result<Ur, ParsePositionError> {
+    fn read_position(options: &UrOptions, text: &str, rng: GameRng) -> Result<Ur, ParsePositionError> {
         let f = Fields::parse(
             text,
             &[
@@ -658,6 +658,13 @@ impl Game for Ur {
                 return Err(ParsePositionError::Inconsistent(
                     "a seat has borne off every piece but the game goes on".into(),
                 ));
+            }
+            // A primary roll without a move is never offered: the gamble is thrown
+            // at once, so only `gamble` would be legal.
+            Phase::Primary(v) if !game.has_move(v) => {
+                return Err(ParsePositionError::Inconsistent(format!(
+                    "the primary roll {v} has no move, so the gamble would have been thrown at once"
+                )));
             }
             Phase::Converted(v) | Phase::Roll(v) if finished || !game.has_move(v) => {
                 return Err(ParsePositionError::Inconsistent(format!(

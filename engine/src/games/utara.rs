@@ -833,6 +833,34 @@ impl Utara {
                 ),
             ));
         }
+        // Under moon=half and moon=dark a Moon ends the path and stays on the sky.
+        if o.moon != MoonStyle::Full && (0..n).any(|p| self.collected[p][usize::from(MOON)] > 0) {
+            return Err(invalid(
+                "collected",
+                f.raw("collected")?,
+                "a Moon is collected only under moon=full: under moon=half and moon=dark it stays on the sky",
+            ));
+        }
+        // A round ends only as a turn ends: round R comes after R - 1 turns at
+        // least (and a game is over only after one); at the start of a turn when
+        // no turn of this round has ended yet, nothing of it is collected.
+        let least_turns = (u32::from(self.round) - 1).max(u32::from(over));
+        if self.turn < least_turns {
+            return Err(invalid(
+                "turn",
+                f.raw("turn")?,
+                format!(
+                    "every round ends with a turn: round {} needs turn {least_turns} at least",
+                    self.round
+                ),
+            ));
+        }
+        if self.phase == Phase::Start && self.turn == least_turns && collected > 0 {
+            return inconsistent(format!(
+                "turn={} is the first turn of round {}, yet dice of it are collected before it starts",
+                self.turn, self.round
+            ));
+        }
         Ok(())
     }
 }
@@ -942,7 +970,7 @@ impl Game for Utara {
         Some(totals.split(',').count())
     }
 
-    fn from_position(options: &UtaraOptions, text: &str, rng: GameRng) -> Result<Utara, ParsePositionError> {
+    fn read_position(options: &UtaraOptions, text: &str, rng: GameRng) -> Result<Utara, ParsePositionError> {
         let f = Fields::parse(
             text,
             &[
