@@ -383,7 +383,7 @@ fn a_match_takes_names_time_controls_per_bot_and_start_positions() {
     let start =
         "to_move=0 phase=primary roll=4 seat0=3,0,9,0,0 seat1=0,0,0,0,11 counters=11,15 pool=24 turn=12";
     let positions = temp("positions.txt");
-    std::fs::write(&positions, format!("# one per line\n{start}\n\nto_move=1 phase=primary roll=1 seat0=0,0,0,0,0 seat1=0,0,0,0,0 counters=15,15 pool=20 turn=1\n")).unwrap();
+    std::fs::write(&positions, format!("# one per line\n{start}\n\nto_move=1 phase=primary roll=2 seat0=0,0,0,0,0 seat1=0,0,0,0,0 counters=15,15 pool=20 turn=1\n")).unwrap();
     let o = referee(&[
         "match",
         "--game",

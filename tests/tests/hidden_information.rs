@@ -168,7 +168,8 @@ fn the_wait_before_a_spartan_request_does_not_tell_what_the_other_army_rolled() 
     // classes it by the other army's revealed dice. 8 games of 20 turns.
     let dir = std::env::temp_dir().join(format!("astragal-gap-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let position = "turn=1 phase=reroll1 hp=10,10 merc=- dice0=3 dice1=4 resting=0,0 grave=9,9 pending0=- pending1=- reveal=- sudden=-";
+    // Turn 2, after a first reveal that buried nine Plague dice each.
+    let position = "turn=2 phase=reroll1 hp=9,9 merc=- dice0=3 dice1=4 resting=0,0 grave=9,9 pending0=- pending1=- reveal=1111111112/1111111112/- sudden=-";
     for seed in 0..8 {
         let out = std::process::Command::new(astragal_tests::binary("referee"))
             .args([
