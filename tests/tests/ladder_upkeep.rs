@@ -82,3 +82,132 @@ async fn upkeep_vacuums_and_analyzes_every_churned_table_on_postgres() {
         );
     }
 }
+
+/// A lease holds at most what the worker asked for, however many groups wait
+/// (before: a worker that asked for one was handed 256 of 512 on PostgreSQL).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_holds_no_more_than_the_worker_asked_for() {
+    for t in test_stores("lease_asked").await {
+        let store = Store::open(&t.url).await.unwrap();
+        let mut bots: Vec<BotId> = Vec::new();
+        for i in 0..4 {
+            bots.push(
+                store
+                    .register_bot(&format!("b{i}"), "ur", "builtin:random", &[])
+                    .await
+                    .unwrap()
+                    .id,
+            );
+        }
+        let c = store
+            .create_competition(&NewCompetition {
+                name: "c".into(),
+                game: "ur".into(),
+                options: vec![],
+                seats: 2,
+                format: CompetitionFormat::Ladder,
+                seed: 1,
+                max_games: 0,
+                time: referee::TimeControl::move_time(100).expect("in range"),
+                config: String::new(),
+                seeding: Seeding::Mirrored,
+            })
+            .await
+            .unwrap();
+        for &b in &bots {
+            store.add_entrant(c.id, b).await.unwrap();
+        }
+        let picks: Vec<Vec<BotId>> = (0..500).map(|i| vec![bots[i % 4], bots[(i + 1) % 4]]).collect();
+        store.schedule_many(&c, &picks).await.unwrap();
+        let mut held = 0;
+        for (n, want) in [1, 1, 3, 1, 64, 2].into_iter().enumerate() {
+            let now = now_ms();
+            let leased = store
+                .lease_many(
+                    &LeaseAsk::new("w", &format!("lease-{n}")),
+                    now,
+                    now + 60_000,
+                    want,
+                    1000,
+                )
+                .await
+                .unwrap();
+            assert_eq!(leased.len() as i64, want, "{}: asked for {want}", t.kind);
+            held += want;
+        }
+        let leased: i64 = {
+            use sqlx::Row;
+            let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&t.url)
+                .await
+                .unwrap();
+            sqlx::query("SELECT COUNT(*) FROM match_groups WHERE status = 'leased'")
+                .fetch_one(&mut conn)
+                .await
+                .unwrap()
+                .get(0)
+        };
+        assert_eq!(leased, held, "{}: groups leased in the store", t.kind);
+
+        // And while others lease and the scheduler adds groups, at once.
+        let store = std::sync::Arc::new(store);
+        let mut tasks = Vec::new();
+        for w in 0..6 {
+            let store = store.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut got = 0i64;
+                for n in 0..25 {
+                    let want = 1 + (n % 2);
+                    let now = now_ms();
+                    let leased = store
+                        .lease_many(
+                            &LeaseAsk::new(&format!("w{w}"), &format!("l{w}-{n}")),
+                            now,
+                            now + 60_000,
+                            want,
+                            10_000,
+                        )
+                        .await
+                        .unwrap();
+                    assert!(
+                        leased.len() as i64 <= want,
+                        "asked for {want}, got {}",
+                        leased.len()
+                    );
+                    got += leased.len() as i64;
+                }
+                got
+            }));
+        }
+        let adder = {
+            let (store, c, bots) = (store.clone(), c.clone(), bots.clone());
+            tokio::spawn(async move {
+                for _ in 0..10 {
+                    let picks: Vec<Vec<BotId>> =
+                        (0..20).map(|i| vec![bots[i % 4], bots[(i + 2) % 4]]).collect();
+                    store.schedule_many(&c, &picks).await.unwrap();
+                }
+            })
+        };
+        let mut got = held;
+        for task in tasks {
+            got += task.await.unwrap();
+        }
+        adder.await.unwrap();
+        let leased: i64 = {
+            use sqlx::Row;
+            let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&t.url)
+                .await
+                .unwrap();
+            sqlx::query("SELECT COUNT(*) FROM match_groups WHERE status = 'leased'")
+                .fetch_one(&mut conn)
+                .await
+                .unwrap()
+                .get(0)
+        };
+        assert_eq!(
+            leased, got,
+            "{}: every group leased was handed to the one who asked",
+            t.kind
+        );
+    }
+}

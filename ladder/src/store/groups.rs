@@ -181,22 +181,30 @@ impl Store {
         if want > 0 {
             // Scheduled groups through their partial index (migration 0005): a
             // lease never walks past the thousands of groups other workers hold.
-            let update = format!(
-                "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2, lease_expires_ms = $3
-                 WHERE id IN (
-                    SELECT g.id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
-                    WHERE g.status = 'scheduled' AND c.status = 'open'{fits}
-                    ORDER BY g.id LIMIT $4 {lock})
-                 RETURNING {GROUP_COLUMNS}"
+            let pick = format!(
+                "SELECT g.id AS picked_id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
+                 WHERE g.status = 'scheduled' AND c.status = 'open'{fits}
+                 ORDER BY g.id LIMIT $4 {lock}"
             );
-            // PostgreSQL reads the leased groups' seats in the same statement (a
-            // round trip fewer on the busiest call); SQLite, in process, reads them after.
             let sql = match self.dialect {
+                // The groups are picked once, in a materialized step: as a
+                // subquery of the UPDATE, PostgreSQL may evaluate `LIMIT` again
+                // when a row changed under it (its recheck of concurrent
+                // updates), and a lease that asked for one got hundreds. It also
+                // reads the leased groups' seats in the same statement (a round
+                // trip fewer on the busiest call).
                 Dialect::Postgres => format!(
-                    "WITH g AS ({update}) SELECT {GROUP_SEAT_COLUMNS} FROM g
-                     JOIN group_seats s ON s.group_id = g.id ORDER BY g.id, s.seat"
+                    "WITH picked AS MATERIALIZED ({pick}),
+                     g AS (UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2,
+                           lease_expires_ms = $3 FROM picked WHERE match_groups.id = picked.picked_id
+                           RETURNING {GROUP_COLUMNS})
+                     SELECT {GROUP_SEAT_COLUMNS} FROM g JOIN group_seats s ON s.group_id = g.id ORDER BY g.id, s.seat"
                 ),
-                Dialect::Sqlite => update,
+                // One writer at a time, in process: the seats are read after.
+                Dialect::Sqlite => format!(
+                    "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2, lease_expires_ms = $3
+                     WHERE id IN ({pick}) RETURNING {GROUP_COLUMNS}"
+                ),
             };
             let mut conn = self.pool.acquire().await?;
             let rows = sqlx::query(sqlx::AssertSqlSafe(sql))

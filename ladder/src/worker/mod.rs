@@ -862,35 +862,47 @@ impl Renewals {
                 }
             },
         };
-        let req = RenewLeasesRequest {
-            lease: self.lease.clone(),
-            group_ids: self.groups.clone(),
-        };
-        match c.renew_leases(req).await {
-            Ok(r) => {
-                let r = r.into_inner();
-                let lost: Vec<i64> = self
-                    .groups
-                    .iter()
-                    .filter(|g| !r.renewed.contains(g))
-                    .copied()
-                    .collect();
-                if !lost.is_empty() {
-                    tracing::warn!(
-                        ?lost,
-                        "leases ran out before they were renewed; their report will be refused"
-                    );
+        // In calls the server takes (at most its batch each), so that a worker
+        // that holds more never loses them all to one refused renewal.
+        let mut renewed = Vec::with_capacity(self.groups.len());
+        let mut expires_in_ms = u64::MAX;
+        for chunk in self.groups.chunks(crate::server::MAX_BATCH) {
+            let req = RenewLeasesRequest {
+                lease: self.lease.clone(),
+                group_ids: chunk.to_vec(),
+            };
+            match c.renew_leases(req).await {
+                Ok(r) => {
+                    let r = r.into_inner();
+                    renewed.extend(r.renewed);
+                    if r.expires_in_ms > 0 {
+                        expires_in_ms = expires_in_ms.min(r.expires_in_ms);
+                    }
                 }
-                self.groups = r.renewed;
-                if r.expires_in_ms > 0 {
-                    self.every = (Duration::from_millis(r.expires_in_ms) / 3).max(Duration::from_millis(50));
-                    self.next = tokio::time::Instant::now() + self.every;
+                Err(s) => {
+                    // Tried again at the next renewal, all of them.
+                    tracing::warn!("cannot renew leases: {s}");
+                    *client = None;
+                    return;
                 }
             }
-            Err(s) => {
-                tracing::warn!("cannot renew leases: {s}");
-                *client = None;
-            }
+        }
+        let lost: Vec<i64> = self
+            .groups
+            .iter()
+            .filter(|g| !renewed.contains(g))
+            .copied()
+            .collect();
+        if !lost.is_empty() {
+            tracing::warn!(
+                ?lost,
+                "leases ran out before they were renewed; their report will be refused"
+            );
+        }
+        self.groups = renewed;
+        if expires_in_ms != u64::MAX {
+            self.every = (Duration::from_millis(expires_in_ms) / 3).max(Duration::from_millis(50));
+            self.next = tokio::time::Instant::now() + self.every;
         }
     }
 }
