@@ -22,38 +22,44 @@ async fn unkept(url: &str) -> Vec<String> {
     rows.iter().map(|r| r.get(0)).collect()
 }
 
+/// Four built-in bots entered in an open two-seat Ur ladder.
+async fn four_bots_in_a_competition(store: &Store) -> (ladder::store::CompetitionRow, Vec<BotId>) {
+    let mut bots: Vec<BotId> = Vec::new();
+    for i in 0..4 {
+        bots.push(
+            store
+                .register_bot(&format!("b{i}"), "ur", "builtin:random", &[])
+                .await
+                .unwrap()
+                .id,
+        );
+    }
+    let c = store
+        .create_competition(&NewCompetition {
+            name: "c".into(),
+            game: "ur".into(),
+            options: vec![],
+            seats: 2,
+            format: CompetitionFormat::Ladder,
+            seed: 1,
+            max_games: 0,
+            time: referee::TimeControl::move_time(100).expect("in range"),
+            config: String::new(),
+            seeding: Seeding::Mirrored,
+        })
+        .await
+        .unwrap();
+    for &b in &bots {
+        store.add_entrant(c.id, b).await.unwrap();
+    }
+    (c, bots)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upkeep_vacuums_and_analyzes_every_churned_table_on_postgres() {
     for t in test_stores("upkeep").await {
         let store = Store::open(&t.url).await.unwrap();
-        let mut bots: Vec<BotId> = Vec::new();
-        for i in 0..4 {
-            bots.push(
-                store
-                    .register_bot(&format!("b{i}"), "ur", "builtin:random", &[])
-                    .await
-                    .unwrap()
-                    .id,
-            );
-        }
-        let c = store
-            .create_competition(&NewCompetition {
-                name: "c".into(),
-                game: "ur".into(),
-                options: vec![],
-                seats: 2,
-                format: CompetitionFormat::Ladder,
-                seed: 1,
-                max_games: 0,
-                time: referee::TimeControl::move_time(100).expect("in range"),
-                config: String::new(),
-                seeding: Seeding::Mirrored,
-            })
-            .await
-            .unwrap();
-        for &b in &bots {
-            store.add_entrant(c.id, b).await.unwrap();
-        }
+        let (c, bots) = four_bots_in_a_competition(&store).await;
         store.add_worker("w", &token_hash("w")).await.unwrap();
         let picks: Vec<Vec<BotId>> = (0..200).map(|i| vec![bots[i % 4], bots[(i + 1) % 4]]).collect();
         store.schedule_many(&c, &picks).await.unwrap();
@@ -89,34 +95,7 @@ async fn upkeep_vacuums_and_analyzes_every_churned_table_on_postgres() {
 async fn a_lease_holds_no_more_than_the_worker_asked_for() {
     for t in test_stores("lease_asked").await {
         let store = Store::open(&t.url).await.unwrap();
-        let mut bots: Vec<BotId> = Vec::new();
-        for i in 0..4 {
-            bots.push(
-                store
-                    .register_bot(&format!("b{i}"), "ur", "builtin:random", &[])
-                    .await
-                    .unwrap()
-                    .id,
-            );
-        }
-        let c = store
-            .create_competition(&NewCompetition {
-                name: "c".into(),
-                game: "ur".into(),
-                options: vec![],
-                seats: 2,
-                format: CompetitionFormat::Ladder,
-                seed: 1,
-                max_games: 0,
-                time: referee::TimeControl::move_time(100).expect("in range"),
-                config: String::new(),
-                seeding: Seeding::Mirrored,
-            })
-            .await
-            .unwrap();
-        for &b in &bots {
-            store.add_entrant(c.id, b).await.unwrap();
-        }
+        let (c, bots) = four_bots_in_a_competition(&store).await;
         let picks: Vec<Vec<BotId>> = (0..500).map(|i| vec![bots[i % 4], bots[(i + 1) % 4]]).collect();
         store.schedule_many(&c, &picks).await.unwrap();
         let mut held = 0;
