@@ -165,6 +165,32 @@ impl Store {
                 .bind(format!("{}@%", like_escaped(&base)))
                 .fetch_optional(&mut *tx)
                 .await?;
+            // The host's word holds: a bot the host disabled takes no new
+            // version (before, an upload superseded the disabled one and played
+            // about 30 s later), until the host enables it again.
+            if newest.as_ref().is_some_and(|b| b.author_id == Some(author.id)) {
+                let held: Option<(String, String)> = sqlx::query(
+                    "SELECT name, status_reason FROM bots WHERE (name = $1 OR name LIKE $2 ESCAPE '\\')
+                     AND status = 'disabled' AND status_by = 'admin' ORDER BY version DESC LIMIT 1",
+                )
+                .bind(&base)
+                .bind(format!("{}@%", like_escaped(&base)))
+                .fetch_optional(&mut *tx)
+                .await?
+                .map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?)))
+                .transpose()?;
+                if let Some((disabled, reason)) = held {
+                    let why = if reason.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({reason})")
+                    };
+                    return Err(StoreError::Conflict(format!(
+                        "the host disabled {disabled}{why}: no new version of {base:?} is taken until the host \
+                         enables it again"
+                    )));
+                }
+            }
             let (name, version, previous) = match newest {
                 Some(b) if b.author_id != Some(author.id) => {
                     return Err(StoreError::Conflict(format!(
@@ -615,6 +641,64 @@ mod tests {
             &all_runtimes(),
         )
         .unwrap()
+    }
+
+    /// The host's disable holds: no new version of a bot the host disabled is
+    /// taken until the host enables it; an author's own disable does not stop
+    /// their upload.
+    #[tokio::test]
+    async fn an_upload_does_not_undo_the_hosts_disable() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let w1 = store.add_worker("w1", "h1").await.unwrap();
+        let alice = store.add_author("alice", "ha", 3).await.unwrap();
+        let py = vec!["python3".to_owned()];
+        let v1 = upload("lucky", None, "v1");
+        let bot = store.submit(&alice, &v1).await.unwrap().remove(0);
+        store.lease_prep(w1.id, &py, "l1", 60_000).await.unwrap().unwrap();
+        let passed = PrepResult::Passed {
+            artifact: v1.artifact.sha256.clone(),
+            build_log: String::new(),
+            report: "ok".into(),
+        };
+        store
+            .finish_prep(w1.id, bot.id, "l1", &passed)
+            .await
+            .unwrap()
+            .unwrap();
+        store
+            .set_bot_status("lucky", BotStatus::Disabled, "cheating")
+            .await
+            .unwrap();
+        for again in ["v1", "v2"] {
+            let e = store
+                .submit(&alice, &upload("lucky", None, again))
+                .await
+                .unwrap_err();
+            assert!(
+                e.to_string().contains("the host disabled lucky (cheating)"),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            store.bot("lucky").await.unwrap().unwrap().status,
+            BotStatus::Disabled
+        );
+        assert!(
+            store.bot("lucky@2").await.unwrap().is_none(),
+            "a version was stored"
+        );
+        // Enabled by the host, the author uploads again; disabled by the author
+        // themself, too.
+        store
+            .set_bot_status("lucky", BotStatus::Active, "")
+            .await
+            .unwrap();
+        store.submit(&alice, &upload("lucky", None, "v2")).await.unwrap();
+        store
+            .set_bot_status_by("lucky", BotStatus::Disabled, "", StatusBy::Author)
+            .await
+            .unwrap();
+        store.submit(&alice, &upload("lucky", None, "v3")).await.unwrap();
     }
 
     /// A version no worker finishes (its own trouble, or a lease that ran out)
