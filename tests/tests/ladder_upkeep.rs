@@ -22,6 +22,19 @@ async fn unkept(url: &str) -> Vec<String> {
     rows.iter().map(|r| r.get(0)).collect()
 }
 
+/// How many groups the store holds leased.
+async fn groups_leased(url: &str) -> i64 {
+    use sqlx::Row;
+    let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(url)
+        .await
+        .unwrap();
+    sqlx::query("SELECT COUNT(*) FROM match_groups WHERE status = 'leased'")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap()
+        .get(0)
+}
+
 /// Four built-in bots entered in an open two-seat Ur ladder.
 async fn four_bots_in_a_competition(store: &Store) -> (ladder::store::CompetitionRow, Vec<BotId>) {
     let mut bots: Vec<BotId> = Vec::new();
@@ -114,17 +127,7 @@ async fn a_lease_holds_no_more_than_the_worker_asked_for() {
             assert_eq!(leased.len() as i64, want, "{}: asked for {want}", t.kind);
             held += want;
         }
-        let leased: i64 = {
-            use sqlx::Row;
-            let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&t.url)
-                .await
-                .unwrap();
-            sqlx::query("SELECT COUNT(*) FROM match_groups WHERE status = 'leased'")
-                .fetch_one(&mut conn)
-                .await
-                .unwrap()
-                .get(0)
-        };
+        let leased = groups_leased(&t.url).await;
         assert_eq!(leased, held, "{}: groups leased in the store", t.kind);
 
         // And while others lease and the scheduler adds groups, at once.
@@ -172,17 +175,7 @@ async fn a_lease_holds_no_more_than_the_worker_asked_for() {
             got += task.await.unwrap();
         }
         adder.await.unwrap();
-        let leased: i64 = {
-            use sqlx::Row;
-            let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&t.url)
-                .await
-                .unwrap();
-            sqlx::query("SELECT COUNT(*) FROM match_groups WHERE status = 'leased'")
-                .fetch_one(&mut conn)
-                .await
-                .unwrap()
-                .get(0)
-        };
+        let leased = groups_leased(&t.url).await;
         assert_eq!(
             leased, got,
             "{}: every group leased was handed to the one who asked",

@@ -35,6 +35,23 @@ fn admin(url: &str, args: &[&str]) -> String {
     ladder_admin(url, ADMIN_TOKEN, args)
 }
 
+/// Opens a competition of two Ur games, 2 s a move.
+fn open_two_games(url: &str, name: &str) {
+    admin(
+        url,
+        &[
+            "open",
+            name,
+            "--game",
+            "ur",
+            "--max-games",
+            "2",
+            "--movetime",
+            "2000",
+        ],
+    );
+}
+
 /// A TLS bot server (a random bot that refuses calls without the secret) on
 /// 127.0.0.1 and a free port, with `cert`: the server, its port, and how many
 /// TCP connections it has accepted.
@@ -286,19 +303,7 @@ fn an_uploaded_remote_bot_is_never_dialled_at_loopback_or_a_private_address() {
     let (out, _) = host.work(&["127.0.0.0/8"]);
     assert_eq!(host.status("loop@2"), "active", "{}", text(&out));
     assert!(accepted.load(Ordering::SeqCst) > 0);
-    admin(
-        &host.server.url,
-        &[
-            "open",
-            "allowed",
-            "--game",
-            "ur",
-            "--max-games",
-            "2",
-            "--movetime",
-            "2000",
-        ],
-    );
+    open_two_games(&host.server.url, "allowed");
     let (out, _) = host.work(&["127.0.0.0/8"]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let store = rt
@@ -324,19 +329,7 @@ fn an_uploaded_remote_bot_is_never_dialled_at_loopback_or_a_private_address() {
     // Its server goes away: the next games' records, and the author's own log
     // of them, say the same words, and no more.
     bot.kill();
-    admin(
-        &host.server.url,
-        &[
-            "open",
-            "gone",
-            "--game",
-            "ur",
-            "--max-games",
-            "2",
-            "--movetime",
-            "2000",
-        ],
-    );
+    open_two_games(&host.server.url, "gone");
     let (out, _) = host.work(&["127.0.0.0/8"]);
     for id in [3, 4] {
         let (_, json) = rt
