@@ -175,7 +175,12 @@ pub fn check_bot(
         std::process::id(),
         crate::seed::os_seed()
     ));
-    let started = Player::start(seat, limits, crate::transport::StderrTo::file(log.clone()));
+    let started = Player::start(
+        seat,
+        limits,
+        crate::transport::StderrTo::file(log.clone()),
+        crate::transport::pipe::machine_pass,
+    );
     let tail = stderr_tail(&log);
     let _ = std::fs::remove_file(&log);
     let player = match started {

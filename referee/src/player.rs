@@ -55,7 +55,16 @@ impl Player {
     ///
     /// # Errors
     /// A [`Fault`] naming what went wrong (spawn, handshake, a refused option).
-    pub fn start(seat: &SeatSetup, limits: &Limits, stderr_to: StderrTo) -> Result<Player, Fault> {
+    ///
+    /// A process holds the pass that `pass` gives (a share of the machine's
+    /// rotation gate) until it has been reaped; no other kind of player asks for
+    /// one.
+    pub fn start(
+        seat: &SeatSetup,
+        limits: &Limits,
+        stderr_to: StderrTo,
+        pass: impl FnOnce() -> Result<crate::sandbox::Pass, Fault>,
+    ) -> Result<Player, Fault> {
         let (spec, options) = (&seat.spec, &seat.options);
         let (hello, kind) = match spec {
             BotSpec::Builtin { name, options: own } => {
@@ -95,6 +104,7 @@ impl Player {
                     &limits.sandbox,
                     seat.home.as_ref(),
                     stderr_to,
+                    pass()?,
                 )?;
                 let mut session = TextSession::open(Box::new(process), limits)?;
                 check_options(session.hello(), options)?;

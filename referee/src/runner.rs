@@ -15,7 +15,10 @@
 //! each other, through file locks on files every sandbox shares if nothing else).
 //! Processes are kept within a wave (a rotation of several groups, so still never in
 //! two rotations of one group), and from a wave's last rotation into the next
-//! wave's first ([`BotPool`]).
+//! wave's first ([`BotPool`]). Between waves, the machine's rotation gate waits for
+//! a moment when no bot process lives anywhere on the machine
+//! ([`BotPool::next_rotation`]): so not even a process of another thread or
+//! another program carries a rotation's dice into the next.
 
 use crate::clock::Limits;
 use crate::game::{GameSetup, LogPlace, SeatSetup, play_game_in};
@@ -71,6 +74,10 @@ pub fn run_games_then<T: Send, R: Send>(
             let keep_bots = options.keep_bots;
             scope.spawn(move || {
                 let mut pool = BotPool::new(keep_bots);
+                let play = |j: GameJob<T>, pool: &mut BotPool| {
+                    let result = play_game_in(&j.setup, &j.seats, limits, &j.logs, pool);
+                    tx.send(then(Finished { tag: j.tag, result })).is_ok()
+                };
                 while !stopped() {
                     let mut groups: Vec<std::vec::IntoIter<GameJob<T>>> = Vec::new();
                     while groups.len() < GROUPS_PER_WAVE {
@@ -80,22 +87,37 @@ pub fn run_games_then<T: Send, R: Send>(
                         }
                         groups.push(group.into_iter());
                     }
-                    let waves = groups.iter().map(ExactSizeIterator::len).max().unwrap_or(0);
-                    if waves == 0 {
+                    if groups.is_empty() {
                         return;
                     }
-                    for wave in 0..waves {
+                    for wave in 0.. {
                         if wave > 0 {
-                            // Nothing of one rotation lives on into the next.
-                            pool.quit_all();
-                        }
-                        for j in groups.iter_mut().filter_map(Iterator::next) {
-                            if stopped() {
+                            if groups.iter().all(|g| g.len() == 0) {
+                                break;
+                            }
+                            // Nothing of one rotation, on this machine, lives on
+                            // into the next.
+                            if let Err(e) = pool.next_rotation() {
+                                tracing::error!("not playing the next rotation: {e}");
                                 return;
                             }
-                            let result = play_game_in(&j.setup, &j.seats, limits, &j.logs, &mut pool);
-                            if tx.send(then(Finished { tag: j.tag, result })).is_err() {
+                        }
+                        for j in groups.iter_mut().filter_map(Iterator::next) {
+                            if stopped() || !play(j, &mut pool) {
                                 return;
+                            }
+                        }
+                        if wave == 0 {
+                            // Until another thread or program waits to turn the
+                            // gate, more groups' first rotations rather than
+                            // waiting for it idle at the turn.
+                            while groups.len() < MAX_GROUPS_PER_WAVE && !stopped() && !pool.turn_waiting() {
+                                let mut group = claim_group(next, job).into_iter();
+                                let Some(first) = group.next() else { break };
+                                if !play(first, &mut pool) {
+                                    return;
+                                }
+                                groups.push(group);
                             }
                         }
                     }
@@ -126,6 +148,12 @@ pub fn run_games_then<T: Send, R: Send>(
 /// started about once per wave rather than once per group, and still no process
 /// lives from one rotation of a group into another.
 const GROUPS_PER_WAVE: usize = 8;
+
+/// Most groups a wave grows to while no turn of the machine's rotation gate is
+/// waiting: a thread that finished its wave before the others plays more first
+/// rotations instead of waiting for them at the turn (which must wait for every
+/// bot process on the machine). Measured in docs/ladder.md, "What this costs".
+const MAX_GROUPS_PER_WAVE: usize = 64;
 
 /// The next jobs from `next` on that form one mirrored group (one job, if it has
 /// no pairing), in order; empty when the jobs have run out.

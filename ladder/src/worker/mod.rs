@@ -397,7 +397,9 @@ pub fn play_leases_limited(
     let waves = groups.iter().map(|g| g.wanted.len()).max().unwrap_or(0);
     for rotation in 0..waves {
         if rotation > 0 {
-            pool.quit_all();
+            // No bot process on this machine lives from one rotation into the next.
+            pool.next_rotation()
+                .map_err(|e| WorkerError::Host(e.to_string()))?;
         }
         for g in groups.iter_mut().filter(|g| rotation < g.wanted.len()) {
             let (rec, logs) = play_rotation(g, rotation, log_dir, pool)?;
@@ -485,12 +487,21 @@ fn dial_for(e: &proto::ladder::Entrant) -> Dial {
     }
 }
 
-/// A lease to play, and where its records go.
-type PlayJob = (
-    Vec<LeaseReply>,
-    HashMap<String, PathBuf>,
-    tokio::sync::oneshot::Sender<Result<Vec<PlayedGroup>, WorkerError>>,
-);
+/// A lease to play, and where its records go; or word that no batch comes soon.
+enum PlayJob {
+    Play(
+        Vec<LeaseReply>,
+        HashMap<String, PathBuf>,
+        tokio::sync::oneshot::Sender<Result<Vec<PlayedGroup>, WorkerError>>,
+    ),
+    Rest,
+}
+
+/// How long kept bots wait for the next batch before they are quit anyway: a
+/// kept process holds the machine's rotation gate shut for every other thread
+/// and program on it (see [`referee::sandbox::RotationGate`]), so it is kept
+/// only across the round trip between two batches.
+const KEPT_BOTS_WAIT: Duration = Duration::from_secs(1);
 
 /// The thread that plays one task's batches of leases ([`play_leases`]), and keeps
 /// their bots from batch to batch. One long-lived thread rather than the runtime's
@@ -508,18 +519,39 @@ impl PlayThread {
             .spawn(move || {
                 let mut pool = BotPool::reusing();
                 // Ends when the task drops its sender; the pool's bots go with it.
-                for (leases, homes, reply) in inbox {
-                    let _ = reply.send(play_leases_limited(
-                        &leases,
-                        &homes,
-                        log_dir.as_ref(),
-                        &base,
-                        &mut pool,
-                    ));
+                loop {
+                    let job = match inbox.recv_timeout(KEPT_BOTS_WAIT) {
+                        Ok(job) => job,
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                            pool.quit_all();
+                            match inbox.recv() {
+                                Ok(job) => job,
+                                Err(_) => break,
+                            }
+                        }
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                    };
+                    match job {
+                        PlayJob::Play(leases, homes, reply) => {
+                            let _ = reply.send(play_leases_limited(
+                                &leases,
+                                &homes,
+                                log_dir.as_ref(),
+                                &base,
+                                &mut pool,
+                            ));
+                        }
+                        PlayJob::Rest => pool.quit_all(),
+                    }
                 }
             })
             .map_err(|e| WorkerError::Task(format!("cannot start a play thread: {e}")))?;
         Ok(PlayThread { leases })
+    }
+
+    /// Quits the kept bots: no batch comes soon.
+    fn rest(&self) {
+        let _ = self.leases.send(PlayJob::Rest);
     }
 
     async fn play(
@@ -529,7 +561,7 @@ impl PlayThread {
     ) -> Result<Vec<PlayedGroup>, WorkerError> {
         let (reply, records) = tokio::sync::oneshot::channel();
         self.leases
-            .send((leases, homes, reply))
+            .send(PlayJob::Play(leases, homes, reply))
             .map_err(|_| WorkerError::Task("the play thread is gone".into()))?;
         records
             .await
@@ -744,6 +776,7 @@ async fn work_loop(
             if cfg.exit_when_idle && !leased.groups_in_progress && leased.retry_after_ms == 0 {
                 return Ok(());
             }
+            player.rest();
             let wait = match leased.retry_after_ms {
                 0 => 500,
                 ms => u64::from(ms).min(5_000),

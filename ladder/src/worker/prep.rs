@@ -268,6 +268,8 @@ fn build(
     });
     let built = match built {
         Ok(b) => b,
+        // This machine's failure, not the version's.
+        Err(why) if why.starts_with(referee::fault::HOST_FAILURE) => return Err(WorkerError::Host(why)),
         Err(why) => {
             return Ok(Built::Failed(format!(
                 "$ {command}\ncannot start the build: {why}\n"

@@ -16,6 +16,7 @@
 mod build;
 mod cgroup;
 mod command;
+mod gate;
 mod seccomp;
 mod uid;
 
@@ -25,6 +26,7 @@ pub use command::{
     BOT_PATH, HOME_IN_SANDBOX, Home, Prepared, ScratchDir, check_home_command, prepare, prepare_in,
 };
 pub use command::{BUILD_SOURCE_IN_SANDBOX, BUILD_UNPACKABLE};
+pub use gate::{GATE_ENV, GateError, Pass, RotationGate, WeakPass};
 pub use uid::{LOCK_DIR as UID_LOCK_DIR, SandboxUid, UidRange};
 
 use crate::cli::number_in;
