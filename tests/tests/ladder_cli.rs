@@ -813,6 +813,21 @@ fn play_out(
     games: u64,
     prefix: &str,
 ) -> Vec<String> {
+    play_out_with(url, token_file, dir, name, game, games, prefix, &[])
+}
+
+/// [`play_out`] with more arguments for the worker.
+#[allow(clippy::too_many_arguments)]
+fn play_out_with(
+    url: &str,
+    token_file: &std::path::Path,
+    dir: &std::path::Path,
+    name: &str,
+    game: &str,
+    games: u64,
+    prefix: &str,
+    worker_args: &[&str],
+) -> Vec<String> {
     let games = games.to_string();
     admin_at(
         url,
@@ -827,12 +842,13 @@ fn play_out(
             "2000",
         ],
     );
-    let logs = dir.join("logs");
+    let logs = dir.join("logs").join(name);
     let out = Command::new(binary("ladder"))
         .args(["worker", "--server", url, "--exit-when-idle", "--token-file"])
         .arg(token_file)
         .arg("--log-dir")
         .arg(&logs)
+        .args(worker_args)
         .current_dir(workspace_root())
         .output()
         .unwrap();
@@ -1179,5 +1195,60 @@ fn a_worker_never_keeps_a_process_of_one_rotation_alive_into_the_next() {
     );
     assert_eq!(reports.len(), 20, "the attack ran in every game: {reports:?}");
     assert!(reports.iter().all(|r| r.contains(": contained ")), "{reports:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Attack through the real server and worker (issue 59): the `relay` attacker's
+/// live processes copy each other's words, so a word outlives its speller while
+/// any process of the bot lives on the machine, in another of the worker's
+/// threads say. Before the machine's rotation gate, a worker at `--concurrency 2`
+/// or 4 let one task's processes carry a group's rotation 0 dice into its
+/// rotation 1 played by another task. Now a rotation starts only once no bot
+/// process lives on the machine: hits at chance (see `RELAY_CHANCE_HITS` in
+/// sandbox.rs: at most one) at concurrency 2 and 4.
+#[test]
+fn a_worker_at_any_concurrency_relays_nothing_between_rotations() {
+    if !isolation("worker relay") {
+        return;
+    }
+    let dir = fresh_dir("worker-relay");
+    let db = dir.join("ladder.db");
+    let server = astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &[]);
+    let admin = |args: &[&str]| admin_at(&server.url, args);
+    let token_file = dir.join("w1.token");
+    std::fs::write(&token_file, add_worker(&server.url, "w1")).unwrap();
+    let attacker = format!("{} --attack relay", env!("CARGO_BIN_EXE_attack_bot"));
+    let honest = format!("{} --mode good", env!("CARGO_BIN_EXE_hostile_bot"));
+    admin(&["register-bot", "relay", "spartan", &attacker]);
+    admin(&["register-bot", "good", "spartan", &honest]);
+    for concurrency in ["2", "4"] {
+        let reports = play_out_with(
+            &server.url,
+            &token_file,
+            &dir,
+            &format!("relay-c{concurrency}"),
+            "spartan",
+            64,
+            "ATTACK relay",
+            &[
+                "--concurrency",
+                concurrency,
+                "--batch",
+                "4",
+                "--sandbox",
+                "isolated",
+            ],
+        );
+        assert_eq!(
+            reports.len(),
+            64,
+            "c{concurrency}: the attack ran in every game: {reports:?}"
+        );
+        let hits = reports.iter().filter(|r| r.contains(": escaped ")).count();
+        assert!(
+            hits <= 1,
+            "c{concurrency}: {hits} of 32 second games heard: {reports:?}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -606,3 +606,125 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
         drop(scratch);
     }
 }
+
+/// Attack as an author would make it (issue 59): an uploaded Python bot whose
+/// live processes copy each other's words (byte-range locks on a file every
+/// sandbox shows), so that a word spoken in rotation 0 of a group outlives its
+/// speller in processes of other groups, and is read in rotation 1. Played by a
+/// worker at `--concurrency 2` and 4: hits at chance (at most one; the chance
+/// is about one in a million a word, see `RELAY_CHANCE_HITS` in sandbox.rs).
+/// Without the machine's rotation gate the same bot, host-registered, heard the
+/// other army's secret roll in 16 of 32 second games at concurrency 2.
+#[test]
+fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
+    if let Err(e) = Sandbox::at(Level::Isolated).check() {
+        astragal_tests::skipped("uploaded relay", &e.to_string());
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path();
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let _server = serve(&root.join("ladder.db").to_string_lossy(), port);
+    let worker_token = admin(&url, &["add-worker", "w1"]).trim().to_owned();
+    let author = root.join("author.token");
+    std::fs::write(&author, admin(&url, &["add-author", "eve", "--max-bots", "5"])).unwrap();
+    let relay_source = std::fs::read_to_string(workspace_root().join("tests/data/relay_bot.py")).unwrap();
+    let manifest = |name: &str, file: &str| {
+        format!("name = \"{name}\"\ngames = [\"spartan\"]\nruntime = \"python3\"\nrun = \"python3 {file}\"\n")
+    };
+    let relay = folder(
+        root,
+        "relay",
+        &manifest("relay", "relay_bot.py"),
+        &[("relay_bot.py", &relay_source)],
+    );
+    let good = folder(
+        root,
+        "good",
+        &manifest("good", "bot.py"),
+        &[("bot.py", &starter())],
+    );
+    for bot in [&relay, &good] {
+        let o = ladder(
+            &[
+                "submit",
+                "--server",
+                &url,
+                "--token-file",
+                &author.to_string_lossy(),
+                &bot.to_string_lossy(),
+            ],
+            &[],
+        );
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let cache = root.join("cache");
+    let o = work(&url, &worker_token, &cache);
+    assert!(o.status.success(), "{}", text(&o));
+    let mine = statuses(&url, &author);
+    for name in ["relay", "good"] {
+        assert_eq!(status_of(&mine, name).1, "active", "{mine:#?}");
+    }
+    for concurrency in ["2", "4"] {
+        let name = format!("relay-c{concurrency}");
+        admin(
+            &url,
+            &[
+                "open",
+                &name,
+                "--game",
+                "spartan",
+                "--max-games",
+                "64",
+                "--movetime",
+                "2000",
+            ],
+        );
+        let logs = root.join(&name);
+        let o = ladder(
+            &[
+                "worker",
+                "--server",
+                &url,
+                "--exit-when-idle",
+                "--sandbox",
+                "isolated",
+                "--concurrency",
+                concurrency,
+                "--batch",
+                "4",
+                "--runtimes",
+                "python3",
+                "--cache-dir",
+                &cache.to_string_lossy(),
+                "--log-dir",
+                &logs.to_string_lossy(),
+            ],
+            &[("ASTRAGAL_WORKER_TOKEN", &worker_token)],
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        let reports: Vec<String> = std::fs::read_dir(&logs)
+            .unwrap()
+            .flatten()
+            .flat_map(|e| {
+                std::fs::read_to_string(e.path())
+                    .unwrap_or_default()
+                    .lines()
+                    .filter(|l| l.starts_with("ATTACK relay"))
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(
+            reports.len(),
+            64,
+            "c{concurrency}: the attack ran in every game: {reports:?}"
+        );
+        let hits = reports.iter().filter(|r| r.contains(": escaped ")).count();
+        assert!(
+            hits <= 1,
+            "c{concurrency}: {hits} of 32 second games heard: {reports:?}"
+        );
+    }
+}

@@ -1005,3 +1005,106 @@ fn a_live_process_of_one_rotation_never_signals_to_the_next() {
         );
     }
 }
+
+/// The `relay` attacker's hits among its `ATTACK relay` reports, and how many
+/// games reported.
+fn relay_hits(reports: &[String]) -> (usize, usize) {
+    let relay: Vec<&String> = reports.iter().filter(|r| r.starts_with("ATTACK relay")).collect();
+    (
+        relay.iter().filter(|r| r.contains(": escaped")).count(),
+        relay.len(),
+    )
+}
+
+/// Hits the relay may score by chance with no channel at all: another game alive
+/// in the same span would have to hold the same two secret first rolls (10 dice
+/// each), swapped, under a 12-bit key of the right one; about 1 in 10^6 a word,
+/// so well under one hit in a hundred runs of these tests. One is allowed, never
+/// more.
+const RELAY_CHANCE_HITS: usize = 1;
+
+/// Attack (issue 59): a bot's live processes copy each other's words (byte-range
+/// locks on a file every sandbox shows), so a word outlives its speller while any
+/// process of the bot lives anywhere on the machine, and carries a group's
+/// rotation 0 dice to its rotation 1 through processes of other groups, other
+/// threads, other runs. Before the machine's rotation gate, `referee match
+/// --concurrency 2` (64 games, seed 11, isolated) heard the other army's secret
+/// first roll in 16 of its 32 second games, at 4 in 32 of 32, and a second run on
+/// the machine relayed for a match at concurrency 1 in 20 of 20. Now a group's
+/// next rotation starts only once no bot process lives on the machine.
+#[test]
+fn a_relay_of_live_processes_carries_nothing_from_one_rotation_to_the_next() {
+    for level in levels("relay") {
+        for concurrency in ["2", "4"] {
+            let dir = Scratch::new(&format!("relay-{level}-{concurrency}"));
+            let run = attack(
+                "spartan",
+                &dir,
+                "match",
+                level,
+                "relay",
+                &["--games", "64", "--seed", "11", "--concurrency", concurrency],
+                &[],
+            );
+            honest_unaffected(&run);
+            let (hits, games) = relay_hits(&run.reports);
+            assert_eq!(games, 64, "{level} c{concurrency}: {:?}", run.reports);
+            assert!(
+                hits <= RELAY_CHANCE_HITS,
+                "{level} c{concurrency}: {hits} of 32 second games heard: {:?}",
+                run.reports
+            );
+        }
+        // A second run of the same bot on the machine, alive throughout.
+        let dir = Scratch::new(&format!("relay-{level}-second-run"));
+        let logs = dir.path("background-logs");
+        let mut background = Command::new(astragal_tests::binary("referee"))
+            .args([
+                "match",
+                "--game",
+                "spartan",
+                "--movetime",
+                "2000",
+                "--games",
+                "100000",
+            ])
+            .args(["--seed", "5", "--sandbox", &level.to_string(), "--bot"])
+            .arg(format!("{ATTACKER} --attack relay"))
+            .arg("--bot")
+            .arg(format!("{HONEST} --mode good"))
+            .arg("--log-dir")
+            .arg(&logs)
+            .current_dir(astragal_tests::workspace_root())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the referee runs");
+        // Under way once its relay has reported a game.
+        while relay_hits(&attack_reports(&logs)).1 == 0 {
+            assert!(
+                background.try_wait().unwrap().is_none(),
+                "the background run ended"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let run = attack(
+            "spartan",
+            &dir,
+            "match",
+            level,
+            "relay",
+            &["--games", "40", "--seed", "11", "--concurrency", "1"],
+            &[],
+        );
+        let _ = background.kill();
+        let _ = background.wait();
+        honest_unaffected(&run);
+        let (hits, games) = relay_hits(&run.reports);
+        assert_eq!(games, 40, "{level} second run: {:?}", run.reports);
+        assert!(
+            hits <= RELAY_CHANCE_HITS,
+            "{level} beside a second run: {hits} of 20 second games heard: {:?}",
+            run.reports
+        );
+    }
+}

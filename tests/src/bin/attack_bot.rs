@@ -25,7 +25,11 @@
 //! for as long as it lives; at the first request of each game it reads what is
 //! spelled under its own secret first roll, which is where a process of it that
 //! played the other rotation of the group, if still alive, spelled the roll the
-//! other army holds now; after the reveal it says whether that was right).
+//! other army holds now; after the reveal it says whether that was right),
+//! `relay` (`signal`, and a thread that copies what every other live process of
+//! it spells and holds the copy while it lives: a word passes from process to
+//! process across groups, threads and runs on one machine for as long as one
+//! of them is alive).
 //! `unix --socket PATH` (repeatable: connect to a Unix socket of the host's),
 //! `syscalls` (ptrace and process_vm_readv on a child of its own, a user
 //! namespace, io_uring, keyctl, userfaultfd, a Unix socket: escaped if any works),
@@ -345,9 +349,11 @@ impl Memory {
     }
 }
 
-/// What the `signal` attack keeps.
+/// What the `signal` and `relay` attacks keep.
 #[derive(Default)]
 struct Signal {
+    /// The attack's name, in its reports.
+    name: &'static str,
     /// This game's own first roll.
     first_roll: Option<String>,
     /// What was spelled under it when the game began (0: nothing).
@@ -405,8 +411,14 @@ impl Signal {
 
     /// Spells `value` in `slot`, for as long as this process lives.
     fn spell(&mut self, slot: usize, value: u16) {
+        self.held.extend(Signal::hold(slot, value));
+    }
+
+    /// Shared locks that spell `value` in `slot`, held as long as they are kept.
+    fn hold(slot: usize, value: u16) -> Vec<nix::fcntl::Flock<std::fs::File>> {
         use nix::fcntl::{Flock, FlockArg};
         let files = Signal::files();
+        let mut held = Vec::new();
         for bit in 0..Signal::BITS {
             if value & (1 << bit) == 0 {
                 continue;
@@ -415,9 +427,10 @@ impl Signal {
                 continue;
             };
             if let Ok(lock) = Flock::lock(file, FlockArg::LockSharedNonblock) {
-                self.held.push(lock);
+                held.push(lock);
             }
         }
+        held
     }
 
     /// Sees a request's observation (Spartan).
@@ -439,7 +452,7 @@ impl Signal {
             let theirs = roll_key(&obs["last_reveal"]["dice"][1 - seat]);
             let right = self.heard != 0 && self.heard == Signal::mark(&theirs);
             report(
-                "signal",
+                self.name,
                 right,
                 &format!(
                     "pid {} heard {:#06x}, the other army rolled {theirs}",
@@ -450,6 +463,123 @@ impl Signal {
             self.spell(
                 usize::from(Signal::mark(&theirs)) % Signal::SLOTS,
                 Signal::mark(&mine),
+            );
+        }
+    }
+}
+
+/// The `relay` attack: words as byte-range read locks on one file every sandbox
+/// shows, at offset `key << 16 | value` (a lock may lie past the file's end), so
+/// any number of words live side by side; and a thread that copies every word
+/// another process holds onto a descriptor of its own, for as long as it lives.
+/// A word so passes from process to process, across groups, threads and runs on
+/// the machine, while any process of the bot is alive anywhere on it.
+struct Relay {
+    /// Its own words (one per game played), held while it lives.
+    spoken: std::fs::File,
+    first_roll: Option<String>,
+    heard: Option<u16>,
+}
+
+impl Relay {
+    /// Keys: a roll's mark, cut to 12 bits so a thread can look at every one.
+    const KEYS: u64 = 1 << 12;
+
+    fn file() -> Option<std::fs::File> {
+        ["/usr/bin/env", "/bin/sh"]
+            .iter()
+            .find_map(|p| std::fs::File::open(p).ok())
+    }
+
+    fn start() -> Relay {
+        std::thread::spawn(|| {
+            let (Some(copies), Some(look)) = (Relay::file(), Relay::file()) else {
+                return;
+            };
+            loop {
+                for key in 0..Relay::KEYS {
+                    let mut from = key << 16;
+                    while let Some(at) = Relay::other_lock(&look, from, (key + 1) << 16) {
+                        Relay::lock(&copies, at);
+                        from = at + 1;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        Relay {
+            spoken: Relay::file().expect("a file every sandbox shows"),
+            first_roll: None,
+            heard: None,
+        }
+    }
+
+    /// A lock record of `kind` over `[from, from + len)`.
+    fn range(kind: i32, from: u64, len: u64) -> nix::libc::flock {
+        nix::libc::flock {
+            l_type: kind as i16,
+            l_whence: nix::libc::SEEK_SET as i16,
+            l_start: from as i64,
+            l_len: len as i64,
+            l_pid: 0,
+        }
+    }
+
+    /// The offset of a read lock that another descriptor holds in `[from, to)`.
+    fn other_lock(file: &std::fs::File, from: u64, to: u64) -> Option<u64> {
+        use nix::fcntl::{FcntlArg, fcntl};
+        let mut probe = Relay::range(nix::libc::F_WRLCK, from, to - from);
+        let r = fcntl(file, FcntlArg::F_OFD_GETLK(&mut probe));
+        (r.is_ok() && probe.l_type != nix::libc::F_UNLCK as i16).then(|| (probe.l_start as u64).max(from))
+    }
+
+    /// A read lock on one byte at `at`, held by `file`'s descriptor.
+    fn lock(file: &std::fs::File, at: u64) {
+        use nix::fcntl::{FcntlArg, fcntl};
+        let _ = fcntl(
+            file,
+            FcntlArg::F_OFD_SETLK(&Relay::range(nix::libc::F_RDLCK, at, 1)),
+        );
+    }
+
+    fn key(roll: &str) -> u64 {
+        u64::from(Signal::mark(roll)) % Relay::KEYS
+    }
+
+    /// Sees a request's observation (Spartan).
+    fn request(&mut self, obs: &str) {
+        let Ok(obs) = serde_json::from_str::<serde_json::Value>(obs) else {
+            return;
+        };
+        let (turn, first_step) = (obs["turn"].as_u64().unwrap_or(0), obs["phase"] == "reroll1");
+        if turn == 1 && first_step {
+            let mine = roll_key(&obs["your_dice"]);
+            let key = Relay::key(&mine);
+            // Any descriptor of this process's other than `spoken` sees the words
+            // of every other process, and what its own thread copied.
+            self.heard = Relay::file()
+                .and_then(|f| Relay::other_lock(&f, key << 16, (key + 1) << 16))
+                .map(|at| (at & 0xffff) as u16);
+            self.first_roll = Some(mine);
+        }
+        if turn == 2 && first_step {
+            let Some(mine) = self.first_roll.take() else {
+                return;
+            };
+            let seat = obs["seat"].as_u64().unwrap_or(0) as usize;
+            let theirs = roll_key(&obs["last_reveal"]["dice"][1 - seat]);
+            let heard = self.heard.take();
+            let right = heard == Some(Signal::mark(&theirs));
+            report(
+                "relay",
+                right,
+                &format!("heard {heard:?}, the other army rolled {theirs}"),
+            );
+            // Under the key of the roll the other army had, the roll this army
+            // had: what the other rotation's process of this seat will hold.
+            Relay::lock(
+                &self.spoken,
+                Relay::key(&theirs) << 16 | u64::from(Signal::mark(&mine)),
             );
         }
     }
@@ -575,8 +705,12 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mut memory = Memory::default();
     let mut clock = Clock::default();
-    let mut signal = Signal::default();
     let name = values(&args, "--attack").pop().unwrap_or_default();
+    let mut signal = Signal {
+        name: "signal",
+        ..Signal::default()
+    };
+    let mut relay = (name == "relay").then(Relay::start);
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     let mut attacked_this_game = false;
@@ -608,6 +742,10 @@ fn main() {
                     clock.request(obs);
                 } else if name == "signal" {
                     signal.request(obs);
+                } else if let Some(relay) = relay.as_mut() {
+                    relay.request(obs);
+                    // A legal think time: games long enough for words to cross.
+                    std::thread::sleep(Duration::from_millis(3));
                 } else if !attacked_this_game {
                     attacked_this_game = true;
                     for info in attack(&name, &args) {
