@@ -120,6 +120,69 @@ pub fn audit<K: Ord + Clone + std::fmt::Display>(
         .collect()
 }
 
+/// One worker's leases: groups it was given, and those whose lease ran out in
+/// its hands (the group then went to another worker, with a new seed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseCount {
+    /// Worker id.
+    pub worker: i64,
+    /// Groups leased to it.
+    pub leased: u64,
+    /// Of those, leases that ran out.
+    pub expired: u64,
+}
+
+/// How one worker's leases compare with the others'.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaseAudit {
+    /// Worker id.
+    pub worker: i64,
+    /// Its share of leases that ran out.
+    pub rate: f64,
+    /// The share among all other workers' leases.
+    pub others_rate: f64,
+    /// Two-proportion z score of the difference.
+    pub z: f64,
+    /// Why it stands out; empty when it does not.
+    pub flag: String,
+}
+
+/// Compares each worker's share of leases that ran out in its hands with the
+/// other workers' (a worker that takes groups and lets them lapse, to see their
+/// seeds or to hold the competition back, stands out as a faulting one does).
+pub fn lease_audit(counts: &[LeaseCount]) -> Vec<LeaseAudit> {
+    let (all_leased, all_expired) = counts
+        .iter()
+        .fold((0, 0), |(l, e), c| (l + c.leased, e + c.expired.min(c.leased)));
+    counts
+        .iter()
+        .map(|c| {
+            let expired = c.expired.min(c.leased);
+            let (others_n, others_x) = (all_leased - c.leased, all_expired - expired);
+            let rate = expired as f64 / c.leased.max(1) as f64;
+            let others_rate = others_x as f64 / others_n.max(1) as f64;
+            let z = two_proportion_z(expired, c.leased, others_x, others_n);
+            let flag = if z > FLAG_Z && expired >= FLAG_MIN_GAMES {
+                format!(
+                    "{expired} of its {} leases ran out ({:.1}%) against {:.1}% for the others (z {z:.1})",
+                    c.leased,
+                    100.0 * rate,
+                    100.0 * others_rate
+                )
+            } else {
+                String::new()
+            };
+            LeaseAudit {
+                worker: c.worker,
+                rate,
+                others_rate,
+                z,
+                flag,
+            }
+        })
+        .collect()
+}
+
 /// z of `x1/n1 - x2/n2` with the pooled proportion; 0 without data on a side.
 fn two_proportion_z(x1: u64, n1: u64, x2: u64, n2: u64) -> f64 {
     if n1 == 0 || n2 == 0 {
@@ -134,6 +197,33 @@ fn two_proportion_z(x1: u64, n1: u64, x2: u64, n2: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_worker_whose_leases_run_out_far_more_than_the_others_is_flagged() {
+        let count = |worker, leased, expired| LeaseCount {
+            worker,
+            leased,
+            expired,
+        };
+        // Two honest workers lose 1% of their leases (a restart, a slow link);
+        // the third lets a fifth of its own run out.
+        let audits = lease_audit(&[count(1, 1000, 10), count(2, 1000, 10), count(3, 500, 100)]);
+        assert!(
+            audits[0].flag.is_empty() && audits[1].flag.is_empty(),
+            "{audits:?}"
+        );
+        assert!(
+            audits[2].flag.contains("100 of its 500 leases ran out"),
+            "{audits:?}"
+        );
+        assert!((audits[2].rate - 0.2).abs() < 1e-9 && (audits[2].others_rate - 0.01).abs() < 1e-9);
+        // Too few to say: four lapsed leases of ten flag nothing.
+        let few = lease_audit(&[count(1, 1000, 0), count(2, 10, 4)]);
+        assert!(few.iter().all(|a| a.flag.is_empty()), "{few:?}");
+        // No worker, or no leases yet: nothing to divide by.
+        assert!(lease_audit(&[]).is_empty());
+        assert_eq!(lease_audit(&[count(1, 0, 0)])[0].z, 0.0);
+    }
 
     fn games(worker: i64, n: u64, faulted: u64, kind: &'static str) -> Vec<ReportedGame<&'static str>> {
         (0..n)

@@ -183,3 +183,62 @@ async fn a_lease_holds_no_more_than_the_worker_asked_for() {
         );
     }
 }
+
+/// A lease lives no longer than its cap, however often its worker renews it
+/// (before: a worker renewed one group 60 times over 60 s without playing or
+/// reporting, and held the group, and its seed, as long as it liked). Past the
+/// cap the group goes to another worker with a new seed, and the lapse counts
+/// against the worker that held it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_lives_no_longer_than_its_cap_and_its_lapse_counts_against_its_worker() {
+    for t in test_stores("lease_life").await {
+        let store = Store::open(&t.url).await.unwrap();
+        let (c, bots) = four_bots_in_a_competition(&store).await;
+        let w1 = store.add_worker("w1", "hash-1").await.unwrap();
+        let w2 = store.add_worker("w2", "hash-2").await.unwrap();
+        store.schedule_many(&c, &[vec![bots[0], bots[1]]]).await.unwrap();
+        let t0 = now_ms();
+        let got = store
+            .lease_many(&LeaseAsk::new("w1", "token-1"), t0, t0 + 1_000, 1, 10)
+            .await
+            .unwrap();
+        let (id, seed) = (got[0].id, got[0].seed);
+        store
+            .start_leases("token-1", &[id], t0 + 1_000, t0 + 3_000)
+            .await
+            .unwrap();
+        // Renewals within its life hold it, the last only up to the cap.
+        for at in [900, 1_800, 2_700] {
+            let renewed = store
+                .renew_leases("w1", "token-1", &[id], t0 + at, t0 + at + 1_000)
+                .await
+                .unwrap();
+            assert_eq!(renewed, vec![id], "{}: renewed at +{at} ms", t.kind);
+        }
+        let renewed = store
+            .renew_leases("w1", "token-1", &[id], t0 + 3_001, t0 + 4_001)
+            .await
+            .unwrap();
+        assert!(renewed.is_empty(), "{}: renewed past its cap", t.kind);
+        // Another worker gets it, with a new seed.
+        let again = store
+            .lease_many(&LeaseAsk::new("w2", "token-2"), t0 + 3_001, t0 + 4_001, 1, 10)
+            .await
+            .unwrap();
+        assert_eq!(again.len(), 1, "{}", t.kind);
+        assert_eq!(again[0].id, id, "{}", t.kind);
+        assert_ne!(
+            again[0].seed, seed,
+            "{}: a lapsed lease's seed was dealt again",
+            t.kind
+        );
+        let counts = store.lease_counts().await.unwrap();
+        assert_eq!(
+            counts[&w1.id],
+            (1, 1),
+            "{}: w1 leased one and let it lapse",
+            t.kind
+        );
+        assert_eq!(counts[&w2.id], (1, 0), "{}", t.kind);
+    }
+}

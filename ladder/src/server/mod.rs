@@ -63,6 +63,59 @@ pub fn lease_period(floor: Duration, time: &TimeControl) -> Duration {
     floor.max(decision.saturating_mul(3))
 }
 
+/// How many times the longest its group can legally take a lease may live,
+/// whatever its renewals ([`lease_life`]).
+pub const LEASE_LIFE_FACTOR: u32 = 3;
+
+/// Decisions one seat's turn is taken to hold at most, for [`lease_life`]: a
+/// Spartan turn is three rolls and a scoring, and every other game's fewer on
+/// all but the rarest turns.
+const DECISIONS_PER_TURN: u64 = 4;
+
+/// The longest a lease of a group may live, however often its worker renews it:
+/// [`LEASE_LIFE_FACTOR`] times the longest its `rotations` games can take under
+/// `time`, each game at most its `max_turns` (the option's value in `options`,
+/// else the game's default) of [`DECISIONS_PER_TURN`] for each of `seats`, and
+/// never less than two lease periods. Past it the lease runs out and the group
+/// goes to another worker with a new seed: a worker that renews and never
+/// reports cannot hold a group, or its seed, for ever.
+pub fn lease_life(
+    floor: Duration,
+    time: &TimeControl,
+    game: &str,
+    options: &[String],
+    seats: usize,
+    rotations: usize,
+) -> Duration {
+    let turns = options
+        .iter()
+        .find_map(|o| o.strip_prefix("max_turns="))
+        .and_then(|v| v.parse::<u64>().ok())
+        .or_else(|| {
+            let info = engine::game_info(game).ok()?;
+            info.options
+                .iter()
+                .find(|o| o.name == "max_turns")?
+                .default
+                .parse()
+                .ok()
+        })
+        .unwrap_or(1_000);
+    let seats = seats.max(1) as u64;
+    let decisions = turns.saturating_mul(seats).saturating_mul(DECISIONS_PER_TURN);
+    let margin = referee::Limits::default().margin;
+    let game_ms: u128 = match *time {
+        TimeControl::MoveTime(t) => (t + margin).as_millis() * u128::from(decisions),
+        // Each seat's whole clock, its increments, and the margin on every move.
+        TimeControl::Clock { base, inc } => {
+            base.as_millis() * u128::from(seats) + (inc + margin).as_millis() * u128::from(decisions)
+        }
+    };
+    let life_ms = game_ms * rotations.max(1) as u128 * u128::from(LEASE_LIFE_FACTOR);
+    let life = Duration::from_millis(u64::try_from(life_ms).unwrap_or(u64::MAX));
+    life.max(2 * lease_period(floor, time))
+}
+
 /// What a worker is told to wait when no group is ready yet but more are coming.
 pub const RETRY_AFTER: Duration = Duration::from_millis(100);
 
@@ -241,4 +294,60 @@ pub async fn run(
         web.await??;
     }
     Ok(result?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_leases_life_is_a_few_times_its_groups_longest_legal_time() {
+        let floor = Duration::from_secs(30);
+        let margin = referee::Limits::default().margin;
+        let opts = |o: &[&str]| o.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        // Spartan, 100 ms a move, 13 turns: 13 × 2 seats × 4 decisions, two
+        // rotations, three times over.
+        let life = lease_life(
+            floor,
+            &TimeControl::MoveTime(Duration::from_millis(100)),
+            "spartan",
+            &opts(&["max_turns=13"]),
+            2,
+            2,
+        );
+        assert_eq!(life, (Duration::from_millis(100) + margin) * (13 * 2 * 4) * 2 * 3);
+        // Without the option, the game's own default (Ur: 1,000 turns).
+        let ur = lease_life(
+            floor,
+            &TimeControl::MoveTime(Duration::from_millis(10)),
+            "ur",
+            &[],
+            2,
+            2,
+        );
+        assert_eq!(ur, (Duration::from_millis(10) + margin) * (1_000 * 2 * 4) * 2 * 3);
+        // A clock: each seat's whole base, and every move's increment and margin.
+        let clock = TimeControl::Clock {
+            base: Duration::from_secs(60),
+            inc: Duration::from_millis(500),
+        };
+        let life = lease_life(floor, &clock, "spartan", &opts(&["max_turns=13"]), 2, 2);
+        assert_eq!(
+            life,
+            (Duration::from_secs(60) * 2 + (Duration::from_millis(500) + margin) * (13 * 2 * 4)) * 2 * 3
+        );
+        // Never shorter than two lease periods.
+        let short = lease_life(
+            floor,
+            &TimeControl::MoveTime(Duration::from_millis(1)),
+            "spartan",
+            &opts(&["max_turns=1"]),
+            2,
+            2,
+        );
+        assert_eq!(
+            short,
+            2 * lease_period(floor, &TimeControl::MoveTime(Duration::from_millis(1)))
+        );
+    }
 }

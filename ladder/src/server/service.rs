@@ -76,10 +76,24 @@ impl LadderService {
         let games = self.store.reported_games().await?;
         let ids: Vec<i64> = workers.iter().map(|w| w.id.0).collect();
         let audits = rating::audit::audit(&ids, &games);
+        let leases = self.store.lease_counts().await?;
+        let counts: Vec<rating::audit::LeaseCount> = workers
+            .iter()
+            .map(|w| {
+                let (leased, expired) = leases.get(&w.id).copied().unwrap_or_default();
+                rating::audit::LeaseCount {
+                    worker: w.id.0,
+                    leased: leased.max(0) as u64,
+                    expired: expired.max(0) as u64,
+                }
+            })
+            .collect();
+        let lease_audits = rating::audit::lease_audit(&counts);
         Ok(workers
             .into_iter()
             .zip(audits)
-            .map(|(w, a)| WorkerInfo {
+            .zip(counts.into_iter().zip(lease_audits))
+            .map(|((w, a), (count, lapsed))| WorkerInfo {
                 revoked: w.revoked(),
                 name: w.name,
                 groups: a.groups,
@@ -95,7 +109,15 @@ impl LadderService {
                         z: k.z,
                     })
                     .collect(),
-                flag: a.flag,
+                flag: [a.flag, lapsed.flag]
+                    .into_iter()
+                    .filter(|f| !f.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                groups_leased: count.leased,
+                leases_expired: count.expired,
+                expired_rate: lapsed.rate,
+                others_expired_rate: lapsed.others_rate,
             })
             .collect())
     }
@@ -303,9 +325,10 @@ impl LadderService {
         let catalog = self.catalog(&comp_ids, &bot_ids).await?;
         let (competitions, bots) = (&catalog.competitions, &catalog.bots);
         let mut out = Vec::with_capacity(groups.len());
-        // Groups of competitions whose time control asks for a longer lease than
-        // the server's shortest, by period: lengthened once they are leased.
-        let mut longer: HashMap<Duration, Vec<GroupId>> = HashMap::new();
+        // Each group's lease period (longer than the server's shortest where its
+        // time control asks) and its last moment, whatever its renewals
+        // ([`lease_life`]): set once they are leased.
+        let mut lives: HashMap<(Duration, Duration), Vec<GroupId>> = HashMap::new();
         for g in groups {
             let c = competitions
                 .get(&g.competition_id)
@@ -313,9 +336,15 @@ impl LadderService {
             tracing::debug!(worker = %worker.name, group = %g.id, competition = %c.name, "group leased");
             let seeding = Self::seeding(c, &g, bots);
             let period = lease_period(self.cfg.lease, &c.time);
-            if period > self.cfg.lease {
-                longer.entry(period).or_default().push(g.id);
-            }
+            let life = lease_life(
+                self.cfg.lease,
+                &c.time,
+                &c.game,
+                &c.options,
+                g.bots.len(),
+                g.bots.len(),
+            );
+            lives.entry((period, life)).or_default().push(g.id);
             out.push(LeaseReply {
                 has_work: true,
                 lease: token.clone(),
@@ -356,10 +385,15 @@ impl LadderService {
                 author_log_bytes: self.cfg.uploads.author_log_bytes,
             });
         }
-        for (period, ids) in longer {
-            let now = crate::store::now_ms();
+        let now = crate::store::now_ms();
+        for ((period, life), ids) in lives {
             self.store
-                .renew_leases(&worker.name, &token, &ids, now, now + period.as_millis() as i64)
+                .start_leases(
+                    &token,
+                    &ids,
+                    now + period.as_millis() as i64,
+                    now + life.as_millis() as i64,
+                )
                 .await?;
         }
         tracing::info!(worker = %worker.name, groups = out.len(), "groups leased");

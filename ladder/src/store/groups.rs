@@ -219,6 +219,13 @@ impl Store {
                 Dialect::Sqlite => Self::groups_from(&mut conn, &rows).await?,
             });
         }
+        if !groups.is_empty() {
+            sqlx::query("UPDATE workers SET groups_leased = groups_leased + $1 WHERE name = $2")
+                .bind(groups.len() as i64)
+                .bind(worker)
+                .execute(&self.pool)
+                .await?;
+        }
         groups.sort_by_key(|g| g.id);
         Ok(groups)
     }
@@ -238,12 +245,12 @@ impl Store {
         let lease_ms = expires_ms - now;
         let mut tx = self.write_tx().await?;
         let sql = format!(
-            "SELECT g.id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
+            "SELECT g.id, g.lease_worker FROM match_groups g JOIN competitions c ON c.id = g.competition_id
              WHERE g.status = 'leased' AND g.lease_expires_ms < $1 AND c.status = 'open'
              AND (g.lease_worker <> $2 OR g.lease_expires_ms < $3){fits}
              ORDER BY g.lease_expires_ms LIMIT $4 {lock}"
         );
-        let ids: Vec<i64> = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let expired: Vec<(i64, Option<String>)> = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(now)
             .bind(worker)
             .bind(now - lease_ms)
@@ -251,10 +258,22 @@ impl Store {
             .fetch_all(&mut *tx)
             .await?
             .iter()
-            .map(|r| r.try_get(0))
-            .collect::<std::result::Result<_, _>>()?;
-        let mut rows = Vec::with_capacity(ids.len());
-        for id in ids {
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect::<Result<_>>()?;
+        // Each lease that ran out counts against the worker that held it.
+        let mut lost: std::collections::BTreeMap<&str, i64> = std::collections::BTreeMap::new();
+        for name in expired.iter().filter_map(|(_, w)| w.as_deref()) {
+            *lost.entry(name).or_default() += 1;
+        }
+        for (name, n) in lost {
+            sqlx::query("UPDATE workers SET leases_expired = leases_expired + $1 WHERE name = $2")
+                .bind(n)
+                .bind(name)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let mut rows = Vec::with_capacity(expired.len());
+        for (id, _) in expired {
             let sql = format!(
                 "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2,
                  lease_expires_ms = $3, seed = $4 WHERE id = $5 RETURNING {GROUP_COLUMNS}"
@@ -428,9 +447,39 @@ impl Store {
         Ok(out)
     }
 
+    /// Sets the period and the last moment of the new leases of `ids` under
+    /// `token`: each runs out at `expires_ms` unless renewed, and at
+    /// `deadline_ms` whatever its renewals.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn start_leases(
+        &self,
+        token: &str,
+        ids: &[GroupId],
+        expires_ms: i64,
+        deadline_ms: i64,
+    ) -> Result<()> {
+        let token = token_hash(token);
+        for chunk in ids.chunks(100) {
+            let mut sql = Sql::new("UPDATE match_groups SET lease_expires_ms = ");
+            sql.bind(expires_ms)
+                .push(", lease_deadline_ms = ")
+                .bind(deadline_ms)
+                .push(" WHERE status = 'leased' AND lease_token = ")
+                .bind(token.as_str())
+                .push(" AND id IN ")
+                .list(chunk.iter().copied());
+            sql.query()?.execute(&self.pool).await?;
+        }
+        Ok(())
+    }
+
     /// Renews `worker`'s leases of `ids` under `token` that have not run out by
-    /// `now`, to `expires_ms`; returns the groups renewed. A lease that ran out is
-    /// not brought back: its group may have gone to another worker with a new seed.
+    /// `now`, to `expires_ms` but never past the lease's last moment
+    /// ([`Store::start_leases`]); returns the groups renewed. A lease that ran out
+    /// is not brought back: its group may have gone to another worker with a new
+    /// seed.
     ///
     /// # Errors
     /// The database.
@@ -445,9 +494,13 @@ impl Store {
         let token = token_hash(token);
         let mut renewed = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(100) {
-            let mut sql = Sql::new("UPDATE match_groups SET lease_expires_ms = ");
+            let mut sql = Sql::new(
+                "UPDATE match_groups SET lease_expires_ms = CASE WHEN lease_deadline_ms IS NOT NULL AND lease_deadline_ms < ",
+            );
             sql.bind(expires_ms)
-                .push(" WHERE status = 'leased' AND lease_worker = ")
+                .push(" THEN lease_deadline_ms ELSE ")
+                .bind(expires_ms)
+                .push(" END WHERE status = 'leased' AND lease_worker = ")
                 .bind(worker)
                 .push(" AND lease_token = ")
                 .bind(token.as_str())

@@ -90,6 +90,20 @@ impl Store {
         )
     }
 
+    /// Every worker's leases: groups leased to it, and leases that ran out in
+    /// its hands, by worker id.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn lease_counts(&self) -> Result<std::collections::HashMap<WorkerId, (i64, i64)>> {
+        let rows = sqlx::query("SELECT id, groups_leased, leases_expired FROM workers")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| Ok((WorkerId(r.try_get(0)?), (r.try_get(1)?, r.try_get(2)?))))
+            .collect()
+    }
+
     /// Revokes a worker's token: its calls are refused from now on.
     ///
     /// # Errors

@@ -372,8 +372,8 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     .map_err(said)?
                     .into_inner();
                 say(&format!(
-                    "{:<20} {:>8} {:>7} {:>8}  faulted games (rate, others' rate, z)",
-                    "worker", "status", "groups", "games"
+                    "{:<20} {:>8} {:>7} {:>8} {:>16}  faulted games (rate, others' rate, z)",
+                    "worker", "status", "groups", "games", "leases lapsed"
                 ))?;
                 for w in list.workers {
                     let faults: Vec<String> = w
@@ -392,11 +392,12 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                         })
                         .collect();
                     say(&format!(
-                        "{:<20} {:>8} {:>7} {:>8}  {}",
+                        "{:<20} {:>8} {:>7} {:>8} {:>16}  {}",
                         w.name,
                         if w.revoked { "revoked" } else { "active" },
                         w.groups,
                         w.games,
+                        format!("{}/{}", w.leases_expired, w.groups_leased),
                         if faults.is_empty() {
                             "-".into()
                         } else {
