@@ -97,6 +97,14 @@ pub const AUTHOR_LOG_BYTES: u32 = 64 * 1024;
 /// Challenge games an author may ask for in a day, by default.
 pub const CHALLENGE_GAMES_PER_DAY: u32 = 200;
 
+/// New versions an author may upload in any 24 hours, by default (one per game
+/// an upload plays).
+pub const VERSIONS_PER_DAY: u32 = 20;
+
+/// Bytes of files the store keeps for one author, by default: eight uploads at
+/// the largest packed size.
+pub const AUTHOR_BYTES: u64 = 512 << 20;
+
 /// Most games one challenge asks for.
 pub const CHALLENGE_GAMES_MAX: u32 = 100;
 
@@ -128,6 +136,20 @@ pub struct UploadConfig {
     pub author_log_bytes: u32,
     /// Challenge games an author may ask for in any 24 hours.
     pub challenge_games_per_day: u32,
+    /// New versions an author may upload in any 24 hours.
+    pub versions_per_day: u32,
+    /// Bytes of files (uploads and built folders) kept for one author.
+    pub author_bytes: u64,
+}
+
+impl UploadConfig {
+    /// The caps [`crate::store::Store::submit`] holds an author to.
+    pub fn quota(&self) -> crate::store::UploadQuota {
+        crate::store::UploadQuota {
+            versions_per_day: i64::from(self.versions_per_day),
+            bytes: i64::try_from(self.author_bytes).unwrap_or(i64::MAX),
+        }
+    }
 }
 
 impl Default for UploadConfig {
@@ -139,6 +161,8 @@ impl Default for UploadConfig {
             at_once: 2,
             author_log_bytes: AUTHOR_LOG_BYTES,
             challenge_games_per_day: CHALLENGE_GAMES_PER_DAY,
+            versions_per_day: VERSIONS_PER_DAY,
+            author_bytes: AUTHOR_BYTES,
             build_seconds: 600,
             check_games: 4,
             objects: None,
