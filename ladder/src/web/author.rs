@@ -27,7 +27,7 @@
 //!   shows; an author sees only their own bots' seats, and nothing at all says
 //!   whether another author's bot or game exists beyond what the public pages do.
 
-use super::{Bots, Site, WebError, escape, page_html, segment};
+use super::{Bots, Marked, Site, WebError, escape, page_html, segment};
 use crate::server::LadderService;
 use crate::server::logs::{LogReader, SeatLogView, readable_logs};
 use crate::store::{AuthorRow, BotRow, BotStatus, GameId, WebSession};
@@ -402,7 +402,7 @@ async fn home(State(a): State<Authors>, headers: HeaderMap) -> Result<Response, 
                             td { a href={ "/author/bots/" (segment(&b.name)) } { (b.name) } }
                             td { (b.game) }
                             td { b { (b.status) } }
-                            td.detail { (b.status_reason) }
+                            td.detail { (Marked(&b.status_reason)) }
                         }
                     }
                 }
@@ -551,7 +551,7 @@ async fn bot_page(
         h1 { (bot.name) }
         div {
             (bot.game) " · version " (bot.version) " · " b.status data-status=(bot.status) { (bot.status) }
-            @if !bot.status_reason.is_empty() { " — " (redactor.text(&bot.status_reason)) }
+            @if !bot.status_reason.is_empty() { " — " (Marked(&redactor.text(&bot.status_reason))) }
             " " @if let Some(f) = status_form { (f) }
         }
         p.note {
@@ -568,9 +568,9 @@ async fn bot_page(
             }
         }
         h2 { "Build log" }
-        @if build_log.is_empty() { p.note { "No build (or not built yet)." } } @else { pre.log { (redactor.text(&build_log)) } }
+        @if build_log.is_empty() { p.note { "No build (or not built yet)." } } @else { pre.log { (Marked(&redactor.text(&build_log))) } }
         h2 { "Check report" }
-        @if check_report.is_empty() { p.note { "Not checked yet." } } @else { pre.log { (redactor.text(&check_report)) } }
+        @if check_report.is_empty() { p.note { "Not checked yet." } } @else { pre.log { (Marked(&redactor.text(&check_report))) } }
         @if let Some(view) = &public {
             @for c in &view.competitions { (super::bot::competition_section_at(&view.name, c, "/author/games/")) }
         }
@@ -699,13 +699,13 @@ async fn game_page(
             @for seat in &seats {
                 h3 { "Seat " (seat.seat) ": " a href={ "/author/bots/" (segment(&seat.bot)) } { (seat.bot) } }
                 @if seat.log.faults.is_empty() { p { "No fault said more than the record." } } @else {
-                    ul.faults { @for f in &seat.log.faults { li { (f) } } }
+                    ul.faults { @for f in &seat.log.faults { li { (Marked(f)) } } }
                 }
                 @if seat.log.stderr_dropped > 0 {
                     p { "stderr: the first " (seat.log.stderr_dropped) " bytes were cut; the end follows." }
                 }
                 @if seat.log.stderr.is_empty() { p { "Nothing on stderr." } } @else {
-                    pre.stderr style="white-space:pre-wrap;background:#fff;border:1px solid #d5d9e2;padding:8px;max-height:24em;overflow:auto" { (seat.log.stderr) }
+                    pre.stderr style="white-space:pre-wrap;background:#fff;border:1px solid #d5d9e2;padding:8px;max-height:24em;overflow:auto" { (Marked(&seat.log.stderr)) }
                 }
             }
         }
