@@ -140,6 +140,8 @@ pub struct UploadConfig {
     pub versions_per_day: u32,
     /// Bytes of files (uploads and built folders) kept for one author.
     pub author_bytes: u64,
+    /// How the author's pages slow sign-ins after failures.
+    pub sign_in: crate::web::throttle::SignInLimits,
 }
 
 impl UploadConfig {
@@ -163,6 +165,7 @@ impl Default for UploadConfig {
             challenge_games_per_day: CHALLENGE_GAMES_PER_DAY,
             versions_per_day: VERSIONS_PER_DAY,
             author_bytes: AUTHOR_BYTES,
+            sign_in: crate::web::throttle::SignInLimits::default(),
             build_seconds: 600,
             check_games: 4,
             objects: None,
@@ -224,11 +227,14 @@ pub async fn run(
             .merge(crate::web::author::router(service.clone()));
         let mut rx = stop_rx.clone();
         tokio::spawn(async move {
-            axum::serve(conn::Bounded::new(listener, web_limits), app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.wait_for(|s| *s).await;
-                })
-                .await
+            axum::serve(
+                conn::Bounded::new(listener, web_limits),
+                app.into_make_service_with_connect_info::<conn::Peer>(),
+            )
+            .with_graceful_shutdown(async move {
+                let _ = rx.wait_for(|s| *s).await;
+            })
+            .await
         })
     });
     let incoming = conn::Bounded::new(grpc, cfg.grpc_connections).into_stream();

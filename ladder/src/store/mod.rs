@@ -35,7 +35,7 @@ pub use challenges::ChallengeRow;
 pub use groups::LeaseAsk;
 pub use ids::{AuthorId, BotId, CompetitionId, GameId, GroupId, WorkerId};
 pub use logs::{GameLogs, NewSeatLog, SeatLogEntry};
-pub use sessions::WebSession;
+pub use sessions::{SESSIONS_PER_AUTHOR, SessionOf, WebSession};
 use sql::Sql;
 pub use tally::Tallied;
 

@@ -30,6 +30,7 @@ mod competition;
 mod download;
 pub mod redact;
 mod svg;
+pub mod throttle;
 
 use crate::server::cache::StandingsCache;
 use crate::store::{BotId, GameId, GroupId, ResultRow, Store};
