@@ -88,7 +88,7 @@ pub(crate) struct ServeArgs {
     pub(crate) challenge_games_per_day: u32,
     /// New versions one author may upload in any 24 hours (an upload that plays
     /// several games makes a version of each). Past it an upload is refused,
-    /// saying when there is room again; uploads sent at once cannot pass it.
+    /// saying how many more are taken now; uploads sent at once cannot pass it.
     #[arg(long, default_value_t = ladder::server::VERSIONS_PER_DAY, value_name = "N",
           value_parser = |s: &str| number_in(s, 1u32, 1_000_000))]
     pub(crate) max_versions_per_day: u32,
