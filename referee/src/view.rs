@@ -105,7 +105,17 @@ const PAGE: &str = include_str!("view.html");
 /// # Errors
 /// The record does not replay.
 pub fn html(rec: &GameRecord, title: &str) -> Result<String, ReplayError> {
-    let frames = frames(rec)?;
+    let mut frames = frames(rec)?;
+    // What bots wrote is shown as written: a bidi override in an `info` line
+    // cannot reorder it, nor a line separator hide a line (each shows as
+    // `\u{202e}`, `\u{2028}`).
+    let shown = |s: &str| crate::text::escaped_lines(s).into_owned();
+    for played in frames.iter_mut().filter_map(|f| f.played.as_mut()) {
+        for line in played.info.iter_mut().chain(played.faults.iter_mut()) {
+            *line = shown(line);
+        }
+    }
+    let title = &shown(title);
     let header = Header {
         title,
         game: &rec.game,
@@ -114,7 +124,7 @@ pub fn html(rec: &GameRecord, title: &str) -> Result<String, ReplayError> {
         seats: rec
             .seats
             .iter()
-            .map(|s| s.entrant.clone().unwrap_or_else(|| s.name.clone()))
+            .map(|s| shown(s.entrant.as_deref().unwrap_or(&s.name)))
             .collect(),
         moves_hidden: engine::game_info(&rec.game).is_ok_and(|i| i.nature.hidden_information),
         ranks: rec.outcome.ranks.clone(),
@@ -124,7 +134,7 @@ pub fn html(rec: &GameRecord, title: &str) -> Result<String, ReplayError> {
             .faults
             .iter()
             .filter(|f| f.at_move >= rec.moves.len())
-            .map(|f| format!("seat {} {}: {}", f.seat, f.kind, f.detail))
+            .map(|f| shown(&format!("seat {} {}: {}", f.seat, f.kind, f.detail)))
             .collect(),
     };
     let data = serde_json::json!({ "header": header, "frames": frames });

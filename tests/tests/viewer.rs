@@ -115,6 +115,32 @@ fn text_a_bot_wrote_cannot_become_markup() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Characters a reader cannot see (a bidi override, an isolate, a zero-width
+/// space, a line separator, a bell) in what a bot wrote reach the page as
+/// visible escapes, never raw: the override cannot reorder the line it is in.
+#[test]
+fn text_a_bot_wrote_shows_its_invisible_characters() {
+    let dir = temp_dir("invisible");
+    let file = recorded("ur", &dir);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut rec: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let hostile = "win\u{202e}txt.exe\u{2066}a\u{200b}b\u{2028}c\u{7}";
+    rec["moves"][0]["info"] = serde_json::json!([hostile]);
+    rec["seats"][0]["name"] = serde_json::json!(hostile);
+    std::fs::write(&file, format!("{rec}\n")).unwrap();
+    let out = dir.join("ur.html");
+    view(&file, &out);
+    let html = std::fs::read_to_string(&out).unwrap();
+    for c in ['\u{202e}', '\u{2066}', '\u{200b}', '\u{2028}', '\u{7}'] {
+        assert!(!html.contains(c), "U+{:04X} reached the page raw", c as u32);
+    }
+    let shown = "win\\u{202e}txt.exe\\u{2066}a\\u{200b}b\\u{2028}c\\u{7}";
+    let data = page_data(&html);
+    assert_eq!(data["frames"][1]["played"]["info"][0], shown);
+    assert_eq!(data["header"]["seats"][0], shown);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Utara: the cells whose dice move `n` collected (in the engine's states before
 /// and after it, within one round).
 fn sailed(rec: &referee::GameRecord, n: usize) -> Vec<String> {

@@ -78,7 +78,7 @@ impl LadderService {
         }
         let bots = self
             .store
-            .submit(author, &submission)
+            .submit(author, &submission, &self.cfg.uploads.quota())
             .await
             .map_err(|e| match ServiceError::from(e) {
                 ServiceError::AlreadyExists(m) => ServiceError::FailedPrecondition(m),

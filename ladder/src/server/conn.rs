@@ -213,6 +213,17 @@ impl AsyncWrite for Guarded {
     }
 }
 
+/// The address a web request came from (the connection's peer: behind a
+/// reverse proxy, the proxy's), for the pages that slow by address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer(pub SocketAddr);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, Bounded>> for Peer {
+    fn connect_info(stream: axum::serve::IncomingStream<'_, Bounded>) -> Peer {
+        Peer(*stream.remote_addr())
+    }
+}
+
 impl tonic::transport::server::Connected for Guarded {
     type ConnectInfo = tonic::transport::server::TcpConnectInfo;
 

@@ -106,6 +106,29 @@ impl Ladder for LadderService {
         }))
     }
 
+    async fn end_sessions(
+        &self,
+        req: Request<EndSessionsRequest>,
+    ) -> Result<Response<EndSessionsReply>, Status> {
+        self.need_admin(&req).await?;
+        let name = req.into_inner().author;
+        let author = if name.is_empty() {
+            None
+        } else {
+            Some(
+                self.store
+                    .author(&name)
+                    .await
+                    .map_err(status_of)?
+                    .ok_or_else(|| Status::not_found(format!("no author named {name:?}")))?
+                    .id,
+            )
+        };
+        let ended = self.store.end_sessions(author).await.map_err(status_of)?;
+        tracing::info!(author = %name, ended, "sessions ended");
+        Ok(Response::new(EndSessionsReply { ended }))
+    }
+
     async fn revoke_author(&self, req: Request<AuthorRequest>) -> Result<Response<AuthorInfo>, Status> {
         self.need_admin(&req).await?;
         let name = req.into_inner().name;

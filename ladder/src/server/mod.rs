@@ -150,6 +150,14 @@ pub const AUTHOR_LOG_BYTES: u32 = 64 * 1024;
 /// Challenge games an author may ask for in a day, by default.
 pub const CHALLENGE_GAMES_PER_DAY: u32 = 200;
 
+/// New versions an author may upload in any 24 hours, by default (one per game
+/// an upload plays).
+pub const VERSIONS_PER_DAY: u32 = 20;
+
+/// Bytes of files the store keeps for one author, by default: eight uploads at
+/// the largest packed size.
+pub const AUTHOR_BYTES: u64 = 512 << 20;
+
 /// Most games one challenge asks for.
 pub const CHALLENGE_GAMES_MAX: u32 = 100;
 
@@ -181,6 +189,22 @@ pub struct UploadConfig {
     pub author_log_bytes: u32,
     /// Challenge games an author may ask for in any 24 hours.
     pub challenge_games_per_day: u32,
+    /// New versions an author may upload in any 24 hours.
+    pub versions_per_day: u32,
+    /// Bytes of files (uploads and built folders) kept for one author.
+    pub author_bytes: u64,
+    /// How the author's pages slow sign-ins after failures.
+    pub sign_in: crate::web::throttle::SignInLimits,
+}
+
+impl UploadConfig {
+    /// The caps [`crate::store::Store::submit`] holds an author to.
+    pub fn quota(&self) -> crate::store::UploadQuota {
+        crate::store::UploadQuota {
+            versions_per_day: i64::from(self.versions_per_day),
+            bytes: i64::try_from(self.author_bytes).unwrap_or(i64::MAX),
+        }
+    }
 }
 
 impl Default for UploadConfig {
@@ -192,6 +216,9 @@ impl Default for UploadConfig {
             at_once: 2,
             author_log_bytes: AUTHOR_LOG_BYTES,
             challenge_games_per_day: CHALLENGE_GAMES_PER_DAY,
+            versions_per_day: VERSIONS_PER_DAY,
+            author_bytes: AUTHOR_BYTES,
+            sign_in: crate::web::throttle::SignInLimits::default(),
             build_seconds: 600,
             check_games: 4,
             objects: None,
@@ -253,11 +280,14 @@ pub async fn run(
             .merge(crate::web::author::router(service.clone()));
         let mut rx = stop_rx.clone();
         tokio::spawn(async move {
-            axum::serve(conn::Bounded::new(listener, web_limits), app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.wait_for(|s| *s).await;
-                })
-                .await
+            axum::serve(
+                conn::Bounded::new(listener, web_limits),
+                app.into_make_service_with_connect_info::<conn::Peer>(),
+            )
+            .with_graceful_shutdown(async move {
+                let _ = rx.wait_for(|s| *s).await;
+            })
+            .await
         })
     });
     let incoming = conn::Bounded::new(grpc, cfg.grpc_connections).into_stream();

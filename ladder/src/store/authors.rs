@@ -19,6 +19,27 @@ pub struct AuthorRow {
 
 const AUTHOR_COLUMNS: &str = "id, name, max_bots, revoked_ms";
 
+/// What one author may add: the host's caps on uploads, checked by
+/// [`Store::submit`] under the author's lock, so that uploads sent at once
+/// cannot all be counted before any is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UploadQuota {
+    /// New versions (one per game an upload plays) in any 24 hours.
+    pub versions_per_day: i64,
+    /// Bytes of files their bots name (uploads and built folders, each file
+    /// counted once): the store keeps every version's files, so that any game
+    /// can be played again with the bot that played it.
+    pub bytes: i64,
+}
+
+impl UploadQuota {
+    /// No cap.
+    pub const UNLIMITED: UploadQuota = UploadQuota {
+        versions_per_day: i64::MAX,
+        bytes: i64::MAX,
+    };
+}
+
 impl Store {
     /// Adds an author known by the SHA-256 of their token.
     ///
@@ -134,10 +155,20 @@ impl Store {
     /// version 1 as that name, later ones `@N`. The newest version before it
     /// keeps playing until the new one passes its qualification. All or nothing.
     ///
+    /// One author's uploads are stored one at a time (the author's lock): their
+    /// cap of bots and `quota` hold however many arrive at once, and so does the
+    /// host's disable.
+    ///
     /// # Errors
-    /// [`StoreError::Conflict`]: the name is another author's or the host's, or
-    /// the author is at their cap of bots; or the database.
-    pub async fn submit(&self, author: &AuthorRow, submission: &Submission) -> Result<Vec<BotRow>> {
+    /// [`StoreError::Conflict`]: the name is another author's or the host's, the
+    /// host disabled the bot, or the author is at their cap of bots, of versions
+    /// a day or of bytes; or the database.
+    pub async fn submit(
+        &self,
+        author: &AuthorRow,
+        submission: &Submission,
+        quota: &UploadQuota,
+    ) -> Result<Vec<BotRow>> {
         let m = &submission.manifest;
         let manifest_json = serde_json::to_string(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         // A remote bot's secret is its environment: it goes with its calls.
@@ -148,6 +179,8 @@ impl Store {
             .collect();
         let env_json = serde_json::to_string(&env).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let mut tx = self.write_tx().await?;
+        self.lock_author(&mut tx, author.id).await?;
+        Self::within_quota(&mut tx, author.id, submission, m.games.len() as i64, quota).await?;
         Self::put_artifact(&mut tx, &submission.artifact, self.artifact_bytes_here).await?;
         let mut names = Vec::new();
         for game in &m.games {
@@ -261,6 +294,66 @@ impl Store {
             );
         }
         Ok(bots)
+    }
+}
+
+impl Store {
+    /// Refuses an upload of `versions` new versions that would take `author`
+    /// past `quota` (run under the author's lock).
+    async fn within_quota(
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        author: AuthorId,
+        submission: &Submission,
+        versions: i64,
+        quota: &UploadQuota,
+    ) -> Result<()> {
+        let day_ago = now_ms() - 86_400_000;
+        let today: i64 = sqlx::query("SELECT COUNT(*) FROM bots WHERE author_id = $1 AND created_ms > $2")
+            .bind(author)
+            .bind(day_ago)
+            .fetch_one(&mut **tx)
+            .await?
+            .try_get(0)?;
+        if today.saturating_add(versions) > quota.versions_per_day {
+            return Err(StoreError::Conflict(format!(
+                "this ladder takes at most {} new versions a day from an author (one per game an upload \
+                 plays); you uploaded {today} in the last 24 hours, so {} more can be taken now",
+                quota.versions_per_day,
+                (quota.versions_per_day - today).max(0)
+            )));
+        }
+        let kept: i64 = sqlx::query(
+            "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM artifacts WHERE sha256 IN
+             (SELECT source_sha256 FROM bots WHERE author_id = $1
+              UNION SELECT artifact_sha256 FROM bots WHERE author_id = $1)",
+        )
+        .bind(author)
+        .fetch_one(&mut **tx)
+        .await?
+        .try_get(0)?;
+        let known: Option<i64> = sqlx::query(
+            "SELECT id FROM bots WHERE author_id = $1 AND (source_sha256 = $2 OR artifact_sha256 = $2) LIMIT 1",
+        )
+        .bind(author)
+        .bind(&submission.artifact.sha256)
+        .fetch_optional(&mut **tx)
+        .await?
+        .map(|r| r.try_get(0))
+        .transpose()?;
+        let adds = if known.is_some() {
+            0
+        } else {
+            submission.artifact.bytes.len() as i64
+        };
+        if kept.saturating_add(adds) > quota.bytes {
+            return Err(StoreError::Conflict(format!(
+                "this ladder keeps at most {} bytes of files for an author (every version's upload and \
+                 built folder, each file once); yours hold {kept} bytes and this upload is {adds} more: \
+                 ask the host for room",
+                quota.bytes
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -491,6 +584,9 @@ impl Store {
         let Some(held) = held else {
             return Ok(None);
         };
+        if let Some(author) = held.author_id {
+            self.lock_author(&mut tx, author).await?;
+        }
         if let PrepResult::WorkerTrouble { reason } = result {
             // Not judged: the lease is given back at once, the try counted.
             sqlx::query("UPDATE bots SET prep_lease = NULL, prep_expires_ms = NULL WHERE id = $1")
@@ -563,21 +659,51 @@ impl Store {
                 report.as_str(),
             ),
         };
+        let base = held.name.split_once('@').map_or(held.name.as_str(), |(b, _)| b);
+        // A version that passes while the host holds an older one out (disabled
+        // after this one was uploaded) is held out too, by the host: the host's
+        // word passes to it when it supersedes the older ones.
+        let held_out: Option<String> = if status == BotStatus::Active {
+            sqlx::query(
+                "SELECT status_reason FROM bots WHERE author_id = $1 AND id < $2
+                 AND (name = $3 OR name LIKE $4 ESCAPE '\\') AND status = 'disabled' AND status_by = 'admin'
+                 ORDER BY id DESC LIMIT 1",
+            )
+            .bind(held.author_id)
+            .bind(bot)
+            .bind(base)
+            .bind(format!("{}@%", like_escaped(base)))
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|r| r.try_get::<String, _>(0))
+            .transpose()?
+        } else {
+            None
+        };
+        let (status, by, reason) = match &held_out {
+            Some(why) if why.is_empty() => (
+                BotStatus::Disabled,
+                StatusBy::Admin,
+                "disabled by the host".to_owned(),
+            ),
+            Some(why) => (BotStatus::Disabled, StatusBy::Admin, why.clone()),
+            None => (status, StatusBy::Server, reason.to_owned()),
+        };
         sqlx::query(
-            "UPDATE bots SET status = $2, status_reason = $3, status_by = 'server', artifact_sha256 = $4,
+            "UPDATE bots SET status = $2, status_reason = $3, status_by = $7, artifact_sha256 = $4,
              build_log = $5, check_report = $6, prep_lease = NULL, prep_expires_ms = NULL WHERE id = $1",
         )
         .bind(bot)
         .bind(status)
-        .bind(reason)
+        .bind(&reason)
         .bind(artifact)
         .bind(build_log)
         .bind(report)
+        .bind(by)
         .execute(&mut *tx)
         .await?;
         let mut superseded = Vec::new();
-        if status == BotStatus::Active {
-            let base = held.name.split_once('@').map_or(held.name.as_str(), |(b, _)| b);
+        if status == BotStatus::Active || held_out.is_some() {
             let sql = format!(
                 "SELECT {} FROM bots WHERE author_id = $1 AND id < $2 AND (name = $3 OR name LIKE $4 ESCAPE '\\')
                  AND status IN ('active', 'disabled', 'suspended', 'building')",
@@ -653,7 +779,11 @@ mod tests {
         let alice = store.add_author("alice", "ha", 3).await.unwrap();
         let py = vec!["python3".to_owned()];
         let v1 = upload("lucky", None, "v1");
-        let bot = store.submit(&alice, &v1).await.unwrap().remove(0);
+        let bot = store
+            .submit(&alice, &v1, &UploadQuota::UNLIMITED)
+            .await
+            .unwrap()
+            .remove(0);
         store.lease_prep(w1.id, &py, "l1", 60_000).await.unwrap().unwrap();
         let passed = PrepResult::Passed {
             artifact: v1.artifact.sha256.clone(),
@@ -671,7 +801,7 @@ mod tests {
             .unwrap();
         for again in ["v1", "v2"] {
             let e = store
-                .submit(&alice, &upload("lucky", None, again))
+                .submit(&alice, &upload("lucky", None, again), &UploadQuota::UNLIMITED)
                 .await
                 .unwrap_err();
             assert!(
@@ -693,12 +823,79 @@ mod tests {
             .set_bot_status("lucky", BotStatus::Active, "")
             .await
             .unwrap();
-        store.submit(&alice, &upload("lucky", None, "v2")).await.unwrap();
+        store
+            .submit(&alice, &upload("lucky", None, "v2"), &UploadQuota::UNLIMITED)
+            .await
+            .unwrap();
         store
             .set_bot_status_by("lucky", BotStatus::Disabled, "", StatusBy::Author)
             .await
             .unwrap();
-        store.submit(&alice, &upload("lucky", None, "v3")).await.unwrap();
+        store
+            .submit(&alice, &upload("lucky", None, "v3"), &UploadQuota::UNLIMITED)
+            .await
+            .unwrap();
+    }
+
+    /// A version uploaded before the host disabled the bot, and passing after,
+    /// stays out of play by the host's word ("disabled by the host"), and the
+    /// host's disable passes to it: no later upload is taken until the host
+    /// enables it. Before, it superseded the disabled version and played.
+    #[tokio::test]
+    async fn a_version_that_passes_after_the_hosts_disable_stays_out() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let w1 = store.add_worker("w1", "h1").await.unwrap();
+        let alice = store.add_author("alice", "ha", 3).await.unwrap();
+        let any = &UploadQuota::UNLIMITED;
+        let pass = |store: Store, id: BotId, sha: String, lease: &'static str| async move {
+            let py = ["python3".to_owned()];
+            store
+                .lease_prep(w1.id, &py, lease, 60_000)
+                .await
+                .unwrap()
+                .unwrap();
+            let passed = PrepResult::Passed {
+                artifact: sha,
+                build_log: String::new(),
+                report: "ok".into(),
+            };
+            store
+                .finish_prep(w1.id, id, lease, &passed)
+                .await
+                .unwrap()
+                .unwrap()
+        };
+        let v1 = upload("lucky", None, "v1");
+        let b1 = store.submit(&alice, &v1, any).await.unwrap().remove(0);
+        pass(store.clone(), b1.id, v1.artifact.sha256.clone(), "l1").await;
+        // v2 is uploaded; then the host disables the bot; then v2 passes.
+        let v2 = upload("lucky", None, "v2");
+        let b2 = store.submit(&alice, &v2, any).await.unwrap().remove(0);
+        store
+            .set_bot_status("lucky", BotStatus::Disabled, "")
+            .await
+            .unwrap();
+        let (b2, superseded) = pass(store.clone(), b2.id, v2.artifact.sha256.clone(), "l2").await;
+        assert_eq!(
+            (b2.status, b2.status_by, b2.status_reason.as_str()),
+            (BotStatus::Disabled, StatusBy::Admin, "disabled by the host")
+        );
+        assert_eq!(superseded.len(), 1);
+        let e = store
+            .submit(&alice, &upload("lucky", None, "v3"), any)
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("the host disabled lucky@2"), "{e}");
+        // Enabled by the host, it plays, and uploads are taken again.
+        let (b2, _) = store
+            .set_bot_status("lucky@2", BotStatus::Active, "")
+            .await
+            .unwrap();
+        assert_eq!(b2.status, BotStatus::Active);
+        store
+            .submit(&alice, &upload("lucky", None, "v3"), any)
+            .await
+            .unwrap();
     }
 
     /// A version no worker finishes (its own trouble, or a lease that ran out)
@@ -717,7 +914,7 @@ mod tests {
 
         // One worker: a lease that ran out, its own trouble, a lease that ran out.
         let one = store
-            .submit(&alice, &upload("one", Some("make"), "1"))
+            .submit(&alice, &upload("one", Some("make"), "1"), &UploadQuota::UNLIMITED)
             .await
             .unwrap()
             .remove(0);
@@ -754,7 +951,7 @@ mod tests {
 
         // Two workers that could not: given up at the second.
         let two = store
-            .submit(&alice, &upload("two", Some("make"), "2"))
+            .submit(&alice, &upload("two", Some("make"), "2"), &UploadQuota::UNLIMITED)
             .await
             .unwrap()
             .remove(0);
@@ -791,7 +988,11 @@ mod tests {
         let w2 = store.add_worker("w2", "h2").await.unwrap();
         let alice = store.add_author("alice", "ha", 3).await.unwrap();
         let v1 = upload("lucky", None, "v1");
-        let bot = store.submit(&alice, &v1).await.unwrap().remove(0);
+        let bot = store
+            .submit(&alice, &v1, &UploadQuota::UNLIMITED)
+            .await
+            .unwrap()
+            .remove(0);
         assert_eq!(
             (bot.status, bot.artifact_sha256.as_deref()),
             (BotStatus::Building, None)
@@ -865,7 +1066,11 @@ mod tests {
 
         // A lease that ran out goes to the next worker.
         let v2 = upload("lucky", Some("make"), "v2");
-        let bot2 = store.submit(&alice, &v2).await.unwrap().remove(0);
+        let bot2 = store
+            .submit(&alice, &v2, &UploadQuota::UNLIMITED)
+            .await
+            .unwrap()
+            .remove(0);
         assert_eq!(bot2.name, "lucky@2");
         store.lease_prep(w1.id, &py, "l3", -1).await.unwrap().unwrap();
         let job = store.lease_prep(w2.id, &py, "l4", 60_000).await.unwrap().unwrap();

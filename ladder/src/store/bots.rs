@@ -142,6 +142,12 @@ impl Store {
             )));
         }
         let mut tx = self.write_tx().await?;
+        // An uploaded bot's status changes in turn with its author's uploads: the
+        // host's disable comes before an upload (which is then refused) or after
+        // it, never between the upload's check and its insert.
+        if let Some(author) = bot.author_id {
+            self.lock_author(&mut tx, author).await?;
+        }
         sqlx::query(
             "UPDATE bots SET status = $2, status_reason = $3, status_by = $4,
              start_failures = CASE WHEN $2 = 'active' THEN 0 ELSE start_failures END WHERE id = $1",

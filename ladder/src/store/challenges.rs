@@ -24,8 +24,10 @@ pub struct ChallengeRow {
 impl Store {
     /// Opens challenge `c` (a competition of format `challenge`) of `bot` against
     /// `opponent` for `author`, unless it would take the games `author` asked for
-    /// in the last day past `per_day`. One transaction: the competition, its two
-    /// entrants and the challenge row come together or not at all.
+    /// in the last day past `per_day`. One transaction, under the author's lock
+    /// (the count and the insert are one step, however many ask at once): the
+    /// competition, its two entrants and the challenge row come together or not
+    /// at all.
     ///
     /// # Errors
     /// [`StoreError::Conflict`] past the cap (saying how many are left) or for a
@@ -40,6 +42,9 @@ impl Store {
     ) -> Result<CompetitionRow> {
         let now = now_ms();
         let mut tx = self.write_tx().await?;
+        // One author's challenges one at a time: 20 sent at once against a cap
+        // of 200 games were all counted before any was stored (708 games granted).
+        self.lock_author(&mut tx, author).await?;
         let asked: i64 = sqlx::query(
             "SELECT CAST(COALESCE(SUM(games), 0) AS BIGINT) FROM challenges WHERE author_id = $1 AND created_ms > $2",
         )

@@ -30,12 +30,12 @@ mod tally;
 mod upkeep;
 mod workers;
 
-pub use authors::{AuthorRow, PrepJob, PrepResult};
+pub use authors::{AuthorRow, PrepJob, PrepResult, UploadQuota};
 pub use challenges::ChallengeRow;
 pub use groups::LeaseAsk;
 pub use ids::{AuthorId, BotId, CompetitionId, GameId, GroupId, WorkerId};
 pub use logs::{GameLogs, NewSeatLog, SeatLogEntry};
-pub use sessions::WebSession;
+pub use sessions::{SESSIONS_PER_AUTHOR, SessionOf, WebSession};
 use sql::Sql;
 pub use tally::Tallied;
 
@@ -896,6 +896,26 @@ impl Store {
             Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
             Dialect::Postgres => self.pool.begin().await?,
         })
+    }
+
+    /// Serialises one author's capped requests (uploads, challenges, the host's
+    /// status changes of their bots) inside `tx`, so that a cap's count and the
+    /// insert it allows are one step: on PostgreSQL, a lock on the author's row
+    /// until `tx` ends (READ COMMITTED reads what the request before it wrote once
+    /// the lock is granted); on SQLite, [`Store::write_tx`] already holds the
+    /// database's one write lock.
+    async fn lock_author(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        author: AuthorId,
+    ) -> Result<()> {
+        if self.dialect == Dialect::Postgres {
+            sqlx::query("SELECT id FROM authors WHERE id = $1 FOR UPDATE")
+                .bind(author)
+                .fetch_optional(&mut **tx)
+                .await?;
+        }
+        Ok(())
     }
 
     /// Most connections the pool opens.

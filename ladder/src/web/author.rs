@@ -19,7 +19,11 @@
 //! How it holds against a hostile visitor (`docs/security.md`):
 //! - the session cookie is random (256 bits from the OS), `HttpOnly`, `Secure`,
 //!   `SameSite=Strict`, and the server keeps only its SHA-256; signing out, the
-//!   session's end or the author's token being revoked ends it;
+//!   session's end, the author's token being revoked or `ladder admin
+//!   end-sessions` ends it, and a host session ends when the admin token
+//!   changes; an author keeps at most 8 (a sign-in ends the oldest);
+//! - sign-in is slowed after 5 failures from one address or with one token
+//!   (429 with `Retry-After`: [`super::throttle`]);
 //! - every form that changes something carries the session's own CSRF token,
 //!   compared in constant time, and a request whose `Origin` is another site's
 //!   is refused before anything is read;
@@ -27,10 +31,10 @@
 //!   shows; an author sees only their own bots' seats, and nothing at all says
 //!   whether another author's bot or game exists beyond what the public pages do.
 
-use super::{Bots, Site, WebError, escape, page_html, segment};
+use super::{Bots, Marked, Site, WebError, escape, page_html, segment};
 use crate::server::LadderService;
 use crate::server::logs::{LogReader, SeatLogView, readable_logs};
-use crate::store::{AuthorRow, BotRow, BotStatus, GameId, WebSession};
+use crate::store::{AuthorRow, BotRow, BotStatus, GameId, SessionOf, WebSession};
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -51,6 +55,17 @@ pub const SESSION_HOURS: i64 = 12;
 struct Authors {
     service: Arc<LadderService>,
     site: Site,
+    /// Sign-ins slowed after failures.
+    throttle: Arc<super::throttle::SignInThrottle>,
+    /// The fingerprint of the admin token host sessions are opened with now.
+    host_key: Arc<str>,
+}
+
+/// The fingerprint a host session keeps of the admin token it was opened
+/// with: a SHA-256 of the token, salted with what it is for (no other hash
+/// the server keeps is of the same text).
+pub fn host_key(admin_token: &str) -> String {
+    crate::server::token_hash(&format!("astragal host session\n{admin_token}"))
 }
 
 /// The author's pages over `service` (its store, its upload checks).
@@ -61,6 +76,10 @@ pub fn router(service: Arc<LadderService>) -> Router {
         admin_token: Some(Arc::from(service.config().admin_token.as_str())),
     };
     let upload_limit = service.config().uploads.limits.packed_bytes as usize + (1 << 20);
+    let throttle = Arc::new(super::throttle::SignInThrottle::new(
+        service.config().uploads.sign_in,
+    ));
+    let host_key = Arc::from(host_key(&service.config().admin_token));
     Router::new()
         .route("/author", get(home))
         .route("/author/sign-in", get(sign_in_page).post(sign_in))
@@ -83,7 +102,12 @@ pub fn router(service: Arc<LadderService>) -> Router {
             crate::server::UPLOAD_TIME + super::PAGE_TIMEOUT,
         ))
         .layer(tower_http::trace::TraceLayer::new_for_http())
-        .with_state(Authors { service, site })
+        .with_state(Authors {
+            service,
+            site,
+            throttle,
+            host_key,
+        })
 }
 
 /// Headers on every answer of these pages: the public pages' own, except that
@@ -179,6 +203,8 @@ enum Refused {
     Page(WebError),
     /// A form that cannot be taken: 4xx with its reason, on a page.
     Form(StatusCode, String),
+    /// Too many failed sign-ins: 429, to be tried again after this long.
+    Slow(std::time::Duration),
 }
 
 impl From<WebError> for Refused {
@@ -198,6 +224,21 @@ impl IntoResponse for Refused {
         match self {
             Refused::SignIn => Redirect::to("/author/sign-in").into_response(),
             Refused::Page(e) => e.into_response(),
+            Refused::Slow(wait) => {
+                let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                let body = html! {
+                    h1 { "Not now" }
+                    p.out { "Too many failed sign-ins from your address or with this token: try again in " (seconds) " s." }
+                };
+                let mut r = (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    page_html("not now", "/author/bots.json", body),
+                )
+                    .into_response();
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+                r
+            }
             Refused::Form(code, why) => {
                 let body = html! {
                     h1 { "Not done" }
@@ -215,7 +256,12 @@ async fn signed(a: &Authors, headers: &HeaderMap) -> Result<Signed, Refused> {
     let Some(cookie) = session_cookie(headers) else {
         return Err(Refused::SignIn);
     };
-    match a.site.store.session(&crate::server::token_hash(cookie)).await? {
+    match a
+        .site
+        .store
+        .session(&crate::server::token_hash(cookie), &a.host_key)
+        .await?
+    {
         Some(WebSession { author, csrf }) => Ok(Signed { author, csrf }),
         None => Err(Refused::SignIn),
     }
@@ -251,15 +297,23 @@ struct TokenForm {
     token: String,
 }
 
-/// Signs in with an author's token (or the admin's), and opens a session.
+/// Signs in with an author's token (or the admin's), and opens a session; the
+/// author's oldest beyond [`crate::store::SESSIONS_PER_AUTHOR`] ends. After a few
+/// failures from one address, or with one token, the next are not tried
+/// (429, `Retry-After`) until the throttle lets them.
 async fn sign_in(
     State(a): State<Authors>,
+    axum::extract::ConnectInfo(crate::server::conn::Peer(peer)): axum::extract::ConnectInfo<
+        crate::server::conn::Peer,
+    >,
     axum::Form(form): axum::Form<TokenForm>,
 ) -> Result<Response, Refused> {
     let token = form.token.trim();
+    let now = std::time::Instant::now();
+    a.throttle.check(peer.ip(), token, now).map_err(Refused::Slow)?;
     let admin = &a.service.config().admin_token;
-    let author = if !admin.is_empty() && crate::server::constant_time_eq(token, admin) {
-        None
+    let who = if !admin.is_empty() && crate::server::constant_time_eq(token, admin) {
+        SessionOf::Host(&a.host_key)
     } else {
         match a
             .site
@@ -267,8 +321,9 @@ async fn sign_in(
             .author_by_token_hash(&crate::server::token_hash(token))
             .await?
         {
-            Some(author) => Some(author.id),
+            Some(author) => SessionOf::Author(author.id),
             None => {
+                a.throttle.failed(peer.ip(), token, now);
                 return Err(Refused::Form(
                     StatusCode::UNAUTHORIZED,
                     "no author has this token (or it was revoked)".into(),
@@ -282,7 +337,7 @@ async fn sign_in(
     let expires = crate::store::now_ms() + SESSION_HOURS * 3_600_000;
     a.site
         .store
-        .open_session(&crate::server::token_hash(&cookie), author, &csrf, expires)
+        .open_session(&crate::server::token_hash(&cookie), who, &csrf, expires)
         .await?;
     let set = format!(
         "{SESSION_COOKIE}={cookie}; Path=/; Max-Age={}; HttpOnly; Secure; SameSite=Strict",
@@ -402,7 +457,7 @@ async fn home(State(a): State<Authors>, headers: HeaderMap) -> Result<Response, 
                             td { a href={ "/author/bots/" (segment(&b.name)) } { (b.name) } }
                             td { (b.game) }
                             td { b { (b.status) } }
-                            td.detail { (b.status_reason) }
+                            td.detail { (Marked(&b.status_reason)) }
                         }
                     }
                 }
@@ -551,7 +606,7 @@ async fn bot_page(
         h1 { (bot.name) }
         div {
             (bot.game) " · version " (bot.version) " · " b.status data-status=(bot.status) { (bot.status) }
-            @if !bot.status_reason.is_empty() { " — " (redactor.text(&bot.status_reason)) }
+            @if !bot.status_reason.is_empty() { " — " (Marked(&redactor.text(&bot.status_reason))) }
             " " @if let Some(f) = status_form { (f) }
         }
         p.note {
@@ -568,9 +623,9 @@ async fn bot_page(
             }
         }
         h2 { "Build log" }
-        @if build_log.is_empty() { p.note { "No build (or not built yet)." } } @else { pre.log { (redactor.text(&build_log)) } }
+        @if build_log.is_empty() { p.note { "No build (or not built yet)." } } @else { pre.log { (Marked(&redactor.text(&build_log))) } }
         h2 { "Check report" }
-        @if check_report.is_empty() { p.note { "Not checked yet." } } @else { pre.log { (redactor.text(&check_report)) } }
+        @if check_report.is_empty() { p.note { "Not checked yet." } } @else { pre.log { (Marked(&redactor.text(&check_report))) } }
         @if let Some(view) = &public {
             @for c in &view.competitions { (super::bot::competition_section_at(&view.name, c, "/author/games/")) }
         }
@@ -699,13 +754,13 @@ async fn game_page(
             @for seat in &seats {
                 h3 { "Seat " (seat.seat) ": " a href={ "/author/bots/" (segment(&seat.bot)) } { (seat.bot) } }
                 @if seat.log.faults.is_empty() { p { "No fault said more than the record." } } @else {
-                    ul.faults { @for f in &seat.log.faults { li { (f) } } }
+                    ul.faults { @for f in &seat.log.faults { li { (Marked(f)) } } }
                 }
                 @if seat.log.stderr_dropped > 0 {
                     p { "stderr: the first " (seat.log.stderr_dropped) " bytes were cut; the end follows." }
                 }
                 @if seat.log.stderr.is_empty() { p { "Nothing on stderr." } } @else {
-                    pre.stderr style="white-space:pre-wrap;background:#fff;border:1px solid #d5d9e2;padding:8px;max-height:24em;overflow:auto" { (seat.log.stderr) }
+                    pre.stderr style="white-space:pre-wrap;background:#fff;border:1px solid #d5d9e2;padding:8px;max-height:24em;overflow:auto" { (Marked(&seat.log.stderr)) }
                 }
             }
         }

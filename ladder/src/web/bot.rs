@@ -198,7 +198,7 @@ pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> 
         h1 { (view.name) }
         p {
             (view.game) " · version " (view.version) " · " b.status { (view.status) }
-            @if !view.status_reason.is_empty() { " — " (view.status_reason) }
+            @if !view.status_reason.is_empty() { " — " (super::Marked(&view.status_reason)) }
         }
         @if view.versions.len() > 1 {
             p {
@@ -277,7 +277,7 @@ pub(super) fn competition_section_at(bot: &str, c: &BotCompetitionView, games_at
                                 td { a href={ (games_at) (f.game) } { (f.game) } }
                                 td { (f.kind) } td { (f.count) } td { (f.at_move) }
                             }
-                            tr { td colspan="4" class="detail" { (f.detail) } }
+                            tr { td colspan="4" class="detail" { (super::Marked(&f.detail)) } }
                         }
                     }
                 }
@@ -324,7 +324,7 @@ mod tests {
                 kind: referee::FaultKind::Illegal,
                 count: 1,
                 at_move: 3,
-                detail: format!("illegal move {evil:?}: no such move"),
+                detail: format!("illegal move {evil:?}: no such move \u{202e}txt.exe"),
             }],
             recent: vec![BotGameView {
                 game: GameView {
@@ -341,5 +341,8 @@ mod tests {
         let html = competition_section(evil, &c).into_string();
         assert!(!html.contains("<img") && !html.contains("<script"), "{html}");
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"), "{html}");
+        // A bidi override in a fault's detail is shown, marked, not obeyed.
+        assert!(!html.contains('\u{202e}'), "{html}");
+        assert!(html.contains(">\\u{202e}</span>txt.exe"), "{html}");
     }
 }

@@ -148,7 +148,7 @@ fn standings_table(c: &CompetitionView) -> Markup {
                         td.name {
                             (bot_link(&r.name))
                             @if let Some(out) = c.out_of_play.get(&r.name) {
-                                " " abbr.out title=(out.reason) { "(" (out.status) ")" }
+                                " " abbr.out title=(referee::text::escaped(&out.reason)) { "(" (out.status) ")" }
                             }
                         }
                         td { (elo) }

@@ -30,6 +30,7 @@ mod competition;
 mod download;
 pub mod redact;
 mod svg;
+pub mod throttle;
 
 use crate::server::cache::StandingsCache;
 use crate::store::{BotId, GameId, GroupId, ResultRow, Store};
@@ -174,6 +175,40 @@ fn json_suffix(name: String) -> (String, bool) {
 }
 
 /// A whole page in the shared look, with a link to its JSON.
+/// Text an author's bot or an author wrote (a log, a report, a reason), for a
+/// page: escaped as HTML as any text is, and each character a reader cannot see
+/// ([`referee::text::is_invisible`]: a bidi override or isolate, a zero-width
+/// character, a line or paragraph separator, a control) shown in its place as a
+/// marked escape (`\u{202e}` on red), so that none reorders or hides what is
+/// around it. A log's line feeds and tabs stay.
+pub(crate) struct Marked<'a>(pub &'a str);
+
+impl maud::Render for Marked<'_> {
+    fn render_to(&self, buf: &mut String) {
+        use std::fmt::Write as _;
+        for c in self.0.chars() {
+            match c {
+                '\n' | '\t' => buf.push(c),
+                c if referee::text::is_invisible(c) => {
+                    let _ = write!(
+                        buf,
+                        "<span class=\"invisible\" title=\"a character you cannot see: U+{code:04X}\" \
+                         style=\"color:#b3261e;background:#fde7e4;border:1px solid #b3261e;border-radius:3px;\
+                         font:.85em ui-monospace,monospace;padding:0 2px\">\\u{{{code:x}}}</span>",
+                        code = c as u32
+                    );
+                }
+                '&' => buf.push_str("&amp;"),
+                '<' => buf.push_str("&lt;"),
+                '>' => buf.push_str("&gt;"),
+                '"' => buf.push_str("&quot;"),
+                '\'' => buf.push_str("&#39;"),
+                c => buf.push(c),
+            }
+        }
+    }
+}
+
 fn page_html(title: &str, json_href: &str, body: Markup) -> Response {
     html_page(html! {
         (DOCTYPE)
@@ -427,5 +462,30 @@ mod tests {
         ] {
             assert!(game_id(bad).is_err(), "{bad:?}");
         }
+    }
+
+    /// On a page, every character a reader cannot see is a marked escape, and
+    /// every other is itself (HTML-escaped), over every character there is; a
+    /// log's line feeds and tabs stay.
+    #[test]
+    fn every_invisible_character_is_marked_on_a_page_and_no_other() {
+        use maud::Render;
+        for c in (0..=0x10_ffffu32).filter_map(char::from_u32) {
+            let text = format!("a{c}b");
+            let html = Marked(&text).render().into_string();
+            let marked = html.contains("<span class=\"invisible\"");
+            if referee::text::is_invisible(c) && c != '\n' && c != '\t' {
+                assert!(marked && !html.contains(c), "U+{:04X}: {html}", c as u32);
+                assert!(html.contains(&format!(">\\u{{{:x}}}</span>", c as u32)), "{html}");
+            } else if let Some(e) =
+                ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].get("&<>\"'".find(c).unwrap_or(usize::MAX))
+            {
+                assert_eq!(html, format!("a{e}b"));
+            } else {
+                assert_eq!(html, text, "U+{:04X}", c as u32);
+            }
+        }
+        let page = Marked("x\u{202e}<b>\u{2028}").render().into_string();
+        assert!(page.contains("&lt;b&gt;") && !page.contains("<b>"), "{page}");
     }
 }

@@ -104,6 +104,15 @@ pub(crate) enum AdminAction {
         /// Their name.
         name: String,
     },
+    /// End the pages' sessions: every one there is (the host's and every
+    /// author's), or with --author one author's only. Each must sign in again
+    /// with their token. (A change of the admin token already ends every host
+    /// session: restart `ladder serve` with the new one.)
+    EndSessions {
+        /// Only this author's sessions.
+        #[arg(long, value_name = "NAME")]
+        author: Option<String>,
+    },
     /// Revoke a worker's token (its results stay; see void-worker).
     RevokeWorker {
         /// Its name.
@@ -353,6 +362,19 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     "author {} revoked (their bots stay as they are)",
                     a.name
                 ))?;
+            }
+            AdminAction::EndSessions { author } => {
+                let who = author.clone().unwrap_or_default();
+                let ended = c
+                    .end_sessions(EndSessionsRequest { author: who })
+                    .await
+                    .map_err(said)?
+                    .into_inner()
+                    .ended;
+                say(&match author {
+                    Some(name) => format!("{ended} sessions of {name} ended"),
+                    None => format!("{ended} sessions ended (every one there was)"),
+                })?;
             }
             AdminAction::RevokeWorker { name } => {
                 let w = c

@@ -86,6 +86,19 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = ladder::server::CHALLENGE_GAMES_PER_DAY,
           value_parser = |s: &str| number_in(s, 0u32, 1_000_000))]
     pub(crate) challenge_games_per_day: u32,
+    /// New versions one author may upload in any 24 hours (an upload that plays
+    /// several games makes a version of each). Past it an upload is refused,
+    /// saying how many more are taken now; uploads sent at once cannot pass it.
+    #[arg(long, default_value_t = ladder::server::VERSIONS_PER_DAY, value_name = "N",
+          value_parser = |s: &str| number_in(s, 1u32, 1_000_000))]
+    pub(crate) max_versions_per_day: u32,
+    /// MiB of files the store keeps for one author: every version's upload and
+    /// built folder, each file once, for as long as the ladder lasts (so that any
+    /// game can be played again with the bot that played it). Past it an upload
+    /// is refused; raise it for an author who needs room.
+    #[arg(long, default_value_t = ladder::server::AUTHOR_BYTES >> 20, value_name = "MIB",
+          value_parser = |s: &str| number_in(s, 1u64, 1 << 30))]
+    pub(crate) max_author_mib: u64,
 }
 
 fn known_runtime(name: &str) -> Result<String, String> {
@@ -156,6 +169,8 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 },
                 author_log_bytes: a.author_log_kib * 1024,
                 challenge_games_per_day: a.challenge_games_per_day,
+                versions_per_day: a.max_versions_per_day,
+                author_bytes: a.max_author_mib << 20,
                 ..ladder::server::UploadConfig::default()
             },
         };

@@ -1,0 +1,314 @@
+//! An author's caps hold when a hostile author sends their requests all at once,
+//! on SQLite and (with ASTRAGAL_PG_URL) PostgreSQL: challenge games a day, bots,
+//! versions a day and bytes kept. Before, each cap was a count and an insert in
+//! a READ COMMITTED transaction with no lock: 20 challenges of 100 games sent at
+//! once against a cap of 200 games a day were granted 7 (708 games).
+
+use astragal_tests::test_stores;
+use ladder::server::{self, ServiceConfig, UploadConfig};
+use ladder::store::{BotStatus, PrepResult, Store, UploadQuota};
+use ladder::worker::{self, Client};
+use proto::ladder::*;
+use std::time::Duration;
+use tonic::Code;
+
+const ADMIN: &str = "admin-token-quotas";
+const ALICE: &str = "author-token-alice-quotas";
+
+/// How many calls go at once.
+const AT_ONCE: usize = 40;
+
+struct Server {
+    url: String,
+    store: Store,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        self.task.await.unwrap();
+    }
+}
+
+/// A server on `db` with author alice (at most `max_bots` bots), every upload
+/// received and checked at once (none waits for a turn: all reach the store
+/// together).
+async fn serve(db: &str, max_bots: i64, uploads: UploadConfig) -> Server {
+    let store = Store::open(db).await.expect("store opens");
+    store
+        .add_author("alice", &server::token_hash(ALICE), max_bots)
+        .await
+        .unwrap();
+    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let cfg = ServiceConfig {
+        admin_token: ADMIN.into(),
+        lease: Duration::from_secs(60),
+        tls: None,
+        suspend_after: server::SUSPEND_AFTER,
+        held_per_worker: server::HELD_PER_WORKER,
+        grpc_connections: server::conn::ConnLimits::GRPC,
+        web_connections: server::conn::ConnLimits::WEB,
+        uploads: UploadConfig {
+            at_once: AT_ONCE,
+            ..uploads
+        },
+    };
+    let serving = store.clone();
+    let task = tokio::spawn(async move {
+        server::run(grpc, None, serving, cfg, async move {
+            let _ = rx.await;
+        })
+        .await
+        .expect("the server runs until stopped");
+    });
+    Server {
+        url,
+        store,
+        stop: Some(tx),
+        task,
+    }
+}
+
+/// A bot folder named `name`, with `filler` bytes of noise (which gzip cannot
+/// shrink) drawn from `seed`, packed as `ladder submit` packs it.
+fn folder(name: &str, filler: usize, seed: u64) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("astragal.toml"),
+        format!("name = \"{name}\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"python3 bot.py\"\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("bot.py"), format!("print({seed})\n")).unwrap();
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let noise: Vec<u8> = (0..filler)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect();
+    std::fs::write(dir.path().join("noise.bin"), noise).unwrap();
+    ladder::submission::pack_folder(dir.path()).unwrap()
+}
+
+async fn submit(mut c: Client, bytes: Vec<u8>) -> Result<SubmitReply, tonic::Status> {
+    let chunks: Vec<UploadChunk> = bytes
+        .chunks(100_000)
+        .map(|d| UploadChunk { data: d.to_vec() })
+        .collect();
+    c.submit(tokio_stream::iter(chunks))
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+/// Runs every call at once (each its own task, started before any is awaited)
+/// and splits what came back: the answers granted, and the refusals' messages,
+/// each checked to be `FailedPrecondition` saying `why`.
+async fn at_once<T, F>(calls: Vec<F>, why: &str) -> (Vec<T>, Vec<String>)
+where
+    T: Send + 'static,
+    F: Future<Output = Result<T, tonic::Status>> + Send + 'static,
+{
+    let tasks: Vec<_> = calls.into_iter().map(tokio::spawn).collect();
+    let (mut granted, mut refused) = (Vec::new(), Vec::new());
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(v) => granted.push(v),
+            Err(s) => {
+                assert_eq!(s.code(), Code::FailedPrecondition, "{}", s.message());
+                assert!(s.message().contains(why), "{}", s.message());
+                refused.push(s.message().to_owned());
+            }
+        }
+    }
+    (granted, refused)
+}
+
+/// Alice's bot `name` uploaded, built and checked (by hand, as a worker would
+/// report it): active.
+async fn active_bot(store: &Store, name: &str) {
+    let alice = store.author("alice").await.unwrap().unwrap();
+    let bytes = folder(name, 0, 1);
+    let sub = ladder::submission::Submission::check(
+        &bytes,
+        &ladder::submission::ArchiveLimits::default(),
+        &ladder::submission::all_runtimes(),
+    )
+    .unwrap();
+    let bot = store
+        .submit(&alice, &sub, &UploadQuota::UNLIMITED)
+        .await
+        .unwrap()
+        .remove(0);
+    let w = store
+        .add_worker("w1", &server::token_hash("w1-token"))
+        .await
+        .unwrap();
+    store
+        .lease_prep(w.id, &["python3".to_owned()], "prep", 60_000)
+        .await
+        .unwrap()
+        .unwrap();
+    let passed = PrepResult::Passed {
+        artifact: sub.artifact.sha256.clone(),
+        build_log: String::new(),
+        report: "ok".into(),
+    };
+    let (bot, _) = store
+        .finish_prep(w.id, bot.id, "prep", &passed)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(bot.status, BotStatus::Active);
+}
+
+/// 40 challenges of 10 games sent at once, against a cap of 200 games a day:
+/// exactly 20 are opened (200 games), the other 20 refused saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn challenges_sent_at_once_are_granted_exactly_the_daily_cap() {
+    for db in test_stores("quota_challenges").await {
+        let uploads = UploadConfig {
+            challenge_games_per_day: 200,
+            ..UploadConfig::default()
+        };
+        let server = serve(&db.url, 3, uploads).await;
+        active_bot(&server.store, "mine").await;
+        server
+            .store
+            .register_bot("rnd", "ur", "builtin:random", &[])
+            .await
+            .unwrap();
+        let alice = worker::connect(&server.url, ALICE, None).await.unwrap();
+        let calls: Vec<_> = (0..AT_ONCE)
+            .map(|_| {
+                let mut c = alice.clone();
+                async move {
+                    c.challenge(ChallengeRequest {
+                        bot: "mine".into(),
+                        opponent: "rnd".into(),
+                        games: 10,
+                    })
+                    .await
+                    .map(tonic::Response::into_inner)
+                }
+            })
+            .collect();
+        let (granted, refused) = at_once(calls, "at most 200 challenge games a day").await;
+        let author = server.store.author("alice").await.unwrap().unwrap();
+        let kept: i64 = server
+            .store
+            .challenges_of(author.id)
+            .await
+            .unwrap()
+            .iter()
+            .map(|c| c.games)
+            .sum();
+        eprintln!(
+            "{}: {AT_ONCE} challenges of 10 games at once, cap 200: {} granted, {kept} games kept",
+            db.kind,
+            granted.len()
+        );
+        assert_eq!((granted.len(), refused.len(), kept), (20, 20, 200), "{}", db.kind);
+        server.stop().await;
+    }
+}
+
+/// 40 uploads of new bots sent at once by an author who may have 3: exactly 3
+/// bots are stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn uploads_sent_at_once_are_granted_exactly_the_cap_of_bots() {
+    for db in test_stores("quota_bots").await {
+        let server = serve(&db.url, 3, UploadConfig::default()).await;
+        let alice = worker::connect(&server.url, ALICE, None).await.unwrap();
+        let calls: Vec<_> = (0..AT_ONCE)
+            .map(|k| submit(alice.clone(), folder(&format!("b{k}"), 0, k as u64)))
+            .collect();
+        let (granted, _) = at_once(calls, "the most this ladder gives you (3)").await;
+        let author = server.store.author("alice").await.unwrap().unwrap();
+        let kept = server.store.bots_of_author(author.id).await.unwrap().len();
+        eprintln!(
+            "{}: {AT_ONCE} new bots at once, cap 3: {} granted, {kept} kept",
+            db.kind,
+            granted.len()
+        );
+        assert_eq!((granted.len(), kept), (3, 3), "{}", db.kind);
+        server.stop().await;
+    }
+}
+
+/// 40 new versions of one bot sent at once, against a cap of 5 versions a day:
+/// exactly 5 are stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn versions_sent_at_once_are_granted_exactly_the_daily_cap() {
+    for db in test_stores("quota_versions").await {
+        let uploads = UploadConfig {
+            versions_per_day: 5,
+            ..UploadConfig::default()
+        };
+        let server = serve(&db.url, 3, uploads).await;
+        let alice = worker::connect(&server.url, ALICE, None).await.unwrap();
+        let calls: Vec<_> = (0..AT_ONCE)
+            .map(|k| submit(alice.clone(), folder("lucky", 0, k as u64)))
+            .collect();
+        let (granted, _) = at_once(calls, "at most 5 new versions a day").await;
+        let author = server.store.author("alice").await.unwrap().unwrap();
+        let mut kept: Vec<String> = server
+            .store
+            .bots_of_author(author.id)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|b| b.name)
+            .collect();
+        kept.sort();
+        eprintln!(
+            "{}: {AT_ONCE} versions at once, cap 5 a day: {} granted, kept {kept:?}",
+            db.kind,
+            granted.len()
+        );
+        assert_eq!(granted.len(), 5, "{}", db.kind);
+        assert_eq!(kept, ["lucky", "lucky@2", "lucky@3", "lucky@4", "lucky@5"]);
+        server.stop().await;
+    }
+}
+
+/// 40 uploads of 64 KiB of noise each sent at once, against a cap of 4.5 such
+/// uploads' bytes: exactly 4 are stored, and what the store keeps for the
+/// author stays under the cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn uploads_sent_at_once_never_pass_the_authors_bytes() {
+    for db in test_stores("quota_bytes").await {
+        const NOISE: usize = 64 << 10;
+        let cap = (NOISE as u64) * 9 / 2;
+        let uploads = UploadConfig {
+            author_bytes: cap,
+            versions_per_day: 1000,
+            ..UploadConfig::default()
+        };
+        let server = serve(&db.url, 3, uploads).await;
+        let alice = worker::connect(&server.url, ALICE, None).await.unwrap();
+        let calls: Vec<_> = (0..AT_ONCE)
+            .map(|k| submit(alice.clone(), folder("heavy", NOISE, k as u64 + 1)))
+            .collect();
+        let (granted, _) = at_once(calls, "at most 294912 bytes of files").await;
+        let mut kept = 0;
+        for reply in &granted {
+            let sha = &reply.source_sha256;
+            let bytes = server.store.artifact(sha).await.unwrap().unwrap();
+            kept += bytes.len() as u64;
+        }
+        eprintln!(
+            "{}: {AT_ONCE} uploads of 64 KiB at once, cap {cap} bytes: {} granted, {kept} bytes kept",
+            db.kind,
+            granted.len()
+        );
+        assert_eq!(granted.len(), 4, "{}", db.kind);
+        assert!(kept <= cap, "{}: {kept} bytes kept", db.kind);
+        server.stop().await;
+    }
+}
