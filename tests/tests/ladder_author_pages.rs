@@ -4,8 +4,10 @@
 //! the author's pages hold their session and their forms against another site.
 //! The same in a real browser: `in_a_real_browser_an_author_signs_in_uploads_and_reads_their_logs`.
 
+mod support;
+
 use astragal_tests::{http_request, test_stores};
-use ladder::server::{self, ServiceConfig, UploadConfig};
+use ladder::server::{self, UploadConfig};
 use ladder::store::Store;
 use ladder::worker::{self, Client, WorkerConfig};
 use proto::ladder::*;
@@ -18,19 +20,7 @@ const WORKER: &str = "worker-token-author-pages";
 const ALICE: &str = "author-token-alice-pages";
 const BOB: &str = "author-token-bob-pages-2";
 
-struct Server {
-    url: String,
-    web: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Server {
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        self.task.await.unwrap();
-    }
-}
+use support::in_process::{InProcessServer as Server, config};
 
 /// A server with its pages on `db`: worker `w1`, authors alice and bob.
 async fn serve(db: &str, uploads: UploadConfig) -> Server {
@@ -42,34 +32,7 @@ async fn serve(db: &str, uploads: UploadConfig) -> Server {
             .await
             .unwrap();
     }
-    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port());
-    let web = http.local_addr().unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let cfg = ServiceConfig {
-        admin_token: ADMIN.into(),
-        lease: Duration::from_secs(60),
-        tls: None,
-        suspend_after: server::SUSPEND_AFTER,
-        held_per_worker: server::HELD_PER_WORKER,
-        grpc_connections: server::conn::ConnLimits::GRPC,
-        web_connections: server::conn::ConnLimits::WEB,
-        uploads,
-    };
-    let task = tokio::spawn(async move {
-        server::run(grpc, Some(http), store, cfg, async move {
-            let _ = rx.await;
-        })
-        .await
-        .expect("the server runs until stopped");
-    });
-    Server {
-        url,
-        web,
-        stop: Some(tx),
-        task,
-    }
+    Server::start(store, config(ADMIN, uploads), true).await
 }
 
 /// A Python bot folder named `name` that says `MARKER` on stderr (a long line)

@@ -4,12 +4,13 @@
 //! the host's reads), revoked tokens, caps, and hostile uploads that store
 //! nothing.
 
+mod support;
+
 use astragal_tests::test_stores;
-use ladder::server::{self, ServiceConfig, UploadConfig};
+use ladder::server::{self, UploadConfig};
 use ladder::store::Store;
 use ladder::worker::{self, Client};
 use proto::ladder::*;
-use std::time::Duration;
 use tonic::Code;
 
 const ADMIN: &str = "admin-token-authors";
@@ -17,18 +18,7 @@ const WORKER: &str = "worker-token-authors";
 const ALICE: &str = "author-token-alice-1";
 const BOB: &str = "author-token-bob-22";
 
-struct Server {
-    url: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Server {
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        self.task.await.unwrap();
-    }
-}
+use support::in_process::{InProcessServer as Server, config};
 
 /// A server on `db` with worker `w1` and authors alice (2 bots) and bob.
 async fn serve(db: &str, uploads: UploadConfig) -> Server {
@@ -42,31 +32,7 @@ async fn serve(db: &str, uploads: UploadConfig) -> Server {
         .add_author("bob", &server::token_hash(BOB), 3)
         .await
         .unwrap();
-    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let cfg = ServiceConfig {
-        admin_token: ADMIN.into(),
-        lease: Duration::from_secs(60),
-        tls: None,
-        suspend_after: server::SUSPEND_AFTER,
-        held_per_worker: server::HELD_PER_WORKER,
-        grpc_connections: server::conn::ConnLimits::GRPC,
-        web_connections: server::conn::ConnLimits::WEB,
-        uploads,
-    };
-    let task = tokio::spawn(async move {
-        server::run(grpc, None, store, cfg, async move {
-            let _ = rx.await;
-        })
-        .await
-        .expect("the server runs until stopped");
-    });
-    Server {
-        url,
-        stop: Some(tx),
-        task,
-    }
+    Server::start(store, config(ADMIN, uploads), false).await
 }
 
 /// A bot's folder with this manifest and a one-line program, packed as

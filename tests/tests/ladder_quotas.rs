@@ -4,12 +4,13 @@
 //! a READ COMMITTED transaction with no lock: 20 challenges of 100 games sent at
 //! once against a cap of 200 games a day were granted 7 (708 games).
 
+mod support;
+
 use astragal_tests::test_stores;
-use ladder::server::{self, ServiceConfig, UploadConfig};
+use ladder::server::{self, UploadConfig};
 use ladder::store::{BotStatus, PrepResult, Store, UploadQuota};
 use ladder::worker::{self, Client};
 use proto::ladder::*;
-use std::time::Duration;
 use tonic::Code;
 
 const ADMIN: &str = "admin-token-quotas";
@@ -18,19 +19,7 @@ const ALICE: &str = "author-token-alice-quotas";
 /// How many calls go at once.
 const AT_ONCE: usize = 40;
 
-struct Server {
-    url: String,
-    store: Store,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Server {
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        self.task.await.unwrap();
-    }
-}
+use support::in_process::{InProcessServer as Server, config};
 
 /// A server on `db` with author alice (at most `max_bots` bots), every upload
 /// received and checked at once (none waits for a turn: all reach the store
@@ -41,36 +30,11 @@ async fn serve(db: &str, max_bots: i64, uploads: UploadConfig) -> Server {
         .add_author("alice", &server::token_hash(ALICE), max_bots)
         .await
         .unwrap();
-    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let cfg = ServiceConfig {
-        admin_token: ADMIN.into(),
-        lease: Duration::from_secs(60),
-        tls: None,
-        suspend_after: server::SUSPEND_AFTER,
-        held_per_worker: server::HELD_PER_WORKER,
-        grpc_connections: server::conn::ConnLimits::GRPC,
-        web_connections: server::conn::ConnLimits::WEB,
-        uploads: UploadConfig {
-            at_once: AT_ONCE,
-            ..uploads
-        },
+    let uploads = UploadConfig {
+        at_once: AT_ONCE,
+        ..uploads
     };
-    let serving = store.clone();
-    let task = tokio::spawn(async move {
-        server::run(grpc, None, serving, cfg, async move {
-            let _ = rx.await;
-        })
-        .await
-        .expect("the server runs until stopped");
-    });
-    Server {
-        url,
-        store,
-        stop: Some(tx),
-        task,
-    }
+    Server::start(store, config(ADMIN, uploads), false).await
 }
 
 /// A bot folder named `name`, with `filler` bytes of noise (which gzip cannot

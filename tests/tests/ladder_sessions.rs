@@ -8,8 +8,10 @@
 //! hours, 1,000 wrong tokens were tried in 1.3 s with no slowing, and one
 //! author held 1,751 live sessions after 10 s of sign-ins.
 
+mod support;
+
 use astragal_tests::{http_request, test_stores};
-use ladder::server::{self, ServiceConfig, UploadConfig};
+use ladder::server::{self, UploadConfig};
 use ladder::store::{SESSIONS_PER_AUTHOR, Store};
 use ladder::web::throttle::SignInLimits;
 use ladder::worker;
@@ -23,20 +25,7 @@ const ADMIN_2: &str = "admin-token-sessions-two";
 const ALICE: &str = "author-token-alice-sessions";
 const BOB: &str = "author-token-bob-sessions";
 
-struct Server {
-    url: String,
-    web: SocketAddr,
-    store: Store,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Server {
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        self.task.await.unwrap();
-    }
-}
+use support::in_process::{InProcessServer as Server, config};
 
 /// A server with its pages on `db` under `admin`, with authors alice and bob
 /// (added if they are not there yet); sign-in lets 5 failures through, then one
@@ -51,42 +40,14 @@ async fn serve(db: &str, admin: &str) -> Server {
                 .unwrap();
         }
     }
-    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port());
-    let web = http.local_addr().unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let cfg = ServiceConfig {
-        admin_token: admin.into(),
-        lease: Duration::from_secs(60),
-        tls: None,
-        suspend_after: server::SUSPEND_AFTER,
-        held_per_worker: server::HELD_PER_WORKER,
-        grpc_connections: server::conn::ConnLimits::GRPC,
-        web_connections: server::conn::ConnLimits::WEB,
-        uploads: UploadConfig {
-            sign_in: SignInLimits {
-                burst: 5,
-                refill: Duration::from_secs(3600),
-            },
-            ..UploadConfig::default()
+    let uploads = UploadConfig {
+        sign_in: SignInLimits {
+            burst: 5,
+            refill: Duration::from_secs(3600),
         },
+        ..UploadConfig::default()
     };
-    let serving = store.clone();
-    let task = tokio::spawn(async move {
-        server::run(grpc, Some(http), serving, cfg, async move {
-            let _ = rx.await;
-        })
-        .await
-        .expect("the server runs until stopped");
-    });
-    Server {
-        url,
-        web,
-        store,
-        stop: Some(tx),
-        task,
-    }
+    Server::start(store, config(admin, uploads), true).await
 }
 
 /// Posts the sign-in form with `token` from `from` (a loopback address of the
