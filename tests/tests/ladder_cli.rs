@@ -1163,6 +1163,29 @@ fn ladder_serve_bounds_the_groups_one_worker_holds() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A real `ladder serve` in a fresh folder `name`, worker `w1`'s token saved
+/// there, and two Spartan bots registered: the attacker (`--attack ATTACK`,
+/// named ATTACK) and the honest `good`. The folder, the server, the token file.
+fn spartan_attack_ladder(
+    name: &str,
+    attack: &str,
+) -> (
+    std::path::PathBuf,
+    astragal_tests::LadderServer,
+    std::path::PathBuf,
+) {
+    let dir = fresh_dir(name);
+    let db = dir.join("ladder.db");
+    let server = astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &[]);
+    let token_file = dir.join("w1.token");
+    std::fs::write(&token_file, add_worker(&server.url, "w1")).unwrap();
+    let attacker = format!("{} --attack {attack}", env!("CARGO_BIN_EXE_attack_bot"));
+    let honest = format!("{} --mode good", env!("CARGO_BIN_EXE_hostile_bot"));
+    admin_at(&server.url, &["register-bot", attack, "spartan", &attacker]);
+    admin_at(&server.url, &["register-bot", "good", "spartan", &honest]);
+    (dir, server, token_file)
+}
+
 /// Attack through the real server and worker: the `signal` attacker (the red
 /// team's file-lock channel between two live processes of one bot) hears nothing
 /// of the other rotation of any group. The worker plays its batch of leases in
@@ -1174,16 +1197,7 @@ fn a_worker_never_keeps_a_process_of_one_rotation_alive_into_the_next() {
     if !isolation("worker signal") {
         return;
     }
-    let dir = fresh_dir("worker-signal");
-    let db = dir.join("ladder.db");
-    let server = astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &[]);
-    let admin = |args: &[&str]| admin_at(&server.url, args);
-    let token_file = dir.join("w1.token");
-    std::fs::write(&token_file, add_worker(&server.url, "w1")).unwrap();
-    let attacker = format!("{} --attack signal", env!("CARGO_BIN_EXE_attack_bot"));
-    let honest = format!("{} --mode good", env!("CARGO_BIN_EXE_hostile_bot"));
-    admin(&["register-bot", "signal", "spartan", &attacker]);
-    admin(&["register-bot", "good", "spartan", &honest]);
+    let (dir, server, token_file) = spartan_attack_ladder("worker-signal", "signal");
     let reports = play_out(
         &server.url,
         &token_file,
@@ -1211,16 +1225,7 @@ fn a_worker_at_any_concurrency_relays_nothing_between_rotations() {
     if !isolation("worker relay") {
         return;
     }
-    let dir = fresh_dir("worker-relay");
-    let db = dir.join("ladder.db");
-    let server = astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &[]);
-    let admin = |args: &[&str]| admin_at(&server.url, args);
-    let token_file = dir.join("w1.token");
-    std::fs::write(&token_file, add_worker(&server.url, "w1")).unwrap();
-    let attacker = format!("{} --attack relay", env!("CARGO_BIN_EXE_attack_bot"));
-    let honest = format!("{} --mode good", env!("CARGO_BIN_EXE_hostile_bot"));
-    admin(&["register-bot", "relay", "spartan", &attacker]);
-    admin(&["register-bot", "good", "spartan", &honest]);
+    let (dir, server, token_file) = spartan_attack_ladder("worker-relay", "relay");
     for concurrency in ["2", "4"] {
         let reports = play_out_with(
             &server.url,

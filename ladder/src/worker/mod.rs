@@ -500,8 +500,12 @@ enum PlayJob {
 /// How long kept bots wait for the next batch before they are quit anyway: a
 /// kept process holds the machine's rotation gate shut for every other thread
 /// and program on it (see [`referee::sandbox::RotationGate`]), so it is kept
-/// only across the round trip between two batches.
+/// only across the round trip between two batches, and quit at once when a
+/// turn waits.
 const KEPT_BOTS_WAIT: Duration = Duration::from_secs(1);
+
+/// How often a play thread with kept bots looks whether a turn of the gate waits.
+const GATE_LOOK: Duration = Duration::from_millis(5);
 
 /// The thread that plays one task's batches of leases ([`play_leases`]), and keeps
 /// their bots from batch to batch. One long-lived thread rather than the runtime's
@@ -520,17 +524,27 @@ impl PlayThread {
                 let mut pool = BotPool::reusing();
                 // Ends when the task drops its sender; the pool's bots go with it.
                 loop {
-                    let job = match inbox.recv_timeout(KEPT_BOTS_WAIT) {
-                        Ok(job) => job,
-                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                            pool.quit_all();
-                            match inbox.recv() {
-                                Ok(job) => job,
-                                Err(_) => break,
+                    // Kept bots wait for the next batch, but not past a second,
+                    // nor while a turn of the gate waits for them (looked at
+                    // every few milliseconds).
+                    let kept_since = std::time::Instant::now();
+                    let job = loop {
+                        match inbox.recv_timeout(GATE_LOOK) {
+                            Ok(job) => break Some(job),
+                            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                                if pool.idle() > 0
+                                    && (pool.turn_waiting() || kept_since.elapsed() >= KEPT_BOTS_WAIT)
+                                {
+                                    pool.quit_all();
+                                }
+                                if pool.idle() == 0 {
+                                    break inbox.recv().ok();
+                                }
                             }
+                            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
                         }
-                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
                     };
+                    let Some(job) = job else { break };
                     match job {
                         PlayJob::Play(leases, homes, reply) => {
                             let _ = reply.send(play_leases_limited(
