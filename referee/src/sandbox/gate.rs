@@ -115,12 +115,14 @@ impl RotationGate {
     /// # Errors
     /// The gate's files cannot be opened or locked.
     pub fn enter(&self) -> Result<Pass, GateError> {
-        drop(lock(&self.turnstile, FlockArg::LockExclusive)?);
+        // Shared: passes handed out at once do not hold each other up, nor look
+        // like a waiting turn to [`RotationGate::turn_waiting`].
+        drop(lock(&self.turnstile, FlockArg::LockShared)?);
         Ok(Pass(Arc::new(lock(&self.gate, FlockArg::LockShared)?)))
     }
 
-    /// Whether a turn is waiting (or a pass is being handed out this instant):
-    /// a holder of a pass that could let go of it now should, soon.
+    /// Whether a turn is waiting: a holder of a pass that could let go of it now
+    /// should, soon.
     pub fn turn_waiting(&self) -> bool {
         matches!(
             lock(&self.turnstile, FlockArg::LockSharedNonblock),
