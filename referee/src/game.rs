@@ -62,7 +62,6 @@ pub fn play_game_logged(
 ) -> Result<(GameRecord, Vec<SeatPrivateLog>), SetupError> {
     let mut game = create_game(setup, seats.len())?;
     let options = game.options().to_vec();
-    pool.let_a_turn_pass();
     let mut run = GameRun::seat_players(game.as_ref(), &options, setup, seats, limits, logs, pool);
     let in_play = GamesInPlay::enter();
     let play_start = Instant::now();

@@ -76,16 +76,6 @@ impl BotPool {
         self.gate.turn_waiting()
     }
 
-    /// Before a game: if a turn of the machine's rotation gate waits, quits the
-    /// kept players (when none is out in a game), so that the turn waits for at
-    /// most the game each other thread is playing, not for its whole wave; the
-    /// game then starts its bots afresh, after the turn.
-    pub fn let_a_turn_pass(&mut self) {
-        if !self.idle.is_empty() && self.turn_waiting() {
-            self.quit_all();
-        }
-    }
-
     /// Between two rotations of a mirrored group: quits every kept player, then
     /// waits for a moment when no bot process lives on this machine (of any
     /// pool, thread or program), so nothing that lived through the last
