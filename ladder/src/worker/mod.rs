@@ -4,8 +4,8 @@
 
 use proto::ladder::ladder_client::LadderClient;
 use proto::ladder::{
-    LeaseGroupsRequest, LeaseReply, RenewLeasesRequest, ReportGroupsRequest, ReportOutcome, ReportRequest,
-    SeatLog,
+    LeaseGroupsReply, LeaseGroupsRequest, LeaseReply, RenewLeasesRequest, ReportGroupsRequest, ReportOutcome,
+    ReportRequest, SeatLog,
 };
 use referee::clock::Limits;
 use referee::dial::Dial;
@@ -341,6 +341,21 @@ pub fn play_leases_limited(
     base: &Limits,
     pool: &mut BotPool,
 ) -> Result<Vec<PlayedGroup>, WorkerError> {
+    let mut groups = ready(leases, homes, base)?;
+    pool.retain(|s| groups.iter().any(|g| g.wanted.contains(s)));
+    let waves = groups.iter().map(|g| g.wanted.len()).max().unwrap_or(0);
+    for rotation in 0..waves {
+        play_wave(&mut groups, rotation, log_dir, pool)?;
+    }
+    Ok(groups.into_iter().map(|g| g.played).collect())
+}
+
+/// The leases' groups, their seats set up, nothing played yet.
+fn ready<'a>(
+    leases: &'a [LeaseReply],
+    homes: &HashMap<String, PathBuf>,
+    base: &Limits,
+) -> Result<Vec<Leased<'a>>, WorkerError> {
     let mut groups = Vec::with_capacity(leases.len());
     for lease in leases {
         let limits = Limits {
@@ -393,21 +408,28 @@ pub fn play_leases_limited(
             wanted,
         });
     }
-    pool.retain(|s| groups.iter().any(|g| g.wanted.contains(s)));
-    let waves = groups.iter().map(|g| g.wanted.len()).max().unwrap_or(0);
-    for rotation in 0..waves {
-        if rotation > 0 {
-            // No bot process on this machine lives from one rotation into the next.
-            pool.next_rotation()
-                .map_err(|e| WorkerError::Host(e.to_string()))?;
-        }
-        for g in groups.iter_mut().filter(|g| rotation < g.wanted.len()) {
-            let (rec, logs) = play_rotation(g, rotation, log_dir, pool)?;
-            g.played.records.push(rec);
-            g.played.logs.extend(logs);
-        }
+    Ok(groups)
+}
+
+/// Plays `rotation` of every group that has it. A wave past the first starts
+/// with a turn of the machine's rotation gate: no bot process on this machine
+/// lives from one rotation into the next.
+fn play_wave(
+    groups: &mut [Leased<'_>],
+    rotation: usize,
+    log_dir: Option<&PathBuf>,
+    pool: &mut BotPool,
+) -> Result<(), WorkerError> {
+    if rotation > 0 {
+        pool.next_rotation()
+            .map_err(|e| WorkerError::Host(e.to_string()))?;
     }
-    Ok(groups.into_iter().map(|g| g.played).collect())
+    for g in groups.iter_mut().filter(|g| rotation < g.wanted.len()) {
+        let (rec, logs) = play_rotation(g, rotation, log_dir, pool)?;
+        g.played.records.push(rec);
+        g.played.logs.extend(logs);
+    }
+    Ok(())
 }
 
 /// Plays one rotation of a leased group; its JSON record and the seats' private
@@ -487,14 +509,26 @@ fn dial_for(e: &proto::ladder::Entrant) -> Dial {
     }
 }
 
-/// A lease to play, and where its records go; or word that no batch comes soon.
+/// One rotation of some leased groups to play, and where their records go; or
+/// word that no batch comes soon.
 enum PlayJob {
-    Play(
-        Vec<LeaseReply>,
-        HashMap<String, PathBuf>,
-        tokio::sync::oneshot::Sender<Result<Vec<PlayedGroup>, WorkerError>>,
-    ),
+    Wave {
+        leases: Vec<LeaseReply>,
+        homes: HashMap<String, PathBuf>,
+        rotation: usize,
+        reply: tokio::sync::oneshot::Sender<Result<WavePlayed, WorkerError>>,
+    },
     Rest,
+}
+
+/// What one [`PlayJob::Wave`] gave.
+struct WavePlayed {
+    /// Per lease, in order: what this rotation of its group gave (nothing for a
+    /// group with fewer rotations).
+    groups: Vec<PlayedGroup>,
+    /// Whether, when the wave ended, another thread or program on this machine
+    /// waited to turn the rotation gate.
+    turn_waiting: bool,
 }
 
 /// How long kept bots wait for the next batch before they are quit anyway: a
@@ -546,14 +580,23 @@ impl PlayThread {
                     };
                     let Some(job) = job else { break };
                     match job {
-                        PlayJob::Play(leases, homes, reply) => {
-                            let _ = reply.send(play_leases_limited(
-                                &leases,
-                                &homes,
-                                log_dir.as_ref(),
-                                &base,
-                                &mut pool,
-                            ));
+                        PlayJob::Wave {
+                            leases,
+                            homes,
+                            rotation,
+                            reply,
+                        } => {
+                            let played = ready(&leases, &homes, &base).and_then(|mut groups| {
+                                if rotation == 0 {
+                                    pool.retain(|s| groups.iter().any(|g| g.wanted.contains(s)));
+                                }
+                                play_wave(&mut groups, rotation, log_dir.as_ref(), &mut pool)?;
+                                Ok(WavePlayed {
+                                    groups: groups.into_iter().map(|g| g.played).collect(),
+                                    turn_waiting: pool.turn_waiting(),
+                                })
+                            });
+                            let _ = reply.send(played);
                         }
                         PlayJob::Rest => pool.quit_all(),
                     }
@@ -568,16 +611,24 @@ impl PlayThread {
         let _ = self.leases.send(PlayJob::Rest);
     }
 
-    async fn play(
+    /// Plays `rotation` of the leases' groups (a wave past the first starts with
+    /// a turn of the rotation gate).
+    async fn play_wave(
         &self,
         leases: Vec<LeaseReply>,
         homes: HashMap<String, PathBuf>,
-    ) -> Result<Vec<PlayedGroup>, WorkerError> {
-        let (reply, records) = tokio::sync::oneshot::channel();
+        rotation: usize,
+    ) -> Result<WavePlayed, WorkerError> {
+        let (reply, played) = tokio::sync::oneshot::channel();
         self.leases
-            .send(PlayJob::Play(leases, homes, reply))
+            .send(PlayJob::Wave {
+                leases,
+                homes,
+                rotation,
+                reply,
+            })
             .map_err(|_| WorkerError::Task("the play thread is gone".into()))?;
-        records
+        played
             .await
             .map_err(|_| WorkerError::Task("the play thread stopped mid-lease".into()))?
     }
@@ -703,6 +754,13 @@ fn report_calls(reports: Vec<ReportRequest>) -> Vec<Vec<ReportRequest>> {
 /// ([`crate::server::MAX_REPORT_BYTES`]), for the message's own framing.
 pub const REPORT_BATCH_BYTES: usize = crate::server::MAX_REPORT_BYTES / 2;
 
+/// Most groups a task holds in one wave, leased a batch at a time while no turn
+/// of the machine's rotation gate waits (as the runner's waves grow): each
+/// turn waits for every bot process on the machine to quit, so a task with
+/// `--batch 1` that turned after every group's first game held every other
+/// thread to the same pace.
+const MAX_GROUPS_HELD: usize = crate::server::MAX_BATCH;
+
 async fn work_loop(
     k: usize,
     cfg: &WorkerConfig,
@@ -725,65 +783,10 @@ async fn work_loop(
         if want == 0 {
             return Ok(());
         }
-        let leased = loop {
-            let c = match client.as_mut() {
-                Some(c) => c,
-                None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
-                    Ok(c) => client.insert(c),
-                    Err(e @ WorkerError::Certificate(_)) => return Err(e),
-                    Err(e) => {
-                        tracing::warn!("cannot reach {}: {e}; retrying", cfg.server);
-                        tokio::time::sleep(Duration::from_millis(500)).await;
-                        continue;
-                    }
-                },
-            };
-            // The first task also builds and checks authors' new versions,
-            // before it plays: a version waits for no batch of games.
-            if k == 0 && !cfg.uploads.runtimes.is_empty() {
-                match prep::prep_once(c, cfg, cache).await {
-                    Ok(true) => continue,
-                    Ok(false) => {}
-                    Err(e) => {
-                        tracing::warn!("cannot build and check: {e}; retrying");
-                        client = None;
-                        tokio::time::sleep(Duration::from_millis(500)).await;
-                        continue;
-                    }
-                }
-            }
-            let req = LeaseGroupsRequest {
-                max_groups: want as u32,
-                runtimes: cfg.uploads.runtimes.clone(),
-            };
-            match c.lease_groups(req).await {
-                Ok(r) => break r.into_inner(),
-                Err(s)
-                    if matches!(
-                        s.code(),
-                        tonic::Code::Unauthenticated | tonic::Code::PermissionDenied
-                    ) =>
-                {
-                    return Err(WorkerError::Token(format!(
-                        "the server refuses it: {}",
-                        s.message()
-                    )));
-                }
-                Err(s) => {
-                    let why = referee::cli::error_chain(&s);
-                    if certificate_refused(&why) {
-                        return Err(WorkerError::Certificate(why));
-                    }
-                    tracing::warn!("lease failed: {why}; retrying");
-                    client = None;
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                }
-            }
+        let Some(leased) = lease(k, cfg, cache, &mut client, claimed, want, Patience::UntilLeased).await?
+        else {
+            continue;
         };
-        let got = leased.groups.len() as u64;
-        if cfg.max_groups.is_some() && got < want {
-            claimed.fetch_sub(want - got, Ordering::Relaxed);
-        }
         if leased.groups.is_empty() {
             // Idle means nothing left anywhere: a group another worker holds may
             // still come back when its lease runs out.
@@ -798,55 +801,58 @@ async fn work_loop(
             tokio::time::sleep(Duration::from_millis(wait)).await;
             continue;
         }
-        // Uploaded bots' folders, fetched (or found in the cache) and held
-        // until the batch is played. One that cannot be had leaves the batch
-        // unplayed: its leases run out, and the server deals its groups again.
-        let mut pins = Vec::new();
-        let mut homes = HashMap::new();
-        let mut missing = None;
-        for e in leased.groups.iter().flat_map(|g| &g.entrants) {
-            if e.artifact_sha256.is_empty() || homes.contains_key(&e.artifact_sha256) || served_remotely(e) {
-                continue;
-            }
-            let Some(c) = client.as_mut() else {
-                missing = Some(WorkerError::Artifact("no connection to fetch a bot".into()));
-                break;
-            };
-            match cache.folder(c, &e.artifact_sha256).await {
-                Ok(pin) => {
-                    homes.insert(e.artifact_sha256.clone(), pin.dir.clone());
-                    pins.push(pin);
-                }
-                Err(err) => {
-                    missing = Some(err);
-                    break;
-                }
-            }
-        }
-        if let Some(e) = missing {
+        let mut held = Held::default();
+        if let Err(e) = held.fetch(&leased.groups, &mut client, cache).await {
+            // Its leases run out, and the server deals its groups again.
             tracing::error!("not playing a batch: {e}");
             tokio::time::sleep(Duration::from_millis(500)).await;
             continue;
         }
-        let played = {
-            let playing = player.play(leased.groups.clone(), homes);
-            tokio::pin!(playing);
-            let mut renewals = Renewals::new(&leased.groups);
-            loop {
-                tokio::select! {
-                    played = &mut playing => break played?,
-                    () = renewals.due() => renewals.renew(cfg, &mut client).await,
-                }
+        let mut renewals = Renewals::new(&leased.groups);
+        // Rotation 0 of this batch, then of more batches while nothing waits to
+        // turn the gate: never longer than half a lease period, so the later
+        // rotations still fit well inside the leases' lives.
+        let grow_until = tokio::time::Instant::now() + renewals.period / 2;
+        let mut wave = held
+            .play(&player, leased.groups, 0, &mut renewals, cfg, &mut client)
+            .await?;
+        while !wave.turn_waiting
+            && held.leases.len() + batch as usize <= MAX_GROUPS_HELD
+            && tokio::time::Instant::now() < grow_until
+        {
+            let want = claim(claimed, cfg.max_groups, batch);
+            if want == 0 {
+                break;
             }
-        };
+            let more = match lease(k, cfg, cache, &mut client, claimed, want, Patience::Once).await? {
+                Some(more) if !more.groups.is_empty() => more,
+                _ => break,
+            };
+            if let Err(e) = held.fetch(&more.groups, &mut client, cache).await {
+                tracing::error!("not playing a batch: {e}");
+                break;
+            }
+            renewals.add(&more.groups);
+            wave = held
+                .play(&player, more.groups, 0, &mut renewals, cfg, &mut client)
+                .await?;
+        }
+        let rotations = held.leases.iter().map(|l| l.entrants.len()).max().unwrap_or(0);
+        for rotation in 1..rotations {
+            let all = held.leases.clone();
+            held.play(&player, all, rotation, &mut renewals, cfg, &mut client)
+                .await?;
+        }
+        let Held {
+            leases, played, pins, ..
+        } = held;
         drop(pins);
         // The leases are good for a period from their last renewal.
         let give_up = tokio::time::Instant::now()
-            + Duration::from_millis(leased.groups.iter().map(|g| g.expires_in_ms).min().unwrap_or(0))
+            + Duration::from_millis(leases.iter().map(|g| g.expires_in_ms).min().unwrap_or(0))
                 .mul_f64(2.0 / 3.0)
             + Duration::from_secs(5);
-        let reports: Vec<ReportRequest> = leased
-            .groups
+        let reports: Vec<ReportRequest> = leases
             .into_iter()
             .zip(played)
             .map(|(lease, played)| ReportRequest {
@@ -863,13 +869,188 @@ async fn work_loop(
     }
 }
 
-/// The leases of a batch being played, renewed every third of their period so
-/// that however long the games legally take, the groups stay this worker's (a
-/// lease that ran out would be dealt again, with a new seed, and this batch's
-/// report refused).
+/// How hard [`lease`] tries.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Patience {
+    /// Through a server restarting or unreachable (and, for the first task,
+    /// building authors' new versions first).
+    UntilLeased,
+    /// One call: a task that holds groups already plays them rather than wait.
+    Once,
+}
+
+/// Asks the server for up to `want` groups (claimed already; what is not leased
+/// is given back to `claimed`). `None`: no answer (with [`Patience::Once`]), or
+/// a build took the turn (ask again).
+///
+/// # Errors
+/// A token or certificate the server refuses.
+async fn lease(
+    k: usize,
+    cfg: &WorkerConfig,
+    cache: &Arc<artifacts::ArtifactCache>,
+    client: &mut Option<Client>,
+    claimed: &AtomicU64,
+    want: u64,
+    patience: Patience,
+) -> Result<Option<LeaseGroupsReply>, WorkerError> {
+    let unclaim = |got: u64| {
+        if cfg.max_groups.is_some() && got < want {
+            claimed.fetch_sub(want - got, Ordering::Relaxed);
+        }
+    };
+    loop {
+        let c = match client.as_mut() {
+            Some(c) => c,
+            None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
+                Ok(c) => client.insert(c),
+                Err(e @ WorkerError::Certificate(_)) => return Err(e),
+                Err(e) => {
+                    tracing::warn!("cannot reach {}: {e}; retrying", cfg.server);
+                    if patience == Patience::Once {
+                        unclaim(0);
+                        return Ok(None);
+                    }
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+            },
+        };
+        // The first task also builds and checks authors' new versions,
+        // before it plays: a version waits for no batch of games.
+        if k == 0 && patience == Patience::UntilLeased && !cfg.uploads.runtimes.is_empty() {
+            match prep::prep_once(c, cfg, cache).await {
+                Ok(true) => {
+                    unclaim(0);
+                    return Ok(None);
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!("cannot build and check: {e}; retrying");
+                    *client = None;
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+            }
+        }
+        let req = LeaseGroupsRequest {
+            max_groups: want as u32,
+            runtimes: cfg.uploads.runtimes.clone(),
+        };
+        match c.lease_groups(req).await {
+            Ok(r) => {
+                let r = r.into_inner();
+                unclaim(r.groups.len() as u64);
+                return Ok(Some(r));
+            }
+            Err(s)
+                if matches!(
+                    s.code(),
+                    tonic::Code::Unauthenticated | tonic::Code::PermissionDenied
+                ) =>
+            {
+                return Err(WorkerError::Token(format!(
+                    "the server refuses it: {}",
+                    s.message()
+                )));
+            }
+            Err(s) => {
+                let why = referee::cli::error_chain(&s);
+                if certificate_refused(&why) {
+                    return Err(WorkerError::Certificate(why));
+                }
+                tracing::warn!("lease failed: {why}; retrying");
+                *client = None;
+                if patience == Patience::Once {
+                    unclaim(0);
+                    return Ok(None);
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+    }
+}
+
+/// The groups a task holds in its wave: their leases, the uploaded bots'
+/// folders (pinned in the cache until the groups are played), and what their
+/// rotations gave so far.
+#[derive(Default)]
+struct Held {
+    leases: Vec<LeaseReply>,
+    homes: HashMap<String, PathBuf>,
+    pins: Vec<artifacts::Pinned>,
+    played: Vec<PlayedGroup>,
+}
+
+impl Held {
+    /// Fetches (or finds in the cache) the folders of the groups' uploaded bots.
+    ///
+    /// # Errors
+    /// A folder that cannot be had: the groups are not played.
+    async fn fetch(
+        &mut self,
+        groups: &[LeaseReply],
+        client: &mut Option<Client>,
+        cache: &Arc<artifacts::ArtifactCache>,
+    ) -> Result<(), WorkerError> {
+        for e in groups.iter().flat_map(|g| &g.entrants) {
+            if e.artifact_sha256.is_empty()
+                || self.homes.contains_key(&e.artifact_sha256)
+                || served_remotely(e)
+            {
+                continue;
+            }
+            let c = client
+                .as_mut()
+                .ok_or_else(|| WorkerError::Artifact("no connection to fetch a bot".into()))?;
+            let pin = cache.folder(c, &e.artifact_sha256).await?;
+            self.homes.insert(e.artifact_sha256.clone(), pin.dir.clone());
+            self.pins.push(pin);
+        }
+        Ok(())
+    }
+
+    /// Plays `rotation` of `groups` (new ones when it is 0, else all held),
+    /// renewing every held lease while the games go on.
+    async fn play(
+        &mut self,
+        player: &PlayThread,
+        groups: Vec<LeaseReply>,
+        rotation: usize,
+        renewals: &mut Renewals,
+        cfg: &WorkerConfig,
+        client: &mut Option<Client>,
+    ) -> Result<WavePlayed, WorkerError> {
+        let fresh = rotation == 0;
+        let playing = player.play_wave(groups.clone(), self.homes.clone(), rotation);
+        tokio::pin!(playing);
+        let wave = loop {
+            tokio::select! {
+                played = &mut playing => break played?,
+                () = renewals.due() => renewals.renew(cfg, client).await,
+            }
+        };
+        if fresh {
+            self.leases.extend(groups);
+            self.played.extend(wave.groups.iter().cloned());
+        } else {
+            for (mine, new) in self.played.iter_mut().zip(&wave.groups) {
+                mine.records.extend(new.records.iter().cloned());
+                mine.logs.extend(new.logs.iter().cloned());
+            }
+        }
+        Ok(wave)
+    }
+}
+
+/// The leases being played, renewed every third of their period so that however
+/// long the games legally take, the groups stay this worker's (a lease that ran
+/// out would be dealt again, with a new seed, and its report refused).
 struct Renewals {
-    lease: String,
-    groups: Vec<i64>,
+    /// Each held group, with the lease it came in.
+    groups: Vec<(String, i64)>,
+    /// The shortest of the leases' periods.
+    period: Duration,
     every: Duration,
     next: tokio::time::Instant,
 }
@@ -879,11 +1060,17 @@ impl Renewals {
         let period = Duration::from_millis(leases.iter().map(|g| g.expires_in_ms).min().unwrap_or(60_000));
         let every = (period / 3).max(Duration::from_millis(50));
         Renewals {
-            lease: leases.first().map(|g| g.lease.clone()).unwrap_or_default(),
-            groups: leases.iter().map(|g| g.group_id).collect(),
+            groups: leases.iter().map(|g| (g.lease.clone(), g.group_id)).collect(),
+            period,
             every,
             next: tokio::time::Instant::now() + every,
         }
+    }
+
+    /// Renews these too from now on.
+    fn add(&mut self, leases: &[LeaseReply]) {
+        self.groups
+            .extend(leases.iter().map(|g| (g.lease.clone(), g.group_id)));
     }
 
     /// Resolves when the next renewal is due.
@@ -891,9 +1078,10 @@ impl Renewals {
         tokio::time::sleep_until(self.next).await;
     }
 
-    /// Renews what is left of the batch. A call that fails is tried again at the
-    /// next renewal (a third of a period later, before the leases run out); a
-    /// group the server no longer renews is lost, and is not asked for again.
+    /// Renews what is left of the held groups. A call that fails is tried again
+    /// at the next renewal (a third of a period later, before the leases run
+    /// out); a group the server no longer renews is lost, and is not asked for
+    /// again.
     async fn renew(&mut self, cfg: &WorkerConfig, client: &mut Option<Client>) {
         self.next = tokio::time::Instant::now() + self.every;
         if self.groups.is_empty() {
@@ -909,28 +1097,39 @@ impl Renewals {
                 }
             },
         };
-        // In calls the server takes (at most its batch each), so that a worker
-        // that holds more never loses them all to one refused renewal.
+        let mut leases: Vec<&str> = self.groups.iter().map(|(l, _)| l.as_str()).collect();
+        leases.sort_unstable();
+        leases.dedup();
+        // Per lease, in calls the server takes (at most its batch each), so that
+        // a worker that holds more never loses them all to one refused renewal.
         let mut renewed = Vec::with_capacity(self.groups.len());
         let mut expires_in_ms = u64::MAX;
-        for chunk in self.groups.chunks(crate::server::MAX_BATCH) {
-            let req = RenewLeasesRequest {
-                lease: self.lease.clone(),
-                group_ids: chunk.to_vec(),
-            };
-            match c.renew_leases(req).await {
-                Ok(r) => {
-                    let r = r.into_inner();
-                    renewed.extend(r.renewed);
-                    if r.expires_in_ms > 0 {
-                        expires_in_ms = expires_in_ms.min(r.expires_in_ms);
+        for lease in leases {
+            let ids: Vec<i64> = self
+                .groups
+                .iter()
+                .filter(|(l, _)| l == lease)
+                .map(|(_, g)| *g)
+                .collect();
+            for chunk in ids.chunks(crate::server::MAX_BATCH) {
+                let req = RenewLeasesRequest {
+                    lease: lease.to_owned(),
+                    group_ids: chunk.to_vec(),
+                };
+                match c.renew_leases(req).await {
+                    Ok(r) => {
+                        let r = r.into_inner();
+                        renewed.extend(r.renewed.into_iter().map(|g| (lease.to_owned(), g)));
+                        if r.expires_in_ms > 0 {
+                            expires_in_ms = expires_in_ms.min(r.expires_in_ms);
+                        }
                     }
-                }
-                Err(s) => {
-                    // Tried again at the next renewal, all of them.
-                    tracing::warn!("cannot renew leases: {s}");
-                    *client = None;
-                    return;
+                    Err(s) => {
+                        // Tried again at the next renewal, all of them.
+                        tracing::warn!("cannot renew leases: {s}");
+                        *client = None;
+                        return;
+                    }
                 }
             }
         }
@@ -938,7 +1137,7 @@ impl Renewals {
             .groups
             .iter()
             .filter(|g| !renewed.contains(g))
-            .copied()
+            .map(|(_, g)| *g)
             .collect();
         if !lost.is_empty() {
             tracing::warn!(

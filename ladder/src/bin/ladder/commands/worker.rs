@@ -23,9 +23,13 @@ pub(crate) struct WorkerArgs {
     /// Groups played at once.
     #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 1024))]
     pub(crate) concurrency: usize,
-    /// Groups each of the --concurrency tasks leases, and reports, per call (1 to
-    /// 64). With quick bots, 8 to 32 cut the round trips to the server. The worker
-    /// renews its leases while it plays, however long a batch takes.
+    /// Groups each of the --concurrency tasks leases per call (1 to 64). A task
+    /// plays its groups' first games, and leases more batches while no other
+    /// thread or program on this machine waits to start a new rotation (up to 64
+    /// groups), before it plays their later rotations and reports them: every
+    /// bot process on the machine quits between rotations. With quick bots, 8 to
+    /// 32 cut the round trips to the server. The worker renews its leases while
+    /// it plays, however long a batch takes.
     #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 64))]
     pub(crate) batch: usize,
     /// Name in this worker's own log lines (the server knows it by its token).
