@@ -9,6 +9,10 @@ the machine. At the first request of each game it reads the word under its own
 secret first roll (where a process that played the other rotation of the group
 spelled the roll the other army holds now); after the reveal it writes
 `ATTACK relay: escaped|contained ...` to stderr and spells its own word.
+
+With `--honest` it only plays (the first legal move, as the attack does): the
+opponent the attack is measured against must play the same in both rotations,
+since the roll it checks is the other army's dice as revealed after its rerolls.
 """
 
 import fcntl
@@ -66,7 +70,9 @@ def relay():
 
 
 def main():
-    threading.Thread(target=relay, daemon=True).start()
+    honest = "--honest" in sys.argv[1:]
+    if not honest:
+        threading.Thread(target=relay, daemon=True).start()
     spoken = os.open(FILE, os.O_RDONLY)
     first_roll, heard = None, None
     for line in sys.stdin:
@@ -82,7 +88,9 @@ def main():
             return
         elif command == "go":
             o = json.loads(obs)
-            if o.get("phase") == "reroll1" and o.get("turn") == 1:
+            if honest:
+                pass
+            elif o.get("phase") == "reroll1" and o.get("turn") == 1:
                 first_roll = roll_key(o["your_dice"])
                 key = mark(first_roll) % KEYS
                 probe = os.open(FILE, os.O_RDONLY)

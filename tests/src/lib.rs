@@ -1140,3 +1140,101 @@ pub fn ladder_admin(url: &str, admin_token: &str, args: &[&str]) -> String {
     assert!(o.status.success(), "admin {args:?}: {}", output_text(&o));
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// The red team's attack bots, read from their stderr logs: `tests/src/bin/attack_bot.rs`
+/// and the uploaded `tests/data/relay_bot.py` write one `ATTACK name: verdict ...`
+/// line a game.
+pub mod attacks {
+    use std::path::Path;
+
+    /// The lines of the logs in `logs` that start with `prefix` (`ATTACK read`,
+    /// or `ATTACK ` for every attack).
+    pub fn reports(logs: &Path, prefix: &str) -> Vec<String> {
+        let mut reports = Vec::new();
+        for entry in std::fs::read_dir(logs).into_iter().flatten().flatten() {
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            reports.extend(text.lines().filter(|l| l.starts_with(prefix)).map(str::to_owned));
+        }
+        reports
+    }
+
+    /// Of the `relay` attack's reports: how many second games of a group heard
+    /// the other army's secret first roll, and how many games reported.
+    pub fn relay_hits(reports: &[String]) -> (usize, usize) {
+        let relay: Vec<&String> = reports.iter().filter(|r| r.starts_with("ATTACK relay")).collect();
+        (
+            relay.iter().filter(|r| r.contains(": escaped")).count(),
+            relay.len(),
+        )
+    }
+
+    /// Hits the relay may score by chance with no channel at all: another game alive
+    /// in the same span would have to hold the same two secret first rolls (10 dice
+    /// each), swapped, under a 12-bit key of the right one; about 1 in 10^6 a word,
+    /// so well under one hit in a hundred runs of these tests. One is allowed, never
+    /// more.
+    pub const RELAY_CHANCE_HITS: usize = 1;
+
+    /// A second run of a relay bot on this machine, alive until dropped: a
+    /// `referee match` of Spartan Yahtzee between `relay` and `opponent` (bot
+    /// commands), at sandbox `level`. Its processes copy every word the relay's
+    /// other processes on the machine spell, so without the rotation gate a word
+    /// spelled in one rotation of a group is there to be read in the next,
+    /// whatever the timing of the run under test.
+    pub struct SecondRun {
+        child: std::process::Child,
+    }
+
+    impl SecondRun {
+        /// Starts the run, its logs in `logs`; returns once its relay has
+        /// reported a game (so its processes are alive and copying).
+        ///
+        /// # Panics
+        /// If the referee cannot start or the run ends first.
+        pub fn start(relay: &str, opponent: &str, level: &str, logs: &Path) -> SecondRun {
+            let mut child = std::process::Command::new(crate::binary("referee"))
+                .args([
+                    "match",
+                    "--game",
+                    "spartan",
+                    "--movetime",
+                    "2000",
+                    "--games",
+                    "100000",
+                ])
+                .args([
+                    "--seed",
+                    "5",
+                    "--sandbox",
+                    level,
+                    "--bot",
+                    relay,
+                    "--bot",
+                    opponent,
+                ])
+                .arg("--log-dir")
+                .arg(logs)
+                .current_dir(crate::workspace_root())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("the referee runs");
+            // Under way once its relay has reported a game: the report is a line
+            // in a file, looked for every few milliseconds.
+            while relay_hits(&reports(logs, "ATTACK relay")).1 == 0 {
+                if let Some(status) = child.try_wait().expect("the referee can be waited for") {
+                    panic!("the second run ended before its first game: {status}");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            SecondRun { child }
+        }
+    }
+
+    impl Drop for SecondRun {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}

@@ -2,6 +2,7 @@
 //! again, a server killed with SIGKILL mid-run and restarted, the SPRT, ratings from
 //! records. On SQLite, and on PostgreSQL too when ASTRAGAL_PG_URL is set.
 
+use astragal_tests::attacks::{self, RELAY_CHANCE_HITS, relay_hits};
 use astragal_tests::{binary, test_stores, workspace_root};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
@@ -156,17 +157,6 @@ fn isolation(test: &str) -> bool {
         Ok(()) => true,
         Err(e) => astragal_tests::skipped(test, &e.to_string()),
     }
-}
-
-/// The lines an attack bot wrote to its stderr logs in `logs` that start with
-/// `prefix` (`ATTACK read`).
-fn attack_reports(logs: &std::path::Path, prefix: &str) -> Vec<String> {
-    let mut reports = Vec::new();
-    for entry in std::fs::read_dir(logs).unwrap().flatten() {
-        let log = std::fs::read_to_string(entry.path()).unwrap();
-        reports.extend(log.lines().filter(|l| l.starts_with(prefix)).map(str::to_owned));
-    }
-    reports
 }
 
 fn free_port() -> u16 {
@@ -596,7 +586,7 @@ fn a_worker_isolates_registered_bots_and_gives_them_only_their_registered_enviro
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    let reports = attack_reports(&logs, "ATTACK env");
+    let reports = attacks::reports(&logs, "ATTACK env");
     assert_eq!(reports.len(), 2, "{reports:?}");
     // Each log is named by its group, seat and bot, so a host finds a bot's logs
     // (built-in bots run inside the worker and have none).
@@ -853,7 +843,7 @@ fn play_out_with(
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    attack_reports(&logs, prefix)
+    attacks::reports(&logs, prefix)
 }
 
 /// The red team's path to a worker's token: `add-worker > w1.token` left it
@@ -1019,7 +1009,7 @@ fn an_isolated_bot_beside_the_store_reads_nothing_of_it() {
         logs.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    let reports = attack_reports(&logs, "ATTACK read");
+    let reports = attacks::reports(&logs, "ATTACK read");
     for f in &files {
         let of_file: Vec<&String> = reports.iter().filter(|r| r.contains(&format!("{f}: "))).collect();
         assert!(!of_file.is_empty(), "{f} was not tried: {reports:?}");
@@ -1218,15 +1208,17 @@ fn a_worker_never_keeps_a_process_of_one_rotation_alive_into_the_next() {
 /// threads say. Before the machine's rotation gate, a worker at `--concurrency 2`
 /// or 4 let one task's processes carry a group's rotation 0 dice into its
 /// rotation 1 played by another task. Now a rotation starts only once no bot
-/// process lives on the machine: hits at chance (see `RELAY_CHANCE_HITS` in
-/// sandbox.rs: at most one) at concurrency 2 and 4.
+/// process lives on the machine: hits at chance ([`RELAY_CHANCE_HITS`]: at
+/// most one) at concurrency 2 and 4, and beside a second run of the bot.
 #[test]
 fn a_worker_at_any_concurrency_relays_nothing_between_rotations() {
     if !isolation("worker relay") {
         return;
     }
     let (dir, server, token_file) = spartan_attack_ladder("worker-relay", "relay");
-    for concurrency in ["2", "4"] {
+    // At --batch 1 a task's wave is the first rotations of the batches it
+    // leases while no turn waits; at 4, of bigger batches.
+    for (concurrency, batch) in [("2", "1"), ("4", "4")] {
         let reports = play_out_with(
             &server.url,
             &token_file,
@@ -1239,7 +1231,7 @@ fn a_worker_at_any_concurrency_relays_nothing_between_rotations() {
                 "--concurrency",
                 concurrency,
                 "--batch",
-                "4",
+                batch,
                 "--sandbox",
                 "isolated",
             ],
@@ -1249,11 +1241,36 @@ fn a_worker_at_any_concurrency_relays_nothing_between_rotations() {
             64,
             "c{concurrency}: the attack ran in every game: {reports:?}"
         );
-        let hits = reports.iter().filter(|r| r.contains(": escaped ")).count();
+        let (hits, _) = relay_hits(&reports);
         assert!(
-            hits <= 1,
+            hits <= RELAY_CHANCE_HITS,
             "c{concurrency}: {hits} of 32 second games heard: {reports:?}"
         );
     }
+    // Beside a second run of the same bot on the machine, alive throughout
+    // (without the gate's turn before a worker's later rotations: 32 of 32).
+    let second_run = attacks::SecondRun::start(
+        &format!("{} --attack relay", env!("CARGO_BIN_EXE_attack_bot")),
+        &format!("{} --mode good", env!("CARGO_BIN_EXE_hostile_bot")),
+        "isolated",
+        &dir.join("second-run-logs"),
+    );
+    let reports = play_out_with(
+        &server.url,
+        &token_file,
+        &dir,
+        "relay-beside",
+        "spartan",
+        40,
+        "ATTACK relay",
+        &["--batch", "4", "--sandbox", "isolated"],
+    );
+    drop(second_run);
+    let (hits, games) = relay_hits(&reports);
+    assert_eq!(games, 40, "beside a second run: {reports:?}");
+    assert!(
+        hits <= RELAY_CHANCE_HITS,
+        "beside a second run: {hits} of 20 second games heard: {reports:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

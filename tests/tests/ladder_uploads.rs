@@ -6,6 +6,7 @@
 //! first, a bot that hunts for another author's files, and hostile archives:
 //! every accepted bot rated, every refused one with its reason.
 
+use astragal_tests::attacks::{self, RELAY_CHANCE_HITS, relay_hits};
 use astragal_tests::{binary, ladder, ladder_admin, output_text as text, test_stores, workspace_root};
 use referee::sandbox::{Level, Sandbox};
 use std::path::{Path, PathBuf};
@@ -611,10 +612,13 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
 /// live processes copy each other's words (byte-range locks on a file every
 /// sandbox shows), so that a word spoken in rotation 0 of a group outlives its
 /// speller in processes of other groups, and is read in rotation 1. Played by a
-/// worker at `--concurrency 2` and 4: hits at chance (at most one; the chance
-/// is about one in a million a word, see `RELAY_CHANCE_HITS` in sandbox.rs).
-/// Without the machine's rotation gate the same bot, host-registered, heard the
-/// other army's secret roll in 16 of 32 second games at concurrency 2.
+/// worker at `--concurrency 2` and 4, and beside a second run of the same bot
+/// on the machine: hits at chance ([`RELAY_CHANCE_HITS`]: at most one). Without
+/// the turn of the machine's rotation gate before a worker's later rotations,
+/// the same worker heard the other army's secret roll in 28 of 32 second games
+/// beside the second run, and in 32 of 32 at concurrency 4 alone. (Against the
+/// Python starter, which plays at random, the attack could not tell a hit: it
+/// checks the other army's dice as revealed after its rerolls.)
 #[test]
 fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
     if let Err(e) = Sandbox::at(Level::Isolated).check() {
@@ -639,11 +643,13 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
         &manifest("relay", "relay_bot.py"),
         &[("relay_bot.py", &relay_source)],
     );
+    // The opponent plays the same in both rotations of a group: the roll the
+    // relay checks is the other army's as revealed after its rerolls.
     let good = folder(
         root,
         "good",
-        &manifest("good", "bot.py"),
-        &[("bot.py", &starter())],
+        &manifest("good", "relay_bot.py --honest"),
+        &[("relay_bot.py", &relay_source)],
     );
     for bot in [&relay, &good] {
         let o = ladder(
@@ -666,13 +672,17 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
     for name in ["relay", "good"] {
         assert_eq!(status_of(&mine, name).1, "active", "{mine:#?}");
     }
-    for concurrency in ["2", "4"] {
-        let name = format!("relay-c{concurrency}");
+    // At --batch 1 a task's wave is the first rotations of the batches it
+    // leases while no turn waits; at 4, of bigger batches. Last, at
+    // concurrency 1 beside a second run of the same bot on the machine, alive
+    // throughout (without the gate's turn before the worker's later rotations,
+    // it heard in 32 of 32 second games).
+    let play = |name: &str, concurrency: &str, batch: &str| {
         admin(
             &url,
             &[
                 "open",
-                &name,
+                name,
                 "--game",
                 "spartan",
                 "--max-games",
@@ -681,7 +691,7 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
                 "2000",
             ],
         );
-        let logs = root.join(&name);
+        let logs = root.join(name);
         let o = ladder(
             &[
                 "worker",
@@ -693,7 +703,7 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
                 "--concurrency",
                 concurrency,
                 "--batch",
-                "4",
+                batch,
                 "--runtimes",
                 "python3",
                 "--cache-dir",
@@ -704,27 +714,31 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
             &[("ASTRAGAL_WORKER_TOKEN", &worker_token)],
         );
         assert!(o.status.success(), "{}", text(&o));
-        let reports: Vec<String> = std::fs::read_dir(&logs)
-            .unwrap()
-            .flatten()
-            .flat_map(|e| {
-                std::fs::read_to_string(e.path())
-                    .unwrap_or_default()
-                    .lines()
-                    .filter(|l| l.starts_with("ATTACK relay"))
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        assert_eq!(
-            reports.len(),
-            64,
-            "c{concurrency}: the attack ran in every game: {reports:?}"
-        );
-        let hits = reports.iter().filter(|r| r.contains(": escaped ")).count();
+        attacks::reports(&logs, "ATTACK relay")
+    };
+    for (concurrency, batch, beside) in [("1", "4", true), ("2", "1", false), ("4", "4", false)] {
+        let second_run = beside.then(|| {
+            attacks::SecondRun::start(
+                &format!(
+                    "python3 {}",
+                    workspace_root().join("tests/data/relay_bot.py").display()
+                ),
+                &format!(
+                    "python3 {} --honest",
+                    workspace_root().join("tests/data/relay_bot.py").display()
+                ),
+                "isolated",
+                &root.join("second-run-logs"),
+            )
+        });
+        let name = format!("relay-c{concurrency}-b{batch}");
+        let reports = play(&name, concurrency, batch);
+        drop(second_run);
+        let (hits, games) = relay_hits(&reports);
+        assert_eq!(games, 64, "{name}: the attack ran in every game: {reports:?}");
         assert!(
-            hits <= 1,
-            "c{concurrency}: {hits} of 32 second games heard: {reports:?}"
+            hits <= RELAY_CHANCE_HITS,
+            "{name}: {hits} of 32 second games heard: {reports:?}"
         );
     }
 }

@@ -4,6 +4,7 @@
 //! needs; where this machine cannot give that (no bubblewrap, no cgroups), it says
 //! why and skips.
 
+use astragal_tests::attacks::{self, RELAY_CHANCE_HITS, relay_hits};
 use referee::sandbox::{CgroupSupport, Level, Sandbox};
 use std::path::PathBuf;
 use std::process::Command;
@@ -149,7 +150,7 @@ fn attack(
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let reports = attack_reports(&logs);
+    let reports = attacks::reports(&logs, "ATTACK ");
     let records = std::fs::read_to_string(&record)
         .unwrap_or_default()
         .lines()
@@ -268,7 +269,7 @@ fn a_bot_holds_nothing_the_referee_was_handed_by_whatever_started_it() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let reports = attack_reports(&logs);
+        let reports = attacks::reports(&logs, "ATTACK ");
         let said = reports
             .iter()
             .find_map(|r| r.strip_prefix("ATTACK fds: "))
@@ -905,24 +906,10 @@ fn ladder_signal_reports(dir: &Scratch, level: Level, args: &[&str]) -> Vec<Stri
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    attack_reports(&logs)
+    attacks::reports(&logs, "ATTACK ")
         .into_iter()
         .filter(|l| l.starts_with("ATTACK signal"))
         .collect()
-}
-
-/// Every `ATTACK …` line in the bots' stderr logs in `logs`.
-fn attack_reports(logs: &std::path::Path) -> Vec<String> {
-    let mut reports = Vec::new();
-    for entry in std::fs::read_dir(logs).into_iter().flatten().flatten() {
-        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
-        reports.extend(
-            text.lines()
-                .filter(|l| l.starts_with("ATTACK "))
-                .map(str::to_owned),
-        );
-    }
-    reports
 }
 
 /// Attack: two live processes of one bot can always signal each other; the red
@@ -1006,23 +993,6 @@ fn a_live_process_of_one_rotation_never_signals_to_the_next() {
     }
 }
 
-/// The `relay` attacker's hits among its `ATTACK relay` reports, and how many
-/// games reported.
-fn relay_hits(reports: &[String]) -> (usize, usize) {
-    let relay: Vec<&String> = reports.iter().filter(|r| r.starts_with("ATTACK relay")).collect();
-    (
-        relay.iter().filter(|r| r.contains(": escaped")).count(),
-        relay.len(),
-    )
-}
-
-/// Hits the relay may score by chance with no channel at all: another game alive
-/// in the same span would have to hold the same two secret first rolls (10 dice
-/// each), swapped, under a 12-bit key of the right one; about 1 in 10^6 a word,
-/// so well under one hit in a hundred runs of these tests. One is allowed, never
-/// more.
-const RELAY_CHANCE_HITS: usize = 1;
-
 /// Attack (issue 59): a bot's live processes copy each other's words (byte-range
 /// locks on a file every sandbox shows), so a word outlives its speller while any
 /// process of the bot lives anywhere on the machine, and carries a group's
@@ -1057,36 +1027,12 @@ fn a_relay_of_live_processes_carries_nothing_from_one_rotation_to_the_next() {
         }
         // A second run of the same bot on the machine, alive throughout.
         let dir = Scratch::new(&format!("relay-{level}-second-run"));
-        let logs = dir.path("background-logs");
-        let mut background = Command::new(astragal_tests::binary("referee"))
-            .args([
-                "match",
-                "--game",
-                "spartan",
-                "--movetime",
-                "2000",
-                "--games",
-                "100000",
-            ])
-            .args(["--seed", "5", "--sandbox", &level.to_string(), "--bot"])
-            .arg(format!("{ATTACKER} --attack relay"))
-            .arg("--bot")
-            .arg(format!("{HONEST} --mode good"))
-            .arg("--log-dir")
-            .arg(&logs)
-            .current_dir(astragal_tests::workspace_root())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the referee runs");
-        // Under way once its relay has reported a game.
-        while relay_hits(&attack_reports(&logs)).1 == 0 {
-            assert!(
-                background.try_wait().unwrap().is_none(),
-                "the background run ended"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        let second_run = attacks::SecondRun::start(
+            &format!("{ATTACKER} --attack relay"),
+            &format!("{HONEST} --mode good"),
+            &level.to_string(),
+            &dir.path("background-logs"),
+        );
         let run = attack(
             "spartan",
             &dir,
@@ -1096,8 +1042,7 @@ fn a_relay_of_live_processes_carries_nothing_from_one_rotation_to_the_next() {
             &["--games", "40", "--seed", "11", "--concurrency", "1"],
             &[],
         );
-        let _ = background.kill();
-        let _ = background.wait();
+        drop(second_run);
         honest_unaffected(&run);
         let (hits, games) = relay_hits(&run.reports);
         assert_eq!(games, 40, "{level} second run: {:?}", run.reports);
