@@ -96,8 +96,15 @@ pub fn run_games_then<T: Send, R: Send>(
                                 break;
                             }
                             // Nothing of one rotation, on this machine, lives on
-                            // into the next.
-                            if let Err(e) = pool.next_rotation() {
+                            // into the next: where a seat is a process at all.
+                            let processes = groups.iter().any(|g| {
+                                g.as_slice()
+                                    .iter()
+                                    .any(|j| j.seats.iter().any(SeatSetup::is_process))
+                            });
+                            if !processes {
+                                pool.quit_all();
+                            } else if let Err(e) = pool.next_rotation() {
                                 tracing::error!("not playing the next rotation: {e}");
                                 return;
                             }

@@ -64,6 +64,13 @@ impl SeatSetup {
         }
     }
 
+    /// Whether the seat is a program the referee starts: the one kind of seat
+    /// that could carry a rotation's dice into the next on this machine (see
+    /// [`crate::sandbox::RotationGate`]).
+    pub fn is_process(&self) -> bool {
+        matches!(self.spec, BotSpec::Process { .. })
+    }
+
     /// The name of a seat whose bot announced none: its public name, else its
     /// spec's short name.
     pub fn unannounced_name(&self) -> String {

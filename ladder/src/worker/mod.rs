@@ -411,35 +411,45 @@ fn ready<'a>(
     Ok(groups)
 }
 
-/// Plays `rotation` of every group that has it. A wave past the first starts
-/// with a turn of the machine's rotation gate: no bot process on this machine
-/// lives from one rotation into the next.
+/// Plays `rotation` of every group that has it; whether a seat faulted in any
+/// of its games. A wave past the first starts with a turn of the machine's
+/// rotation gate, so that no bot process on this machine lives from one
+/// rotation into the next (where a seat of the wave is a process at all: a
+/// built-in bot is the worker's own code, and a gRPC bot is dealt independent
+/// seeds).
 fn play_wave(
     groups: &mut [Leased<'_>],
     rotation: usize,
     log_dir: Option<&PathBuf>,
     pool: &mut BotPool,
-) -> Result<(), WorkerError> {
+) -> Result<bool, WorkerError> {
+    let playing = || groups.iter().filter(|g| rotation < g.wanted.len());
     if rotation > 0 {
-        pool.next_rotation()
-            .map_err(|e| WorkerError::Host(e.to_string()))?;
+        if playing().any(|g| g.wanted.iter().any(SeatSetup::is_process)) {
+            pool.next_rotation()
+                .map_err(|e| WorkerError::Host(e.to_string()))?;
+        } else {
+            pool.quit_all();
+        }
     }
+    let mut faulted = false;
     for g in groups.iter_mut().filter(|g| rotation < g.wanted.len()) {
-        let (rec, logs) = play_rotation(g, rotation, log_dir, pool)?;
+        let (rec, logs, faults) = play_rotation(g, rotation, log_dir, pool)?;
+        faulted |= faults;
         g.played.records.push(rec);
         g.played.logs.extend(logs);
     }
-    Ok(())
+    Ok(faulted)
 }
 
-/// Plays one rotation of a leased group; its JSON record and the seats' private
-/// logs.
+/// Plays one rotation of a leased group; its JSON record, the seats' private
+/// logs, and whether a seat faulted.
 fn play_rotation(
     g: &Leased<'_>,
     rotation: usize,
     log_dir: Option<&PathBuf>,
     pool: &mut BotPool,
-) -> Result<(String, Vec<SeatLog>), WorkerError> {
+) -> Result<(String, Vec<SeatLog>, bool), WorkerError> {
     let lease = g.lease;
     let setup = GameSetup {
         game: lease.game.clone(),
@@ -488,8 +498,9 @@ fn play_rotation(
             faults: p.faults,
         })
         .collect();
+    let faulted = !rec.faults.is_empty();
     let rec = serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))?;
-    Ok((rec, logs))
+    Ok((rec, logs, faulted))
 }
 
 /// Whether an uploaded entrant runs on its author's machine (`grpcs://`): its
@@ -529,6 +540,8 @@ struct WavePlayed {
     /// Whether, when the wave ended, another thread or program on this machine
     /// waited to turn the rotation gate.
     turn_waiting: bool,
+    /// Whether a seat faulted in one of its games.
+    faulted: bool,
 }
 
 /// How long kept bots wait for the next batch before they are quit anyway: a
@@ -590,10 +603,11 @@ impl PlayThread {
                                 if rotation == 0 {
                                     pool.retain(|s| groups.iter().any(|g| g.wanted.contains(s)));
                                 }
-                                play_wave(&mut groups, rotation, log_dir.as_ref(), &mut pool)?;
+                                let faulted = play_wave(&mut groups, rotation, log_dir.as_ref(), &mut pool)?;
                                 Ok(WavePlayed {
                                     groups: groups.into_iter().map(|g| g.played).collect(),
                                     turn_waiting: pool.turn_waiting(),
+                                    faulted,
                                 })
                             });
                             let _ = reply.send(played);
@@ -811,12 +825,15 @@ async fn work_loop(
         let mut renewals = Renewals::new(&leased.groups);
         // Rotation 0 of this batch, then of more batches while nothing waits to
         // turn the gate: never longer than half a lease period, so the later
-        // rotations still fit well inside the leases' lives.
+        // rotations still fit well inside the leases' lives, and not past a
+        // game in which a seat faulted, so the server hears of a broken bot
+        // (and suspends it) as soon as it would from one batch.
         let grow_until = tokio::time::Instant::now() + renewals.period / 2;
         let mut wave = held
             .play(&player, leased.groups, 0, &mut renewals, cfg, &mut client)
             .await?;
         while !wave.turn_waiting
+            && !wave.faulted
             && held.leases.len() + batch as usize <= MAX_GROUPS_HELD
             && tokio::time::Instant::now() < grow_until
         {
