@@ -15,6 +15,7 @@ use tonic::Code;
 
 const ADMIN: &str = "admin-token-quotas";
 const ALICE: &str = "author-token-alice-quotas";
+const BOB: &str = "author-token-bob-quotas";
 
 /// How many calls go at once.
 const AT_ONCE: usize = 40;
@@ -32,6 +33,7 @@ async fn serve(db: &str, max_bots: i64, uploads: UploadConfig) -> Server {
         .unwrap();
     let uploads = UploadConfig {
         at_once: AT_ONCE,
+        arriving_per_author: AT_ONCE,
         ..uploads
     };
     Server::start(store, config(ADMIN, uploads), false).await
@@ -94,10 +96,10 @@ where
 }
 
 /// Alice's bot `name` uploaded, built and checked (by hand, as a worker would
-/// report it): active.
-async fn active_bot(store: &Store, name: &str) {
+/// report it): active. Again, a new version of it (another `seed`).
+async fn active_bot(store: &Store, name: &str, seed: u64) {
     let alice = store.author("alice").await.unwrap().unwrap();
-    let bytes = folder(name, 0, 1);
+    let bytes = folder(name, 0, seed);
     let sub = ladder::submission::Submission::check(
         &bytes,
         &ladder::submission::ArchiveLimits::default(),
@@ -109,8 +111,9 @@ async fn active_bot(store: &Store, name: &str) {
         .await
         .unwrap()
         .remove(0);
+    let worker = format!("w-{name}-{seed}");
     let w = store
-        .add_worker("w1", &server::token_hash("w1-token"))
+        .add_worker(&worker, &server::token_hash(&worker))
         .await
         .unwrap();
     store
@@ -141,7 +144,7 @@ async fn challenges_sent_at_once_are_granted_exactly_the_daily_cap() {
             ..UploadConfig::default()
         };
         let server = serve(&db.url, 3, uploads).await;
-        active_bot(&server.store, "mine").await;
+        active_bot(&server.store, "mine", 1).await;
         server
             .store
             .register_bot("rnd", "ur", "builtin:random", &[])
@@ -273,6 +276,233 @@ async fn uploads_sent_at_once_never_pass_the_authors_bytes() {
         );
         assert_eq!(granted.len(), 4, "{}", db.kind);
         assert!(kept <= cap, "{}: {kept} bytes kept", db.kind);
+        server.stop().await;
+    }
+}
+
+/// Builds are drawn round-robin across authors (issue 58): alice's five queued
+/// versions never delay bob's first, uploaded after them. Before, the oldest
+/// version went first, and bob's build waited for all five of alice's.
+#[tokio::test]
+async fn builds_are_drawn_round_robin_across_authors() {
+    for db in test_stores("quota_builds").await {
+        let store = Store::open(&db.url).await.expect("store opens");
+        store
+            .add_author("alice", &server::token_hash(ALICE), 10)
+            .await
+            .unwrap();
+        store
+            .add_author("bob", &server::token_hash(BOB), 10)
+            .await
+            .unwrap();
+        let alice = store.author("alice").await.unwrap().unwrap();
+        let bob = store.author("bob").await.unwrap().unwrap();
+        let upload = |name: &str, seed: u64| {
+            ladder::submission::Submission::check(
+                &folder(name, 0, seed),
+                &ladder::submission::ArchiveLimits::default(),
+                &ladder::submission::all_runtimes(),
+            )
+            .unwrap()
+        };
+        for k in 0..5 {
+            store
+                .submit(&alice, &upload(&format!("alice{k}"), k), &UploadQuota::UNLIMITED)
+                .await
+                .unwrap();
+        }
+        store
+            .submit(&bob, &upload("bob0", 9), &UploadQuota::UNLIMITED)
+            .await
+            .unwrap();
+        let w = store
+            .add_worker("w1", &server::token_hash("w1-token"))
+            .await
+            .unwrap();
+        let mut order = Vec::new();
+        for n in 0..6 {
+            let job = store
+                .lease_prep(w.id, &["python3".to_owned()], &format!("prep-{n}"), 60_000)
+                .await
+                .unwrap()
+                .expect("a version waits");
+            order.push(job.name);
+        }
+        assert_eq!(
+            order,
+            ["alice0", "bob0", "alice1", "alice2", "alice3", "alice4"],
+            "{}: the order builds were leased in",
+            db.kind
+        );
+    }
+}
+
+async fn listed(c: &mut Client) -> Vec<ChallengeInfo> {
+    c.my_challenges(MyChallengesRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .challenges
+}
+
+/// A challenge whose bot got a new version plays no more, and says so wherever
+/// it is listed (issue 58: it showed `0/10 games` for ever).
+#[tokio::test]
+async fn a_challenge_whose_bot_was_replaced_says_by_which_version() {
+    for db in test_stores("quota_withdrawn").await {
+        let server = serve(&db.url, 3, UploadConfig::default()).await;
+        active_bot(&server.store, "mine", 1).await;
+        server
+            .store
+            .register_bot("rnd", "ur", "builtin:random", &[])
+            .await
+            .unwrap();
+        let mut alice = worker::connect(&server.url, ALICE, None).await.unwrap();
+        alice
+            .challenge(ChallengeRequest {
+                bot: "mine".into(),
+                opponent: "rnd".into(),
+                games: 10,
+            })
+            .await
+            .unwrap();
+        let before = listed(&mut alice).await;
+        assert_eq!(
+            (before.len(), before[0].withdrawn.as_str()),
+            (1, ""),
+            "{}",
+            db.kind
+        );
+        active_bot(&server.store, "mine", 2).await;
+        active_bot(&server.store, "mine", 3).await;
+        let after = listed(&mut alice).await;
+        assert_eq!(
+            after[0].withdrawn, "withdrawn: mine was replaced by mine@3",
+            "{}: {after:?}",
+            db.kind
+        );
+        // And one whose opponent the host took out of play.
+        alice
+            .challenge(ChallengeRequest {
+                bot: "mine@3".into(),
+                opponent: "rnd".into(),
+                games: 10,
+            })
+            .await
+            .unwrap();
+        server
+            .store
+            .set_bot_status("rnd", BotStatus::Disabled, "")
+            .await
+            .unwrap();
+        let now = listed(&mut alice).await;
+        assert_eq!(
+            (now[0].bot.as_str(), now[0].withdrawn.as_str()),
+            ("mine@3", "withdrawn: rnd is disabled"),
+            "{}: {now:?}",
+            db.kind
+        );
+    }
+}
+
+/// An upload that sends one byte and then nothing, until `hold` is dropped.
+fn trickle(
+    mut c: Client,
+) -> (
+    tokio::task::JoinHandle<Result<SubmitReply, tonic::Status>>,
+    tokio::sync::mpsc::Sender<UploadChunk>,
+) {
+    let (hold, chunks) = tokio::sync::mpsc::channel(1);
+    hold.try_send(UploadChunk { data: vec![0x1f] }).unwrap();
+    let task = tokio::spawn(async move {
+        c.submit(tokio_stream::wrappers::ReceiverStream::new(chunks))
+            .await
+            .map(tonic::Response::into_inner)
+    });
+    (task, hold)
+}
+
+/// Fair turns (issue 58): alice trickles two uploads at one byte and then
+/// nothing, on a server that checks one upload at a time. Before, her two
+/// uploads held every turn: bob's upload and a worker's built folder waited
+/// 30 s and failed `UNAVAILABLE`. Now uploads arrive apart from the turns to
+/// be checked, an author has at most two arriving (a third is refused at
+/// once: `an_authors_third_upload_arriving_is_refused` in the service), and
+/// workers' folders have turns of their own: bob's upload and the
+/// worker's folder go through at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickling_author_holds_up_no_other_author_and_no_worker() {
+    for db in test_stores("quota_trickle").await {
+        let uploads = UploadConfig {
+            at_once: 1,
+            floor: server::UploadFloor {
+                bytes_per_s: 1,
+                grace: std::time::Duration::from_secs(600),
+            },
+            ..UploadConfig::default()
+        };
+        let store = Store::open(&db.url).await.expect("store opens");
+        for (name, token) in [("alice", ALICE), ("bob", BOB)] {
+            store
+                .add_author(name, &server::token_hash(token), 3)
+                .await
+                .unwrap();
+        }
+        store
+            .add_worker("w1", &server::token_hash("w1-token"))
+            .await
+            .unwrap();
+        let server = Server::start(store, config(ADMIN, uploads), false).await;
+        let mut alice = worker::connect(&server.url, ALICE, None).await.unwrap();
+        let trickles = [trickle(alice.clone()), trickle(alice.clone())];
+        // A call after hers on the same connection: her uploads are under way.
+        alice.my_bots(MyBotsRequest {}).await.unwrap();
+        let bob = worker::connect(&server.url, BOB, None).await.unwrap();
+        let sent = submit(bob, folder("bobs", 0, 5)).await;
+        assert!(sent.is_ok(), "{}: bob's upload: {sent:?}", db.kind);
+        let mut w = worker::connect(&server.url, "w1-token", None).await.unwrap();
+        let built = folder("built", 0, 6);
+        let chunks = vec![UploadChunk { data: built }];
+        let stored = w.upload_artifact(tokio_stream::iter(chunks)).await;
+        assert!(stored.is_ok(), "{}: the worker's folder: {stored:?}", db.kind);
+        for (task, _) in &trickles {
+            assert!(
+                !task.is_finished(),
+                "{}: her trickles are still arriving",
+                db.kind
+            );
+        }
+        for (task, hold) in trickles {
+            drop(hold);
+            let _ = task.await;
+        }
+        server.stop().await;
+    }
+}
+
+/// An upload slower than the host's floor is cut, saying so (issue 58: one at
+/// a byte a second held its turn for the whole 256 s).
+#[tokio::test]
+async fn an_upload_slower_than_the_floor_is_cut_saying_so() {
+    for db in test_stores("quota_floor").await {
+        let uploads = UploadConfig {
+            floor: server::UploadFloor {
+                bytes_per_s: 16 * 1024,
+                grace: std::time::Duration::from_millis(200),
+            },
+            ..UploadConfig::default()
+        };
+        let server = serve(&db.url, 3, uploads).await;
+        let alice = worker::connect(&server.url, ALICE, None).await.unwrap();
+        let (task, _hold) = trickle(alice);
+        let cut = task.await.unwrap().unwrap_err();
+        assert_eq!(cut.code(), Code::InvalidArgument, "{}: {cut:?}", db.kind);
+        assert!(
+            cut.message().contains("slower than 16 KiB/s"),
+            "{}: {}",
+            db.kind,
+            cut.message()
+        );
         server.stop().await;
     }
 }

@@ -742,3 +742,135 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
         );
     }
 }
+
+/// Two authors on one ladder (issue 58): mallory floods at once — 50 wrong
+/// sign-ins on the pages, then six uploads sent together, each with a build of
+/// three seconds — and then honest uploads one bot. Builds are drawn
+/// round-robin across authors, so honest's is built second: when it is active,
+/// at least four of mallory's are still waiting for theirs. Before, builds went
+/// oldest first, and honest's waited for all six of mallory's.
+#[test]
+fn an_honest_authors_upload_is_built_soon_beside_a_flooding_author() {
+    if let Err(e) = Sandbox::at(Level::Isolated).check() {
+        astragal_tests::skipped("flooding author", &e.to_string());
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path();
+    let server =
+        astragal_tests::LadderServer::start(&root.join("ladder.db").to_string_lossy(), ADMIN_TOKEN, &[]);
+    let url = server.url.clone();
+    let worker_token = admin(&url, &["add-worker", "w1"]).trim().to_owned();
+    let mallory = root.join("mallory.token");
+    std::fs::write(
+        &mallory,
+        admin(&url, &["add-author", "mallory", "--max-bots", "6"]),
+    )
+    .unwrap();
+    let honest = root.join("honest.token");
+    std::fs::write(&honest, admin(&url, &["add-author", "honest"])).unwrap();
+
+    // Wrong tokens on the pages, as fast as they go: slowed, never served.
+    let mut slowed = 0;
+    for k in 0..50 {
+        let (status, _, _) = astragal_tests::http_request(
+            server.web,
+            "POST",
+            "/author/sign-in",
+            &[
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("Origin", "http://localhost"),
+            ],
+            format!("token=not-a-token-{k}").as_bytes(),
+        );
+        assert!(matches!(status, 401 | 429), "a wrong token: {status}");
+        slowed += usize::from(status == 429);
+    }
+    assert!(slowed > 0, "50 wrong sign-ins and none slowed");
+
+    let manifest = |name: &str, build: &str| {
+        format!(
+            "name = \"{name}\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"python3 bot.py\"\n{build}"
+        )
+    };
+    let slow_build = "build = \"python3 -c 'import time; time.sleep(3)'\"\n";
+    let submit = |token: &Path, dir: &Path| {
+        ladder(
+            &[
+                "submit",
+                "--server",
+                &url,
+                "--token-file",
+                &token.to_string_lossy(),
+                &dir.to_string_lossy(),
+            ],
+            &[],
+        )
+    };
+    let floods: Vec<PathBuf> = (0..6)
+        .map(|k| {
+            let name = format!("flood{k}");
+            folder(
+                root,
+                &name,
+                &manifest(&name, slow_build),
+                &[("bot.py", &starter())],
+            )
+        })
+        .collect();
+    std::thread::scope(|s| {
+        let sent: Vec<_> = floods
+            .iter()
+            .map(|dir| s.spawn(|| submit(&mallory, dir)))
+            .collect();
+        for o in sent {
+            let o = o.join().unwrap();
+            assert!(o.status.success(), "{}", text(&o));
+        }
+    });
+    let fair = folder(root, "fair", &manifest("fair", ""), &[("bot.py", &starter())]);
+    let o = submit(&honest, &fair);
+    assert!(o.status.success(), "{}", text(&o));
+
+    // One worker builds and checks, one version at a time, until honest's plays.
+    let cache = root.join("cache");
+    let mut worker = Reaped(
+        Command::new(binary("ladder"))
+            .args([
+                "worker",
+                "--server",
+                &url,
+                "--sandbox",
+                "isolated",
+                "--runtimes",
+                "python3",
+            ])
+            .arg("--cache-dir")
+            .arg(&cache)
+            .env("ASTRAGAL_WORKER_TOKEN", &worker_token)
+            .current_dir(workspace_root())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let started = Instant::now();
+    loop {
+        let mine = statuses(&url, &honest);
+        match status_of(&mine, "fair").1.as_str() {
+            "active" => break,
+            "building" => {}
+            other => panic!("honest's bot ended {other}: {mine:?}"),
+        }
+        assert!(worker.0.try_wait().unwrap().is_none(), "the worker stopped");
+        // Looked at again a little later: the status is the event waited for.
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let built_in = started.elapsed();
+    let hers = statuses(&url, &mallory);
+    let waiting = hers.iter().filter(|(_, status, _)| status == "building").count();
+    eprintln!(
+        "honest's bot active {built_in:.1?} after the worker started; {waiting} of mallory's 6 still building"
+    );
+    assert!(waiting >= 4, "honest's build waited behind mallory's: {hers:#?}");
+}

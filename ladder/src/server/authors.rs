@@ -7,6 +7,7 @@ use super::service::{LadderService, valid_name};
 use crate::store::{AuthorRow, BotId, BotRow, BotStatus, PrepResult, StatusBy, WorkerRow};
 use crate::submission::{Submission, Tree};
 use proto::ladder::{LeasePrepReply, PrepOutcome, ReportPrepRequest};
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// How long an upload may wait for its turn to be checked.
@@ -52,8 +53,11 @@ impl LadderService {
     }
 
     /// Receives an upload (chunks of any size up to the packed limit), checks it
-    /// and stores it. At most [`super::UploadConfig::at_once`] uploads are
-    /// received and checked at once; each must arrive within [`UPLOAD_TIME`].
+    /// and stores it. An author has at most
+    /// [`super::UploadConfig::arriving_per_author`] uploads arriving at once
+    /// (more are refused), each within [`UPLOAD_TIME`] and no slower than
+    /// [`super::UploadConfig::floor`]; then it waits for one of
+    /// [`super::UploadConfig::at_once`] turns to be checked.
     pub async fn submit<S>(
         &self,
         author: &AuthorRow,
@@ -63,8 +67,12 @@ impl LadderService {
         S: futures_util::Stream<Item = Result<Vec<u8>, tonic::Status>> + Unpin,
     {
         let limits = self.cfg.uploads.limits;
-        let _turn = self.upload_turn().await?;
-        let bytes = receive(&mut chunks, limits.packed_bytes).await?;
+        let bytes = {
+            let _mine = Arriving::take(&self.arrivals, author, self.cfg.uploads.arriving_per_author)?;
+            let _arriving = turn(&self.arriving, "receiving other uploads").await?;
+            receive(&mut chunks, limits.packed_bytes, self.cfg.uploads.floor).await?
+        };
+        let _turn = turn(&self.uploads, "checking other uploads").await?;
         let runtimes = self.cfg.uploads.runtimes.clone();
         let submission = tokio::task::spawn_blocking(move || Submission::check(&bytes, &limits, &runtimes))
             .await
@@ -233,22 +241,44 @@ impl LadderService {
         Ok((c, mine, other))
     }
 
-    /// `author`'s challenges, newest first, each with the ids of its games so far.
-    pub async fn challenges(
-        &self,
-        author: &AuthorRow,
-    ) -> Result<Vec<(crate::store::ChallengeRow, String, String, String, Vec<i64>)>, ServiceError> {
+    /// `author`'s challenges, newest first, each with the ids of its games so far
+    /// and, where it plays no more, why.
+    pub async fn challenges(&self, author: &AuthorRow) -> Result<Vec<ChallengeView>, ServiceError> {
         let rows = self.store.challenges_of(author.id).await?;
         let mut ids: Vec<BotId> = rows.iter().flat_map(|r| [r.bot_id, r.opponent_id]).collect();
         ids.sort_unstable();
-        let bots: std::collections::HashMap<BotId, String> = self
+        let bots: HashMap<BotId, BotRow> = self
             .store
             .bots_by_id(&ids)
             .await?
             .into_iter()
-            .map(|b| (b.id, b.name))
+            .map(|b| (b.id, b))
             .collect();
-        let competitions: std::collections::HashMap<crate::store::CompetitionId, String> = self
+        let replaced: Vec<BotId> = bots
+            .values()
+            .filter(|b| b.status == BotStatus::Superseded)
+            .map(|b| b.id)
+            .collect();
+        // The newest version of each replaced bot, following the chain.
+        let mut next: HashMap<BotId, BotRow> = HashMap::new();
+        let mut asked = replaced;
+        while !asked.is_empty() {
+            let found = self.store.replacements(&asked).await?;
+            asked = found.iter().map(|b| b.id).collect();
+            for b in found {
+                if let Some(prev) = b.previous_id {
+                    next.insert(prev, b);
+                }
+            }
+        }
+        let newest = |id: BotId| {
+            let mut at = next.get(&id)?;
+            while let Some(later) = next.get(&at.id) {
+                at = later;
+            }
+            Some(at.name.clone())
+        };
+        let competitions: HashMap<crate::store::CompetitionId, String> = self
             .store
             .competitions()
             .await?
@@ -257,52 +287,159 @@ impl LadderService {
             .collect();
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
-            let games: Vec<i64> = self
+            let game_ids: Vec<i64> = self
                 .store
                 .recent(r.competition_id, r.games)
                 .await?
                 .iter()
                 .map(|g| g.id)
                 .collect();
-            out.push((
-                r.clone(),
-                competitions.get(&r.competition_id).cloned().unwrap_or_default(),
-                bots.get(&r.bot_id).cloned().unwrap_or_default(),
-                bots.get(&r.opponent_id).cloned().unwrap_or_default(),
-                games,
-            ));
+            let name = |id: BotId| bots.get(&id).map(|b| b.name.clone()).unwrap_or_default();
+            let withdrawn = if (game_ids.len() as i64) < r.games {
+                [r.bot_id, r.opponent_id].into_iter().find_map(|id| {
+                    let b = bots.get(&id)?;
+                    match b.status {
+                        BotStatus::Active => None,
+                        BotStatus::Superseded => Some(match newest(id) {
+                            Some(by) => format!("withdrawn: {} was replaced by {by}", b.name),
+                            None => format!("withdrawn: {} was replaced", b.name),
+                        }),
+                        other => Some(format!("withdrawn: {} is {other}", b.name)),
+                    }
+                })
+            } else {
+                None
+            };
+            out.push(ChallengeView {
+                competition: competitions.get(&r.competition_id).cloned().unwrap_or_default(),
+                bot: name(r.bot_id),
+                opponent: name(r.opponent_id),
+                game_ids,
+                withdrawn,
+                row: r,
+            });
         }
         Ok(out)
     }
 }
 
-/// An upload's chunks, whole, refused past `limit` bytes or [`UPLOAD_TIME`].
-async fn receive<S>(chunks: &mut S, limit: u64) -> Result<Vec<u8>, ServiceError>
+/// A challenge as its author sees it.
+#[derive(Debug, Clone)]
+pub struct ChallengeView {
+    /// As kept.
+    pub row: crate::store::ChallengeRow,
+    /// Its competition's name.
+    pub competition: String,
+    /// The author's bot, and the bot it meets, by name.
+    pub bot: String,
+    pub opponent: String,
+    /// Its games so far.
+    pub game_ids: Vec<i64>,
+    /// Why it plays no more games, if it has not played them all: a bot of it
+    /// replaced by a new version, disabled, suspended or removed.
+    pub withdrawn: Option<String>,
+}
+
+/// One of `turns`, waited for at most [`UPLOAD_QUEUE_WAIT`]; `busy` says what
+/// the server is doing meanwhile.
+async fn turn<'a>(
+    turns: &'a tokio::sync::Semaphore,
+    busy: &str,
+) -> Result<tokio::sync::SemaphorePermit<'a>, ServiceError> {
+    tokio::time::timeout(UPLOAD_QUEUE_WAIT, turns.acquire())
+        .await
+        .map_err(|_| ServiceError::Unavailable(format!("the server is {busy}: try again in a minute")))?
+        .map_err(|_| ServiceError::Unavailable("the server is shutting down".into()))
+}
+
+/// One of an author's uploads arriving, counted until dropped.
+struct Arriving<'a> {
+    arrivals: &'a std::sync::Mutex<HashMap<crate::store::AuthorId, usize>>,
+    author: crate::store::AuthorId,
+}
+
+impl<'a> Arriving<'a> {
+    /// Counts one more of `author`'s uploads arriving, or refuses it when they
+    /// have `most` arriving already. Refused at once rather than queued: the
+    /// uploads a client sends together share its connection, and one waiting
+    /// unread would hold back the others' bytes.
+    fn take(
+        arrivals: &'a std::sync::Mutex<HashMap<crate::store::AuthorId, usize>>,
+        author: &AuthorRow,
+        most: usize,
+    ) -> Result<Arriving<'a>, ServiceError> {
+        let mut now = arrivals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mine = now.entry(author.id).or_default();
+        if *mine >= most.max(1) {
+            return Err(ServiceError::FailedPrecondition(format!(
+                "you have {mine} uploads arriving already: send the next when one has arrived"
+            )));
+        }
+        *mine += 1;
+        Ok(Arriving {
+            arrivals,
+            author: author.id,
+        })
+    }
+}
+
+impl Drop for Arriving<'_> {
+    fn drop(&mut self) {
+        let mut now = self
+            .arrivals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(mine) = now.get_mut(&self.author) {
+            *mine -= 1;
+            if *mine == 0 {
+                now.remove(&self.author);
+            }
+        }
+    }
+}
+
+/// An upload's chunks, whole, refused past `limit` bytes, past [`UPLOAD_TIME`],
+/// or once it falls more than `floor.grace` behind `floor.bytes_per_s`.
+async fn receive<S>(chunks: &mut S, limit: u64, floor: super::UploadFloor) -> Result<Vec<u8>, ServiceError>
 where
     S: futures_util::Stream<Item = Result<Vec<u8>, tonic::Status>> + Unpin,
 {
     use futures_util::StreamExt;
-    let all = async {
-        let mut bytes = Vec::new();
-        while let Some(chunk) = chunks.next().await {
-            let chunk = chunk.map_err(|s| {
-                ServiceError::InvalidArgument(format!("the upload broke off: {}", s.message()))
-            })?;
-            if (bytes.len() + chunk.len()) as u64 > limit {
+    let start = tokio::time::Instant::now();
+    let give_up = start + UPLOAD_TIME;
+    let mut bytes = Vec::new();
+    loop {
+        // The moment this upload falls `grace` behind the floor, with what it has.
+        let due = start
+            + floor.grace
+            + Duration::from_secs_f64(bytes.len() as f64 / floor.bytes_per_s.max(1) as f64);
+        let chunk = match tokio::time::timeout_at(due.min(give_up), chunks.next()).await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => return Ok(bytes),
+            Err(_) if due < give_up => {
                 return Err(ServiceError::InvalidArgument(format!(
-                    "the archive is more than {limit} bytes; this ladder takes at most {limit} bytes packed"
+                    "the upload arrived slower than {} KiB/s (its {} bytes took {:.0} s): send it again on a faster connection",
+                    floor.bytes_per_s / 1024,
+                    bytes.len(),
+                    start.elapsed().as_secs_f64()
                 )));
             }
-            bytes.extend_from_slice(&chunk);
+            Err(_) => {
+                return Err(ServiceError::InvalidArgument(format!(
+                    "the upload took longer than {} s to arrive",
+                    UPLOAD_TIME.as_secs()
+                )));
+            }
+        };
+        let chunk = chunk
+            .map_err(|s| ServiceError::InvalidArgument(format!("the upload broke off: {}", s.message())))?;
+        if (bytes.len() + chunk.len()) as u64 > limit {
+            return Err(ServiceError::InvalidArgument(format!(
+                "the archive is more than {limit} bytes; this ladder takes at most {limit} bytes packed"
+            )));
         }
-        Ok(bytes)
-    };
-    tokio::time::timeout(UPLOAD_TIME, all).await.map_err(|_| {
-        ServiceError::InvalidArgument(format!(
-            "the upload took longer than {} s to arrive",
-            UPLOAD_TIME.as_secs()
-        ))
-    })?
+        bytes.extend_from_slice(&chunk);
+    }
 }
 
 /// The longest build log or check report kept, in bytes (the tail of a log).
@@ -428,19 +565,6 @@ impl LadderService {
         Ok(bot)
     }
 
-    /// A turn to receive and check an upload: at most
-    /// [`super::UploadConfig::at_once`] at a time, each holding its bytes.
-    async fn upload_turn(&self) -> Result<tokio::sync::SemaphorePermit<'_>, ServiceError> {
-        tokio::time::timeout(UPLOAD_QUEUE_WAIT, self.uploads.acquire())
-            .await
-            .map_err(|_| {
-                ServiceError::Unavailable(
-                    "the server is checking other uploads: try again in a minute".into(),
-                )
-            })?
-            .map_err(|_| ServiceError::Unavailable("the server is shutting down".into()))
-    }
-
     /// Takes a built folder from a worker: checked as an upload is (its limits,
     /// its paths and links), kept in its canonical form; its hash.
     pub(super) async fn upload_artifact<S>(&self, mut chunks: S) -> Result<(String, u64), ServiceError>
@@ -448,8 +572,8 @@ impl LadderService {
         S: futures_util::Stream<Item = Result<Vec<u8>, tonic::Status>> + Unpin,
     {
         let limits = self.cfg.uploads.limits;
-        let _turn = self.upload_turn().await?;
-        let bytes = receive(&mut chunks, limits.packed_bytes).await?;
+        let _turn = turn(&self.artifact_uploads, "receiving other built folders").await?;
+        let bytes = receive(&mut chunks, limits.packed_bytes, self.cfg.uploads.floor).await?;
         let artifact = tokio::task::spawn_blocking(move || Tree::read(&bytes, &limits).map(|t| t.pack()))
             .await
             .map_err(|e| ServiceError::Internal(format!("checking a built folder: {e}")))?
@@ -462,5 +586,39 @@ impl LadderService {
         }
         self.store.store_artifact(&artifact).await?;
         Ok((artifact.sha256, artifact.bytes.len() as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Arriving;
+    use crate::store::{AuthorId, AuthorRow};
+
+    fn author(id: i64) -> AuthorRow {
+        AuthorRow {
+            id: AuthorId(id),
+            name: format!("author{id}"),
+            max_bots: 3,
+            revoked_ms: None,
+        }
+    }
+
+    /// An author has at most `most` uploads arriving: the next is refused at
+    /// once, saying so, and taken again once one has arrived; another author
+    /// is not held to the first's count.
+    #[test]
+    fn an_authors_third_upload_arriving_is_refused() {
+        let arrivals = std::sync::Mutex::default();
+        let (alice, bob) = (author(1), author(2));
+        let first = Arriving::take(&arrivals, &alice, 2).unwrap();
+        let _second = Arriving::take(&arrivals, &alice, 2).unwrap();
+        let Err(third) = Arriving::take(&arrivals, &alice, 2) else {
+            panic!("a third upload arriving was taken");
+        };
+        assert!(third.to_string().contains("2 uploads arriving already"), "{third}");
+        let _bobs = Arriving::take(&arrivals, &bob, 2).unwrap();
+        drop(first);
+        let _again = Arriving::take(&arrivals, &alice, 2).unwrap();
+        assert!(Arriving::take(&arrivals, &alice, 2).is_err());
     }
 }

@@ -287,6 +287,7 @@ impl Ladder for LadderService {
             played: 0,
             game_ids: vec![],
             created_ms: crate::store::now_ms(),
+            withdrawn: String::new(),
         }))
     }
 
@@ -299,14 +300,15 @@ impl Ladder for LadderService {
         Ok(Response::new(MyChallengesReply {
             challenges: all
                 .into_iter()
-                .map(|(row, competition, bot, opponent, game_ids)| ChallengeInfo {
-                    competition,
-                    bot,
-                    opponent,
-                    games: row.games as u32,
-                    played: game_ids.len() as u32,
-                    game_ids,
-                    created_ms: row.created_ms,
+                .map(|c| ChallengeInfo {
+                    competition: c.competition,
+                    bot: c.bot,
+                    opponent: c.opponent,
+                    games: c.row.games as u32,
+                    played: c.game_ids.len() as u32,
+                    game_ids: c.game_ids,
+                    created_ms: c.row.created_ms,
+                    withdrawn: c.withdrawn.unwrap_or_default(),
                 })
                 .collect(),
         }))

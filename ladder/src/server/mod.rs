@@ -150,6 +150,10 @@ pub const AUTHOR_LOG_BYTES: u32 = 64 * 1024;
 /// Challenge games an author may ask for in a day, by default.
 pub const CHALLENGE_GAMES_PER_DAY: u32 = 200;
 
+/// The share of the groups leased (percent) that may be challenge groups
+/// leased ahead of ladder groups already waiting, by default.
+pub const CHALLENGE_SHARE: u32 = 50;
+
 /// New versions an author may upload in any 24 hours, by default (one per game
 /// an upload plays).
 pub const VERSIONS_PER_DAY: u32 = 20;
@@ -176,8 +180,14 @@ pub struct UploadConfig {
     /// Bots (by name) an author may have unless given another cap.
     pub max_bots: u32,
     /// Uploads checked at once; more wait. Each holds its archive and its
-    /// unpacked files in memory while it is checked.
+    /// unpacked files in memory while it is checked. Authors' uploads and
+    /// workers' built folders take turns apart, so neither waits for the other.
     pub at_once: usize,
+    /// Uploads one author may have arriving at once; more are refused.
+    pub arriving_per_author: usize,
+    /// The slowest an upload may arrive: cut once it is more than
+    /// [`UploadFloor::grace`] behind [`UploadFloor::bytes_per_s`].
+    pub floor: UploadFloor,
     /// How long a version's build may take on a worker.
     pub build_seconds: u32,
     /// Games of a version's check (check-bot) against random, at least one per seat.
@@ -189,6 +199,10 @@ pub struct UploadConfig {
     pub author_log_bytes: u32,
     /// Challenge games an author may ask for in any 24 hours.
     pub challenge_games_per_day: u32,
+    /// The share of the groups leased, in percent, that may be challenge groups
+    /// leased ahead of the ladder's groups already waiting (beyond it,
+    /// challenges wait their turn in the order they were scheduled).
+    pub challenge_share: u32,
     /// New versions an author may upload in any 24 hours.
     pub versions_per_day: u32,
     /// Bytes of files (uploads and built folders) kept for one author.
@@ -214,8 +228,11 @@ impl Default for UploadConfig {
             runtimes: crate::submission::all_runtimes(),
             max_bots: 3,
             at_once: 2,
+            floor: UploadFloor::default(),
+            arriving_per_author: 2,
             author_log_bytes: AUTHOR_LOG_BYTES,
             challenge_games_per_day: CHALLENGE_GAMES_PER_DAY,
+            challenge_share: CHALLENGE_SHARE,
             versions_per_day: VERSIONS_PER_DAY,
             author_bytes: AUTHOR_BYTES,
             sign_in: crate::web::throttle::SignInLimits::default(),
@@ -225,6 +242,31 @@ impl Default for UploadConfig {
         }
     }
 }
+
+/// The slowest an upload (an author's, or a worker's built folder) may arrive:
+/// one that trickles in holds memory and a slot that others wait for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UploadFloor {
+    /// Bytes a second, on average since the upload began.
+    pub bytes_per_s: u64,
+    /// How far behind that rate an upload may fall (a slow start, a pause).
+    pub grace: Duration,
+}
+
+impl Default for UploadFloor {
+    /// 16 KiB/s, 10 s behind at most.
+    fn default() -> UploadFloor {
+        UploadFloor {
+            bytes_per_s: 16 * 1024,
+            grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Uploads arriving at once, beyond those being checked: each holds at most an
+/// archive's bytes, and one author has at most
+/// [`UploadConfig::arriving_per_author`] of them.
+pub const UPLOADS_ARRIVING: usize = 16;
 
 /// Default of [`ServiceConfig::held_per_worker`]: two full batches, so a worker
 /// can report one batch while it plays the next.

@@ -39,8 +39,19 @@ pub struct LadderService {
     pub(super) tokens: std::sync::Mutex<TokenCache>,
     /// Held by the call reading the store's revocation mark.
     pub(super) mark_read: Mutex<()>,
-    /// Uploads being received and checked now ([`super::UploadConfig::at_once`]).
+    /// Authors' uploads being checked now ([`super::UploadConfig::at_once`]).
     pub(super) uploads: tokio::sync::Semaphore,
+    /// Workers' built folders being received and checked now (as many again):
+    /// never behind the authors'.
+    pub(super) artifact_uploads: tokio::sync::Semaphore,
+    /// Authors' uploads arriving now ([`super::UPLOADS_ARRIVING`]).
+    pub(super) arriving: tokio::sync::Semaphore,
+    /// Per author, their uploads arriving now
+    /// ([`super::UploadConfig::arriving_per_author`] at most).
+    pub(super) arrivals: std::sync::Mutex<HashMap<crate::store::AuthorId, usize>>,
+    /// Hundredths of a group owed to challenges, carried from lease to lease
+    /// ([`LadderService::challenges_first`]).
+    pub(super) challenge_credit: std::sync::atomic::AtomicU64,
 }
 
 /// Worker calls served at once per database connection before leases wait
@@ -70,6 +81,14 @@ pub(super) fn valid_name(what: &str, name: &str) -> Result<(), ServiceError> {
 }
 
 impl LadderService {
+    /// How many groups of a lease of `want` may be challenge groups leased
+    /// ahead of the ladder's: the host's share of every group asked for, its
+    /// fractions carried from lease to lease, so that a worker leasing one
+    /// group at a time gets a challenge first every other lease at 50%.
+    fn challenges_first(&self, want: usize) -> i64 {
+        share_of(&self.challenge_credit, want, self.cfg.uploads.challenge_share)
+    }
+
     /// Every worker with its audit (`crate::audit`).
     pub(super) async fn worker_infos(&self) -> Result<Vec<WorkerInfo>, ServiceError> {
         let workers = self.store.workers().await?;
@@ -148,7 +167,11 @@ impl LadderService {
             admission: Admission::new((CALLS_PER_CONNECTION * store.max_connections() as usize).min(4)),
             tokens: std::sync::Mutex::default(),
             mark_read: Mutex::new(()),
+            challenge_credit: std::sync::atomic::AtomicU64::new(0),
             uploads: tokio::sync::Semaphore::new(uploads_at_once),
+            artifact_uploads: tokio::sync::Semaphore::new(uploads_at_once),
+            arriving: tokio::sync::Semaphore::new(UPLOADS_ARRIVING),
+            arrivals: std::sync::Mutex::default(),
         }
     }
 
@@ -274,6 +297,7 @@ impl LadderService {
             worker: &worker.name,
             token: &token,
             runtimes,
+            challenges_first: self.challenges_first(max),
         };
         let lease_now = |want: usize| {
             let now = crate::store::now_ms();
@@ -725,4 +749,39 @@ fn private_logs<'a>(
             .collect();
     }
     out
+}
+
+/// `share` percent of `want`, in whole groups, with the fraction left over
+/// kept in `credit` (hundredths of a group) for the next call.
+fn share_of(credit: &std::sync::atomic::AtomicU64, want: usize, share: u32) -> i64 {
+    use std::sync::atomic::Ordering::Relaxed;
+    let owed = want as u64 * u64::from(share.min(100));
+    let before = credit
+        .fetch_update(Relaxed, Relaxed, |c| Some((c + owed) % 100))
+        .unwrap_or_default();
+    ((before + owed) / 100) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::share_of;
+    use std::sync::atomic::AtomicU64;
+
+    /// The share is kept over many leases whatever their size: at 50%, a lease
+    /// of one gets a challenge first every other time; at 30%, leases of 4 get
+    /// 1, 1, 2, 1, 1, 2, ... (1.2 each); at 0 none, at 100 all.
+    #[test]
+    fn the_challenges_share_holds_over_leases_of_any_size() {
+        let credit = AtomicU64::new(0);
+        let ones: Vec<i64> = (0..6).map(|_| share_of(&credit, 1, 50)).collect();
+        assert_eq!(ones, [0, 1, 0, 1, 0, 1]);
+        let credit = AtomicU64::new(0);
+        let fours: Vec<i64> = (0..10).map(|_| share_of(&credit, 4, 30)).collect();
+        assert_eq!(fours.iter().sum::<i64>(), 12, "{fours:?}");
+        assert!(fours.iter().all(|&n| n == 1 || n == 2), "{fours:?}");
+        let credit = AtomicU64::new(0);
+        assert_eq!(share_of(&credit, 64, 0), 0);
+        assert_eq!(share_of(&credit, 64, 100), 64);
+        assert_eq!(share_of(&credit, 3, 250), 3, "a share past 100% is all");
+    }
 }

@@ -469,10 +469,12 @@ impl Store {
         Ok(true)
     }
 
-    /// Leases the oldest version waiting for its build and check whose runtime
-    /// is among `runtimes`, and whose lease (if any) ran out, to `worker` for
-    /// `period_ms` under `lease`. Two servers may ask at once: the update that
-    /// takes it says which one did.
+    /// Leases a version waiting for its build and check whose runtime is among
+    /// `runtimes`, and whose lease (if any) ran out, to `worker` for `period_ms`
+    /// under `lease`: round-robin across authors (the author whose last build
+    /// was leased longest ago, then their oldest version), so one author's
+    /// queue never delays another's first build. Two servers may ask at once:
+    /// the update that takes it says which one did.
     ///
     /// # Errors
     /// The database.
@@ -489,10 +491,12 @@ impl Store {
         for _ in 0..4 {
             let now = now_ms();
             let mut sql = Sql::new(
-                "SELECT id, prep_expires_ms FROM bots WHERE status = 'building' AND (prep_expires_ms IS NULL OR prep_expires_ms < ",
+                "SELECT b.id, b.prep_expires_ms FROM bots b LEFT JOIN authors a ON a.id = b.author_id
+                 WHERE b.status = 'building' AND (b.prep_expires_ms IS NULL OR b.prep_expires_ms < ",
             );
-            sql.bind(now).push(") AND runtime IN ");
-            sql.list(runtimes.iter().cloned()).push(" ORDER BY id LIMIT 1");
+            sql.bind(now).push(") AND b.runtime IN ");
+            sql.list(runtimes.iter().cloned())
+                .push(" ORDER BY COALESCE(a.last_build_ms, 0), b.id LIMIT 1");
             let Some(row) = sql.query()?.fetch_optional(&self.pool).await? else {
                 return Ok(None);
             };
@@ -541,6 +545,15 @@ impl Store {
             .execute(&self.pool)
             .await?;
             if taken.rows_affected() == 1 {
+                // The author's turn is taken: their next version waits for
+                // every other author's.
+                sqlx::query(
+                    "UPDATE authors SET last_build_ms = $2 WHERE id = (SELECT author_id FROM bots WHERE id = $1)",
+                )
+                .bind(id)
+                .bind(now)
+                .execute(&self.pool)
+                .await?;
                 return Ok(sqlx::query_as(
                     "SELECT id, name, game, spec, runtime, manifest, source_sha256 FROM bots WHERE id = $1",
                 )

@@ -55,6 +55,25 @@ impl Store {
         Ok(row.as_ref().map(BotRow::from_row).transpose()?)
     }
 
+    /// The versions that replaced the bots with keys `ids` (`ladder admin
+    /// update`, or an author's new version): those whose previous version is
+    /// one of them.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn replacements(&self, ids: &[BotId]) -> Result<Vec<BotRow>> {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut conn = self.pool.acquire().await?;
+        let select = format!("SELECT {} FROM bots WHERE previous_id IN ", Self::BOT_COLUMNS);
+        let rows = Self::rows_with_ids(&mut conn, &select, &ids, " ORDER BY id").await?;
+        Ok(rows
+            .iter()
+            .map(BotRow::from_row)
+            .collect::<std::result::Result<_, _>>()?)
+    }
+
     /// The bots with keys `ids` (in key order; a key named twice gives one row).
     ///
     /// # Errors

@@ -102,3 +102,78 @@ impl Store {
         .await?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::store::{LeaseAsk, NewCompetition, Store, now_ms};
+
+    /// A challenge's groups are leased ahead of the ladder's groups already
+    /// waiting, as many as the lease's share says, and the ladder's after them
+    /// (issue 58: a challenge waited 4 min 20 s behind about 250 ladder groups).
+    #[tokio::test]
+    async fn a_challenges_groups_are_leased_ahead_of_the_ladders_within_the_share() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let author = store.add_author("alice", "hash", 3).await.unwrap();
+        let mut ids = Vec::new();
+        for name in ["a", "b"] {
+            ids.push(
+                store
+                    .register_bot(name, "ur", "builtin:random", &[])
+                    .await
+                    .unwrap()
+                    .id,
+            );
+        }
+        let ladder = store
+            .open_competition(&NewCompetition::two_seat_ur("ladder"))
+            .await
+            .unwrap();
+        let waiting: Vec<_> = (0..250).map(|_| ids.clone()).collect();
+        store.schedule_many(&ladder, &waiting).await.unwrap();
+        let challenge = store
+            .open_challenge(
+                &NewCompetition::two_seat_ur("challenge"),
+                author.id,
+                ids[0],
+                ids[1],
+                1000,
+            )
+            .await
+            .unwrap();
+        store
+            .schedule_many(&challenge, &[ids.clone(), ids.clone()])
+            .await
+            .unwrap();
+        let lease = |n: usize, first: i64, want: i64| {
+            let store = store.clone();
+            async move {
+                let token = format!("lease-{n}");
+                let ask = LeaseAsk {
+                    challenges_first: first,
+                    ..LeaseAsk::new("w", &token)
+                };
+                let now = now_ms();
+                store
+                    .lease_many(&ask, now, now + 60_000, want, 1000)
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|g| g.competition_id)
+                    .collect::<Vec<_>>()
+            }
+        };
+        let challenges = |leased: &[crate::store::CompetitionId]| {
+            (
+                leased.iter().filter(|&&c| c == challenge.id).count(),
+                leased.len(),
+            )
+        };
+        // No share: the order of scheduling, so the ladder's.
+        assert_eq!(challenges(&lease(0, 0, 1).await), (0, 1));
+        // One of four first: one challenge group, and three of the ladder's.
+        assert_eq!(challenges(&lease(1, 1, 4).await), (1, 4));
+        // Two first, one left: it, and the ladder's.
+        assert_eq!(challenges(&lease(2, 2, 2).await), (1, 2));
+        assert_eq!(challenges(&lease(3, 3, 3).await), (0, 3));
+    }
+}

@@ -177,47 +177,23 @@ impl Store {
         let hashed = LeaseAsk { token, ..*ask };
         let fits = runtime_filter(ask.runtimes);
         let mut groups = self.lease_expired(&hashed, now, expires_ms, limit, lock).await?;
+        // Challenges first, as many as the host's share gives this lease: an
+        // author's challenge does not wait behind every ladder group already
+        // scheduled.
+        let challenges = ask.challenges_first.min(limit - groups.len() as i64);
+        if challenges > 0 {
+            let only = format!("{fits} AND g.competition_id IN (SELECT competition_id FROM challenges)");
+            groups.extend(
+                self.lease_scheduled(&hashed, expires_ms, challenges, &only, lock)
+                    .await?,
+            );
+        }
         let want = limit - groups.len() as i64;
         if want > 0 {
-            // Scheduled groups through their partial index (migration 0005): a
-            // lease never walks past the thousands of groups other workers hold.
-            let pick = format!(
-                "SELECT g.id AS picked_id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
-                 WHERE g.status = 'scheduled' AND c.status = 'open'{fits}
-                 ORDER BY g.id LIMIT $4 {lock}"
+            groups.extend(
+                self.lease_scheduled(&hashed, expires_ms, want, &fits, lock)
+                    .await?,
             );
-            let sql = match self.dialect {
-                // The groups are picked once, in a materialized step: as a
-                // subquery of the UPDATE, PostgreSQL may evaluate `LIMIT` again
-                // when a row changed under it (its recheck of concurrent
-                // updates), and a lease that asked for one got hundreds. It also
-                // reads the leased groups' seats in the same statement (a round
-                // trip fewer on the busiest call).
-                Dialect::Postgres => format!(
-                    "WITH picked AS MATERIALIZED ({pick}),
-                     g AS (UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2,
-                           lease_expires_ms = $3 FROM picked WHERE match_groups.id = picked.picked_id
-                           RETURNING {GROUP_COLUMNS})
-                     SELECT {GROUP_SEAT_COLUMNS} FROM g JOIN group_seats s ON s.group_id = g.id ORDER BY g.id, s.seat"
-                ),
-                // One writer at a time, in process: the seats are read after.
-                Dialect::Sqlite => format!(
-                    "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2, lease_expires_ms = $3
-                     WHERE id IN ({pick}) RETURNING {GROUP_COLUMNS}"
-                ),
-            };
-            let mut conn = self.pool.acquire().await?;
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(token)
-                .bind(worker)
-                .bind(expires_ms)
-                .bind(want)
-                .fetch_all(&mut *conn)
-                .await?;
-            groups.extend(match self.dialect {
-                Dialect::Postgres => Self::groups_joined(&rows)?,
-                Dialect::Sqlite => Self::groups_from(&mut conn, &rows).await?,
-            });
         }
         if !groups.is_empty() {
             sqlx::query("UPDATE workers SET groups_leased = groups_leased + $1 WHERE name = $2")
@@ -228,6 +204,59 @@ impl Store {
         }
         groups.sort_by_key(|g| g.id);
         Ok(groups)
+    }
+
+    /// Leases up to `want` scheduled groups of open competitions that meet
+    /// `filter` (SQL on `g`, the group, and `c`, its competition), the oldest
+    /// first; see [`Store::lease_many`].
+    async fn lease_scheduled(
+        &self,
+        ask: &LeaseAsk<'_>,
+        expires_ms: i64,
+        want: i64,
+        filter: &str,
+        lock: &str,
+    ) -> Result<Vec<GroupRow>> {
+        let (token, worker) = (ask.token, ask.worker);
+        // Scheduled groups through their partial index (migration 0005): a
+        // lease never walks past the thousands of groups other workers hold.
+        let pick = format!(
+            "SELECT g.id AS picked_id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
+             WHERE g.status = 'scheduled' AND c.status = 'open'{filter}
+             ORDER BY g.id LIMIT $4 {lock}"
+        );
+        let sql = match self.dialect {
+            // The groups are picked once, in a materialized step: as a
+            // subquery of the UPDATE, PostgreSQL may evaluate `LIMIT` again
+            // when a row changed under it (its recheck of concurrent
+            // updates), and a lease that asked for one got hundreds. It also
+            // reads the leased groups' seats in the same statement (a round
+            // trip fewer on the busiest call).
+            Dialect::Postgres => format!(
+                "WITH picked AS MATERIALIZED ({pick}),
+                 g AS (UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2,
+                       lease_expires_ms = $3 FROM picked WHERE match_groups.id = picked.picked_id
+                       RETURNING {GROUP_COLUMNS})
+                 SELECT {GROUP_SEAT_COLUMNS} FROM g JOIN group_seats s ON s.group_id = g.id ORDER BY g.id, s.seat"
+            ),
+            // One writer at a time, in process: the seats are read after.
+            Dialect::Sqlite => format!(
+                "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2, lease_expires_ms = $3
+                 WHERE id IN ({pick}) RETURNING {GROUP_COLUMNS}"
+            ),
+        };
+        let mut conn = self.pool.acquire().await?;
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(token)
+            .bind(worker)
+            .bind(expires_ms)
+            .bind(want)
+            .fetch_all(&mut *conn)
+            .await?;
+        Ok(match self.dialect {
+            Dialect::Postgres => Self::groups_joined(&rows)?,
+            Dialect::Sqlite => Self::groups_from(&mut conn, &rows).await?,
+        })
     }
 
     /// Groups whose lease expired (the oldest first, through their own partial
@@ -801,15 +830,22 @@ pub struct LeaseAsk<'a> {
     /// The runtimes of authors' uploaded bots the worker offers: a group with an
     /// uploaded bot of another is not leased to it.
     pub runtimes: &'a [String],
+    /// How many of the lease may be challenge groups leased ahead of the
+    /// ladder's groups already waiting (the host's share, see
+    /// `server::UploadConfig::challenge_share`); the rest go in the order
+    /// they were scheduled.
+    pub challenges_first: i64,
 }
 
 impl<'a> LeaseAsk<'a> {
-    /// A worker that plays the host's own bots only.
+    /// A worker that plays the host's own bots only, every group in the order
+    /// it was scheduled.
     pub fn new(worker: &'a str, token: &'a str) -> LeaseAsk<'a> {
         LeaseAsk {
             worker,
             token,
             runtimes: &[],
+            challenges_first: 0,
         }
     }
 }

@@ -468,12 +468,15 @@ async fn home(State(a): State<Authors>, headers: HeaderMap) -> Result<Response, 
                 caption { "Your challenges (unrated)" }
                 thead { tr { th { "bots" } th { "games" } th { "played (private logs)" } } }
                 tbody {
-                    @for (row, _, bot, opponent, games) in &challenges {
+                    @for c in &challenges {
                         tr {
-                            td { (bot) " v " (opponent) }
-                            td { (games.len()) " / " (row.games) }
+                            td { (Marked(&c.bot)) " v " (Marked(&c.opponent)) }
+                            td {
+                                (c.game_ids.len()) " / " (c.row.games)
+                                @if let Some(why) = &c.withdrawn { br; span.withdrawn { (Marked(why)) } }
+                            }
                             td.name {
-                                @for id in games.iter().rev() { a href={ "/author/games/" (id) } { (id) } " " }
+                                @for id in c.game_ids.iter().rev() { a href={ "/author/games/" (id) } { (id) } " " }
                             }
                         }
                     }

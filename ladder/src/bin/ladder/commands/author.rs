@@ -228,14 +228,16 @@ pub(crate) fn run(a: AuthorArgs) -> anyhow::Result<ExitCode> {
                 for ch in all {
                     let ids: Vec<String> = ch.game_ids.iter().map(i64::to_string).collect();
                     say(&format!(
-                        "{}: {} v {}, {}/{} games{}{}",
+                        "{}: {} v {}, {}/{} games{}{}{}{}",
                         ch.competition,
                         ch.bot,
                         ch.opponent,
                         ch.played,
                         ch.games,
                         if ids.is_empty() { "" } else { ": " },
-                        ids.join(" ")
+                        ids.join(" "),
+                        if ch.withdrawn.is_empty() { "" } else { "; " },
+                        ch.withdrawn
                     ))?;
                 }
             }

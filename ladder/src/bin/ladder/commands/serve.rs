@@ -47,6 +47,12 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = ladder::server::HELD_PER_WORKER,
           value_parser = |s: &str| referee::cli::number_in(s, 1u32, 1_000_000))]
     pub(crate) held_per_worker: u32,
+    /// The slowest an upload (an author's, or a worker's built folder) may
+    /// arrive, in KiB/s on average since it began: one more than 10 s behind it
+    /// is cut, saying so, so that a trickle holds nobody's turn for long.
+    #[arg(long, default_value_t = 16, value_name = "KIB",
+          value_parser = |s: &str| number_in(s, 1u64, 1_048_576))]
+    pub(crate) upload_min_kib_per_s: u64,
     /// Largest upload an author may send, packed, in MiB.
     #[arg(long, default_value_t = 64, value_name = "MIB",
           value_parser = |s: &str| number_in(s, 1u64, 4096))]
@@ -86,6 +92,13 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = ladder::server::CHALLENGE_GAMES_PER_DAY,
           value_parser = |s: &str| number_in(s, 0u32, 1_000_000))]
     pub(crate) challenge_games_per_day: u32,
+    /// The share of the groups leased to workers, in percent, that may be
+    /// challenge groups leased ahead of the ladder's groups already waiting: a
+    /// challenge starts soon even on a ladder with hundreds of groups
+    /// scheduled, and the ladder keeps the rest (0: challenges wait their turn).
+    #[arg(long, default_value_t = ladder::server::CHALLENGE_SHARE, value_name = "PERCENT",
+          value_parser = |s: &str| number_in(s, 0u32, 100))]
+    pub(crate) challenge_share: u32,
     /// New versions one author may upload in any 24 hours (an upload that plays
     /// several games makes a version of each). Past it an upload is refused,
     /// saying how many more are taken now; uploads sent at once cannot pass it.
@@ -169,8 +182,13 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 },
                 author_log_bytes: a.author_log_kib * 1024,
                 challenge_games_per_day: a.challenge_games_per_day,
+                challenge_share: a.challenge_share,
                 versions_per_day: a.max_versions_per_day,
                 author_bytes: a.max_author_mib << 20,
+                floor: ladder::server::UploadFloor {
+                    bytes_per_s: a.upload_min_kib_per_s * 1024,
+                    ..ladder::server::UploadFloor::default()
+                },
                 ..ladder::server::UploadConfig::default()
             },
         };
