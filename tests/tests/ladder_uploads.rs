@@ -747,8 +747,9 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
 /// sign-ins on the pages, then six uploads sent together, each with a build of
 /// three seconds — and then honest uploads one bot. Builds are drawn
 /// round-robin across authors, so honest's is built second: when it is active,
-/// at least four of mallory's are still waiting for theirs. Before, builds went
-/// oldest first, and honest's waited for all six of mallory's.
+/// at least four of mallory's are still waiting for theirs, and it then plays
+/// in the ladder's competition. Before, builds went oldest first, and honest's
+/// waited for all six of mallory's.
 #[test]
 fn an_honest_authors_upload_is_built_soon_beside_a_flooding_author() {
     if let Err(e) = Sandbox::at(Level::Isolated).check() {
@@ -832,7 +833,10 @@ fn an_honest_authors_upload_is_built_soon_beside_a_flooding_author() {
     let o = submit(&honest, &fair);
     assert!(o.status.success(), "{}", text(&o));
 
-    // One worker builds and checks, one version at a time, until honest's plays.
+    // A competition to play in, then one worker that builds and checks, one
+    // version at a time, and plays.
+    admin(&url, &["register-bot", "rnd", "ur", "builtin:random"]);
+    admin(&url, &["open", "main", "--game", "ur", "--movetime", "2000"]);
     let cache = root.join("cache");
     let mut worker = Reaped(
         Command::new(binary("ladder"))
@@ -869,8 +873,27 @@ fn an_honest_authors_upload_is_built_soon_beside_a_flooding_author() {
     let built_in = started.elapsed();
     let hers = statuses(&url, &mallory);
     let waiting = hers.iter().filter(|(_, status, _)| status == "building").count();
-    eprintln!(
-        "honest's bot active {built_in:.1?} after the worker started; {waiting} of mallory's 6 still building"
-    );
     assert!(waiting >= 4, "honest's build waited behind mallory's: {hers:#?}");
+    // And it plays: rated in the competition once a group of it is reported.
+    let played = |table: &str| {
+        table.lines().any(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            words.get(1) == Some(&"fair") && words.get(4).is_some_and(|g| *g != "0")
+        })
+    };
+    while !played(&admin(&url, &["standings", "main"])) {
+        assert!(worker.0.try_wait().unwrap().is_none(), "the worker stopped");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // With its own files: the server once leased a bot that became active
+    // after it was first read without them, and every game was a failed start.
+    let all = admin(&url, &["bots"]);
+    assert!(
+        !all.lines().any(|l| l.contains("failed start")),
+        "a bot could not start:\n{all}"
+    );
+    eprintln!(
+        "honest's bot active {built_in:.1?} and playing {:.1?} after the worker started; {waiting} of mallory's 6 still building then",
+        started.elapsed()
+    );
 }

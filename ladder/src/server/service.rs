@@ -197,10 +197,14 @@ impl LadderService {
             .ok_or_else(|| ServiceError::NotFound(format!("no competition named {name:?}")))
     }
 
-    /// The competitions and bots with these keys (and all others known). Their
-    /// rows never change once made (a bot registered again must match; a
-    /// competition's game, options, seed and time are fixed), so they are kept,
-    /// and read again only when a key is missing: a row another server made.
+    /// The competitions and bots with these keys (and all others known). What
+    /// is read of their rows never changes once made (a bot registered again
+    /// must match; a competition's game, options, seed and time are fixed), so
+    /// they are kept, and read again only when a key is missing (a row another
+    /// server made) — or when an author's bot is kept from before its build and
+    /// check: its files are named only once it passes, and a bot in a group has.
+    /// (Kept without them, an author's bot was leased without its files, and the
+    /// worker ran its command outside its folder: every game a failed start.)
     pub(super) async fn catalog(
         &self,
         competitions: &[CompetitionId],
@@ -211,8 +215,9 @@ impl LadderService {
             .lock()
             .map_err(|_| ServiceError::Internal("catalog poisoned".into()))?
             .clone();
+        let settled = |b: &BotRow| b.author_id.is_none() || b.artifact_sha256.is_some();
         if competitions.iter().all(|id| known.competitions.contains_key(id))
-            && bots.iter().all(|id| known.bots.contains_key(id))
+            && bots.iter().all(|id| known.bots.get(id).is_some_and(settled))
         {
             return Ok(known);
         }
