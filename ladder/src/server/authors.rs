@@ -615,7 +615,10 @@ mod tests {
         let Err(third) = Arriving::take(&arrivals, &alice, 2) else {
             panic!("a third upload arriving was taken");
         };
-        assert!(third.to_string().contains("2 uploads arriving already"), "{third}");
+        assert!(
+            third.to_string().contains("2 uploads arriving already"),
+            "{third}"
+        );
         let _bobs = Arriving::take(&arrivals, &bob, 2).unwrap();
         drop(first);
         let _again = Arriving::take(&arrivals, &alice, 2).unwrap();

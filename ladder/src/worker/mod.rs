@@ -775,6 +775,12 @@ pub const REPORT_BATCH_BYTES: usize = crate::server::MAX_REPORT_BYTES / 2;
 /// thread to the same pace.
 const MAX_GROUPS_HELD: usize = crate::server::MAX_BATCH;
 
+/// How long a task's wave may grow: its groups are reported when it ends, so
+/// this is what growing adds to the time a game's result (and a suspension, a
+/// new version's first rating) takes to reach the server; between two waves,
+/// the first task builds an author's version.
+const GROWING: Duration = Duration::from_secs(2);
+
 async fn work_loop(
     k: usize,
     cfg: &WorkerConfig,
@@ -792,16 +798,33 @@ async fn work_loop(
     };
     let player = PlayThread::start(&name, cfg.log_dir.clone(), base)?;
     let batch = cfg.batch.clamp(1, crate::server::MAX_BATCH) as u64;
+    let mut just_built = false;
     loop {
         let want = claim(claimed, cfg.max_groups, batch);
         if want == 0 {
             return Ok(());
         }
-        let Some(leased) = lease(k, cfg, cache, &mut client, claimed, want, Patience::UntilLeased).await?
+        // This call leases without building first: the last one built.
+        let build_skipped = k == 0 && just_built;
+        let builder = (k == 0).then_some(&mut just_built);
+        let Some(leased) = lease(
+            cfg,
+            cache,
+            &mut client,
+            claimed,
+            want,
+            Patience::UntilLeased,
+            builder,
+        )
+        .await?
         else {
             continue;
         };
         if leased.groups.is_empty() {
+            if build_skipped {
+                // Nothing to play: on to the next build at once.
+                continue;
+            }
             // Idle means nothing left anywhere: a group another worker holds may
             // still come back when its lease runs out.
             if cfg.exit_when_idle && !leased.groups_in_progress && leased.retry_after_ms == 0 {
@@ -824,11 +847,11 @@ async fn work_loop(
         }
         let mut renewals = Renewals::new(&leased.groups);
         // Rotation 0 of this batch, then of more batches while nothing waits to
-        // turn the gate: never longer than half a lease period, so the later
-        // rotations still fit well inside the leases' lives, and not past a
-        // game in which a seat faulted, so the server hears of a broken bot
-        // (and suspends it) as soon as it would from one batch.
-        let grow_until = tokio::time::Instant::now() + renewals.period / 2;
+        // turn the gate: for at most `GROWING` (and half a lease period, so the
+        // later rotations still fit well inside the leases' lives), and not
+        // past a game in which a seat faulted, so the server hears of a broken
+        // bot (and suspends it) as soon as it would from one batch.
+        let grow_until = tokio::time::Instant::now() + GROWING.min(renewals.period / 2);
         let mut wave = held
             .play(&player, leased.groups, 0, &mut renewals, cfg, &mut client)
             .await?;
@@ -841,7 +864,7 @@ async fn work_loop(
             if want == 0 {
                 break;
             }
-            let more = match lease(k, cfg, cache, &mut client, claimed, want, Patience::Once).await? {
+            let more = match lease(cfg, cache, &mut client, claimed, want, Patience::Once, None).await? {
                 Some(more) if !more.groups.is_empty() => more,
                 _ => break,
             };
@@ -898,18 +921,20 @@ enum Patience {
 
 /// Asks the server for up to `want` groups (claimed already; what is not leased
 /// is given back to `claimed`). `None`: no answer (with [`Patience::Once`]), or
-/// a build took the turn (ask again).
+/// a build took the turn (ask again). `builder`, for the task that also builds
+/// authors' versions: whether its last call built one (then this one leases
+/// first), set when this one does.
 ///
 /// # Errors
 /// A token or certificate the server refuses.
 async fn lease(
-    k: usize,
     cfg: &WorkerConfig,
     cache: &Arc<artifacts::ArtifactCache>,
     client: &mut Option<Client>,
     claimed: &AtomicU64,
     want: u64,
     patience: Patience,
+    mut builder: Option<&mut bool>,
 ) -> Result<Option<LeaseGroupsReply>, WorkerError> {
     let unclaim = |got: u64| {
         if cfg.max_groups.is_some() && got < want {
@@ -933,11 +958,22 @@ async fn lease(
                 }
             },
         };
-        // The first task also builds and checks authors' new versions,
-        // before it plays: a version waits for no batch of games.
-        if k == 0 && patience == Patience::UntilLeased && !cfg.uploads.runtimes.is_empty() {
+        // The first task also builds and checks authors' new versions, one
+        // between two batches: a version waits for at most one batch of games,
+        // and a queue of builds (one author's flood, say) holds back the games
+        // of the versions already built by no more than half.
+        let build = match builder.as_deref_mut() {
+            Some(just_built) if patience == Patience::UntilLeased && !cfg.uploads.runtimes.is_empty() => {
+                !std::mem::take(just_built)
+            }
+            _ => false,
+        };
+        if build {
             match prep::prep_once(c, cfg, cache).await {
                 Ok(true) => {
+                    if let Some(just_built) = builder.as_deref_mut() {
+                        *just_built = true;
+                    }
                     unclaim(0);
                     return Ok(None);
                 }
