@@ -62,16 +62,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn replacements(&self, ids: &[BotId]) -> Result<Vec<BotRow>> {
-        let mut ids = ids.to_vec();
-        ids.sort_unstable();
-        ids.dedup();
-        let mut conn = self.pool.acquire().await?;
-        let select = format!("SELECT {} FROM bots WHERE previous_id IN ", Self::BOT_COLUMNS);
-        let rows = Self::rows_with_ids(&mut conn, &select, &ids, " ORDER BY id").await?;
-        Ok(rows
-            .iter()
-            .map(BotRow::from_row)
-            .collect::<std::result::Result<_, _>>()?)
+        self.bots_whose("previous_id", ids).await
     }
 
     /// The bots with keys `ids` (in key order; a key named twice gives one row).
@@ -79,11 +70,17 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn bots_by_id(&self, ids: &[BotId]) -> Result<Vec<BotRow>> {
+        self.bots_whose("id", ids).await
+    }
+
+    /// The bots whose `column` (a column of bot keys, named by this file) is
+    /// one of `ids`, in key order.
+    async fn bots_whose(&self, column: &str, ids: &[BotId]) -> Result<Vec<BotRow>> {
         let mut ids = ids.to_vec();
         ids.sort_unstable();
         ids.dedup();
         let mut conn = self.pool.acquire().await?;
-        let select = format!("SELECT {} FROM bots WHERE id IN ", Self::BOT_COLUMNS);
+        let select = format!("SELECT {} FROM bots WHERE {column} IN ", Self::BOT_COLUMNS);
         let rows = Self::rows_with_ids(&mut conn, &select, &ids, " ORDER BY id").await?;
         Ok(rows
             .iter()
