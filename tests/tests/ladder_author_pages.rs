@@ -628,10 +628,52 @@ async fn in_a_real_browser_an_author_signs_in_uploads_and_reads_their_logs() {
     })
     .await
     .unwrap();
-    drop(d);
     assert!(!game.is_empty());
     let _ = stop.send(());
     worker.await.unwrap().unwrap();
+
+    // A challenge whose opponent the host took out of play before a game of
+    // it: her page says so, with why (issue 58: it showed 0 / 10 for ever).
+    admin
+        .register_bot(RegisterBotRequest {
+            name: "gone".into(),
+            game: "ur".into(),
+            spec: "builtin:first".into(),
+            env: vec![],
+        })
+        .await
+        .unwrap();
+    let mut alice = worker::connect(&server.url, ALICE, None).await.unwrap();
+    alice
+        .challenge(ChallengeRequest {
+            bot: "alices".into(),
+            opponent: "gone".into(),
+            games: 10,
+        })
+        .await
+        .unwrap();
+    admin
+        .set_bot_status(SetBotStatusRequest {
+            name: "gone".into(),
+            status: BotStatus::Disabled.into(),
+            reason: String::new(),
+        })
+        .await
+        .unwrap();
+    let base2 = base.clone();
+    tokio::task::spawn_blocking(move || {
+        d.goto(&format!("{base2}/author"));
+        d.type_into("input[name=token]", ALICE);
+        d.click("button[type=submit]");
+        let home = d.source_with("Your challenges", 100);
+        assert!(
+            home.contains("0 / 10") && home.contains("withdrawn: gone is disabled"),
+            "{home}"
+        );
+        d.screenshot(&shots.join("challenge-withdrawn.png"));
+    })
+    .await
+    .unwrap();
     server.stop().await;
 }
 

@@ -747,8 +747,9 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
 /// sign-ins on the pages, then six uploads sent together, each with a build of
 /// three seconds — and then honest uploads one bot. Builds are drawn
 /// round-robin across authors, so honest's is built second: when it is active,
-/// at least four of mallory's are still waiting for theirs, and it then plays
-/// in the ladder's competition. Before, builds went oldest first, and honest's
+/// at least four of mallory's are still waiting for theirs. Then she sends 20
+/// challenges at once with her first version (two are granted, the host's
+/// cap), and honest's bot plays in the ladder's competition beside them. Before, builds went oldest first, and honest's
 /// waited for all six of mallory's.
 #[test]
 fn an_honest_authors_upload_is_built_soon_beside_a_flooding_author() {
@@ -874,7 +875,43 @@ fn an_honest_authors_upload_is_built_soon_beside_a_flooding_author() {
     let hers = statuses(&url, &mallory);
     let waiting = hers.iter().filter(|(_, status, _)| status == "building").count();
     assert!(waiting >= 4, "honest's build waited behind mallory's: {hers:#?}");
-    // And it plays: rated in the competition once a group of it is reported.
+    // Her first version plays by now: she floods challenges with it, 20 at
+    // once of 100 games each, against the host's cap of 200 a day.
+    let (first, _, _) = hers
+        .iter()
+        .find(|(_, status, _)| status == "active")
+        .unwrap_or_else(|| panic!("none of mallory's versions is active: {hers:#?}"));
+    let challenges: Vec<Output> = std::thread::scope(|s| {
+        let sent: Vec<_> = (0..20)
+            .map(|_| {
+                s.spawn(|| {
+                    ladder(
+                        &[
+                            "author",
+                            "--server",
+                            &url,
+                            "--token-file",
+                            &mallory.to_string_lossy(),
+                            "challenge",
+                            first,
+                            "rnd",
+                            "--games",
+                            "100",
+                        ],
+                        &[],
+                    )
+                })
+            })
+            .collect();
+        sent.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let granted = challenges.iter().filter(|o| o.status.success()).count();
+    assert_eq!(
+        granted, 2,
+        "20 challenges of 100 games, 200 a day: {granted} granted"
+    );
+    // And honest's bot plays, beside her challenges: rated in the competition
+    // once a group of it is reported.
     let played = |table: &str| {
         table.lines().any(|l| {
             let words: Vec<&str> = l.split_whitespace().collect();
