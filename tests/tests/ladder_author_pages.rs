@@ -868,3 +868,50 @@ async fn a_challenge_plays_unrated_games_within_the_hosts_cap() {
         server.stop().await;
     }
 }
+
+/// The upload form streams its file into the same path as `ladder submit`: an
+/// upload that falls behind the host's floor is cut, saying so (the red team:
+/// a form trickled at a byte a second was read whole first, held for minutes,
+/// and counted against no cap).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickled_upload_form_is_cut_like_any_upload() {
+    let store = test_stores("author_form_floor").await.remove(0);
+    let uploads = UploadConfig {
+        floor: server::UploadFloor {
+            bytes_per_s: 16 * 1024,
+            grace: Duration::from_millis(300),
+        },
+        ..UploadConfig::default()
+    };
+    let server = serve(&store.url, uploads).await;
+    let web = server.web;
+    let said = tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let (cookie, _) = sign_in(web, ALICE);
+        let csrf = csrf_on(&get_as(web, Some(&cookie), "/author").1);
+        let boundary = "TRICKLEBOUNDARY";
+        let head = format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n{csrf}\r\n--{boundary}\r\n\
+             Content-Disposition: form-data; name=\"archive\"; filename=\"b.tgz\"\r\n\
+             Content-Type: application/gzip\r\n\r\n\x1f"
+        );
+        // A body of a megabyte announced; its first bytes sent, then nothing.
+        let mut s = std::net::TcpStream::connect(web).unwrap();
+        write!(
+            s,
+            "POST /author/upload HTTP/1.1\r\nHost: localhost\r\nOrigin: http://localhost\r\nCookie: {cookie}\r\n\
+             Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{head}",
+            head.len() + (1 << 20)
+        )
+        .unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        answer
+    })
+    .await
+    .unwrap();
+    assert!(said.starts_with("HTTP/1.1 400"), "{said}");
+    assert!(said.contains("slower than 16 KiB/s"), "{said}");
+    server.stop().await;
+}

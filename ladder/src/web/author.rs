@@ -523,27 +523,63 @@ async fn upload(
         ));
     };
     let bad = |e: axum::extract::multipart::MultipartError| Refused::Form(e.status(), e.body_text());
-    let (mut csrf, mut archive) = (None, None);
-    while let Some(field) = form.next_field().await.map_err(bad)? {
+    // The form's token comes before its file (as the page's form sends them);
+    // the file streams into the same upload path as `ladder submit`'s, so an
+    // author's uploads arriving at once, and the slowest an upload may arrive,
+    // hold here too (read whole first, a form trickled at a byte a second held
+    // its connection and memory for as long as it liked).
+    let mut csrf_checked = false;
+    let mut stored = None;
+    // What comes before the file is a few bytes: it gets the grace an upload
+    // gets to fall behind, no more.
+    let grace = a.service.config().uploads.floor.grace;
+    let slow = || {
+        Refused::Form(
+            StatusCode::REQUEST_TIMEOUT,
+            "the form arrived too slowly: send it again on a faster connection".into(),
+        )
+    };
+    while let Some(field) = tokio::time::timeout(grace, form.next_field())
+        .await
+        .map_err(|_| slow())?
+        .map_err(bad)?
+    {
         match field.name() {
-            Some("csrf") => csrf = Some(field.text().await.map_err(bad)?),
-            Some("archive") => archive = Some(field.bytes().await.map_err(bad)?),
+            Some("csrf") => {
+                let token = tokio::time::timeout(grace, field.text())
+                    .await
+                    .map_err(|_| slow())?
+                    .map_err(bad)?;
+                check_csrf(&s, &token)?;
+                csrf_checked = true;
+            }
+            Some("archive") => {
+                if !csrf_checked {
+                    check_csrf(&s, "")?;
+                }
+                use futures_util::StreamExt;
+                let chunks = field.map(|chunk| {
+                    chunk
+                        .map(|b| b.to_vec())
+                        .map_err(|e| tonic::Status::invalid_argument(e.body_text()))
+                });
+                stored = Some(a.service.submit(&author, Box::pin(chunks)).await.map_err(|e| {
+                    Refused::Form(StatusCode::BAD_REQUEST, format!("the upload was refused: {e}"))
+                })?);
+                break;
+            }
             _ => {}
         }
     }
-    check_csrf(&s, csrf.as_deref().unwrap_or(""))?;
-    let Some(archive) = archive.filter(|b| !b.is_empty()) else {
+    let Some((bots, sha256)) = stored else {
+        if !csrf_checked {
+            check_csrf(&s, "")?;
+        }
         return Err(Refused::Form(
             StatusCode::BAD_REQUEST,
             "choose an archive to upload".into(),
         ));
     };
-    let chunks = futures_util::stream::iter([Ok::<_, tonic::Status>(archive.to_vec())]);
-    let (bots, sha256) = a
-        .service
-        .submit(&author, chunks)
-        .await
-        .map_err(|e| Refused::Form(StatusCode::BAD_REQUEST, format!("the upload was refused: {e}")))?;
     let body = html! {
         (signed_bar(&s))
         h1 { "Uploaded" }
