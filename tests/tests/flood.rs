@@ -107,6 +107,7 @@ async fn a_flood_of_silent_connections_neither_stops_a_worker_nor_stays_open() {
                 log_dir: None,
                 sandbox: referee::sandbox::Sandbox::default(),
                 progress: false,
+                stop_within: Duration::ZERO,
                 uploads: Default::default(),
             },
             std::future::pending(),

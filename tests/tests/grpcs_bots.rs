@@ -270,6 +270,7 @@ fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
             log_dir: None,
             sandbox: referee::sandbox::Sandbox::default(),
             progress: false,
+            stop_within: Duration::ZERO,
             uploads: ladder::worker::WorkerUploads {
                 grpc_ca: Some(ca),
                 // The authors' bots of this test are served on loopback.

@@ -94,6 +94,7 @@ fn worker_until_idle(url: &str) -> WorkerConfig {
         log_dir: None,
         sandbox: referee::sandbox::Sandbox::default(),
         progress: false,
+        stop_within: Duration::ZERO,
         uploads: worker::WorkerUploads {
             runtimes: vec!["python3".into()],
             ..Default::default()

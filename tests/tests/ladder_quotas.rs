@@ -117,7 +117,7 @@ async fn active_bot(store: &Store, name: &str, seed: u64) {
         .await
         .unwrap();
     store
-        .lease_prep(w.id, &["python3".to_owned()], "prep", 60_000)
+        .lease_prep(w.id, &["python3".to_owned()], "prep", 60_000, 60_000)
         .await
         .unwrap()
         .unwrap();
@@ -322,7 +322,13 @@ async fn builds_are_drawn_round_robin_across_authors() {
         let mut order = Vec::new();
         for n in 0..6 {
             let job = store
-                .lease_prep(w.id, &["python3".to_owned()], &format!("prep-{n}"), 60_000)
+                .lease_prep(
+                    w.id,
+                    &["python3".to_owned()],
+                    &format!("prep-{n}"),
+                    60_000,
+                    60_000,
+                )
                 .await
                 .unwrap()
                 .expect("a version waits");

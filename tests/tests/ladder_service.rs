@@ -148,6 +148,7 @@ fn until_idle(url: &str, name: &str, concurrency: usize) -> WorkerConfig {
         sandbox: referee::sandbox::Sandbox::default(),
         // On, so the tests show a worker with progress still ends when idle.
         progress: true,
+        stop_within: Duration::ZERO,
         uploads: Default::default(),
     }
 }

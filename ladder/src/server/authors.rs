@@ -6,7 +6,7 @@ use super::error::ServiceError;
 use super::service::{LadderService, valid_name};
 use crate::store::{AuthorRow, BotId, BotRow, BotStatus, PrepResult, StatusBy, WorkerRow};
 use crate::submission::{Submission, Tree};
-use proto::ladder::{LeasePrepReply, PrepOutcome, ReportPrepRequest};
+use proto::ladder::{LeasePrepReply, PrepLease, PrepOutcome, ReportPrepRequest};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -462,10 +462,19 @@ impl LadderService {
             .cloned()
             .collect();
         let lease = new_token()?;
-        let period = Duration::from_secs(u64::from(self.cfg.uploads.build_seconds)) + CHECK_TIME;
+        // Renewed while it runs, so a worker that dies delays the version by
+        // one period; never past the build's time limit and the check's.
+        let period = self.cfg.lease;
+        let life = Duration::from_secs(u64::from(self.cfg.uploads.build_seconds)) + CHECK_TIME + period;
         let Some(job) = self
             .store
-            .lease_prep(worker.id, &runtimes, &lease, period.as_millis() as i64)
+            .lease_prep(
+                worker.id,
+                &runtimes,
+                &lease,
+                period.as_millis() as i64,
+                life.as_millis() as i64,
+            )
             .await?
         else {
             return Ok(LeasePrepReply::default());
@@ -482,10 +491,47 @@ impl LadderService {
             secret: job.manifest.secret.clone().unwrap_or_default(),
             source_sha256: job.source_sha256,
             lease,
-            expires_in_ms: period.as_millis() as u64,
+            expires_in_ms: period.min(life).as_millis() as u64,
             build_seconds: self.cfg.uploads.build_seconds,
             check_games: self.cfg.uploads.check_games,
         })
+    }
+
+    /// Renews `worker`'s lease of a build and check; how long it now lasts.
+    pub(super) async fn renew_prep(
+        &self,
+        worker: &WorkerRow,
+        r: &PrepLease,
+    ) -> Result<Duration, ServiceError> {
+        let now = crate::store::now_ms();
+        let until = self
+            .store
+            .renew_prep(
+                worker.id,
+                BotId(r.bot_id),
+                &r.lease,
+                now,
+                now + self.cfg.lease.as_millis() as i64,
+            )
+            .await?
+            .ok_or_else(|| {
+                ServiceError::FailedPrecondition(
+                    "this build's lease ran out or the version was replaced: another worker builds it".into(),
+                )
+            })?;
+        Ok(Duration::from_millis(until.saturating_sub(now).max(0) as u64))
+    }
+
+    /// Takes back `worker`'s lease of a build and check it will not finish.
+    pub(super) async fn return_prep(&self, worker: &WorkerRow, r: &PrepLease) -> Result<bool, ServiceError> {
+        let returned = self
+            .store
+            .return_prep(worker.id, BotId(r.bot_id), &r.lease)
+            .await?;
+        if returned {
+            tracing::info!(bot = r.bot_id, worker = %worker.name, "build and check given back");
+        }
+        Ok(returned)
     }
 
     /// Records how a build and check went; a version that passed enters its

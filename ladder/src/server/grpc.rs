@@ -594,6 +594,33 @@ impl Ladder for LadderService {
         }))
     }
 
+    async fn return_leases(
+        &self,
+        req: Request<RenewLeasesRequest>,
+    ) -> Result<Response<ReturnLeasesReply>, Status> {
+        let worker = self.need_worker(&req).await?;
+        let r = req.into_inner();
+        let ids: Vec<GroupId> = r.group_ids.iter().map(|&id| GroupId(id)).collect();
+        let returned = LadderService::return_leases(self, &worker, &r.lease, &ids).await?;
+        Ok(Response::new(ReturnLeasesReply {
+            returned: returned.into_iter().map(|id| id.0).collect(),
+        }))
+    }
+
+    async fn renew_prep(&self, req: Request<PrepLease>) -> Result<Response<RenewPrepReply>, Status> {
+        let worker = self.need_worker(&req).await?;
+        let period = LadderService::renew_prep(self, &worker, req.get_ref()).await?;
+        Ok(Response::new(RenewPrepReply {
+            expires_in_ms: period.as_millis() as u64,
+        }))
+    }
+
+    async fn return_prep(&self, req: Request<PrepLease>) -> Result<Response<ReturnPrepReply>, Status> {
+        let worker = self.need_worker(&req).await?;
+        let returned = LadderService::return_prep(self, &worker, req.get_ref()).await?;
+        Ok(Response::new(ReturnPrepReply { returned }))
+    }
+
     async fn report_groups(
         &self,
         req: Request<ReportGroupsRequest>,

@@ -437,6 +437,26 @@ impl LadderService {
     /// Renews `worker`'s leases of `ids` under `token` that have not run out, each
     /// for another period of its competition ([`lease_period`]). Returns the
     /// groups renewed and the shortest of their periods.
+    /// Takes back `worker`'s leases of `ids` under `token`: the groups are
+    /// dealt again at once with new seeds.
+    pub(super) async fn return_leases(
+        &self,
+        worker: &WorkerRow,
+        token: &str,
+        ids: &[GroupId],
+    ) -> Result<Vec<GroupId>, ServiceError> {
+        if ids.len() > MAX_BATCH {
+            return Err(ServiceError::InvalidArgument(format!(
+                "{} groups in one call: send at most {MAX_BATCH}",
+                ids.len()
+            )));
+        }
+        let _call = self.admission.enter_now();
+        let returned = self.store.return_leases(&worker.name, token, ids).await?;
+        tracing::info!(worker = %worker.name, groups = returned.len(), "leases given back");
+        Ok(returned)
+    }
+
     pub(super) async fn renew_leases(
         &self,
         worker: &WorkerRow,

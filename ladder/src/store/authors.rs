@@ -471,7 +471,8 @@ impl Store {
 
     /// Leases a version waiting for its build and check whose runtime is among
     /// `runtimes`, and whose lease (if any) ran out, to `worker` for `period_ms`
-    /// under `lease`: round-robin across authors (the author whose last build
+    /// under `lease` (renewed by [`Store::renew_prep`], never past `life_ms`
+    /// from now): round-robin across authors (the author whose last build
     /// was leased longest ago, then their oldest version), so one author's
     /// queue never delays another's first build. Two servers may ask at once:
     /// the update that takes it says which one did.
@@ -484,6 +485,7 @@ impl Store {
         runtimes: &[String],
         lease: &str,
         period_ms: i64,
+        life_ms: i64,
     ) -> Result<Option<PrepJob>> {
         if runtimes.is_empty() {
             return Ok(None);
@@ -534,14 +536,15 @@ impl Store {
                 }
             }
             let taken = sqlx::query(
-                "UPDATE bots SET prep_lease = $2, prep_expires_ms = $3, prepared_by = $4
+                "UPDATE bots SET prep_lease = $2, prep_expires_ms = $3, prepared_by = $4, prep_deadline_ms = $6
                  WHERE id = $1 AND status = 'building' AND (prep_expires_ms IS NULL OR prep_expires_ms < $5)",
             )
             .bind(id)
             .bind(lease)
-            .bind(now + period_ms)
+            .bind(now + period_ms.min(life_ms))
             .bind(worker)
             .bind(now)
+            .bind(now + life_ms)
             .execute(&self.pool)
             .await?;
             if taken.rows_affected() == 1 {
@@ -563,6 +566,56 @@ impl Store {
             }
         }
         Ok(None)
+    }
+
+    /// Renews `worker`'s unexpired lease `lease` of `bot`'s build and check to
+    /// `expires_ms`, never past its last moment ([`Store::lease_prep`]); the
+    /// moment it now runs out, or `None` if it is not held (it ran out, went to
+    /// another worker, or the version is built).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn renew_prep(
+        &self,
+        worker: WorkerId,
+        bot: BotId,
+        lease: &str,
+        now: i64,
+        expires_ms: i64,
+    ) -> Result<Option<i64>> {
+        let row = sqlx::query(
+            "UPDATE bots SET prep_expires_ms = CASE WHEN prep_deadline_ms IS NOT NULL AND prep_deadline_ms < $4
+             THEN prep_deadline_ms ELSE $4 END
+             WHERE id = $1 AND status = 'building' AND prep_lease = $2 AND prepared_by = $3 AND prep_expires_ms >= $5
+             RETURNING prep_expires_ms",
+        )
+        .bind(bot)
+        .bind(lease)
+        .bind(worker)
+        .bind(expires_ms)
+        .bind(now)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|r| r.try_get(0)).transpose()?)
+    }
+
+    /// Gives back `worker`'s lease `lease` of `bot`'s build and check (it is
+    /// stopping): the version waits for the next worker at once, and is not
+    /// charged a try. Whether the lease was held.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn return_prep(&self, worker: WorkerId, bot: BotId, lease: &str) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE bots SET prep_lease = NULL, prep_expires_ms = NULL, prep_deadline_ms = NULL
+             WHERE id = $1 AND status = 'building' AND prep_lease = $2 AND prepared_by = $3",
+        )
+        .bind(bot)
+        .bind(lease)
+        .bind(worker)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
     }
 
     /// Records how a leased build and check went, if `worker` still holds its
@@ -797,7 +850,11 @@ mod tests {
             .await
             .unwrap()
             .remove(0);
-        store.lease_prep(w1.id, &py, "l1", 60_000).await.unwrap().unwrap();
+        store
+            .lease_prep(w1.id, &py, "l1", 60_000, 60_000)
+            .await
+            .unwrap()
+            .unwrap();
         let passed = PrepResult::Passed {
             artifact: v1.artifact.sha256.clone(),
             build_log: String::new(),
@@ -863,7 +920,7 @@ mod tests {
         let pass = |store: Store, id: BotId, sha: String, lease: &'static str| async move {
             let py = ["python3".to_owned()];
             store
-                .lease_prep(w1.id, &py, lease, 60_000)
+                .lease_prep(w1.id, &py, lease, 60_000, 60_000)
                 .await
                 .unwrap()
                 .unwrap();
@@ -931,8 +988,16 @@ mod tests {
             .await
             .unwrap()
             .remove(0);
-        store.lease_prep(w1.id, &py, "a1", -1).await.unwrap().unwrap();
-        store.lease_prep(w1.id, &py, "a2", 60_000).await.unwrap().unwrap();
+        store
+            .lease_prep(w1.id, &py, "a1", -1, 60_000)
+            .await
+            .unwrap()
+            .unwrap();
+        store
+            .lease_prep(w1.id, &py, "a2", 60_000, 60_000)
+            .await
+            .unwrap()
+            .unwrap();
         let (row, _) = store
             .finish_prep(w1.id, one.id, "a2", &trouble("no room left on /tmp"))
             .await
@@ -944,10 +1009,14 @@ mod tests {
             "one try of the worker's is not a verdict"
         );
         // Given back at once: leased again without waiting for the lease's end.
-        store.lease_prep(w1.id, &py, "a3", -1).await.unwrap().unwrap();
+        store
+            .lease_prep(w1.id, &py, "a3", -1, 60_000)
+            .await
+            .unwrap()
+            .unwrap();
         assert!(
             store
-                .lease_prep(w1.id, &py, "a4", 60_000)
+                .lease_prep(w1.id, &py, "a4", 60_000, 60_000)
                 .await
                 .unwrap()
                 .is_none()
@@ -968,13 +1037,21 @@ mod tests {
             .await
             .unwrap()
             .remove(0);
-        store.lease_prep(w1.id, &py, "b1", 60_000).await.unwrap().unwrap();
+        store
+            .lease_prep(w1.id, &py, "b1", 60_000, 60_000)
+            .await
+            .unwrap()
+            .unwrap();
         store
             .finish_prep(w1.id, two.id, "b1", &trouble("x"))
             .await
             .unwrap()
             .unwrap();
-        store.lease_prep(w2.id, &py, "b2", 60_000).await.unwrap().unwrap();
+        store
+            .lease_prep(w2.id, &py, "b2", 60_000, 60_000)
+            .await
+            .unwrap()
+            .unwrap();
         let (row, _) = store
             .finish_prep(w2.id, two.id, "b2", &trouble("y"))
             .await
@@ -983,7 +1060,7 @@ mod tests {
         assert_eq!(row.status, BotStatus::BuildFailed);
         assert!(
             store
-                .lease_prep(w1.id, &py, "b3", 60_000)
+                .lease_prep(w1.id, &py, "b3", 60_000, 60_000)
                 .await
                 .unwrap()
                 .is_none()
@@ -1015,19 +1092,23 @@ mod tests {
         // Only a worker that offers python3, and one at a time.
         assert!(
             store
-                .lease_prep(w1.id, &["node".into()], "l0", 60_000)
+                .lease_prep(w1.id, &["node".into()], "l0", 60_000, 60_000)
                 .await
                 .unwrap()
                 .is_none()
         );
-        let job = store.lease_prep(w1.id, &py, "l1", 60_000).await.unwrap().unwrap();
+        let job = store
+            .lease_prep(w1.id, &py, "l1", 60_000, 60_000)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(
             (job.id, job.source_sha256.as_str()),
             (bot.id, v1.artifact.sha256.as_str())
         );
         assert!(
             store
-                .lease_prep(w2.id, &py, "l2", 60_000)
+                .lease_prep(w2.id, &py, "l2", 60_000, 60_000)
                 .await
                 .unwrap()
                 .is_none()
@@ -1085,8 +1166,16 @@ mod tests {
             .unwrap()
             .remove(0);
         assert_eq!(bot2.name, "lucky@2");
-        store.lease_prep(w1.id, &py, "l3", -1).await.unwrap().unwrap();
-        let job = store.lease_prep(w2.id, &py, "l4", 60_000).await.unwrap().unwrap();
+        store
+            .lease_prep(w1.id, &py, "l3", -1, 60_000)
+            .await
+            .unwrap()
+            .unwrap();
+        let job = store
+            .lease_prep(w2.id, &py, "l4", 60_000, 60_000)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(job.id, bot2.id);
         assert!(
             store

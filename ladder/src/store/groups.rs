@@ -545,6 +545,38 @@ impl Store {
         Ok(renewed)
     }
 
+    /// Takes back `worker`'s leases of `ids` under `token` (expired or not, as
+    /// long as no other worker took the group since): each group is scheduled
+    /// again at once with a new seed from the operating system's random source,
+    /// since the worker giving it back may have seen the old seed's dice, and
+    /// is not counted as a lease that ran out. Returns the groups taken back.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn return_leases(&self, worker: &str, token: &str, ids: &[GroupId]) -> Result<Vec<GroupId>> {
+        let token = token_hash(token);
+        let mut tx = self.write_tx().await?;
+        let mut returned = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let row = sqlx::query(
+                "UPDATE match_groups SET status = 'scheduled', lease_token = NULL, lease_worker = NULL,
+                 lease_expires_ms = NULL, lease_deadline_ms = NULL, seed = $4
+                 WHERE id = $1 AND status = 'leased' AND lease_worker = $2 AND lease_token = $3 RETURNING id",
+            )
+            .bind(id)
+            .bind(worker)
+            .bind(token.as_str())
+            .bind(fresh_seed()? as i64)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(row) = row {
+                returned.push(row.try_get(0)?);
+            }
+        }
+        tx.commit().await?;
+        Ok(returned)
+    }
+
     /// Who holds each of `ids` now: `(lease token's hash, worker name)` of the
     /// groups leased at this moment (expired or not); the others are not in the map.
     ///

@@ -24,7 +24,10 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 pub mod artifacts;
+pub mod holdings;
 pub mod prep;
+
+use holdings::Holdings;
 
 /// Adds the token to every call.
 #[derive(Clone)]
@@ -219,6 +222,10 @@ pub struct WorkerConfig {
     pub progress: bool,
     /// Authors' uploaded bots: what this worker offers them, where it keeps them.
     pub uploads: WorkerUploads,
+    /// Once asked to stop, how long the games in hand may go on to be played
+    /// and reported; then what is still held is given back to the server
+    /// (dealt again at once with new seeds). Zero: given back at once.
+    pub stop_within: Duration,
 }
 
 /// What a worker offers authors' uploaded bots.
@@ -682,10 +689,17 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> Resul
     let cfg = Arc::new(cfg);
     let reported = Arc::new(AtomicU64::new(0));
     let claimed = Arc::new(AtomicU64::new(0));
+    let holdings = Arc::new(Holdings::default());
     let mut tasks = tokio::task::JoinSet::new();
     for k in 0..cfg.concurrency.max(1) {
-        let (cfg, reported, claimed, cache) = (cfg.clone(), reported.clone(), claimed.clone(), cache.clone());
-        tasks.spawn(async move { work_loop(k, &cfg, &cache, &reported, &claimed).await });
+        let (cfg, reported, claimed, cache, holdings) = (
+            cfg.clone(),
+            reported.clone(),
+            claimed.clone(),
+            cache.clone(),
+            holdings.clone(),
+        );
+        tasks.spawn(async move { work_loop(k, &cfg, &cache, &reported, &claimed, &holdings).await });
     }
     // On its own task, stopped when the work ends.
     let shown = cfg.progress.then(|| {
@@ -698,21 +712,55 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> Resul
             }
         })
     });
-    let finished = async {
-        tokio::select! {
-            () = shutdown => {
-                tasks.abort_all();
+    // Asked to stop: no task leases again; the games in hand go on for
+    // `stop_within` to be played and reported, then what is still held is
+    // given back (a task that fails gives back what it held too).
+    let mut finished = Ok(());
+    let mut stop_by: Option<tokio::time::Instant> = None;
+    tokio::pin!(shutdown);
+    loop {
+        let out_of_time = async {
+            match stop_by {
+                Some(t) => tokio::time::sleep_until(t).await,
+                None => std::future::pending().await,
             }
-            r = async {
-                while let Some(r) = tasks.join_next().await {
-                    r.map_err(|e| WorkerError::Task(e.to_string()))??;
+        };
+        tokio::select! {
+            joined = tasks.join_next() => match joined {
+                None => break,
+                Some(Ok(Ok(()))) => {}
+                Some(Ok(Err(e))) => {
+                    finished = Err(e);
+                    break;
                 }
-                Ok::<(), WorkerError>(())
-            } => r?,
+                Some(Err(e)) => {
+                    finished = Err(WorkerError::Task(e.to_string()));
+                    break;
+                }
+            },
+            () = &mut shutdown, if stop_by.is_none() => {
+                holdings.stop();
+                tracing::info!(
+                    groups = holdings.groups_held(),
+                    "stopping: no more leases; the games in hand have {:?} to finish",
+                    cfg.stop_within
+                );
+                stop_by = Some(tokio::time::Instant::now() + cfg.stop_within);
+            }
+            () = out_of_time => break,
         }
-        Ok::<(), WorkerError>(())
     }
-    .await;
+    holdings.stop();
+    tasks.abort_all();
+    let given = holdings.give_back(&cfg).await;
+    if given != holdings::GivenBack::default() {
+        tracing::info!(
+            groups = given.groups,
+            lost = given.not_taken,
+            build = given.prep,
+            "leases given back to the server"
+        );
+    }
     if let Some(task) = shown {
         task.abort();
     }
@@ -787,6 +835,7 @@ async fn work_loop(
     cache: &Arc<artifacts::ArtifactCache>,
     reported: &AtomicU64,
     claimed: &AtomicU64,
+    holdings: &Holdings,
 ) -> Result<(), WorkerError> {
     let name = format!("{}/{k}", cfg.name);
     let mut client: Option<Client> = None;
@@ -800,6 +849,9 @@ async fn work_loop(
     let batch = cfg.batch.clamp(1, crate::server::MAX_BATCH) as u64;
     let mut just_built = false;
     loop {
+        if holdings.stopping() {
+            return Ok(());
+        }
         let want = claim(claimed, cfg.max_groups, batch);
         if want == 0 {
             return Ok(());
@@ -815,11 +867,13 @@ async fn work_loop(
             want,
             Patience::UntilLeased,
             builder,
+            holdings,
         )
         .await?
         else {
             continue;
         };
+        holdings.leased(&leased.groups);
         if leased.groups.is_empty() {
             if build_skipped {
                 // Nothing to play: on to the next build at once.
@@ -835,14 +889,15 @@ async fn work_loop(
                 0 => 500,
                 ms => u64::from(ms).min(5_000),
             };
-            tokio::time::sleep(Duration::from_millis(wait)).await;
+            holdings.nap(Duration::from_millis(wait)).await;
             continue;
         }
         let mut held = Held::default();
         if let Err(e) = held.fetch(&leased.groups, &mut client, cache).await {
             // Its leases run out, and the server deals its groups again.
             tracing::error!("not playing a batch: {e}");
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            holdings.reported(leased.groups.iter().map(|g| (g.lease.clone(), g.group_id)));
+            holdings.nap(Duration::from_millis(500)).await;
             continue;
         }
         let mut renewals = Renewals::new(&leased.groups);
@@ -857,6 +912,7 @@ async fn work_loop(
             .await?;
         while !wave.turn_waiting
             && !wave.faulted
+            && !holdings.stopping()
             && held.leases.len() + batch as usize <= MAX_GROUPS_HELD
             && tokio::time::Instant::now() < grow_until
         {
@@ -864,12 +920,25 @@ async fn work_loop(
             if want == 0 {
                 break;
             }
-            let more = match lease(cfg, cache, &mut client, claimed, want, Patience::Once, None).await? {
+            let more = match lease(
+                cfg,
+                cache,
+                &mut client,
+                claimed,
+                want,
+                Patience::Once,
+                None,
+                holdings,
+            )
+            .await?
+            {
                 Some(more) if !more.groups.is_empty() => more,
                 _ => break,
             };
+            holdings.leased(&more.groups);
             if let Err(e) = held.fetch(&more.groups, &mut client, cache).await {
                 tracing::error!("not playing a batch: {e}");
+                holdings.reported(more.groups.iter().map(|g| (g.lease.clone(), g.group_id)));
                 break;
             }
             renewals.add(&more.groups);
@@ -903,8 +972,11 @@ async fn work_loop(
             })
             .collect();
         for call in report_calls(reports) {
+            let sent: Vec<(String, i64)> = call.iter().map(|r| (r.lease.clone(), r.group_id)).collect();
             let n = report(cfg, &mut client, call, give_up).await;
             reported.fetch_add(n, Ordering::Relaxed);
+            // Taken, refused or dropped: nothing of these is held any more.
+            holdings.reported(sent);
         }
     }
 }
@@ -935,6 +1007,7 @@ async fn lease(
     want: u64,
     patience: Patience,
     mut builder: Option<&mut bool>,
+    holdings: &Holdings,
 ) -> Result<Option<LeaseGroupsReply>, WorkerError> {
     let unclaim = |got: u64| {
         if cfg.max_groups.is_some() && got < want {
@@ -942,6 +1015,10 @@ async fn lease(
         }
     };
     loop {
+        if holdings.stopping() {
+            unclaim(0);
+            return Ok(None);
+        }
         let c = match client.as_mut() {
             Some(c) => c,
             None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
@@ -953,7 +1030,7 @@ async fn lease(
                         unclaim(0);
                         return Ok(None);
                     }
-                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    holdings.nap(Duration::from_millis(500)).await;
                     continue;
                 }
             },
@@ -969,7 +1046,7 @@ async fn lease(
             _ => false,
         };
         if build {
-            match prep::prep_once(c, cfg, cache).await {
+            match prep::prep_once(c, cfg, cache, holdings).await {
                 Ok(true) => {
                     if let Some(just_built) = builder.as_deref_mut() {
                         *just_built = true;
@@ -981,7 +1058,7 @@ async fn lease(
                 Err(e) => {
                     tracing::warn!("cannot build and check: {e}; retrying");
                     *client = None;
-                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    holdings.nap(Duration::from_millis(500)).await;
                     continue;
                 }
             }
@@ -1018,7 +1095,7 @@ async fn lease(
                     unclaim(0);
                     return Ok(None);
                 }
-                tokio::time::sleep(Duration::from_millis(500)).await;
+                holdings.nap(Duration::from_millis(500)).await;
             }
         }
     }

@@ -5,9 +5,12 @@
 //! put through `check-bot` (the protocol's checks and games against random).
 
 use super::artifacts::{ArtifactCache, fetch};
+use super::holdings::Holdings;
 use super::{Client, WorkerConfig, WorkerError};
 use crate::submission::{ArchiveLimits, Tree, archive::sha256_hex, pack_folder};
-use proto::ladder::{LeasePrepReply, LeasePrepRequest, PrepOutcome, ReportPrepRequest, UploadChunk};
+use proto::ladder::{
+    LeasePrepReply, LeasePrepRequest, PrepLease, PrepOutcome, ReportPrepRequest, UploadChunk,
+};
 use referee::clock::Limits;
 use referee::game::SeatSetup;
 use referee::sandbox::Home;
@@ -37,6 +40,7 @@ pub async fn prep_once(
     client: &mut Client,
     cfg: &WorkerConfig,
     cache: &Arc<ArtifactCache>,
+    holdings: &Holdings,
 ) -> Result<bool, WorkerError> {
     let job = client
         .lease_prep(LeasePrepRequest {
@@ -49,7 +53,34 @@ pub async fn prep_once(
         return Ok(false);
     }
     tracing::info!(bot = %job.bot, build = !job.build.is_empty(), "building and checking");
-    let outcome = match prepare(client, cfg, cache, &job).await {
+    let held = PrepLease {
+        bot_id: job.bot_id,
+        lease: job.lease.clone(),
+    };
+    holdings.prep_leased(held.clone());
+    // The lease is renewed every third of its period while the build and
+    // check go on, on a client of its own.
+    let mut renewer = client.clone();
+    let mut every = (Duration::from_millis(job.expires_in_ms) / 3).max(Duration::from_millis(50));
+    let prepared = {
+        let preparing = prepare(client, cfg, cache, &job);
+        tokio::pin!(preparing);
+        loop {
+            tokio::select! {
+                prepared = &mut preparing => break prepared,
+                () = tokio::time::sleep(every) => match renewer.renew_prep(held.clone()).await {
+                    Ok(r) => {
+                        let ms = r.into_inner().expires_in_ms;
+                        every = (Duration::from_millis(ms) / 3).max(Duration::from_millis(50));
+                    }
+                    // Tried again a third of a period later; a lease that is gone
+                    // stays gone (the report says so).
+                    Err(s) => tracing::warn!(bot = %job.bot, "cannot renew the build's lease: {}", s.message()),
+                },
+            }
+        }
+    };
+    let outcome = match prepared {
         Ok(o) => o,
         // The worker's own trouble (the server's artifact, this machine): the
         // version is not judged; said, so that another worker tries at once and
@@ -74,6 +105,7 @@ pub async fn prep_once(
             check_report: outcome.report,
         })
         .await;
+    holdings.prep_done();
     match reply {
         Ok(r) => {
             tracing::info!(bot = %job.bot, status = r.into_inner().status().as_str_name(), "build and check reported")

@@ -88,6 +88,15 @@ pub(crate) struct WorkerArgs {
     /// upload limits.
     #[arg(long, value_name = "MIB", default_value_t = referee::sandbox::Sandbox::default().build_area >> 20, value_parser = |s: &str| number_in(s, 1u64, 1 << 20))]
     pub(crate) build_area: u64,
+    /// Once asked to stop (SIGTERM, Ctrl-C), how many seconds the games in hand
+    /// may go on to be played and reported. Then whatever is still held, groups
+    /// and a build, is given back to the server: the groups are dealt again at
+    /// once with new seeds, and another worker takes the build. It is not left
+    /// to run out. 0 gives everything back at once. Keep it under your
+    /// orchestrator's grace period (Kubernetes: 30 s by default).
+    #[arg(long, value_name = "SECONDS", default_value_t = 20.0,
+          value_parser = |s: &str| number_in(s, 0.0, 86_400.0))]
+    pub(crate) stop_within: f64,
     /// Containment of bots (default here: isolated).
     #[command(flatten)]
     pub(crate) sandbox: SandboxArgs,
@@ -174,8 +183,12 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
             },
             remote_allow: a.remote_allow,
         },
+        stop_within: std::time::Duration::from_secs_f64(a.stop_within),
     };
     let n = rt.block_on(ladder::worker::run(cfg, shutdown_signal()))?;
     eprintln!("ladder worker: {n} groups reported");
+    // A build cut short by a stop may still run on a blocking thread: its
+    // sandbox dies with this process, which does not wait for it.
+    rt.shutdown_background();
     Ok(ExitCode::SUCCESS)
 }

@@ -114,6 +114,7 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
         log_dir: None,
         sandbox: cfg.sandbox.clone(),
         progress: false,
+        stop_within: Duration::ZERO,
         uploads: WorkerUploads {
             runtimes: vec!["python3".into()],
             cache_dir: Some(cache.clone()),

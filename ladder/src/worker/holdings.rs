@@ -1,0 +1,173 @@
+//! What a worker holds of the server's (group leases, a build's lease), so
+//! that a worker asked to stop gives it back at once instead of letting it run
+//! out: its groups are dealt again with new seeds, its build goes to another
+//! worker, and nothing waits a lease period for a worker that is gone.
+
+use super::{Client, WorkerConfig, connect};
+use proto::ladder::{LeaseReply, PrepLease, RenewLeasesRequest};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The leases a worker's tasks hold now, and whether it is stopping.
+#[derive(Default)]
+pub struct Holdings {
+    stopping: AtomicBool,
+    stop: tokio::sync::Notify,
+    /// Group ids by the lease token they came under.
+    groups: Mutex<BTreeMap<String, BTreeSet<i64>>>,
+    /// The build and check being done, if any.
+    prep: Mutex<Option<PrepLease>>,
+}
+
+/// What [`Holdings::give_back`] gave back.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct GivenBack {
+    /// Groups the server took back.
+    pub groups: usize,
+    /// Groups held that the server did not take back (already lost).
+    pub not_taken: usize,
+    /// Whether a build and check was given back.
+    pub prep: bool,
+}
+
+impl Holdings {
+    /// From now on no task leases anything.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        self.stop.notify_waiters();
+    }
+
+    /// Whether [`Holdings::stop`] was called.
+    pub fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once the worker is stopping (at once if it is).
+    pub async fn stopped(&self) {
+        let notified = self.stop.notified();
+        if self.stopping() {
+            return;
+        }
+        notified.await;
+    }
+
+    /// Waits `wait`, or less if the worker starts stopping meanwhile.
+    pub async fn nap(&self, wait: std::time::Duration) {
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = self.stopped() => {}
+        }
+    }
+
+    /// These leased groups are held until [`Holdings::reported`].
+    pub fn leased(&self, leases: &[LeaseReply]) {
+        let mut groups = self
+            .groups
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for g in leases {
+            groups.entry(g.lease.clone()).or_default().insert(g.group_id);
+        }
+    }
+
+    /// These groups are no longer held (reported, or their report given up).
+    pub fn reported(&self, leases: impl IntoIterator<Item = (String, i64)>) {
+        let mut groups = self
+            .groups
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (lease, id) in leases {
+            if let Some(ids) = groups.get_mut(&lease) {
+                ids.remove(&id);
+                if ids.is_empty() {
+                    groups.remove(&lease);
+                }
+            }
+        }
+    }
+
+    /// How many groups are held now.
+    pub fn groups_held(&self) -> usize {
+        self.groups
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .map(BTreeSet::len)
+            .sum()
+    }
+
+    /// A build and check is held until [`Holdings::prep_done`].
+    pub fn prep_leased(&self, lease: PrepLease) {
+        *self
+            .prep
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(lease);
+    }
+
+    /// The build and check is reported (or given up).
+    pub fn prep_done(&self) {
+        *self
+            .prep
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+
+    /// Gives back everything still held, in calls the server takes; what the
+    /// server cannot be reached for runs out as a lease does.
+    pub async fn give_back(&self, cfg: &WorkerConfig) -> GivenBack {
+        let groups = std::mem::take(
+            &mut *self
+                .groups
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let prep = self
+            .prep
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let mut out = GivenBack::default();
+        if groups.is_empty() && prep.is_none() {
+            return out;
+        }
+        let mut client: Client = match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!("cannot give leases back: {e}; they run out instead");
+                out.not_taken = groups.values().map(BTreeSet::len).sum();
+                return out;
+            }
+        };
+        for (lease, ids) in groups {
+            let ids: Vec<i64> = ids.into_iter().collect();
+            for chunk in ids.chunks(crate::server::MAX_BATCH) {
+                let req = RenewLeasesRequest {
+                    lease: lease.clone(),
+                    group_ids: chunk.to_vec(),
+                };
+                match client.return_leases(req).await {
+                    Ok(r) => {
+                        let n = r.into_inner().returned.len();
+                        out.groups += n;
+                        out.not_taken += chunk.len() - n;
+                    }
+                    Err(s) => {
+                        tracing::warn!("cannot give leases back: {}; they run out instead", s.message());
+                        out.not_taken += chunk.len();
+                    }
+                }
+            }
+        }
+        if let Some(p) = prep {
+            match client.return_prep(p).await {
+                Ok(r) => out.prep = r.into_inner().returned,
+                Err(s) => tracing::warn!(
+                    "cannot give a build back: {}; its lease runs out instead",
+                    s.message()
+                ),
+            }
+        }
+        out
+    }
+}
