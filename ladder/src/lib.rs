@@ -11,11 +11,13 @@
 //! | [`submission`] | a bot an author uploads: its archive checked, its manifest, its artifact |
 //! | [`worker`] | `ladder worker`: lease groups, play them with the referee library, report |
 //! | [`local`] | runs without a server: tournaments, SPRTs, standings from records |
+//! | [`metrics`] | the host's numbers in Prometheus' text format, a server's and a worker's |
 //!
 //! The `ladder` binary (`src/bin/ladder/`) is one file per command, benchmarks
 //! included; the library has no benchmark in its API.
 
 pub mod local;
+pub mod metrics;
 pub mod server;
 pub mod store;
 pub mod submission;

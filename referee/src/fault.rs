@@ -31,7 +31,14 @@ pub enum FaultKind {
 
 impl fmt::Display for FaultKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FaultKind {
+    /// Its name, as records and reports write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
             FaultKind::Spawn => "spawn",
             FaultKind::Handshake => "handshake",
             FaultKind::Stall => "stall",
@@ -42,11 +49,9 @@ impl fmt::Display for FaultKind {
             FaultKind::Illegal => "illegal",
             FaultKind::LineTooLong => "line_too_long",
             FaultKind::Flood => "flood",
-        })
+        }
     }
-}
 
-impl FaultKind {
     /// Every kind, in the order declared.
     pub const ALL: [FaultKind; 10] = [
         FaultKind::Spawn,

@@ -33,6 +33,9 @@ pub struct BotPool {
     gate: &'static RotationGate,
     /// The pass its live processes hold, if any is alive.
     pass: WeakPass,
+    /// How long each process started since [`BotPool::started`] was last
+    /// asked took from its start to its `newgame` answered.
+    starts: Vec<Duration>,
 }
 
 impl BotPool {
@@ -55,7 +58,15 @@ impl BotPool {
             idle: Vec::new(),
             gate: RotationGate::machine(),
             pass: WeakPass::default(),
+            starts: Vec::new(),
         }
+    }
+
+    /// How long each bot process started since the last call took from its
+    /// start (its sandbox's included) to its first game's handshake; kept
+    /// processes are not counted again.
+    pub fn started(&mut self) -> std::vec::Drain<'_, Duration> {
+        self.starts.drain(..)
     }
 
     /// The pass of this pool's live processes, or a new one from the gate if none
@@ -125,10 +136,17 @@ impl BotPool {
                 }
             }
         }
+        let started = std::time::Instant::now();
         let mut player =
             Player::start(setup, limits, log, || self.pass()).map_err(|f| (setup.unannounced_name(), f))?;
         match player.new_game(table, limits.ping) {
-            Ok(()) => Ok(player),
+            Ok(()) => {
+                // Bounded by its owner's reads (a worker reads it every game).
+                if self.starts.len() < 1024 {
+                    self.starts.push(started.elapsed());
+                }
+                Ok(player)
+            }
             Err(f) => {
                 let name = player.name();
                 player.shutdown(limits.quit_grace);

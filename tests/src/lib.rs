@@ -945,6 +945,8 @@ pub struct LadderServer {
     pub url: String,
     /// The web pages.
     pub web: std::net::SocketAddr,
+    /// The host's metrics port, when `extra` asked for one (`--metrics`).
+    pub metrics: Option<std::net::SocketAddr>,
     child: std::process::Child,
 }
 
@@ -974,7 +976,7 @@ impl LadderServer {
             .expect("ladder serve starts");
         let mut lines = std::io::BufReader::new(child.stderr.take().expect("piped")).lines();
         let mut said = String::new();
-        let (mut url, mut web) = (None, None);
+        let (mut url, mut web, mut metrics) = (None, None, None);
         while url.is_none() || web.is_none() {
             let Some(Ok(line)) = lines.next() else {
                 let _ = child.kill();
@@ -986,6 +988,8 @@ impl LadderServer {
                 url = Some(format!("http://{addr}"));
             } else if let Some(addr) = line.strip_prefix("ladder: web on http://") {
                 web = Some(addr.parse().expect("an address"));
+            } else if let Some(rest) = line.strip_prefix("ladder: metrics on http://") {
+                metrics = Some(rest.trim_end_matches("/metrics").parse().expect("an address"));
             }
         }
         // Keep reading its log so it never blocks on a full pipe.
@@ -993,8 +997,18 @@ impl LadderServer {
         LadderServer {
             url: url.expect("read above"),
             web: web.expect("read above"),
+            metrics,
             child,
         }
+    }
+}
+
+impl LadderServer {
+    /// Sends SIGTERM and waits for the server to exit; whether it exited well.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("a pid"));
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        self.child.wait().expect("the server is reaped")
     }
 }
 

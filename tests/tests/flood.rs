@@ -48,6 +48,7 @@ async fn a_flood_of_silent_connections_neither_stops_a_worker_nor_stays_open() {
         let (grpc_addr, web_addr) = (grpc.local_addr().unwrap(), http.local_addr().unwrap());
         let url = format!("http://{grpc_addr}");
         let cfg = ServiceConfig {
+            retention: Default::default(),
             admin_token: ADMIN.into(),
             lease: Duration::from_secs(60),
             tls: None,

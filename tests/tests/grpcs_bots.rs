@@ -224,6 +224,7 @@ fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
         let ladder_url = format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let cfg = ServiceConfig {
+            retention: Default::default(),
             admin_token: ADMIN.into(),
             lease: Duration::from_secs(60),
             tls: None,

@@ -437,3 +437,258 @@ fn a_build_is_given_back_on_sigterm_and_outlives_a_killed_worker_by_one_lease_pe
         let _ = ended(w2);
     }
 }
+
+/// The value of the series `line_start` (its name and labels) in a scrape.
+fn series(scrape: &str, line_start: &str) -> f64 {
+    scrape
+        .lines()
+        .find_map(|l| l.strip_prefix(line_start)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {line_start} in\n{scrape}"))
+}
+
+/// Four built-in bots in an open Ur ladder of `games` games.
+fn builtin_ladder(url: &str, games: u32) -> String {
+    for (name, spec) in [
+        ("rnd", "builtin:random"),
+        ("first", "builtin:first"),
+        ("greedy", "builtin:greedy"),
+        ("rnd2", "builtin:random?seed=2"),
+    ] {
+        admin(url, &["register-bot", name, "ur", spec]);
+    }
+    admin(
+        url,
+        &["open", "c", "--game", "ur", "--max-games", &games.to_string()],
+    );
+    admin(url, &["add-worker", "w1"]).trim().to_owned()
+}
+
+fn work_until_idle(url: &str, token: &str) {
+    let o = ladder(
+        &[
+            "worker",
+            "--server",
+            url,
+            "--sandbox",
+            "none",
+            "--allow-unsandboxed",
+            "--runtimes",
+            "none",
+            "--concurrency",
+            "2",
+            "--batch",
+            "4",
+            "--exit-when-idle",
+        ],
+        &[("ASTRAGAL_WORKER_TOKEN", token)],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn probes_and_metrics_say_what_a_host_watches_and_readiness_ends_with_the_schema_or_the_stop() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for t in rt.block_on(test_stores("metrics")) {
+        let mut server = LadderServer::start(&t.url, ADMIN_TOKEN, &["--metrics", "127.0.0.1:0"]);
+        let ops = server.metrics.expect("a metrics port");
+        for at in [server.web, ops] {
+            assert_eq!(astragal_tests::http_get(at, "/healthz"), (200, "ok\n".to_owned()));
+            assert_eq!(
+                astragal_tests::http_get(at, "/readyz"),
+                (200, "ready\n".to_owned())
+            );
+        }
+        // The public pages never show the host's numbers.
+        assert_eq!(
+            astragal_tests::http_get(server.web, "/metrics").0,
+            404,
+            "{}",
+            t.kind
+        );
+
+        let token = builtin_ladder(&server.url, 40);
+        // A worker with its own metrics, read while it runs.
+        let mut w = Reaped(
+            Command::new(binary("ladder"))
+                .args([
+                    "worker",
+                    "--server",
+                    &server.url,
+                    "--sandbox",
+                    "none",
+                    "--allow-unsandboxed",
+                    "--runtimes",
+                    "none",
+                    "--metrics",
+                    "127.0.0.1:0",
+                ])
+                .env("ASTRAGAL_WORKER_TOKEN", &token)
+                .current_dir(workspace_root())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let mut lines = std::io::BufReader::new(w.0.stderr.take().unwrap()).lines();
+        let worker_ops: std::net::SocketAddr = loop {
+            let line = lines
+                .next()
+                .expect("the worker says where its metrics are")
+                .unwrap();
+            if let Some(rest) = line.strip_prefix("ladder worker: metrics on http://") {
+                break rest.trim_end_matches("/metrics").parse().unwrap();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        wait_for_count(&t.url, "SELECT COUNT(*) FROM games", 40, &mut w.0);
+        let (status, scrape) = astragal_tests::http_get(worker_ops, "/metrics");
+        assert_eq!(status, 200);
+        assert!(series(&scrape, "ladder_worker_games_total") >= 40.0, "{scrape}");
+        assert!(
+            series(&scrape, "ladder_worker_groups_reported_total") >= 20.0,
+            "{scrape}"
+        );
+        sigterm(&w.0);
+        let _ = w.0.wait();
+
+        // A page, then the server's numbers: what the store holds, and what it did.
+        assert_eq!(astragal_tests::http_get(server.web, "/competitions/c").0, 200);
+        let (status, scrape) = astragal_tests::http_get(ops, "/metrics");
+        assert_eq!(status, 200);
+        assert_eq!(
+            series(&scrape, "ladder_games_recorded_total"),
+            40.0,
+            "{}: {scrape}",
+            t.kind
+        );
+        assert_eq!(
+            series(&scrape, "ladder_groups_recorded_total"),
+            20.0,
+            "{}",
+            t.kind
+        );
+        assert!(
+            series(&scrape, "ladder_leases_total{kind=\"granted\"}") >= 20.0,
+            "{scrape}"
+        );
+        assert_eq!(series(&scrape, "ladder_groups_waiting"), 0.0, "{}", t.kind);
+        assert_eq!(series(&scrape, "ladder_groups_leased"), 0.0, "{}", t.kind);
+        assert!(series(&scrape, "ladder_grpc_seconds_count{kind=\"LeaseGroups\"}") >= 1.0);
+        assert!(series(&scrape, "ladder_grpc_seconds_count{kind=\"ReportGroups\"}") >= 1.0);
+        assert_eq!(
+            series(
+                &scrape,
+                "ladder_http_seconds_count{kind=\"/competitions/{name}\"}"
+            ),
+            1.0,
+            "{scrape}"
+        );
+        assert!(series(&scrape, "ladder_db_max_connections") >= 1.0);
+        // A path no client sends is one label, whatever it was.
+        let _ = astragal_tests::http_get(server.web, "/no/such/page/0123");
+        let (_, scrape) = astragal_tests::http_get(ops, "/metrics");
+        assert!(!scrape.contains("/no/such"), "{scrape}");
+        assert!(series(&scrape, "ladder_http_seconds_count{kind=\"unmatched\"}") >= 1.0);
+
+        // A schema this program does not expect is not ready, and says why.
+        rows_exec(
+            &t.url,
+            "DELETE FROM _sqlx_migrations WHERE version = (SELECT MAX(version) FROM _sqlx_migrations)",
+        );
+        let (status, said) = astragal_tests::http_get(server.web, "/readyz");
+        assert_eq!(status, 503, "{}: {said}", t.kind);
+        assert!(said.contains("schema is at migration"), "{said}");
+        assert!(
+            server.terminate().success(),
+            "{}: SIGTERM ends the server well",
+            t.kind
+        );
+    }
+}
+
+/// Runs `sql`, which returns no rows.
+fn rows_exec(url: &str, sql: &str) {
+    use sqlx::Connection;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        sqlx::any::install_default_drivers();
+        let mut conn = sqlx::AnyConnection::connect(url).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let _ = conn.close().await;
+    });
+}
+
+#[test]
+fn a_backup_taken_while_serving_restores_with_every_game() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for t in rt.block_on(test_stores("backup")) {
+        let scratch = tempfile::tempdir().unwrap();
+        let server = LadderServer::start(&t.url, ADMIN_TOKEN, &[]);
+        let token = builtin_ladder(&server.url, 60);
+        work_until_idle(&server.url, &token);
+        let games = rows(&t.url, "SELECT id, LENGTH(record) FROM games ORDER BY id");
+        assert_eq!(games.len(), 60, "{}", t.kind);
+        // Taken while the server serves.
+        let restored_url = match t.kind {
+            "sqlite" => {
+                let to = scratch.path().join("backup.db");
+                let o = ladder(&["backup", "--db", &t.url, "--to", &to.to_string_lossy()], &[]);
+                assert!(o.status.success(), "{}", text(&o));
+                // Never over a file.
+                let again = ladder(&["backup", "--db", &t.url, "--to", &to.to_string_lossy()], &[]);
+                assert!(!again.status.success());
+                assert!(text(&again).contains("never written over"), "{}", text(&again));
+                format!("sqlite:{}", to.display())
+            }
+            _ => {
+                if !astragal_tests::on_path("pg_dump") || !astragal_tests::on_path("pg_restore") {
+                    astragal_tests::skipped("a PostgreSQL backup", "pg_dump and pg_restore are not on PATH");
+                    continue;
+                }
+                let dump = scratch.path().join("ladder.dump");
+                let o = Command::new("pg_dump")
+                    .args(["--format=custom", "--file"])
+                    .arg(&dump)
+                    .arg(&t.url)
+                    .output()
+                    .unwrap();
+                assert!(o.status.success(), "{}", text(&o));
+                let restored = rt.block_on(test_stores("restored")).pop().unwrap();
+                let o = Command::new("pg_restore")
+                    .args(["--no-owner", "--dbname", &restored.url])
+                    .arg(&dump)
+                    .output()
+                    .unwrap();
+                assert!(o.status.success(), "{}", text(&o));
+                let url = restored.url.clone();
+                std::mem::forget(restored);
+                url
+            }
+        };
+        // The restored ladder serves every game, record for record.
+        let again = LadderServer::start(&restored_url, ADMIN_TOKEN, &[]);
+        assert_eq!(
+            rows(&restored_url, "SELECT id, LENGTH(record) FROM games ORDER BY id"),
+            games,
+            "{}",
+            t.kind
+        );
+        let listed = admin(&again.url, &["list"]);
+        assert!(listed.contains("60 games of 60"), "{}: {listed}", t.kind);
+        assert_eq!(
+            rows(
+                &restored_url,
+                "SELECT COUNT(*), 0 FROM match_groups WHERE status = 'done'"
+            ),
+            vec![(30, 0)],
+            "{}",
+            t.kind
+        );
+    }
+}

@@ -68,6 +68,7 @@ async fn serve_holding(
     let url = format!("{scheme}:{}", grpc.local_addr().unwrap().port());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let cfg = ServiceConfig {
+        retention: Default::default(),
         admin_token: ADMIN.into(),
         lease,
         tls,
@@ -1452,6 +1453,7 @@ async fn web_server(db: &str) -> WebServer {
     );
     let (stop, rx) = tokio::sync::oneshot::channel::<()>();
     let cfg = ServiceConfig {
+        retention: Default::default(),
         admin_token: ADMIN.into(),
         lease: Duration::from_secs(60),
         tls: None,

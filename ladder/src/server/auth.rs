@@ -280,12 +280,16 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let service = self.service.clone();
         Box::pin(async move {
+            let started = Instant::now();
+            let rpc = crate::metrics::rpc_label(req.uri().path());
             let metadata = tonic::metadata::MetadataMap::from_headers(req.headers().clone());
             let probe = Request::from_parts(metadata, tonic::Extensions::default(), ());
-            if let Err(status) = service.caller(&probe).await {
-                return Ok(status.into_http());
-            }
-            inner.call(req).await
+            let answer = match service.caller(&probe).await {
+                Err(status) => Ok(status.into_http()),
+                Ok(_) => inner.call(req).await,
+            };
+            crate::metrics::ServerMetrics::time(&service.metrics.grpc_seconds, rpc, started.elapsed());
+            answer
         })
     }
 }

@@ -72,6 +72,7 @@ impl LadderService {
             let _arriving = turn(&self.arriving, "receiving other uploads").await?;
             receive(&mut chunks, limits.packed_bytes, self.cfg.uploads.floor).await?
         };
+        crate::metrics::ServerMetrics::count(&self.metrics.upload_bytes, "author", bytes.len() as u64);
         let _turn = turn(&self.uploads, "checking other uploads").await?;
         let runtimes = self.cfg.uploads.runtimes.clone();
         let submission = tokio::task::spawn_blocking(move || Submission::check(&bytes, &limits, &runtimes))
@@ -480,6 +481,17 @@ impl LadderService {
             return Ok(LeasePrepReply::default());
         };
         tracing::info!(bot = %job.name, worker = %worker.name, "build and check leased");
+        {
+            let mut leased = self
+                .builds_leased
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            // Leases that ran out leave theirs behind: kept bounded.
+            if leased.len() >= 4096 {
+                leased.clear();
+            }
+            leased.insert(job.id.0, std::time::Instant::now());
+        }
         Ok(LeasePrepReply {
             has_work: true,
             bot_id: job.id.0,
@@ -522,6 +534,20 @@ impl LadderService {
         Ok(Duration::from_millis(until.saturating_sub(now).max(0) as u64))
     }
 
+    /// Counts a build and check that ended as `outcome`, with its duration if
+    /// this server leased it.
+    fn build_ended(&self, bot: i64, outcome: &'static str) {
+        crate::metrics::ServerMetrics::count(&self.metrics.builds, outcome, 1);
+        let leased = self
+            .builds_leased
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&bot);
+        if let Some(at) = leased {
+            self.metrics.build_seconds.observe(at.elapsed().as_secs_f64());
+        }
+    }
+
     /// Takes back `worker`'s lease of a build and check it will not finish.
     pub(super) async fn return_prep(&self, worker: &WorkerRow, r: &PrepLease) -> Result<bool, ServiceError> {
         let returned = self
@@ -529,6 +555,7 @@ impl LadderService {
             .return_prep(worker.id, BotId(r.bot_id), &r.lease)
             .await?;
         if returned {
+            self.build_ended(r.bot_id, "returned");
             tracing::info!(bot = r.bot_id, worker = %worker.name, "build and check given back");
         }
         Ok(returned)
@@ -603,6 +630,15 @@ impl LadderService {
                 "this build's lease ran out or the version was replaced: another worker builds it".into(),
             ));
         };
+        self.build_ended(
+            r.bot_id,
+            match PrepOutcome::try_from(r.outcome) {
+                Ok(PrepOutcome::Passed) => "passed",
+                Ok(PrepOutcome::BuildFailed) => "build_failed",
+                Ok(PrepOutcome::Rejected) => "rejected",
+                _ => "worker_trouble",
+            },
+        );
         self.enter_open_competitions(&bot).await?;
         if !superseded.is_empty() {
             self.scheduler.forget().await;
@@ -620,6 +656,7 @@ impl LadderService {
         let limits = self.cfg.uploads.limits;
         let _turn = turn(&self.artifact_uploads, "receiving other built folders").await?;
         let bytes = receive(&mut chunks, limits.packed_bytes, self.cfg.uploads.floor).await?;
+        crate::metrics::ServerMetrics::count(&self.metrics.upload_bytes, "artifact", bytes.len() as u64);
         let artifact = tokio::task::spawn_blocking(move || Tree::read(&bytes, &limits).map(|t| t.pack()))
             .await
             .map_err(|e| ServiceError::Internal(format!("checking a built folder: {e}")))?

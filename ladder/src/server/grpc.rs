@@ -607,6 +607,25 @@ impl Ladder for LadderService {
         }))
     }
 
+    async fn collect_garbage(
+        &self,
+        req: Request<CollectGarbageRequest>,
+    ) -> Result<Response<CollectGarbageReply>, Status> {
+        self.need_admin(&req).await?;
+        let c = LadderService::collect_garbage(self, req.get_ref().dry_run).await?;
+        let days = |keep: Option<std::time::Duration>| keep.map_or(0, |d| (d.as_secs() / 86_400) as u32);
+        Ok(Response::new(CollectGarbageReply {
+            logs: c.logs,
+            log_bytes: c.log_bytes,
+            versions: c.versions,
+            files: c.files,
+            file_bytes: c.file_bytes,
+            sessions: c.sessions,
+            keep_logs_days: days(self.cfg.retention.logs),
+            keep_files_days: days(self.cfg.retention.files),
+        }))
+    }
+
     async fn renew_prep(&self, req: Request<PrepLease>) -> Result<Response<RenewPrepReply>, Status> {
         let worker = self.need_worker(&req).await?;
         let period = LadderService::renew_prep(self, &worker, req.get_ref()).await?;

@@ -14,6 +14,7 @@ pub mod error;
 mod grpc;
 pub mod logs;
 pub mod objects;
+pub mod ops;
 mod scheduler;
 mod service;
 pub mod tally;
@@ -142,6 +143,49 @@ pub struct ServiceConfig {
     pub web_connections: conn::ConnLimits,
     /// What authors may upload.
     pub uploads: UploadConfig,
+    /// How long what the ladder does not need for ever is kept.
+    pub retention: RetentionConfig,
+}
+
+/// How long the store keeps what no game needs to be replayed
+/// ([`crate::store::Store::collect_garbage`]); the rest is kept for ever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetentionConfig {
+    /// Seats' private logs (their stderr, info lines and faults in full), from
+    /// their game; `None`: for ever.
+    pub logs: Option<Duration>,
+    /// Files of versions that never played a game and are out of play for
+    /// good, and files no version names, from their upload; `None`: for ever.
+    pub files: Option<Duration>,
+    /// How often the server lets go of what is past these (ended sessions too).
+    pub every: Duration,
+}
+
+/// Default of [`RetentionConfig::logs`] and [`RetentionConfig::files`], in days.
+pub const KEEP_DAYS: u32 = 30;
+
+impl Default for RetentionConfig {
+    /// 30 days of each, looked at hourly.
+    fn default() -> RetentionConfig {
+        let days = Duration::from_secs(u64::from(KEEP_DAYS) * 86_400);
+        RetentionConfig {
+            logs: Some(days),
+            files: Some(days),
+            every: Duration::from_secs(3600),
+        }
+    }
+}
+
+impl RetentionConfig {
+    /// The cutoffs as of `now_ms`.
+    pub fn as_of(&self, now_ms: i64) -> crate::store::Retention {
+        let before = |keep: Option<Duration>| keep.map(|d| now_ms.saturating_sub(d.as_millis() as i64));
+        crate::store::Retention {
+            logs_before_ms: before(self.logs),
+            files_before_ms: before(self.files),
+            sessions_before_ms: now_ms,
+        }
+    }
 }
 
 /// How much of each seat's stderr a game keeps for its author by default.
@@ -301,8 +345,18 @@ pub enum ServeError {
     Task(#[from] tokio::task::JoinError),
 }
 
+/// The ports a server listens on.
+pub struct Listeners {
+    /// The gRPC API.
+    pub grpc: tokio::net::TcpListener,
+    /// The pages (and `/healthz`, `/readyz`), if any.
+    pub http: Option<tokio::net::TcpListener>,
+    /// `/metrics`, `/healthz` and `/readyz` for the host, if any.
+    pub ops: Option<tokio::net::TcpListener>,
+}
+
 /// Serves the gRPC API on `grpc` and, if given, the web page on `http`, until
-/// `shutdown` completes.
+/// `shutdown` completes: [`serve`] without a port for the host's metrics.
 ///
 /// # Errors
 /// A server that fails.
@@ -313,13 +367,59 @@ pub async fn run(
     cfg: ServiceConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    serve(
+        Listeners {
+            grpc,
+            http,
+            ops: None,
+        },
+        store,
+        cfg,
+        shutdown,
+    )
+    .await
+}
+
+/// Serves on `listeners` until `shutdown` completes: from then on `/readyz`
+/// says "stopping", no connection is accepted, the calls and pages under way
+/// are answered, and it returns.
+///
+/// # Errors
+/// A server that fails.
+pub async fn serve(
+    listeners: Listeners,
+    store: Store,
+    cfg: ServiceConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let Listeners { grpc, http, ops } = listeners;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    // Told at the start of the stop, for `/readyz`: a load balancer stops
+    // sending before the ports close.
+    let (stopping_tx, stopping_rx) = tokio::sync::watch::channel(false);
     let standings = Arc::new(StandingsCache::new(store.clone()));
     let web_limits = cfg.web_connections;
     let service = Arc::new(LadderService::new(store.clone(), cfg.clone(), standings.clone()));
+    let probes = ops::Ops::new(service.clone(), stopping_rx);
+    let ops_server = ops.map(|listener| {
+        let app = ops::router(probes.clone());
+        let mut rx = stop_rx.clone();
+        tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.wait_for(|s| *s).await;
+                })
+                .await
+        })
+    });
     let web = http.map(|listener| {
         let app = crate::web::router(store.clone(), standings.clone(), Some(&cfg.admin_token))
-            .merge(crate::web::author::router(service.clone()));
+            .merge(crate::web::author::router(service.clone()))
+            .merge(ops::probes(probes.clone()))
+            .layer(axum::middleware::from_fn_with_state(
+                service.clone(),
+                ops::time_pages,
+            ));
         let mut rx = stop_rx.clone();
         tokio::spawn(async move {
             axum::serve(
@@ -345,6 +445,7 @@ pub async fn run(
     }
     let scheduler = tokio::spawn(service.scheduler.clone().keep_ahead(stop_rx.clone()));
     let upkeep = tokio::spawn(upkeep::keep_fit(store.clone(), stop_rx.clone()));
+    let tidy = tokio::spawn(upkeep::keep_tidy(service.clone(), stop_rx.clone()));
     let svc = LadderServer::from_arc(service.clone())
         .max_decoding_message_size(MAX_REPORT_BYTES)
         .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
@@ -353,6 +454,8 @@ pub async fn run(
     let line = service.admission.clone();
     let shutdown = async move {
         shutdown.await;
+        let _ = stopping_tx.send(true);
+        tracing::info!("stopping: no new connections; answering the calls under way");
         line.close();
     };
     let result = builder
@@ -362,8 +465,12 @@ pub async fn run(
     let _ = stop_tx.send(true);
     let _ = scheduler.await;
     let _ = upkeep.await;
+    let _ = tidy.await;
     if let Some(web) = web {
         web.await??;
+    }
+    if let Some(ops) = ops_server {
+        ops.await??;
     }
     Ok(result?)
 }

@@ -65,6 +65,17 @@ impl ObjectArtifacts {
             .map_err(|e| format!("keeping artifact {sha256} in {}: {e}", self.place))
     }
 
+    /// Removes what is kept under `sha256` (not there is fine).
+    ///
+    /// # Errors
+    /// The object store.
+    pub async fn delete(&self, sha256: &str) -> Result<(), String> {
+        match self.objects.delete(&self.path(sha256)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(format!("removing artifact {sha256} from {}: {e}", self.place)),
+        }
+    }
+
     /// The bytes kept under `sha256`.
     ///
     /// # Errors

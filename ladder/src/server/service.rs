@@ -52,6 +52,10 @@ pub struct LadderService {
     /// Hundredths of a group owed to challenges, carried from lease to lease
     /// ([`LadderService::challenges_first`]).
     pub(super) challenge_credit: std::sync::atomic::AtomicU64,
+    /// What the host's monitoring reads (`/metrics`).
+    pub metrics: Arc<crate::metrics::ServerMetrics>,
+    /// When each build and check being done here was leased (for its duration).
+    pub(super) builds_leased: std::sync::Mutex<HashMap<i64, std::time::Instant>>,
 }
 
 /// Worker calls served at once per database connection before leases wait
@@ -172,6 +176,8 @@ impl LadderService {
             artifact_uploads: tokio::sync::Semaphore::new(uploads_at_once),
             arriving: tokio::sync::Semaphore::new(UPLOADS_ARRIVING),
             arrivals: std::sync::Mutex::default(),
+            metrics: Arc::default(),
+            builds_leased: std::sync::Mutex::default(),
         }
     }
 
@@ -426,6 +432,7 @@ impl LadderService {
                 .await?;
         }
         tracing::info!(worker = %worker.name, groups = out.len(), "groups leased");
+        crate::metrics::ServerMetrics::count(&self.metrics.leases, "granted", out.len() as u64);
         Ok(LeaseGroupsReply {
             groups: out,
             groups_in_progress: false,
@@ -437,6 +444,24 @@ impl LadderService {
     /// Renews `worker`'s leases of `ids` under `token` that have not run out, each
     /// for another period of its competition ([`lease_period`]). Returns the
     /// groups renewed and the shortest of their periods.
+    /// Lets go of what the host's retention does not keep (or, `dry_run`,
+    /// says what it would): private logs, spent versions' files (in the object
+    /// store too), ended sessions.
+    pub async fn collect_garbage(&self, dry_run: bool) -> Result<crate::store::Collected, ServiceError> {
+        let keep = self.cfg.retention.as_of(crate::store::now_ms());
+        let collected = self.store.collect_garbage(&keep, dry_run).await?;
+        if !dry_run && let Some(objects) = &self.cfg.uploads.objects {
+            for sha in &collected.files_elsewhere {
+                // The row is gone: a file left behind is only space, and a
+                // later round cannot name it, so it is said.
+                if let Err(e) = objects.delete(sha).await {
+                    tracing::warn!("retention: {e}");
+                }
+            }
+        }
+        Ok(collected)
+    }
+
     /// Takes back `worker`'s leases of `ids` under `token`: the groups are
     /// dealt again at once with new seeds.
     pub(super) async fn return_leases(
@@ -453,6 +478,7 @@ impl LadderService {
         }
         let _call = self.admission.enter_now();
         let returned = self.store.return_leases(&worker.name, token, ids).await?;
+        crate::metrics::ServerMetrics::count(&self.metrics.leases, "returned", returned.len() as u64);
         tracing::info!(worker = %worker.name, groups = returned.len(), "leases given back");
         Ok(returned)
     }
@@ -495,6 +521,7 @@ impl LadderService {
             renewed.extend(got);
         }
         renewed.sort_unstable();
+        crate::metrics::ServerMetrics::count(&self.metrics.leases, "renewed", renewed.len() as u64);
         tracing::debug!(worker = %worker.name, groups = renewed.len(), "leases renewed");
         Ok((renewed, shortest.unwrap_or(self.cfg.lease)))
     }
@@ -605,6 +632,25 @@ impl LadderService {
             .iter()
             .filter(|r| matches!(r, Ok(Completion::Recorded)))
             .count();
+        self.metrics.groups_recorded.inc_by(recorded as u64);
+        let games: usize = checked
+            .iter()
+            .zip(&out)
+            .filter(|(_, o)| matches!(o, Ok(Completion::Recorded)))
+            .filter_map(|(c, _)| c.as_ref().ok())
+            .map(|(_, _, games, _)| games.len())
+            .sum();
+        self.metrics.games_recorded.inc_by(games as u64);
+        for refused in out.iter().filter_map(|r| r.as_ref().err()) {
+            let reason = match refused {
+                ServiceError::InvalidArgument(_) => "invalid",
+                ServiceError::FailedPrecondition(_) => "lease_lost",
+                ServiceError::NotFound(_) => "not_found",
+                ServiceError::PermissionDenied(_) => "not_theirs",
+                _ => "internal",
+            };
+            crate::metrics::ServerMetrics::count(&self.metrics.reports_refused, reason, 1);
+        }
         tracing::info!(worker = %worker.name, groups = recorded, "groups recorded");
         for bot in &suspended {
             tracing::warn!(bot = %bot.name, "bot suspended: it broke (could not start, crashed or broke the protocol) in {} reported games in a row", self.cfg.suspend_after);

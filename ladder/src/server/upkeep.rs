@@ -55,6 +55,35 @@ pub async fn keep_fit(store: Store, mut stop: tokio::sync::watch::Receiver<bool>
     }
 }
 
+/// Lets go of what the host's retention does not keep
+/// ([`super::RetentionConfig`]), every [`super::RetentionConfig::every`],
+/// until `stop`; the first round a minute after the start.
+pub async fn keep_tidy(
+    service: std::sync::Arc<super::LadderService>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut pause = Duration::from_secs(60).min(service.cfg.retention.every);
+    loop {
+        tokio::select! {
+            _ = stop.wait_for(|s| *s) => return,
+            () = tokio::time::sleep(pause) => {}
+        }
+        pause = service.cfg.retention.every;
+        match service.collect_garbage(false).await {
+            Ok(c) => tracing::info!(
+                logs = c.logs,
+                log_bytes = c.log_bytes,
+                versions = c.versions,
+                files = c.files.len(),
+                file_bytes = c.file_bytes,
+                sessions = c.sessions,
+                "retention: let go of what is past its time"
+            ),
+            Err(e) => tracing::warn!("retention failed (tried again later): {e}"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

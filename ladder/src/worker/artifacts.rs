@@ -137,8 +137,10 @@ impl ArtifactCache {
             return Err(WorkerError::Artifact(format!("{sha256:?} is not a SHA-256")));
         }
         if let Some(p) = self.pin(sha256) {
+            crate::metrics::WorkerMetrics::count(&crate::metrics::worker().artifacts, "cache_hit", 1);
             return Ok(p);
         }
+        crate::metrics::WorkerMetrics::count(&crate::metrics::worker().artifacts, "fetched", 1);
         let bytes = fetch(client, sha256).await?;
         let this = self.clone();
         let sha = sha256.to_owned();

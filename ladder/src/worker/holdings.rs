@@ -9,6 +9,28 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Serves this process's worker metrics at `/metrics`, and `/healthz`, on
+/// `listener`, for as long as the runtime runs.
+pub fn serve_metrics(listener: tokio::net::TcpListener) {
+    use axum::routing::get;
+    let app = axum::Router::new()
+        .route(
+            "/metrics",
+            get(|| async {
+                (
+                    [(axum::http::header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)],
+                    crate::metrics::worker().render(),
+                )
+            }),
+        )
+        .route("/healthz", get(|| async { "ok\n" }));
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::warn!("the metrics port stopped: {e}");
+        }
+    });
+}
+
 /// The leases a worker's tasks hold now, and whether it is stopping.
 #[derive(Default)]
 pub struct Holdings {
@@ -69,6 +91,9 @@ impl Holdings {
         for g in leases {
             groups.entry(g.lease.clone()).or_default().insert(g.group_id);
         }
+        crate::metrics::worker()
+            .groups_held
+            .set(groups.values().map(|g| g.len() as i64).sum());
     }
 
     /// These groups are no longer held (reported, or their report given up).
@@ -85,6 +110,9 @@ impl Holdings {
                 }
             }
         }
+        crate::metrics::worker()
+            .groups_held
+            .set(groups.values().map(|g| g.len() as i64).sum());
     }
 
     /// How many groups are held now.

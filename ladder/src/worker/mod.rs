@@ -506,6 +506,14 @@ fn play_rotation(
         })
         .collect();
     let faulted = !rec.faults.is_empty();
+    let metrics = crate::metrics::worker();
+    metrics.games.inc();
+    for f in &rec.faults {
+        crate::metrics::WorkerMetrics::count(&metrics.faults, f.kind.as_str(), 1);
+    }
+    for took in pool.started() {
+        metrics.sandbox_start_seconds.observe(took.as_secs_f64());
+    }
     let rec = serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))?;
     Ok((rec, logs, faulted))
 }
@@ -975,6 +983,7 @@ async fn work_loop(
             let sent: Vec<(String, i64)> = call.iter().map(|r| (r.lease.clone(), r.group_id)).collect();
             let n = report(cfg, &mut client, call, give_up).await;
             reported.fetch_add(n, Ordering::Relaxed);
+            crate::metrics::worker().groups_reported.inc_by(n);
             // Taken, refused or dropped: nothing of these is held any more.
             holdings.reported(sent);
         }

@@ -23,6 +23,7 @@ pub struct InProcessServer {
 /// minute's leases and these upload settings.
 pub fn config(admin: &str, uploads: UploadConfig) -> ServiceConfig {
     ServiceConfig {
+        retention: Default::default(),
         admin_token: admin.into(),
         lease: Duration::from_secs(60),
         tls: None,

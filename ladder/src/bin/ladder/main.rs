@@ -3,7 +3,7 @@
 mod commands;
 
 use clap::{Parser, Subcommand};
-use commands::{admin, author, bench, ratings, serve, sprt, tournament, worker};
+use commands::{admin, author, backup, bench, ratings, serve, sprt, tournament, worker};
 use std::process::ExitCode;
 
 /// Tournaments and a ladder service for astragal bots, with maximum-likelihood Elo.
@@ -82,6 +82,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Lease groups from a ladder server, play them, report the records.
     Worker(worker::WorkerArgs),
+    /// Copy a SQLite ladder to a new file while it serves (PostgreSQL: pg_dump).
+    Backup(backup::BackupArgs),
     /// Talk to a ladder server as its admin: register bots, open and close competitions, read standings.
     Admin(admin::AdminArgs),
     /// Upload your bot to a ladder, as its author: a folder holding astragal.toml
@@ -110,6 +112,7 @@ fn main() -> ExitCode {
         Command::BenchFit(a) => bench::fit(a),
         Command::Serve(a) => serve::run(a),
         Command::Worker(a) => worker::run(a),
+        Command::Backup(a) => backup::run(a),
         Command::Admin(a) => admin::run(a),
         Command::Submit(a) => author::submit(a),
         Command::Author(a) => author::run(a),

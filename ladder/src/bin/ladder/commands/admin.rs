@@ -113,6 +113,16 @@ pub(crate) enum AdminAction {
         #[arg(long, value_name = "NAME")]
         author: Option<String>,
     },
+    /// Let go now of what the server's retention does not keep (`ladder serve
+    /// --keep-logs-days`, `--keep-files-days`; the server also does it hourly):
+    /// seats' private logs past their days, the files of versions that never
+    /// played a game and are out of play for good, ended sessions. Games, their
+    /// records and every file a game needs to be replayed are kept.
+    Gc {
+        /// Say what would go, and remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Revoke a worker's token (its results stay; see void-worker).
     RevokeWorker {
         /// Its name.
@@ -375,6 +385,29 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     Some(name) => format!("{ended} sessions of {name} ended"),
                     None => format!("{ended} sessions ended (every one there was)"),
                 })?;
+            }
+            AdminAction::Gc { dry_run } => {
+                let r = c
+                    .collect_garbage(CollectGarbageRequest { dry_run })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                let kept = |days: u32| match days {
+                    0 => "kept for ever".to_owned(),
+                    d => format!("kept {d} days"),
+                };
+                let verb = if dry_run { "would free" } else { "freed" };
+                say(&format!(
+                    "{verb}: {} private logs ({} bytes; {}), the files of {} versions ({} files, {} bytes; {}), {} ended sessions",
+                    r.logs,
+                    r.log_bytes,
+                    kept(r.keep_logs_days),
+                    r.versions,
+                    r.files.len(),
+                    r.file_bytes,
+                    kept(r.keep_files_days),
+                    r.sessions
+                ))?;
             }
             AdminAction::RevokeWorker { name } => {
                 let w = c

@@ -2,6 +2,7 @@
 
 pub mod admin;
 pub mod author;
+pub mod backup;
 pub mod bench;
 pub mod ratings;
 pub mod serve;

@@ -16,8 +16,29 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:50060")]
     pub(crate) listen: String,
     /// Web page address (standings and recent games, and their JSON); none if absent.
+    /// It also answers `/healthz` (the process is up) and `/readyz` (the database
+    /// answers, its schema is current, the server is not stopping).
     #[arg(long)]
     pub(crate) http: Option<String>,
+    /// Address for your monitoring: `/metrics` in Prometheus' text format, and
+    /// `/healthz` and `/readyz` (docs/hosting.md, "Operating"); none if absent.
+    /// Keep it off the public network.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) metrics: Option<String>,
+    /// Days each seat's private log (its stderr, info lines and faults, for its
+    /// author) is kept after its game; 0 keeps them for ever. Games and their
+    /// public records are always kept.
+    #[arg(long, default_value_t = ladder::server::KEEP_DAYS, value_name = "DAYS",
+          value_parser = |s: &str| number_in(s, 0u32, 36_500))]
+    pub(crate) keep_logs_days: u32,
+    /// Days the files (upload and built folder) of a version that never played a
+    /// game and is out of play for good (superseded, removed, failed its build
+    /// or check) are kept after its upload; 0 keeps them for ever. A version that
+    /// played keeps its files for as long as the ladder lasts, so that its games
+    /// can be played again. Ended sessions of the pages go at once.
+    #[arg(long, default_value_t = ladder::server::KEEP_DAYS, value_name = "DAYS",
+          value_parser = |s: &str| number_in(s, 0u32, 36_500))]
+    pub(crate) keep_files_days: u32,
     /// File holding the admin token (else $ASTRAGAL_ADMIN_TOKEN): its first line, at
     /// least 16 characters (e.g. `openssl rand -hex 32`); never on the command
     /// line, where any process can read it. Workers get their own tokens:
@@ -114,6 +135,11 @@ pub(crate) struct ServeArgs {
     pub(crate) max_author_mib: u64,
 }
 
+/// `n` days, or `None` (for ever) for 0.
+fn days(n: u32) -> Option<std::time::Duration> {
+    (n > 0).then(|| std::time::Duration::from_secs(u64::from(n) * 86_400))
+}
+
 fn known_runtime(name: &str) -> Result<String, String> {
     let known = ladder::submission::all_runtimes();
     if known.iter().any(|k| k == name) {
@@ -148,6 +174,16 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("cannot listen on {}", a.listen))?;
         eprintln!("ladder: gRPC on {}", grpc.local_addr()?);
+        let ops = match &a.metrics {
+            Some(addr) => {
+                let l = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot listen on {addr}"))?;
+                eprintln!("ladder: metrics on http://{}/metrics", l.local_addr()?);
+                Some(l)
+            }
+            None => None,
+        };
         let http = match &a.http {
             Some(addr) => {
                 let l = tokio::net::TcpListener::bind(addr)
@@ -159,6 +195,11 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             None => None,
         };
         let cfg = ladder::server::ServiceConfig {
+            retention: ladder::server::RetentionConfig {
+                logs: days(a.keep_logs_days),
+                files: days(a.keep_files_days),
+                ..Default::default()
+            },
             admin_token,
             lease: std::time::Duration::from_secs_f64(a.lease_seconds),
             tls,
@@ -192,7 +233,8 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 ..ladder::server::UploadConfig::default()
             },
         };
-        ladder::server::run(grpc, http, store, cfg, shutdown_signal()).await?;
+        let listeners = ladder::server::Listeners { grpc, http, ops };
+        ladder::server::serve(listeners, store, cfg, shutdown_signal()).await?;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)

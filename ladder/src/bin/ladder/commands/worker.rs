@@ -97,6 +97,11 @@ pub(crate) struct WorkerArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 20.0,
           value_parser = |s: &str| number_in(s, 0.0, 86_400.0))]
     pub(crate) stop_within: f64,
+    /// Address for your monitoring: `/metrics` (this worker's games, faults by
+    /// kind, bot folders from its cache or fetched, bot start times, groups
+    /// held) in Prometheus' text format, and `/healthz`; none if absent.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) metrics: Option<String>,
     /// Containment of bots (default here: isolated).
     #[command(flatten)]
     pub(crate) sandbox: SandboxArgs,
@@ -185,6 +190,17 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
         },
         stop_within: std::time::Duration::from_secs_f64(a.stop_within),
     };
+    if let Some(addr) = &a.metrics {
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind(addr))
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        eprintln!(
+            "ladder worker: metrics on http://{}/metrics",
+            listener.local_addr()?
+        );
+        let _entered = rt.enter();
+        ladder::worker::holdings::serve_metrics(listener);
+    }
     let n = rt.block_on(ladder::worker::run(cfg, shutdown_signal()))?;
     eprintln!("ladder worker: {n} groups reported");
     // A build cut short by a stop may still run on a blocking thread: its

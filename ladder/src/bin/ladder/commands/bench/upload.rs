@@ -52,6 +52,7 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
     let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://127.0.0.1:{}", grpc.local_addr()?.port());
     let service = ServiceConfig {
+        retention: Default::default(),
         admin_token: ADMIN.into(),
         lease: Duration::from_secs(120),
         tls: None,
