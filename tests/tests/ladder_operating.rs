@@ -692,3 +692,172 @@ fn a_backup_taken_while_serving_restores_with_every_game() {
         );
     }
 }
+
+#[test]
+fn retention_lets_go_of_old_private_logs_unplayed_versions_files_and_ended_sessions_and_nothing_a_game_needs()
+{
+    use referee::sandbox::{Level, Sandbox};
+    if let Err(e) = Sandbox::at(Level::Isolated).check() {
+        astragal_tests::skipped("retention", &e.to_string());
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for t in rt.block_on(test_stores("retention")) {
+        let scratch = tempfile::tempdir().unwrap();
+        let server = LadderServer::start(&t.url, ADMIN_TOKEN, &[]);
+        let token = admin(&server.url, &["add-worker", "w1"]).trim().to_owned();
+        let author_token = admin(&server.url, &["add-author", "alice"]);
+        let author = scratch.path().join("author.token");
+        std::fs::write(&author, &author_token).unwrap();
+        admin(&server.url, &["register-bot", "rnd", "ur", "builtin:random"]);
+        admin(&server.url, &["open", "c", "--game", "ur", "--max-games", "8"]);
+        let starter = std::fs::read_to_string(workspace_root().join("bots/starters/python/bot.py")).unwrap();
+        // One that plays and says something on stderr every game; one that
+        // fails its check and never plays.
+        for (name, run) in [("talker", "python3 noisy.py"), ("broken", "python3 nothing.py")] {
+            let dir = scratch.path().join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("astragal.toml"),
+                format!("name = \"{name}\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"{run}\"\n"),
+            )
+            .unwrap();
+            std::fs::write(dir.join("bot.py"), &starter).unwrap();
+            std::fs::write(
+                dir.join("noisy.py"),
+                "import runpy, sys\nsys.stderr.write('thinking hard\\n')\nrunpy.run_path('bot.py', run_name='__main__')\n",
+            )
+            .unwrap();
+            let o = ladder(
+                &[
+                    "submit",
+                    "--server",
+                    &server.url,
+                    "--token-file",
+                    &author.to_string_lossy(),
+                    &dir.to_string_lossy(),
+                ],
+                &[],
+            );
+            assert!(o.status.success(), "{}", text(&o));
+        }
+        let o = ladder(
+            &[
+                "worker",
+                "--server",
+                &server.url,
+                "--sandbox",
+                "isolated",
+                "--runtimes",
+                "python3",
+                "--exit-when-idle",
+            ],
+            &[("ASTRAGAL_WORKER_TOKEN", &token)],
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        let (status, _, _) = astragal_tests::http_request(
+            server.web,
+            "POST",
+            "/author/sign-in",
+            &[
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("Origin", "http://localhost"),
+            ],
+            format!("token={}", author_token.trim()).as_bytes(),
+        );
+        assert_eq!(status, 303, "{}: signing in", t.kind);
+        let games = count(&t.url, "SELECT COUNT(*) FROM games");
+        let logs = count(&t.url, "SELECT COUNT(*) FROM seat_logs");
+        let files = count(&t.url, "SELECT COUNT(*) FROM artifacts");
+        assert_eq!(games, 8, "{}", t.kind);
+        assert!(
+            logs >= 1,
+            "{}: the talker's stderr is kept for alice: {logs}",
+            t.kind
+        );
+        assert_eq!(
+            count(
+                &t.url,
+                "SELECT COUNT(*) FROM bots WHERE name LIKE 'broken%' AND status = 'rejected'"
+            ),
+            1,
+            "{}",
+            t.kind
+        );
+        let gc = |dry: bool| {
+            let args: &[&str] = if dry { &["gc", "--dry-run"] } else { &["gc"] };
+            admin(&server.url, args)
+        };
+        // Nothing is past its time yet.
+        let said = gc(true);
+        assert!(
+            said.contains("would free: 0 private logs") && said.contains("the files of 0 versions"),
+            "{}: {said}",
+            t.kind
+        );
+        // Forty days later (the clock moved through the store), and the
+        // session ended.
+        let day = 86_400_000i64;
+        for sql in [
+            format!("UPDATE games SET recorded_ms = recorded_ms - {}", 40 * day),
+            format!("UPDATE bots SET created_ms = created_ms - {}", 40 * day),
+            format!("UPDATE artifacts SET created_ms = created_ms - {}", 40 * day),
+            "UPDATE web_sessions SET expires_ms = 1".to_owned(),
+        ] {
+            rows_exec(&t.url, &sql);
+        }
+        let said = gc(true);
+        assert!(
+            said.contains(&format!("would free: {logs} private logs"))
+                && said.contains("the files of 1 versions (1 files")
+                && said.contains("1 ended sessions")
+                && said.contains("kept 30 days"),
+            "{}: {said}",
+            t.kind
+        );
+        assert_eq!(
+            count(&t.url, "SELECT COUNT(*) FROM seat_logs"),
+            logs,
+            "{}: a dry run removes nothing",
+            t.kind
+        );
+        assert_eq!(
+            count(&t.url, "SELECT COUNT(*) FROM artifacts"),
+            files,
+            "{}",
+            t.kind
+        );
+        let said = gc(false);
+        assert!(
+            said.starts_with(&format!("freed: {logs} private logs")),
+            "{}: {said}",
+            t.kind
+        );
+        assert_eq!(count(&t.url, "SELECT COUNT(*) FROM seat_logs"), 0, "{}", t.kind);
+        assert_eq!(
+            count(&t.url, "SELECT COUNT(*) FROM web_sessions"),
+            0,
+            "{}",
+            t.kind
+        );
+        assert_eq!(
+            count(&t.url, "SELECT COUNT(*) FROM artifacts"),
+            files - 1,
+            "{}",
+            t.kind
+        );
+        // Every game stays, and so do the files of the version that played them.
+        assert_eq!(count(&t.url, "SELECT COUNT(*) FROM games"), games, "{}", t.kind);
+        assert_eq!(
+            count(
+                &t.url,
+                "SELECT COUNT(*) FROM bots b JOIN artifacts a ON a.sha256 = b.artifact_sha256 WHERE b.name LIKE 'talker%'"
+            ),
+            1,
+            "{}",
+            t.kind
+        );
+        // Again: nothing more to free.
+        assert!(gc(false).starts_with("freed: 0 private logs"), "{}", t.kind);
+    }
+}

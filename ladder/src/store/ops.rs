@@ -50,8 +50,8 @@ const SPENT_VERSIONS: &str = "FROM bots b WHERE b.author_id IS NOT NULL
      AND NOT EXISTS (SELECT 1 FROM entrants e WHERE e.bot_id = b.id)";
 
 /// Files no version names (those of spent versions once they are let go).
-const UNNAMED_FILES: &str = "FROM artifacts a WHERE a.created_ms < $1
-     AND NOT EXISTS (SELECT 1 FROM bots b WHERE b.source_sha256 = a.sha256 OR b.artifact_sha256 = a.sha256)";
+const UNNAMED_FILES: &str = "FROM artifacts WHERE artifacts.created_ms < $1
+     AND NOT EXISTS (SELECT 1 FROM bots b WHERE b.source_sha256 = artifacts.sha256 OR b.artifact_sha256 = artifacts.sha256)";
 
 impl Store {
     /// The queues and activity the metrics show, read now.
@@ -177,7 +177,8 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
                 format!(
-                    "SELECT a.sha256, a.size, CAST(CASE WHEN a.content IS NULL THEN 1 ELSE 0 END AS BIGINT) {UNNAMED_FILES}"
+                    "SELECT artifacts.sha256, artifacts.size,
+                     CAST(CASE WHEN artifacts.content IS NULL THEN 1 ELSE 0 END AS BIGINT) {UNNAMED_FILES}"
                 )
             };
             for row in sqlx::query(sqlx::AssertSqlSafe(files_sql))
