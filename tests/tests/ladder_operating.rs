@@ -861,3 +861,35 @@ fn retention_lets_go_of_old_private_logs_unplayed_versions_files_and_ended_sessi
         assert!(gc(false).starts_with("freed: 0 private logs"), "{}", t.kind);
     }
 }
+
+/// The recipes in `deploy/` were written from documentation, not run here:
+/// at least every `ladder` flag they pass is one the program has.
+#[test]
+fn the_deployment_recipes_use_only_flags_that_exist() {
+    let help = |cmd: &str| {
+        let o = ladder(&[cmd, "--help"], &[]);
+        assert!(o.status.success(), "{}", text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let known = format!("{}{}", help("serve"), help("worker"));
+    let deploy = workspace_root().join("deploy");
+    let mut checked = 0;
+    for file in [
+        "server.Dockerfile",
+        "worker.Dockerfile",
+        "compose.yaml",
+        "k8s/workers.yaml",
+    ] {
+        let body = std::fs::read_to_string(deploy.join(file)).unwrap();
+        for line in body.lines().filter(|l| !l.trim_start().starts_with('#')) {
+            for flag in line.split('"').skip(1).step_by(2).filter(|w| w.starts_with("--")) {
+                assert!(
+                    known.contains(&format!("{flag} ")) || known.contains(&format!("{flag}\n")),
+                    "deploy/{file} passes {flag}, which neither `ladder serve` nor `ladder worker` takes"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 20, "the recipes' flags were found ({checked})");
+}
