@@ -67,13 +67,42 @@ pub fn classify(n: usize, orders: impl Iterator<Item = u128>, games: &[u64]) -> 
             core: usize::MAX,
         };
     }
-    // The core: the component with the most games.
+    // The core: the component with the most games. Among components with as many,
+    // the one no other of them placed behind (a bot that beat another in their
+    // only pair is the core, whichever was stored first); only components that
+    // never met are told apart by their lowest player index.
     let mut weight = vec![0u64; n];
     for &i in &played {
         weight[component[i]] += games[i];
     }
-    let core = (0..n)
-        .max_by_key(|&c| (weight[c], std::cmp::Reverse(c)))
+    let heaviest = played.iter().map(|&i| weight[component[i]]).max().unwrap_or(0);
+    let mut tied: Vec<usize> = played
+        .iter()
+        .map(|&i| component[i])
+        .filter(|&c| weight[c] == heaviest)
+        .collect();
+    tied.sort_unstable();
+    tied.dedup();
+    let members_of =
+        |c: usize| -> Vec<usize> { played.iter().copied().filter(|&i| component[i] == c).collect() };
+    let lowest = |c: usize| {
+        played
+            .iter()
+            .copied()
+            .find(|&i| component[i] == c)
+            .unwrap_or(usize::MAX)
+    };
+    let core = tied
+        .iter()
+        .copied()
+        .filter(|&c| {
+            let above = reach(&behind, &members_of(c));
+            !tied
+                .iter()
+                .any(|&o| o != c && played.iter().any(|&i| component[i] == o && above[i]))
+        })
+        .min_by_key(|&c| lowest(c))
+        .or_else(|| tied.iter().copied().min_by_key(|&c| lowest(c)))
         .unwrap_or(0);
     let members: Vec<usize> = played.iter().copied().filter(|&i| component[i] == core).collect();
     let below_core = reach(&ahead, &members);

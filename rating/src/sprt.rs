@@ -192,16 +192,25 @@ impl Pentanomial {
         (self.score() - 0.5) / self.sigma_per_game() * NELO_PER_T
     }
 
-    /// LOS when every pair scored the same: with a uniform prior on the share of
-    /// pairs won, winning all `n` pairs leaves `1 - 2^-(n+1)` probability above ½.
+    /// LOS when every pair scored the same (a sweep, say), as every table of the
+    /// ladder defines it: the confidence at which the exact one-sided bound of
+    /// [`Pentanomial::uniform_range`] reaches zero Elo. A pair lands in the
+    /// record's cell with probability `q`; all `n` did with probability `qⁿ`; the
+    /// bound's end `q·a` (cell score `a` above ½) reaches ½ at `q = ½ / a`, so the
+    /// LOS is `1 - (½ / a)ⁿ` (a sweep of `n` pairs: `1 - 2⁻ⁿ`, exactly the rating
+    /// fit's for a separated bot: one minus the chance of its record were the two
+    /// equal). Below ½ it mirrors; a record of splits says nothing either way.
     fn sweep_los(&self) -> f64 {
         let n = self.pairs();
-        let (mean, _) = self.moments();
-        let tail = 0.5f64.powf(n as f64 + 1.0);
-        if mean > 0.5 {
-            1.0 - tail
-        } else if mean < 0.5 {
-            tail
+        let Some(cell) = self.counts.iter().position(|&c| c == n && n > 0) else {
+            return 0.5;
+        };
+        let a = PAIR_SCORE[cell];
+        let n = n as f64;
+        if a > 0.5 {
+            1.0 - (0.5 / a).powf(n)
+        } else if a < 0.5 {
+            (0.5 / (1.0 - a)).powf(n)
         } else {
             0.5
         }
@@ -331,40 +340,212 @@ fn mle_with_mean(p: &[f64; 5], s: f64) -> Result<[f64; 5], StatsError> {
 }
 
 /// The most likely distribution of pair scores whose t-value `(mean - ½) / sd` is `t`,
-/// given the observed distribution `p`: a fixed point, each step the mean-constrained
-/// solution for the mean and sd of the step before.
+/// given the observed distribution `p`: the global maximum, not a local one.
 ///
-/// The fixed point is reached in a few steps; after that the steps only move by the
-/// rounding of the secular root, which near an almost empty cell can be 10⁻⁹ (the
-/// root sits close to a pole there), so they are not asked to shrink below that, and
-/// the answer is checked against the constraint instead.
+/// The likelihood under that constraint can have several local maxima (a
+/// draw-heavy record between hypotheses far apart; 0-1-64-1-0 at t-values of 0
+/// and 100 normalized Elo), where a fixed-point iteration stops at whichever it
+/// meets, or at none. So the maximum is taken in two steps that cannot miss it:
+/// for a given mean `μ` the constraint fixes the variance, and with both moments
+/// fixed the constraints are linear and the problem concave, with the unique
+/// maximum `pᵢ / (1 + λ·gᵢ)` of empirical likelihood (its 2-dimensional dual
+/// solved by Newton's method); the mean is then scanned over every value the
+/// constraint allows, and each local maximum of the scan refined.
 fn mle_with_t_value(p: &[f64; 5], t: f64) -> Result<[f64; 5], StatsError> {
     let unreachable = || StatsError::Unreachable(format!("t-value {t}"));
-    let mut q = [0.2; 5];
-    for _ in 0..100 {
-        let (mu, var) = moments_of(&q);
-        let sigma = var.sqrt();
-        let a: [f64; 5] = std::array::from_fn(|k| {
-            let z = (mu - PAIR_SCORE[k]) / sigma;
-            PAIR_SCORE[k] - 0.5 - t * sigma * (1.0 + z * z) / 2.0
-        });
-        let x = secular_root(&a, p).ok_or_else(unreachable)?;
-        let mut next: [f64; 5] = std::array::from_fn(|k| p[k] / (1.0 + x * a[k]));
-        // The root's rounding leaves the sum a little off 1; a distribution it is.
-        let total: f64 = next.iter().sum();
-        next.iter_mut().for_each(|v| *v /= total);
-        let change = (0..5).map(|k| (next[k] - q[k]).abs()).fold(0.0, f64::max);
-        q = next;
-        if change < 1e-9 {
-            let (mu, var) = moments_of(&q);
-            return if ((mu - 0.5) / var.sqrt() - t).abs() < 1e-7 * t.abs().max(1.0) {
-                Ok(q)
+    if t == 0.0 {
+        return mle_with_mean(p, 0.5);
+    }
+    // The mean is ½ ± d on the side of t. The constraint's variance (d/t)² must
+    // lie strictly between the least and the most a distribution on the five
+    // scores with that mean can have.
+    let mean = |d: f64| 0.5 + d.copysign(t);
+    let variance = |d: f64| (d / t).powi(2);
+    let feasible = |d: f64| {
+        let (mu, v) = (mean(d), variance(d));
+        v < mu * (1.0 - mu) && v > least_variance(mu)
+    };
+    // Where the constraint can be met: a run of feasible points on a geometric
+    // scan of d (a small t allows only a narrow range close to ½), each run's
+    // ends then found by bisection.
+    const COARSE: usize = 400;
+    let coarse = |k: usize| 0.5 * 10f64.powf(-12.0 * (1.0 - (k as f64 + 0.5) / COARSE as f64));
+    let edge = |mut inside: f64, mut outside: f64| {
+        for _ in 0..100 {
+            let mid = 0.5 * (inside + outside);
+            if feasible(mid) {
+                inside = mid;
             } else {
-                Err(unreachable())
-            };
+                outside = mid;
+            }
+        }
+        inside
+    };
+    let mut runs: Vec<(f64, f64)> = Vec::new();
+    let mut k = 0;
+    while k < COARSE {
+        if !feasible(coarse(k)) {
+            k += 1;
+            continue;
+        }
+        let first = k;
+        while k + 1 < COARSE && feasible(coarse(k + 1)) {
+            k += 1;
+        }
+        let low = edge(coarse(first), if first == 0 { 0.0 } else { coarse(first - 1) });
+        let high = edge(coarse(k), if k + 1 < COARSE { coarse(k + 1) } else { 0.5 });
+        runs.push((low, high));
+        k += 1;
+    }
+    let solve = |d: f64, start: [f64; 2]| -> Option<(f64, [f64; 2])> {
+        if !feasible(d) {
+            return None;
+        }
+        moment_dual(p, mean(d), variance(d), start).or_else(|| moment_dual(p, mean(d), variance(d), [0.0; 2]))
+    };
+    // The profile is the negated dual: its maxima are the dual's minima. Each run
+    // scanned evenly, every local minimum of the scan refined (golden section).
+    const SCAN: usize = 400;
+    let mut best: Option<(f64, f64, [f64; 2])> = None;
+    for &(low, high) in &runs {
+        let at = |k: usize| low + (high - low) * (k as f64 + 0.5) / SCAN as f64;
+        let mut scan: Vec<(f64, f64, [f64; 2])> = Vec::with_capacity(SCAN);
+        let mut lambda = [0.0; 2];
+        for k in 0..SCAN {
+            if let Some((value, l)) = solve(at(k), lambda) {
+                lambda = l;
+                scan.push((at(k), value, l));
+            }
+        }
+        for k in 0..scan.len() {
+            let (d, value, l) = scan[k];
+            let left = k.checked_sub(1).map(|j| scan[j]);
+            let right = scan.get(k + 1).copied();
+            if left.is_some_and(|s| s.1 < value) || right.is_some_and(|s| s.1 < value) {
+                continue;
+            }
+            let (mut a, mut b) = (left.map_or(low, |s| s.0), right.map_or(high, |s| s.0));
+            let ratio = 0.5 * (5f64.sqrt() - 1.0);
+            let mut here = (d, value, l);
+            for _ in 0..200 {
+                if b - a <= 1e-15 * (1.0 + b.abs()) {
+                    break;
+                }
+                let (c, e) = (b - ratio * (b - a), a + ratio * (b - a));
+                let (vc, ve) = (solve(c, here.2), solve(e, here.2));
+                let c_lower = match (vc, ve) {
+                    (Some(x), Some(y)) => x.0 <= y.0,
+                    (Some(_), None) => true,
+                    (None, Some(_)) => false,
+                    (None, None) => break,
+                };
+                if c_lower {
+                    b = e;
+                } else {
+                    a = c;
+                }
+                for (m, v) in [(c, vc), (e, ve)] {
+                    if let Some((f, l)) = v
+                        && f < here.1
+                    {
+                        here = (m, f, l);
+                    }
+                }
+            }
+            if best.is_none_or(|b| here.1 < b.1) {
+                best = Some(here);
+            }
         }
     }
-    Err(unreachable())
+    let (d, _, l) = best.ok_or_else(unreachable)?;
+    let (mu, v) = (mean(d), variance(d));
+    let mut q: [f64; 5] = std::array::from_fn(|k| {
+        let e = PAIR_SCORE[k] - mu;
+        p[k] / (1.0 + l[0] * e + l[1] * (e * e - v))
+    });
+    let total: f64 = q.iter().sum();
+    q.iter_mut().for_each(|x| *x /= total);
+    Ok(q)
+}
+
+/// The least variance of a distribution on the five pair scores with mean `mu`:
+/// all of it on the two scores around `mu`.
+fn least_variance(mu: f64) -> f64 {
+    let k = ((mu * 4.0).floor() as usize).min(3);
+    let (lo, hi) = (PAIR_SCORE[k], PAIR_SCORE[k + 1]);
+    (mu - lo) * (hi - mu)
+}
+
+/// `max_λ Σ pᵢ ln(1 + λ·gᵢ)` for `gᵢ = (aᵢ - μ, (aᵢ - μ)² - v)`, from `start`: the
+/// log-likelihood the moment constraints cost (the most likely distribution with
+/// mean `μ` and variance `v` is `pᵢ / (1 + λ·gᵢ)`), and `λ`. `None` when Newton's
+/// method does not settle (no distribution with every cell positive has them).
+fn moment_dual(p: &[f64; 5], mu: f64, v: f64, start: [f64; 2]) -> Option<(f64, [f64; 2])> {
+    let g: [[f64; 2]; 5] = std::array::from_fn(|k| {
+        let e = PAIR_SCORE[k] - mu;
+        [e, e * e - v]
+    });
+    let value = |l: [f64; 2]| -> Option<f64> {
+        let mut f = 0.0;
+        for k in 0..5 {
+            let d = 1.0 + l[0] * g[k][0] + l[1] * g[k][1];
+            if d <= 0.0 {
+                return None;
+            }
+            f += p[k] * d.ln();
+        }
+        Some(f)
+    };
+    let mut l = if value(start).is_some() { start } else { [0.0; 2] };
+    let mut f = value(l)?;
+    for _ in 0..100 {
+        let (mut grad, mut h) = ([0.0; 2], [[0.0; 2]; 2]);
+        for k in 0..5 {
+            let d = 1.0 + l[0] * g[k][0] + l[1] * g[k][1];
+            for a in 0..2 {
+                grad[a] += p[k] * g[k][a] / d;
+                for b in 0..2 {
+                    h[a][b] += p[k] * g[k][a] * g[k][b] / (d * d);
+                }
+            }
+        }
+        // Ascent: λ + H⁻¹ ∇ (H is minus the Hessian, positive definite).
+        let det = h[0][0] * h[1][1] - h[0][1] * h[1][0];
+        if det.is_nan() || det <= 0.0 {
+            return None;
+        }
+        let step = [
+            (h[1][1] * grad[0] - h[0][1] * grad[1]) / det,
+            (h[0][0] * grad[1] - h[1][0] * grad[0]) / det,
+        ];
+        let mut s = 1.0;
+        let next = loop {
+            let cand = [l[0] + s * step[0], l[1] + s * step[1]];
+            match value(cand) {
+                Some(fc) if fc >= f - 1e-15 => break Some((cand, fc)),
+                _ if s < 1e-12 => break None,
+                _ => s *= 0.5,
+            }
+        };
+        let (cand, fc) = next?;
+        let moved = (cand[0] - l[0]).abs() + (cand[1] - l[1]).abs();
+        l = cand;
+        f = fc;
+        if l[0].abs().max(l[1].abs()) > 1e12 {
+            return None;
+        }
+        if moved < 1e-13 * (1.0 + l[0].abs() + l[1].abs()) || grad[0].abs() + grad[1].abs() < 1e-15 {
+            return Some((f, l));
+        }
+    }
+    let (mut grad, mut size) = ([0.0; 2], 0.0);
+    for k in 0..5 {
+        let d = 1.0 + l[0] * g[k][0] + l[1] * g[k][1];
+        grad[0] += p[k] * g[k][0] / d;
+        grad[1] += p[k] * g[k][1] / d;
+        size += p[k] * (g[k][0].abs() + g[k][1].abs()) / d;
+    }
+    (grad[0].abs() + grad[1].abs() < 1e-9 * size.max(1e-300)).then_some((f, l))
 }
 
 /// The scale the hypotheses are in.
@@ -769,15 +950,21 @@ mod tests {
         };
         assert!(hundred.elo().los > 0.999);
         assert!(hundred.reversed().elo().los < 0.001);
-        assert!(
-            (Pentanomial {
-                counts: [0, 0, 0, 0, 1]
-            }
-            .elo()
-            .los - 0.75)
-                .abs()
-                < 1e-12
-        );
+        // The LOS is the confidence at which the exact bound reaches zero: one
+        // pair won 2–0 has a 50% chance at equal strength (a pair may be one trial),
+        // 3 pairs 1/8; four pairs of 1½ points, (½ / ¾)⁴.
+        let los = |counts: [u64; 5]| Pentanomial { counts }.elo().los;
+        assert!((los([0, 0, 0, 0, 1]) - 0.5).abs() < 1e-12);
+        assert!((los([0, 0, 0, 0, 3]) - 0.875).abs() < 1e-12);
+        assert!((los([0, 0, 0, 4, 0]) - (1.0 - (2.0f64 / 3.0).powi(4))).abs() < 1e-12);
+        assert!((los([0, 4, 0, 0, 0]) - (2.0f64 / 3.0).powi(4)).abs() < 1e-12);
+        // Where the bound crosses zero, the LOS crosses 97.5%.
+        for n in 1..12 {
+            let p = Pentanomial {
+                counts: [0, 0, 0, 0, n],
+            };
+            assert_eq!(p.sweep_bound().unwrap() > 0.0, p.elo().los > 0.975, "{n} pairs");
+        }
     }
 
     #[test]

@@ -61,11 +61,19 @@ pub struct Standing {
     /// never won): `elo` is then a one-sided 97.5% bound and `ci95` is infinite
     /// (`null` in JSON).
     pub separated: Option<Separation>,
+    /// Set when the bot played only bots that have no finite rating themselves
+    /// (it lost only to a bot that never lost, say): nothing rates it against
+    /// the field, so it has no `elo` (`null` in JSON) and ranks last.
+    pub unrated: bool,
 }
 
 /// A rating and its interval as shown: `+120` and `45`, or for a separated bot its
 /// bound (`≥ +471`) and a dash.
 pub fn elo_cells(elo: f64, ci95: f64, separated: Option<Separation>) -> (String, String) {
+    if elo.is_nan() {
+        // Not rated against the field (see `Standing::unrated`).
+        return ("unrated".into(), "—".into());
+    }
     match separated {
         Some(Separation::NeverLost) => (format!("≥ {}", signed(elo)), "—".into()),
         Some(Separation::NeverWon) => (format!("≤ {}", signed(elo)), "—".into()),
@@ -95,7 +103,9 @@ pub struct PairStanding {
     /// upper one (`"at_most"`), or no bound at all (`"none"`: both unbounded the same
     /// way).
     pub fit_bound: Option<&'static str>,
-    /// Probability that `a` is stronger than `b`, from the fit.
+    /// Probability that `a` is stronger than `b`, from the fit: the confidence
+    /// at which the one-sided bound on `a - b` reaches zero, as everywhere on the
+    /// ladder. `null` when either bot is unrated.
     pub los: f64,
 }
 
@@ -136,7 +146,10 @@ pub fn compute<R: AsRef<GameResult>>(
 /// rounding.
 #[derive(Debug)]
 pub struct Counts<'a> {
-    bots: &'a [(i64, String)],
+    /// The entrants by name (then id): the order they were stored in changes
+    /// nothing but the rounding.
+    bots: Vec<(i64, String)>,
+    entrants: std::marker::PhantomData<&'a ()>,
     seats: usize,
     index: HashMap<i64, usize>,
     fit_input: Results,
@@ -154,6 +167,8 @@ pub struct Counts<'a> {
 impl<'a> Counts<'a> {
     /// Nothing counted yet, among `bots` (id, name), of `seats`-seat games.
     pub fn new(bots: &'a [(i64, String)], seats: usize) -> Counts<'a> {
+        let mut bots = bots.to_vec();
+        bots.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
         let rows = bots
             .iter()
             .map(|(_, name)| Standing {
@@ -169,16 +184,18 @@ impl<'a> Counts<'a> {
                 avg_rank: 0.0,
                 forfeits: 0,
                 separated: None,
+                unrated: false,
             })
             .collect();
         Counts {
-            bots,
+            entrants: std::marker::PhantomData,
             seats,
             index: bots.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect(),
             fit_input: Results::new(bots.len()),
             rows,
             points: vec![0.0; bots.len()],
             rank_sum: vec![0; bots.len()],
+            bots,
             pair_groups: HashMap::new(),
             counted_pairs: HashMap::new(),
             games: 0,
@@ -332,16 +349,22 @@ impl<'a> Counts<'a> {
         };
         let fit: Ratings = fit_input.fit(anchor_spec.0);
         let mut anchor_spec = anchor_spec;
-        if let Anchor::Player(i, elo) = anchor_spec.0
-            && fit.separated[i].is_some()
-        {
-            // A separated bot has no rating to fix: its bound is what is placed there.
-            anchor_spec.1 = format!("the bound of {} is fixed at {elo}", bots[i].1);
+        if let Anchor::Player(i, elo) = anchor_spec.0 {
+            if fit.separated[i].is_some() {
+                // A separated bot has no rating to fix: its bound is what is placed there.
+                anchor_spec.1 = format!("the bound of {} is fixed at {elo}", bots[i].1);
+            } else if fit.unconnected[i] {
+                anchor_spec.1 = format!(
+                    "{} is not rated against the field, so the average rating is {elo}",
+                    bots[i].1
+                );
+            }
         }
         for (i, row) in rows.iter_mut().enumerate() {
             row.elo = fit.elo[i];
             row.ci95 = fit.interval95(i);
             row.separated = fit.separated[i];
+            row.unrated = fit.unconnected[i];
             row.score = 100.0 * points[i] / row.games.max(1) as f64;
             row.avg_rank = rank_sum[i] as f64 / row.games.max(1) as f64;
         }
@@ -371,11 +394,12 @@ impl<'a> Counts<'a> {
                     Some(Separation::NeverWon) => -1,
                     None => 0,
                 };
-                let fit_bound = match (fit.separated[a].or(fit.separated[b]), side(a) - side(b)) {
-                    (None, _) => None,
-                    (Some(_), s) if s > 0 => Some("at_least"),
-                    (Some(_), s) if s < 0 => Some("at_most"),
-                    (Some(_), _) => Some("none"),
+                let fit_bound = match (se.is_finite(), side(a) - side(b)) {
+                    (true, _) => None,
+                    _ if fit.unconnected[a] || fit.unconnected[b] => Some("none"),
+                    (false, s) if s > 0 => Some("at_least"),
+                    (false, s) if s < 0 => Some("at_most"),
+                    (false, _) => Some("none"),
                 };
                 PairStanding {
                     a: bots[a].1.clone(),
@@ -437,10 +461,16 @@ impl Standings {
             "{} games; Elo is maximum likelihood ({}), ±95% intervals clustered by mirrored group",
             self.games, self.anchor
         );
+        if self.rows.iter().any(|r| r.unrated) {
+            let _ = writeln!(
+                s,
+                "unrated: not yet rated against the field (it played only bots with no finite rating themselves), ranked last"
+            );
+        }
         if self.rows.iter().any(|r| r.separated.is_some()) {
             let _ = writeln!(
                 s,
-                "≥ / ≤: never lost / never won against the rest, so no finite estimate: the exact 97.5% bound (what it did had a 2.5% chance there)"
+                "≥ / ≤: never lost / never won against the rest, so no finite estimate: the exact 97.5% bound (what it did had a 2.5% chance there); ranked where it had an even chance, so that the order agrees with LOS"
             );
         }
         if !self.pairs.is_empty() {
@@ -453,7 +483,7 @@ impl Standings {
                 let c = p.pentanomial.counts;
                 let _ = writeln!(
                     s,
-                    "{:<36} {:>6}  {:<22} {:>14} {:>14} {:>5.1}%",
+                    "{:<36} {:>6}  {:<22} {:>14} {:>14} {:>6}",
                     format!("{} vs {}", p.a, p.b),
                     p.pentanomial.pairs(),
                     format!("{}-{}-{}-{}-{}", c[0], c[1], c[2], c[3], c[4]),
@@ -471,7 +501,11 @@ impl Standings {
                         Some("at_most") => format!("≤ {}", signed(p.fit_elo)),
                         Some(_) => "unbounded".to_owned(),
                     },
-                    100.0 * p.los
+                    if p.los.is_nan() {
+                        "—".to_owned()
+                    } else {
+                        format!("{:.1}%", 100.0 * p.los)
+                    }
                 );
             }
         }
@@ -561,7 +595,8 @@ mod tests {
     fn assert_close(a: &Standings, b: &Standings) {
         assert_eq!(a.games, b.games);
         assert_eq!(a.rows.len(), b.rows.len());
-        let close = |x: f64, y: f64| x == y || (x - y).abs() <= 1e-9 * x.abs().max(1.0);
+        let close =
+            |x: f64, y: f64| x == y || x.is_nan() && y.is_nan() || (x - y).abs() <= 1e-9 * x.abs().max(1.0);
         for (x, y) in a.rows.iter().zip(&b.rows) {
             assert_eq!(
                 (
@@ -638,6 +673,109 @@ mod tests {
             }
             let separated = from_shapes.rows.iter().filter(|r| r.separated.is_some()).count();
             assert_eq!(separated, usize::from(loser), "{:?}", from_shapes.rows);
+        }
+    }
+
+    /// Mirrored pairs among named bots with edges in them: a core of five that
+    /// trade results at random, a group of two (top, mid) above it that only
+    /// lost to each other, a bot (x) that never lost, one (y) that only lost to
+    /// x, and one (z) that never won.
+    fn edgy_pairs(rng: &mut rand_chacha::ChaCha8Rng) -> Vec<GameResult> {
+        use rand_chacha::rand_core::Rng;
+        let mut out = Vec::new();
+        let mut group = 0;
+        let mut pair = |a: i64, b: i64, a_points: u32, out: &mut Vec<GameResult>| {
+            group += 1;
+            let first = if a_points >= 2 { [1, 2] } else { [2, 1] };
+            let second = if a_points == 4 { [2, 1] } else { [1, 2] };
+            out.push(result(2 * group, group, [a, b], first));
+            out.push(result(2 * group + 1, group, [b, a], second));
+        };
+        for _ in 0..60 {
+            let a = 1 + i64::from(rng.next_u32() % 5);
+            let b = 1 + (a + i64::from(rng.next_u32() % 4)) % 5;
+            pair(a, b, [0, 2, 4][rng.next_u32() as usize % 3], &mut out);
+        }
+        for k in 0..(3 + rng.next_u32() % 4) {
+            // Top wins the first: it is above mid, alone or with it.
+            pair(
+                10,
+                11,
+                if k == 0 {
+                    4
+                } else {
+                    [4, 4, 0][rng.next_u32() as usize % 3]
+                },
+                &mut out,
+            );
+            pair(11, 1 + i64::from(rng.next_u32() % 5), 4, &mut out);
+            pair(12, 1 + i64::from(rng.next_u32() % 5), 4, &mut out);
+            pair(1 + i64::from(rng.next_u32() % 5), 14, 4, &mut out);
+        }
+        pair(12, 13, 4, &mut out);
+        out
+    }
+
+    #[test]
+    fn standings_do_not_depend_on_the_order_of_bots_or_of_groups() {
+        use rand_chacha::ChaCha8Rng;
+        use rand_chacha::rand_core::{Rng, SeedableRng};
+        let mut rng = ChaCha8Rng::seed_from_u64(62);
+        let names: Vec<(i64, String)> = [1, 2, 3, 4, 5, 10, 11, 12, 13, 14]
+            .iter()
+            .map(|&i| (i, format!("bot{i}")))
+            .collect();
+        fn shuffle<T>(v: &mut [T], rng: &mut ChaCha8Rng) {
+            for i in (1..v.len()).rev() {
+                v.swap(i, rng.next_u32() as usize % (i + 1));
+            }
+        }
+        for round in 0..40 {
+            let games = edgy_pairs(&mut rng);
+            let base = compute(&names, &games, 2, None).unwrap();
+            let sep = |n: &str| {
+                base.rows
+                    .iter()
+                    .find(|r| r.name == n)
+                    .map(|r| (r.separated, r.unrated))
+            };
+            assert_eq!(sep("bot10"), Some((Some(Separation::NeverLost), false)));
+            assert_eq!(sep("bot13"), Some((None, true)));
+            assert_eq!(sep("bot14"), Some((Some(Separation::NeverWon), false)));
+            assert!(
+                base.rows.iter().all(|r| r.unrated || r.elo.is_finite()),
+                "{}",
+                base.table()
+            );
+            for _ in 0..3 {
+                let mut bots = names.clone();
+                shuffle(&mut bots, &mut rng);
+                // Groups in another order (each group's games together).
+                let mut groups: Vec<Vec<GameResult>> = games.chunks(2).map(<[GameResult]>::to_vec).collect();
+                shuffle(&mut groups, &mut rng);
+                let shuffled: Vec<GameResult> = groups.into_iter().flatten().collect();
+                let other = compute(&bots, &shuffled, 2, None).unwrap();
+                assert_eq!(base.table(), other.table(), "round {round}");
+                // The same to rounding: sums in another order.
+                let same = |x: f64, y: f64| x == y || x.is_nan() && y.is_nan() || (x - y).abs() < 1e-6;
+                for (x, y) in base.rows.iter().zip(&other.rows) {
+                    assert_eq!(
+                        (&x.name, x.separated, x.unrated),
+                        (&y.name, y.separated, y.unrated)
+                    );
+                    assert!(same(x.elo, y.elo) && same(x.ci95, y.ci95), "{x:?} against {y:?}");
+                }
+                for (x, y) in base.pairs.iter().zip(&other.pairs) {
+                    assert_eq!(
+                        (&x.a, &x.b, x.pentanomial, x.fit_bound),
+                        (&y.a, &y.b, y.pentanomial, y.fit_bound)
+                    );
+                    assert!(
+                        same(x.fit_elo, y.fit_elo) && same(x.fit_se, y.fit_se) && same(x.los, y.los),
+                        "{x:?} against {y:?}"
+                    );
+                }
+            }
         }
     }
 

@@ -67,6 +67,9 @@ impl Scheduler {
             .map(|b| {
                 let (elo, sd) = by_name
                     .get(b.name.as_str())
+                    .filter(|r| !r.unrated)
+                    // An unrated bot (it played only bots without a finite rating)
+                    // is placed as a newcomer is.
                     .map_or((0.0, rating::fit::PRIOR_SD_ELO), |r| {
                         // A separated bot (never lost, or never won) has a bound,
                         // not an interval: uncertain, but less so than a newcomer.

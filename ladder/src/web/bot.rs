@@ -148,7 +148,8 @@ pub(super) async fn snapshot(site: &Site, name: &str) -> Result<Option<BotView>,
         competitions.push(BotCompetitionView {
             competition: c.name.clone(),
             rank: row.map(|r| r.rank),
-            elo: row.map(|r| r.elo),
+            // An unrated bot (it played only bots without a finite rating) has no Elo.
+            elo: row.filter(|r| !r.unrated).map(|r| r.elo),
             ci95: row.map(|r| r.ci95),
             separated: row.and_then(|r| r.separated),
             games,

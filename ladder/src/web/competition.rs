@@ -133,7 +133,15 @@ fn standings_table(c: &CompetitionView) -> Markup {
     let cells: Vec<(f64, f64)> = st.rows.iter().map(|r| (r.elo, r.ci95)).collect();
     let scale = svg::interval_scale(&cells);
     html! {
-        p.note { "Elo: " (st.anchor) ". Bars: each bot's 95% interval on one scale; dashed: 0." }
+        p.note {
+            "Elo: " (st.anchor) ". Bars: each bot's 95% interval on one scale; dashed: 0."
+            @if st.rows.iter().any(|r| r.separated.is_some()) {
+                " ≥ / ≤: a bot that never lost / never won against the rest has the exact 97.5% bound, ranked where its record had an even chance."
+            }
+            @if st.rows.iter().any(|r| r.unrated) {
+                " unrated: not yet rated against the field (it played only bots that have no finite rating themselves)."
+            }
+        }
         table.standings {
             caption { "Standings" }
             thead { tr {
