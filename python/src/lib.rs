@@ -13,8 +13,8 @@ use engine::{GAME_IDS, Seat, SetupError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-use state::{AnyState, Refused, Typed};
+use pyo3::types::{PyDict, PyTuple};
+use state::{AnyState, Refused, Saved, Typed};
 
 create_exception!(
     _astragal,
@@ -95,6 +95,51 @@ fn chance_mode(chance: &str) -> PyResult<bool> {
     }
 }
 
+/// A non-negative whole number given from Python, as `what` names it: a bool, a
+/// negative number or another type is a `ValueError` (`err`) naming the problem,
+/// not PyO3's `OverflowError` or `TypeError`.
+fn whole(value: &Bound<'_, PyAny>, what: &str, err: fn(String) -> PyErr) -> PyResult<u64> {
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(err(format!("{what} is a whole number, not a bool")));
+    }
+    // numpy's integers come as their `__index__`.
+    let Ok(index) = value.call_method0("__index__") else {
+        return Err(err(format!(
+            "{what} is a whole number, not {}",
+            value.get_type().name()?
+        )));
+    };
+    match index.extract::<i128>() {
+        Ok(i) if i < 0 => Err(err(format!("{what} {i} is negative"))),
+        Ok(i) => u64::try_from(i).map_err(|_| err(format!("{what} {i} is too large"))),
+        Err(_) => Err(err(format!("{what} is too large"))),
+    }
+}
+
+fn move_err(why: String) -> PyErr {
+    MoveRefused::new_err(why)
+}
+
+fn chance_err(why: String) -> PyErr {
+    ChanceRefused::new_err(why)
+}
+
+fn setup_err(why: String) -> PyErr {
+    SetupFailed::new_err(why)
+}
+
+fn seat_arg(value: &Bound<'_, PyAny>) -> PyResult<Seat> {
+    Ok(usize::try_from(whole(value, "seat", move_err)?).unwrap_or(usize::MAX))
+}
+
+fn action_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    Ok(usize::try_from(whole(value, "action", move_err)?).unwrap_or(usize::MAX))
+}
+
+fn seed_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    whole(value, "seed", setup_err)
+}
+
 /// A state of one of the five games.
 #[pyclass(module = "astragal_engine._astragal", name = "State")]
 struct State {
@@ -108,9 +153,9 @@ impl State {
     }
 
     /// The seat named, or the one seat to act.
-    fn seat_or_to_act(&self, seat: Option<Seat>) -> PyResult<Seat> {
+    fn seat_or_to_act(&self, seat: Option<&Bound<'_, PyAny>>) -> PyResult<Seat> {
         if let Some(seat) = seat {
-            return self.check_seat(seat);
+            return self.check_seat(seat_arg(seat)?);
         }
         match self.inner.to_act().as_slice() {
             [one] => Ok(*one),
@@ -185,21 +230,24 @@ impl State {
     }
 
     /// Decides the draw that waits.
-    fn apply_chance(&mut self, outcome: u32) -> PyResult<()> {
+    fn apply_chance(&mut self, outcome: &Bound<'_, PyAny>) -> PyResult<()> {
+        let outcome = whole(outcome, "chance outcome", chance_err)?;
+        let outcome = u32::try_from(outcome)
+            .map_err(|_| ChanceRefused::new_err(format!("chance outcome {outcome} is too large")))?;
         self.inner.apply_chance(outcome).map_err(refused)
     }
 
     /// The legal moves of `seat` (default: the one seat to act), in notation,
     /// sorted by action number.
     #[pyo3(signature = (seat=None))]
-    fn legal_moves(&mut self, seat: Option<Seat>) -> PyResult<Vec<String>> {
+    fn legal_moves(&mut self, seat: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
         let seat = self.seat_or_to_act(seat)?;
         Ok(self.inner.legal_moves(seat))
     }
 
     /// The legal moves of `seat` as action numbers, ascending.
     #[pyo3(signature = (seat=None))]
-    fn legal_actions(&mut self, seat: Option<Seat>) -> PyResult<Vec<usize>> {
+    fn legal_actions(&mut self, seat: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<usize>> {
         let seat = self.seat_or_to_act(seat)?;
         Ok(self.inner.legal_actions(seat))
     }
@@ -223,7 +271,12 @@ impl State {
 
     /// The notation of a legal action of `seat`.
     #[pyo3(signature = (action, seat=None))]
-    fn move_of_action(&mut self, action: usize, seat: Option<Seat>) -> PyResult<String> {
+    fn move_of_action(
+        &mut self,
+        action: &Bound<'_, PyAny>,
+        seat: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let action = action_arg(action)?;
         let seat = self.seat_or_to_act(seat)?;
         self.inner.move_of_action(seat, action).map_err(refused)
     }
@@ -231,7 +284,7 @@ impl State {
     /// Plays a move of `seat` (default: the one seat to act), given as its notation
     /// (`str`) or as an index into `legal_moves(seat)` (`int`).
     #[pyo3(signature = (move_, seat=None))]
-    fn play(&mut self, move_: &Bound<'_, PyAny>, seat: Option<Seat>) -> PyResult<()> {
+    fn play(&mut self, move_: &Bound<'_, PyAny>, seat: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let seat = self.seat_or_to_act(seat)?;
         if let Ok(text) = move_.extract::<String>() {
             return self.inner.play_text(seat, &text).map_err(refused);
@@ -253,26 +306,27 @@ impl State {
 
     /// Plays the move of `seat` with this action number.
     #[pyo3(signature = (action, seat=None))]
-    fn play_action(&mut self, action: usize, seat: Option<Seat>) -> PyResult<()> {
+    fn play_action(&mut self, action: &Bound<'_, PyAny>, seat: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let action = action_arg(action)?;
         let seat = self.seat_or_to_act(seat)?;
         self.inner.play_action(seat, action).map_err(refused)
     }
 
     /// Plays uniformly random moves (and chance, if explicit) to the end, inside
     /// the engine; returns the number of moves played.
-    fn random_playout(&mut self, seed: u64) -> usize {
-        self.inner.random_playout(seed)
+    fn random_playout(&mut self, seed: &Bound<'_, PyAny>) -> PyResult<usize> {
+        Ok(self.inner.random_playout(seed_arg(seed)?))
     }
 
     /// What `seat` may see, as the JSON text the protocol sends.
-    fn observation_json(&self, seat: Seat) -> PyResult<String> {
-        let seat = self.check_seat(seat)?;
+    fn observation_json(&self, seat: &Bound<'_, PyAny>) -> PyResult<String> {
+        let seat = self.check_seat(seat_arg(seat)?)?;
         Ok(self.inner.observation_json(seat))
     }
 
     /// What `seat` may see, as Python objects: the observation the protocol
     /// sends, parsed.
-    fn observation<'py>(&self, py: Python<'py>, seat: Seat) -> PyResult<Bound<'py, PyAny>> {
+    fn observation<'py>(&self, py: Python<'py>, seat: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let text = self.observation_json(seat)?;
         py.import("json")?.call_method1("loads", (text,))
     }
@@ -283,17 +337,17 @@ impl State {
     }
 
     /// The position as `seat` may know it (no dice to come, no others' secrets).
-    fn public_position(&self, seat: Seat) -> PyResult<String> {
-        let seat = self.check_seat(seat)?;
+    fn public_position(&self, seat: &Bound<'_, PyAny>) -> PyResult<String> {
+        let seat = self.check_seat(seat_arg(seat)?)?;
         Ok(self.inner.public_position(seat))
     }
 
     /// The board as text: everything, or only what `seat` may see.
     #[pyo3(signature = (seat=None))]
-    fn render(&self, seat: Option<Seat>) -> PyResult<String> {
+    fn render(&self, seat: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
         match seat {
             None => Ok(self.inner.render()),
-            Some(seat) => Ok(self.inner.render_for(self.check_seat(seat)?)),
+            Some(seat) => Ok(self.inner.render_for(self.check_seat(seat_arg(seat)?)?)),
         }
     }
 
@@ -316,13 +370,15 @@ impl State {
 
     /// A state that looks to `seat` exactly like this one, with hidden parts and
     /// the dice to come drawn from `seed`: what a search may sample.
-    fn determinize(&self, seat: Seat, seed: u64) -> PyResult<State> {
-        let seat = self.check_seat(seat)?;
-        let inner = self.inner.determinize(seat, seed).map_err(refused)?;
+    fn determinize(&self, seat: &Bound<'_, PyAny>, seed: &Bound<'_, PyAny>) -> PyResult<State> {
+        let seat = self.check_seat(seat_arg(seat)?)?;
+        let inner = self.inner.determinize(seat, seed_arg(seed)?).map_err(refused)?;
         Ok(State { inner })
     }
 
-    /// An independent copy, dice to come included.
+    /// An independent copy, dice to come included: a search that plays ahead on
+    /// a clone of a seeded state sees the very dice the game will throw. Sample
+    /// with `determinize(seat, seed)` to look ahead fairly.
     fn clone(&self) -> State {
         State {
             inner: self.inner.clone_box(),
@@ -338,10 +394,35 @@ impl State {
     }
 
     fn __eq__(&self, other: &State) -> bool {
+        let (mine, theirs) = (self.inner.save(), other.inner.save());
         self.inner.id() == other.inner.id()
             && self.inner.options() == other.inner.options()
-            && self.inner.position() == other.inner.position()
+            && self.inner.explicit_chance() == other.inner.explicit_chance()
+            && mine.position == theirs.position
+            && mine.pending_move == theirs.pending_move
+            && mine.chance_so_far == theirs.chance_so_far
             && self.inner.chance_range() == other.inner.chance_range()
+    }
+
+    /// Pickles as the game, options, seats and the state's position with its
+    /// dice to come (and at a chance node the step that waits and the draws
+    /// given), rebuilt by `_restore_state`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let restore = py
+            .import("astragal_engine._astragal")?
+            .getattr("_restore_state")?;
+        let saved = self.inner.save();
+        let args = (
+            self.inner.id(),
+            self.inner.options().to_vec(),
+            self.inner.seats(),
+            self.inner.explicit_chance(),
+            saved.position,
+            saved.pending_move,
+            saved.chance_so_far,
+        )
+            .into_pyobject(py)?;
+        Ok((restore, args))
     }
 
     fn __str__(&self) -> String {
@@ -389,6 +470,59 @@ fn state_from_position(
     let inner = setup(game, &options, seats, seed, Some(position), explicit)
         .map_err(|e| SetupFailed::new_err(e.to_string()))?;
     Ok(State { inner })
+}
+
+/// A state from what `State.__reduce__` saved (what unpickling calls).
+#[pyfunction]
+#[pyo3(signature = (game, options, seats, explicit, position, pending_move, chance_so_far))]
+fn _restore_state(
+    game: &str,
+    options: Vec<String>,
+    seats: usize,
+    explicit: bool,
+    position: Option<String>,
+    pending_move: Option<(Seat, String)>,
+    chance_so_far: Vec<u32>,
+) -> PyResult<State> {
+    let saved = Saved {
+        position,
+        pending_move,
+        chance_so_far,
+    };
+    let inner = restore(game, &options, seats, explicit, &saved).map_err(refused)?;
+    Ok(State { inner })
+}
+
+fn restore_typed<G: actions::Actions>(
+    options: &[String],
+    seats: usize,
+    explicit: bool,
+    saved: &Saved,
+) -> Result<Box<dyn AnyState>, Refused> {
+    Ok(Box::new(Typed::<G>::restore(options, seats, explicit, saved)?))
+}
+
+fn restore(
+    game: &str,
+    options: &[String],
+    seats: usize,
+    explicit: bool,
+    saved: &Saved,
+) -> Result<Box<dyn AnyState>, Refused> {
+    let make = match game {
+        "ur" => restore_typed::<Ur>,
+        "utara" => restore_typed::<Utara>,
+        "uptick" => restore_typed::<Uptick>,
+        "cuatto" => restore_typed::<Cuatto>,
+        "spartan" => restore_typed::<Spartan>,
+        _ => {
+            return Err(Refused::Setup(SetupError::UnknownGame {
+                id: game.to_owned(),
+                known: GAME_IDS.join(", "),
+            }));
+        }
+    };
+    make(options, seats, explicit, saved)
 }
 
 /// The games, as dicts: id, name, seats, nature, options.
@@ -439,6 +573,7 @@ fn _astragal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(state_from_position, m)?)?;
     m.add_function(wrap_pyfunction!(game_infos, m)?)?;
     m.add_function(wrap_pyfunction!(os_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(_restore_state, m)?)?;
     m.add("ENGINE_VERSION", engine::ENGINE_VERSION)?;
     m.add("AstragalError", m.py().get_type::<AstragalError>())?;
     m.add("SetupFailed", m.py().get_type::<SetupFailed>())?;

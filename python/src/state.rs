@@ -39,6 +39,21 @@ pub struct Typed<G: Actions> {
     /// lists them once.
     moves: Vec<G::Move>,
     moves_of: Option<Seat>,
+    /// The seat's move whose dice wait (explicit chance): with the state before
+    /// it and the draws given so far, it is what a pickle needs to rebuild a
+    /// state at a chance node. `None` at the setup's chance node.
+    pending_move: Option<(Seat, G::Move)>,
+}
+
+/// Everything that makes a state, as plain values: what a pickle holds.
+pub struct Saved {
+    /// The state after the last finished step, with its dice to come; `None`
+    /// while the setup itself waits for chance.
+    pub position: Option<String>,
+    /// The move whose dice wait, in notation, and its seat.
+    pub pending_move: Option<(Seat, String)>,
+    /// The draws given so far to the step that waits.
+    pub chance_so_far: Vec<u32>,
 }
 
 /// What Python can do with a state of any game.
@@ -70,6 +85,7 @@ pub trait AnyState: Send + Sync {
     fn outcome(&self) -> Option<Outcome>;
     fn determinize(&self, seat: Seat, seed: u64) -> Result<Box<dyn AnyState>, Refused>;
     fn clone_box(&self) -> Box<dyn AnyState>;
+    fn save(&self) -> Saved;
 }
 
 impl<G: Actions> Typed<G> {
@@ -94,7 +110,64 @@ impl<G: Actions> Typed<G> {
             canonical: setup.values.canonical(),
             moves: Vec::new(),
             moves_of: None,
+            pending_move: None,
         })
+    }
+
+    /// A state rebuilt from what [`AnyState::save`] gave.
+    pub fn restore(
+        options: &[String],
+        seats: usize,
+        explicit: bool,
+        saved: &Saved,
+    ) -> Result<Typed<G>, Refused> {
+        if !explicit && (saved.pending_move.is_some() || !saved.chance_so_far.is_empty()) {
+            return Err(Refused::Chance(
+                "a state with seeded dice has no chance waiting".into(),
+            ));
+        }
+        let position = saved.position.as_deref();
+        if position.is_none() && saved.pending_move.is_some() {
+            return Err(Refused::Chance(
+                "a move waiting for chance needs the position before it".into(),
+            ));
+        }
+        let mut state = Typed::<G>::setup(options, Some(seats), 0, position, explicit)?;
+        if let Some((seat, text)) = &saved.pending_move {
+            state.check_seat(*seat)?;
+            let mv = state
+                .game()
+                .parse_move(text)
+                .map_err(|e| Refused::Move(e.to_string()))?;
+            state.check_to_act(*seat)?;
+            state.play_move(*seat, &mv)?;
+        }
+        for &outcome in &saved.chance_so_far {
+            state.apply_chance(outcome)?;
+        }
+        Ok(state)
+    }
+
+    /// Refuses a move of a seat that is not to decide now, saying who is.
+    fn check_to_act(&self, seat: Seat) -> Result<(), Refused> {
+        self.check_seat(seat)?;
+        if self.chance_range().is_some() {
+            return Err(Refused::Move(format!(
+                "seat {seat} is not to act: chance is to decide (see chance_outcomes() and apply_chance())"
+            )));
+        }
+        let to_act = self.to_act();
+        if to_act.contains(&seat) {
+            return Ok(());
+        }
+        if to_act.is_empty() {
+            return Err(Refused::Move(format!(
+                "seat {seat} is not to act: the game is over"
+            )));
+        }
+        Err(Refused::Move(format!(
+            "seat {seat} is not to act (to act: {to_act:?})"
+        )))
     }
 
     fn game(&self) -> &G {
@@ -142,7 +215,13 @@ impl<G: Actions> Typed<G> {
         self.moves_of = None;
         let result = match &mut self.dice {
             Dice::Seeded(g) => g.play(seat, mv),
-            Dice::Explicit(e) => e.play(seat, mv),
+            Dice::Explicit(e) => {
+                let played = e.play(seat, mv);
+                if played.is_ok() && e.chance_range().is_some() {
+                    self.pending_move = Some((seat, mv.clone()));
+                }
+                played
+            }
         };
         result.map_err(|e| Refused::Move(e.to_string()))
     }
@@ -190,7 +269,11 @@ impl<G: Actions> AnyState for Typed<G> {
             )),
             Dice::Explicit(e) => {
                 self.moves_of = None;
-                e.apply_chance(outcome).map_err(|e| Refused::Chance(e.to_string()))
+                e.apply_chance(outcome).map_err(|e| Refused::Chance(e.to_string()))?;
+                if e.chance_range().is_none() {
+                    self.pending_move = None;
+                }
+                Ok(())
             }
         }
     }
@@ -236,6 +319,7 @@ impl<G: Actions> AnyState for Typed<G> {
         Ok(s)
     }
     fn play_text(&mut self, seat: Seat, text: &str) -> Result<(), Refused> {
+        self.check_to_act(seat)?;
         let mv = self
             .game()
             .parse_move(text)
@@ -243,7 +327,7 @@ impl<G: Actions> AnyState for Typed<G> {
         self.play_move(seat, &mv)
     }
     fn play_index(&mut self, seat: Seat, index: usize) -> Result<(), Refused> {
-        self.check_seat(seat)?;
+        self.check_to_act(seat)?;
         self.fill_moves(seat);
         let Some(mv) = self.moves.get(index).cloned() else {
             return Err(Refused::Move(format!(
@@ -254,7 +338,7 @@ impl<G: Actions> AnyState for Typed<G> {
         self.play_move(seat, &mv)
     }
     fn play_action(&mut self, seat: Seat, action: usize) -> Result<(), Refused> {
-        self.check_seat(seat)?;
+        self.check_to_act(seat)?;
         self.fill_moves(seat);
         let options = &self.options;
         let Some(mv) = self
@@ -331,10 +415,23 @@ impl<G: Actions> AnyState for Typed<G> {
             canonical: self.canonical.clone(),
             moves: Vec::new(),
             moves_of: None,
+            pending_move: None,
         }))
     }
     fn clone_box(&self) -> Box<dyn AnyState> {
         Box::new(self.clone())
+    }
+    fn save(&self) -> Saved {
+        let setup_waits = self.chance_range().is_some() && self.pending_move.is_none();
+        Saved {
+            position: (!setup_waits).then(|| self.game().position()),
+            pending_move: self.pending_move.as_ref().map(|(seat, mv)| {
+                let mut text = String::new();
+                G::write_move(mv, &mut text);
+                (*seat, text)
+            }),
+            chance_so_far: self.chance_so_far(),
+        }
     }
 }
 
