@@ -71,6 +71,21 @@ class _Common:
     def action_space(self, agent: str) -> spaces.Space:
         return self._action_spaces[agent]
 
+    def _checked_action(self, action: Any, agent: str) -> int:
+        """An action in the action space, else a ValueError naming the problem (an
+        action in the space that is not legal now is the seat's loss instead)."""
+        if action is None:
+            raise ValueError(f"no action for {agent}, which is to act")
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+                action = int(action)
+            else:
+                raise ValueError(f"an action is a whole number, not {type(action).__name__}")
+        action = int(action)
+        if not 0 <= action < self.num_actions:
+            raise ValueError(f"action {action} of {agent} is outside the action space 0..{self.num_actions - 1}")
+        return action
+
     def _illegal(self, seat: int) -> Dict[str, float]:
         """Rewards when `seat` plays an illegal action: it loses, the others share."""
         return {a: -1.0 if self.agent_seat[a] == seat else 1.0 / max(self.seats - 1, 1) for a in self.possible_agents}
@@ -138,11 +153,16 @@ class AstragalEnv(_Common, AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        if action is None:
+            raise ValueError(
+                f"step(None) is only for an agent that is done: {agent} is to act; give an action from its action_mask"
+            )
+        action = self._checked_action(action, agent)
         seat = self.agent_seat[agent]
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {a: 0.0 for a in self.agents}
         try:
-            self.state_.play_action(int(action), seat)
+            self.state_.play_action(action, seat)
         except MoveRefused:
             self.rewards = self._illegal(seat)
             self.terminations = {a: True for a in self.agents}
@@ -187,14 +207,13 @@ class AstragalParallelEnv(_Common, ParallelEnv):
         truncations = {a: False for a in self.agents}
         # Every seat to act plays; the engine keeps each choice secret until all
         # seats of the step have chosen, so the order does not matter.
+        to_act = self.state_.to_act
+        # Checked before any is played, so a refused step changes nothing.
+        checked = {seat: self._checked_action(actions.get(self.possible_agents[seat]), self.possible_agents[seat]) for seat in to_act}
         illegal = None
-        for seat in self.state_.to_act:
-            agent = self.possible_agents[seat]
-            if agent not in actions:
-                illegal = seat
-                break
+        for seat in to_act:
             try:
-                self.state_.play_action(int(actions[agent]), seat)
+                self.state_.play_action(checked[seat], seat)
             except MoveRefused:
                 illegal = seat
                 break

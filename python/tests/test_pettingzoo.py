@@ -59,6 +59,40 @@ def test_an_illegal_action_loses_the_game_for_that_seat():
     assert env.rewards[agent] == -1 and sum(env.rewards.values()) == 0
 
 
+def test_step_none_is_for_a_finished_agent_and_bad_actions_are_value_errors():
+    env = pz.env("ur")
+    env.reset(seed=2)
+    agent = env.agent_selection
+    before = env.state_.position()
+    with pytest.raises(ValueError, match=f"step\\(None\\) is only for an agent that is done: {agent} is to act"):
+        env.step(None)
+    with pytest.raises(ValueError, match=f"action -1 of {agent} is outside the action space 0..{env.num_actions - 1}"):
+        env.step(-1)
+    with pytest.raises(ValueError, match=f"action 999 of {agent} is outside"):
+        env.step(999)
+    with pytest.raises(ValueError, match="an action is a whole number, not str"):
+        env.step("a")
+    assert env.state_.position() == before and not any(env.terminations.values())
+    # Once done, step(None) is what PettingZoo asks for, and an action is refused.
+    legal = np.flatnonzero(env.observe(agent)["action_mask"])
+    illegal = next(a for a in range(env.num_actions) if a not in legal)
+    env.step(illegal)
+    assert env.terminations[env.agent_selection]
+    with pytest.raises(ValueError, match="None"):
+        env.step(0)
+    env.step(None)
+
+
+def test_the_parallel_environment_names_a_missing_or_bad_action():
+    env = pz.parallel_env("spartan")
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match="no action for seat_1, which is to act"):
+        env.step({"seat_0": 0})
+    with pytest.raises(ValueError, match="action -2 of seat_0 is outside"):
+        env.step({"seat_0": -2, "seat_1": 0})
+    assert env.agents == ["seat_0", "seat_1"]
+
+
 def test_the_same_seed_gives_the_same_game_and_another_seed_another():
     def first_observations(seed):
         env = pz.env("cuatto")
