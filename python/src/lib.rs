@@ -6,10 +6,12 @@
 #![allow(unsafe_code)] // PyO3's macros expand to the FFI glue Python calls through.
 
 mod actions;
+mod encode;
 mod state;
 
 use engine::games::{cuatto::Cuatto, spartan::Spartan, uptick::Uptick, ur::Ur, utara::Utara};
 use engine::{GAME_IDS, Seat, SetupError};
+use numpy::PyArray1;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -49,7 +51,7 @@ fn refused(e: Refused) -> PyErr {
     }
 }
 
-fn typed<G: actions::Actions>(
+fn typed<G: encode::Encode>(
     options: &[String],
     seats: Option<usize>,
     seed: u64,
@@ -139,6 +141,9 @@ fn action_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
 fn seed_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     whole(value, "seed", setup_err)
 }
+
+/// An encoded observation and its action mask.
+type EncodedWithMask<'py> = (Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<i8>>);
 
 /// A state of one of the five games.
 #[pyclass(module = "astragal_engine._astragal", name = "State")]
@@ -318,6 +323,45 @@ impl State {
         Ok(self.inner.random_playout(seed_arg(seed)?))
     }
 
+    /// How many numbers `encode` gives for this game, options and seats.
+    #[getter]
+    fn observation_size(&self) -> usize {
+        self.inner.encoded_size()
+    }
+
+    /// What `seat` may see as numbers: a `float32` numpy array of
+    /// `observation_size` entries in `[0, 1]`, written by the engine (the layouts
+    /// are in the README, and `astragal_engine.encoding` names every entry).
+    fn encode<'py>(&self, py: Python<'py>, seat: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        let seat = self.check_seat(seat_arg(seat)?)?;
+        let mut out = vec![0.0; self.inner.encoded_size()];
+        self.inner.encode_into(seat, &mut out);
+        Ok(PyArray1::from_vec(py, out))
+    }
+
+    /// `seat`'s legal actions as an `int8` numpy array of `action_count` entries,
+    /// 1 for each legal action (all 0 when the seat is not to act).
+    fn action_mask<'py>(
+        &mut self,
+        py: Python<'py>,
+        seat: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<i8>>> {
+        let seat = self.check_seat(seat_arg(seat)?)?;
+        let mut out = vec![0; self.inner.action_count()];
+        self.inner.mask_into(seat, &mut out);
+        Ok(PyArray1::from_vec(py, out))
+    }
+
+    /// `(encode(seat), action_mask(seat))` in one call: what a masked
+    /// environment observes each step.
+    fn encode_with_mask<'py>(
+        &mut self,
+        py: Python<'py>,
+        seat: &Bound<'py, PyAny>,
+    ) -> PyResult<EncodedWithMask<'py>> {
+        Ok((self.encode(py, seat)?, self.action_mask(py, seat)?))
+    }
+
     /// What `seat` may see, as the JSON text the protocol sends.
     fn observation_json(&self, seat: &Bound<'_, PyAny>) -> PyResult<String> {
         let seat = self.check_seat(seat_arg(seat)?)?;
@@ -493,7 +537,7 @@ fn _restore_state(
     Ok(State { inner })
 }
 
-fn restore_typed<G: actions::Actions>(
+fn restore_typed<G: encode::Encode>(
     options: &[String],
     seats: usize,
     explicit: bool,

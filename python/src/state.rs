@@ -1,7 +1,7 @@
 //! One game state of any game, behind an object-safe trait: the typed engine
 //! underneath, so moves are checked and numbered without going through text.
 
-use crate::actions::Actions;
+use crate::encode::Encode;
 use engine::{ExplicitChance, Game, GameRng, Outcome, Seat, SetupError};
 use std::fmt::Write as _;
 
@@ -30,7 +30,7 @@ enum Dice<G: Game> {
 
 /// A state of game `G` with its options.
 #[derive(Debug, Clone)]
-pub struct Typed<G: Actions> {
+pub struct Typed<G: Encode> {
     dice: Dice<G>,
     options: G::Options,
     canonical: Vec<String>,
@@ -39,6 +39,8 @@ pub struct Typed<G: Actions> {
     /// lists them once.
     moves: Vec<G::Move>,
     moves_of: Option<Seat>,
+    /// Whether `moves` is sorted yet: a mask or a move by number needs no order.
+    moves_sorted: bool,
     /// The seat's move whose dice wait (explicit chance): with the state before
     /// it and the draws given so far, it is what a pickle needs to rebuild a
     /// state at a chance node. `None` at the setup's chance node.
@@ -86,9 +88,15 @@ pub trait AnyState: Send + Sync {
     fn determinize(&self, seat: Seat, seed: u64) -> Result<Box<dyn AnyState>, Refused>;
     fn clone_box(&self) -> Box<dyn AnyState>;
     fn save(&self) -> Saved;
+    fn encoded_size(&self) -> usize;
+    /// Writes `seat`'s encoded observation into `out` (zeroed, `encoded_size` long).
+    fn encode_into(&self, seat: Seat, out: &mut [f32]);
+    /// Sets `out[a] = 1` for each legal action `a` of `seat` (none when it is not
+    /// to act); `out` is zeroed and `action_count` long.
+    fn mask_into(&mut self, seat: Seat, out: &mut [i8]);
 }
 
-impl<G: Actions> Typed<G> {
+impl<G: Encode> Typed<G> {
     /// A new game, or one from a position; `explicit` leaves its chance to the caller.
     pub fn setup(
         options: &[String],
@@ -110,6 +118,7 @@ impl<G: Actions> Typed<G> {
             canonical: setup.values.canonical(),
             moves: Vec::new(),
             moves_of: None,
+            moves_sorted: false,
             pending_move: None,
         })
     }
@@ -179,10 +188,21 @@ impl<G: Actions> Typed<G> {
 
     /// Fills `self.moves` with `seat`'s legal moves, sorted by number.
     fn fill_moves(&mut self, seat: Seat) {
+        self.list_moves(seat);
+        if !self.moves_sorted {
+            let options = &self.options;
+            self.moves.sort_by_cached_key(|m| G::action_of(options, m));
+            self.moves_sorted = true;
+        }
+    }
+
+    /// Fills `self.moves` with `seat`'s legal moves in the game's order.
+    fn list_moves(&mut self, seat: Seat) {
         if self.moves_of == Some(seat) {
             return;
         }
         self.moves_of = Some(seat);
+        self.moves_sorted = false;
         self.moves.clear();
         if self.chance_range().is_some() {
             return;
@@ -192,8 +212,6 @@ impl<G: Actions> Typed<G> {
             Dice::Explicit(e) => e.state(),
         };
         game.legal_moves(seat, &mut self.moves);
-        let options = &self.options;
-        self.moves.sort_by_cached_key(|m| G::action_of(options, m));
     }
 
     /// The listed move numbered `action` (the list is sorted by number).
@@ -227,7 +245,7 @@ impl<G: Actions> Typed<G> {
     }
 }
 
-impl<G: Actions> AnyState for Typed<G> {
+impl<G: Encode> AnyState for Typed<G> {
     fn id(&self) -> &'static str {
         G::ID
     }
@@ -339,7 +357,7 @@ impl<G: Actions> AnyState for Typed<G> {
     }
     fn play_action(&mut self, seat: Seat, action: usize) -> Result<(), Refused> {
         self.check_to_act(seat)?;
-        self.fill_moves(seat);
+        self.list_moves(seat);
         let options = &self.options;
         let Some(mv) = self
             .moves
@@ -415,11 +433,27 @@ impl<G: Actions> AnyState for Typed<G> {
             canonical: self.canonical.clone(),
             moves: Vec::new(),
             moves_of: None,
+            moves_sorted: false,
             pending_move: None,
         }))
     }
     fn clone_box(&self) -> Box<dyn AnyState> {
         Box::new(self.clone())
+    }
+    fn encoded_size(&self) -> usize {
+        G::encoded_size(&self.options, self.seats())
+    }
+    fn encode_into(&self, seat: Seat, out: &mut [f32]) {
+        self.game().encode(&self.options, seat, out);
+    }
+    fn mask_into(&mut self, seat: Seat, out: &mut [i8]) {
+        if self.chance_range().is_some() {
+            return;
+        }
+        self.list_moves(seat);
+        for m in &self.moves {
+            out[G::action_of(&self.options, m)] = 1;
+        }
     }
     fn save(&self) -> Saved {
         let setup_waits = self.chance_range().is_some() && self.pending_move.is_none();

@@ -6,6 +6,7 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, see
 
 import astragal_engine as astragal
 from astragal_engine import pettingzoo as pz
+from astragal_engine.encoding import encoder_for
 
 SETTINGS = [(g, None, None) for g in astragal.GAME_IDS] + [
     ("utara", "moon=dark,sun=rising,scoring=advanced", 3),
@@ -28,9 +29,10 @@ def test_the_parallel_environment_passes_pettingzoos_parallel_tests(game):
 
 @pytest.mark.parametrize("game", astragal.GAME_IDS)
 def test_observations_are_in_their_space_and_masks_are_the_legal_moves(game):
-    env = pz.env(game)
+    env = pz.env(game, raw_observation=True)
     env.reset(seed=4)
     rng = np.random.default_rng(0)
+    encoder = encoder_for(env.state_)
     steps = 0
     for agent in env.agent_iter():
         obs, reward, term, trunc, info = env.last()
@@ -42,6 +44,9 @@ def test_observations_are_in_their_space_and_masks_are_the_legal_moves(game):
         legal = env.state_.legal_actions(seat)
         assert np.flatnonzero(obs["action_mask"]).tolist() == legal
         assert info["observation"] == env.state_.observation(seat)
+        # The engine's encoding is the one astragal_engine.encoding computes
+        # from the observation dict.
+        assert np.allclose(obs["observation"], encoder.encode(info["observation"], seat), atol=1e-6)
         env.step(int(rng.choice(legal)))
         steps += 1
     assert steps > 0
@@ -101,6 +106,15 @@ def test_the_same_seed_gives_the_same_game_and_another_seed_another():
 
     assert np.array_equal(first_observations(5), first_observations(5))
     assert any(not np.array_equal(first_observations(5), first_observations(s)) for s in range(6, 12))
+
+
+def test_infos_hold_the_raw_observation_only_when_asked():
+    env = pz.env("ur")
+    env.reset(seed=1)
+    assert env.infos == {a: {} for a in env.agents}
+    par = pz.parallel_env("spartan", raw_observation=True)
+    _, infos = par.reset(seed=1)
+    assert infos["seat_0"]["observation"] == par.state_.observation(0)
 
 
 def test_rewards_follow_ranks():

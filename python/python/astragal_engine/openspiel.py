@@ -33,7 +33,6 @@ import numpy as np
 import pyspiel
 
 from . import GAME_IDS, MoveRefused, State, games, new_game, option_texts, option_value, rewards_of
-from .encoding import encoder_for
 
 # Decisions per turn at most, times the game's `max_turns`: OpenSpiel's bound on
 # a game's length (a simultaneous step counts once). Checked by the random
@@ -125,7 +124,7 @@ class AstragalGame(pyspiel.Game):
             if name in given:
                 text = given[name]
                 params[name] = text == "true" if isinstance(default, bool) else type(default)(text)
-        self.encoder = encoder_for(probe)
+        self.observation_size = probe.observation_size
         max_turns = int(option_value(probe.options, "max_turns") or _MAX_TURNS[game_id])
         game_info = pyspiel.GameInfo(
             num_distinct_actions=probe.action_count,
@@ -230,12 +229,11 @@ class AstragalObserver:
         if params:
             raise ValueError(f"observation parameters are not supported; given {params}")
         self.perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
-        self.encoder = game.encoder
-        self.tensor = np.zeros(self.encoder.size, np.float32)
+        self.tensor = np.zeros(game.observation_size, np.float32)
         self.dict: Dict[str, np.ndarray] = {"observation": self.tensor}
 
     def set_from(self, state: AstragalState, player: int) -> None:
-        self.tensor[:] = self.encoder.encode(state.astragal_state.observation(player), player)
+        self.tensor[:] = state.astragal_state.encode(player)
 
     def string_from(self, state: AstragalState, player: int) -> str:
         if self.perfect_recall:
