@@ -4,7 +4,8 @@ every astragal game through the package, and OpenSpiel's own C++ backgammon
 (``pyspiel.load_game("backgammon")``) stepped the same way; then whole playouts
 inside the engine (one call each), the PettingZoo step rate, and the games
 through their OpenSpiel wrappers; PettingZoo's own ``connect_four_v3`` stepped
-by the same AEC loop (it needs ``pip install pygame-ce``).
+by the same AEC loop (it needs ``pip install pygame-ce``); and the batched
+vector environment's steps/s (``astragal_engine.vector``).
 
     python3 python/bench.py [--seconds 2]
 
@@ -126,9 +127,25 @@ def connect_four_steps():
     return aec_steps(connect_four_v3.env)
 
 
+def vector_steps(game, num_envs):
+    """Environment steps/s of a VectorEnv of `num_envs` games, random legal
+    actions drawn in Rust (sample_actions): the batch's own cost, no policy's."""
+    from astragal_engine.vector import VectorEnv
+
+    env = VectorEnv(game, num_envs)
+    env.reset(seed=1)
+
+    def one(_):
+        env.step(env.sample_actions())
+        return num_envs
+
+    return one
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=2.0, help="time per figure (default 2)")
+    parser.add_argument("--num-envs", type=int, default=256, help="games per batch for the vector rows (default 256)")
     args = parser.parse_args()
     try:
         import pyspiel
@@ -160,6 +177,13 @@ def main():
         bg_games, bg_moves = (f"{x:,.0f}" for x in rate(openspiel_from_python(pyspiel.load_game("backgammon")), args.seconds))
     print(f"| OpenSpiel backgammon (C++) | {bg_games} | {bg_moves} | - | - | - |")
     print(f"| PettingZoo connect_four_v3 | - | - | - | {c4} | - |")
+
+    print(f"\nBatched in Rust: astragal_engine.vector.VectorEnv, {args.num_envs} games a call, random legal actions drawn in Rust\n")
+    print("| game | environment steps/s |")
+    print("|---|---:|")
+    for game in astragal.GAME_IDS:
+        _, steps = rate(vector_steps(game, args.num_envs), args.seconds)
+        print(f"| {game} | {steps:,.0f} |")
 
 
 if __name__ == "__main__":

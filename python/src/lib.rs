@@ -6,6 +6,7 @@
 #![allow(unsafe_code)] // PyO3's macros expand to the FFI glue Python calls through.
 
 mod actions;
+mod batch;
 mod encode;
 mod state;
 
@@ -569,6 +570,156 @@ fn restore(
     make(options, seats, explicit, saved)
 }
 
+fn batch_typed<G: encode::Encode>(
+    options: &[String],
+    seats: Option<usize>,
+    n: usize,
+    every_seat: bool,
+) -> Result<Box<dyn batch::AnyBatch>, SetupError> {
+    Ok(Box::new(batch::Batch::<G>::new(options, seats, n, every_seat)?))
+}
+
+/// Many games of one kind stepped together in Rust (see `astragal_engine.vector`).
+#[pyclass(module = "astragal_engine._astragal", name = "Batch")]
+struct Batch {
+    inner: Box<dyn batch::AnyBatch>,
+    out: batch::Outputs,
+}
+
+/// What a batch's `reset` and `step` return: observations, masks, rewards,
+/// terminated, truncated, to-act, as flat numpy arrays.
+type BatchArrays<'py> = (
+    Bound<'py, PyArray1<f32>>,
+    Bound<'py, PyArray1<i8>>,
+    Bound<'py, PyArray1<f32>>,
+    Bound<'py, PyArray1<bool>>,
+    Bound<'py, PyArray1<bool>>,
+    Bound<'py, PyArray1<i64>>,
+);
+
+impl Batch {
+    fn arrays<'py>(&mut self, py: Python<'py>) -> BatchArrays<'py> {
+        let out = std::mem::take(&mut self.out);
+        (
+            PyArray1::from_vec(py, out.observations),
+            PyArray1::from_vec(py, out.masks),
+            PyArray1::from_vec(py, out.rewards),
+            PyArray1::from_vec(py, out.terminated),
+            PyArray1::from_vec(py, out.truncated),
+            PyArray1::from_vec(py, out.to_act),
+        )
+    }
+}
+
+#[pymethods]
+impl Batch {
+    /// `n` games of `game`; `every_seat`: every seat observes and acts each step
+    /// (parallel), else the one seat to act.
+    #[new]
+    #[pyo3(signature = (game, options, seats, n, every_seat))]
+    fn new(
+        game: &str,
+        options: Vec<String>,
+        seats: Option<usize>,
+        n: usize,
+        every_seat: bool,
+    ) -> PyResult<Batch> {
+        if n == 0 {
+            return Err(SetupFailed::new_err("a batch needs at least one game (n=0)"));
+        }
+        let make = match game {
+            "ur" => batch_typed::<Ur>,
+            "utara" => batch_typed::<Utara>,
+            "uptick" => batch_typed::<Uptick>,
+            "cuatto" => batch_typed::<Cuatto>,
+            "spartan" => batch_typed::<Spartan>,
+            _ => {
+                return Err(SetupFailed::new_err(
+                    SetupError::UnknownGame {
+                        id: game.to_owned(),
+                        known: GAME_IDS.join(", "),
+                    }
+                    .to_string(),
+                ));
+            }
+        };
+        let inner = make(&options, seats, n, every_seat).map_err(|e| SetupFailed::new_err(e.to_string()))?;
+        Ok(Batch {
+            inner,
+            out: batch::Outputs::default(),
+        })
+    }
+
+    #[getter]
+    fn num_envs(&self) -> usize {
+        self.inner.num_envs()
+    }
+    #[getter]
+    fn seats(&self) -> usize {
+        self.inner.seats()
+    }
+    #[getter]
+    fn observation_size(&self) -> usize {
+        self.inner.observation_size()
+    }
+    #[getter]
+    fn action_count(&self) -> usize {
+        self.inner.action_count()
+    }
+    #[getter]
+    fn every_seat(&self) -> bool {
+        self.inner.every_seat()
+    }
+
+    /// New games in every slot, their seeds drawn from `seed`.
+    fn reset<'py>(&mut self, py: Python<'py>, seed: &Bound<'py, PyAny>) -> PyResult<BatchArrays<'py>> {
+        let seed = seed_arg(seed)?;
+        self.inner.reset(seed, &mut self.out);
+        Ok(self.arrays(py))
+    }
+
+    /// Plays one action per game (or per game and seat, flat), then observes;
+    /// an ended game is replaced by a new one in the same call.
+    fn step<'py>(
+        &mut self,
+        py: Python<'py>,
+        actions: numpy::PyReadonlyArray1<'py, i64>,
+    ) -> PyResult<BatchArrays<'py>> {
+        let actions = actions
+            .as_slice()
+            .map_err(|e| MoveRefused::new_err(format!("actions: {e}")))?;
+        self.inner
+            .step(actions, &mut self.out)
+            .map_err(MoveRefused::new_err)?;
+        Ok(self.arrays(py))
+    }
+
+    /// A uniformly random legal action per row (0 where the seat is not to act),
+    /// drawn in Rust from the batch's own generator (seeded by `reset`).
+    fn sample_actions<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        PyArray1::from_vec(py, self.inner.sample_actions())
+    }
+
+    /// The seed of each slot's current game (`new_game(game, seed=...)` is it).
+    #[getter]
+    fn seeds(&self) -> Vec<u64> {
+        self.inner.seeds()
+    }
+
+    /// A copy of slot `i`'s current game.
+    fn state(&self, i: usize) -> PyResult<State> {
+        if i >= self.inner.num_envs() {
+            return Err(AstragalError::new_err(format!(
+                "there is no game {i}: the batch has {}",
+                self.inner.num_envs()
+            )));
+        }
+        Ok(State {
+            inner: self.inner.state(i),
+        })
+    }
+}
+
 /// The games, as dicts: id, name, seats, nature, options.
 #[pyfunction]
 fn game_infos<'py>(py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
@@ -613,6 +764,7 @@ fn os_seed() -> PyResult<u64> {
 #[pymodule]
 fn _astragal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<State>()?;
+    m.add_class::<Batch>()?;
     m.add_function(wrap_pyfunction!(new_state, m)?)?;
     m.add_function(wrap_pyfunction!(state_from_position, m)?)?;
     m.add_function(wrap_pyfunction!(game_infos, m)?)?;

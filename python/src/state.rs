@@ -123,6 +123,19 @@ impl<G: Encode> Typed<G> {
         })
     }
 
+    /// A seeded state of `game` (a batch's game, say).
+    pub fn from_game(game: G, options: G::Options, canonical: Vec<String>) -> Typed<G> {
+        Typed {
+            dice: Dice::Seeded(game),
+            options,
+            canonical,
+            moves: Vec::new(),
+            moves_of: None,
+            moves_sorted: false,
+            pending_move: None,
+        }
+    }
+
     /// A state rebuilt from what [`AnyState::save`] gave.
     pub fn restore(
         options: &[String],
