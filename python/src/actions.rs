@@ -142,7 +142,8 @@ fn spartan_key(mv: &SpartanMove) -> usize {
 
 impl Actions for Spartan {
     fn action_count(_: &Self::Options) -> usize {
-        spartan_numbers().iter().filter(|n| **n != u16::MAX).count()
+        static COUNT: OnceLock<usize> = OnceLock::new();
+        *COUNT.get_or_init(|| spartan_numbers().iter().filter(|n| **n != u16::MAX).count())
     }
     fn action_of(_: &Self::Options, mv: &SpartanMove) -> usize {
         usize::from(spartan_numbers()[spartan_key(mv)])

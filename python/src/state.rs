@@ -1,7 +1,7 @@
 //! One game state of any game, behind an object-safe trait: the typed engine
 //! underneath, so moves are checked and numbered without going through text.
 
-use crate::actions::Actions;
+use crate::encode::Encode;
 use engine::{ExplicitChance, Game, GameRng, Outcome, Seat, SetupError};
 use std::fmt::Write as _;
 
@@ -30,7 +30,7 @@ enum Dice<G: Game> {
 
 /// A state of game `G` with its options.
 #[derive(Debug, Clone)]
-pub struct Typed<G: Actions> {
+pub struct Typed<G: Encode> {
     dice: Dice<G>,
     options: G::Options,
     canonical: Vec<String>,
@@ -39,6 +39,23 @@ pub struct Typed<G: Actions> {
     /// lists them once.
     moves: Vec<G::Move>,
     moves_of: Option<Seat>,
+    /// Whether `moves` is sorted yet: a mask or a move by number needs no order.
+    moves_sorted: bool,
+    /// The seat's move whose dice wait (explicit chance): with the state before
+    /// it and the draws given so far, it is what a pickle needs to rebuild a
+    /// state at a chance node. `None` at the setup's chance node.
+    pending_move: Option<(Seat, G::Move)>,
+}
+
+/// Everything that makes a state, as plain values: what a pickle holds.
+pub struct Saved {
+    /// The state after the last finished step, with its dice to come; `None`
+    /// while the setup itself waits for chance.
+    pub position: Option<String>,
+    /// The move whose dice wait, in notation, and its seat.
+    pub pending_move: Option<(Seat, String)>,
+    /// The draws given so far to the step that waits.
+    pub chance_so_far: Vec<u32>,
 }
 
 /// What Python can do with a state of any game.
@@ -70,9 +87,16 @@ pub trait AnyState: Send + Sync {
     fn outcome(&self) -> Option<Outcome>;
     fn determinize(&self, seat: Seat, seed: u64) -> Result<Box<dyn AnyState>, Refused>;
     fn clone_box(&self) -> Box<dyn AnyState>;
+    fn save(&self) -> Saved;
+    fn encoded_size(&self) -> usize;
+    /// Writes `seat`'s encoded observation into `out` (zeroed, `encoded_size` long).
+    fn encode_into(&self, seat: Seat, out: &mut [f32]);
+    /// Sets `out[a] = 1` for each legal action `a` of `seat` (none when it is not
+    /// to act); `out` is zeroed and `action_count` long.
+    fn mask_into(&mut self, seat: Seat, out: &mut [i8]);
 }
 
-impl<G: Actions> Typed<G> {
+impl<G: Encode> Typed<G> {
     /// A new game, or one from a position; `explicit` leaves its chance to the caller.
     pub fn setup(
         options: &[String],
@@ -94,7 +118,78 @@ impl<G: Actions> Typed<G> {
             canonical: setup.values.canonical(),
             moves: Vec::new(),
             moves_of: None,
+            moves_sorted: false,
+            pending_move: None,
         })
+    }
+
+    /// A seeded state of `game` (a batch's game, say).
+    pub fn from_game(game: G, options: G::Options, canonical: Vec<String>) -> Typed<G> {
+        Typed {
+            dice: Dice::Seeded(game),
+            options,
+            canonical,
+            moves: Vec::new(),
+            moves_of: None,
+            moves_sorted: false,
+            pending_move: None,
+        }
+    }
+
+    /// A state rebuilt from what [`AnyState::save`] gave.
+    pub fn restore(
+        options: &[String],
+        seats: usize,
+        explicit: bool,
+        saved: &Saved,
+    ) -> Result<Typed<G>, Refused> {
+        if !explicit && (saved.pending_move.is_some() || !saved.chance_so_far.is_empty()) {
+            return Err(Refused::Chance(
+                "a state with seeded dice has no chance waiting".into(),
+            ));
+        }
+        let position = saved.position.as_deref();
+        if position.is_none() && saved.pending_move.is_some() {
+            return Err(Refused::Chance(
+                "a move waiting for chance needs the position before it".into(),
+            ));
+        }
+        let mut state = Typed::<G>::setup(options, Some(seats), 0, position, explicit)?;
+        if let Some((seat, text)) = &saved.pending_move {
+            state.check_seat(*seat)?;
+            let mv = state
+                .game()
+                .parse_move(text)
+                .map_err(|e| Refused::Move(e.to_string()))?;
+            state.check_to_act(*seat)?;
+            state.play_move(*seat, &mv)?;
+        }
+        for &outcome in &saved.chance_so_far {
+            state.apply_chance(outcome)?;
+        }
+        Ok(state)
+    }
+
+    /// Refuses a move of a seat that is not to decide now, saying who is.
+    fn check_to_act(&self, seat: Seat) -> Result<(), Refused> {
+        self.check_seat(seat)?;
+        if self.chance_range().is_some() {
+            return Err(Refused::Move(format!(
+                "seat {seat} is not to act: chance is to decide (see chance_outcomes() and apply_chance())"
+            )));
+        }
+        let to_act = self.to_act();
+        if to_act.contains(&seat) {
+            return Ok(());
+        }
+        if to_act.is_empty() {
+            return Err(Refused::Move(format!(
+                "seat {seat} is not to act: the game is over"
+            )));
+        }
+        Err(Refused::Move(format!(
+            "seat {seat} is not to act (to act: {to_act:?})"
+        )))
     }
 
     fn game(&self) -> &G {
@@ -106,10 +201,21 @@ impl<G: Actions> Typed<G> {
 
     /// Fills `self.moves` with `seat`'s legal moves, sorted by number.
     fn fill_moves(&mut self, seat: Seat) {
+        self.list_moves(seat);
+        if !self.moves_sorted {
+            let options = &self.options;
+            self.moves.sort_by_cached_key(|m| G::action_of(options, m));
+            self.moves_sorted = true;
+        }
+    }
+
+    /// Fills `self.moves` with `seat`'s legal moves in the game's order.
+    fn list_moves(&mut self, seat: Seat) {
         if self.moves_of == Some(seat) {
             return;
         }
         self.moves_of = Some(seat);
+        self.moves_sorted = false;
         self.moves.clear();
         if self.chance_range().is_some() {
             return;
@@ -119,8 +225,6 @@ impl<G: Actions> Typed<G> {
             Dice::Explicit(e) => e.state(),
         };
         game.legal_moves(seat, &mut self.moves);
-        let options = &self.options;
-        self.moves.sort_by_cached_key(|m| G::action_of(options, m));
     }
 
     /// The listed move numbered `action` (the list is sorted by number).
@@ -142,13 +246,19 @@ impl<G: Actions> Typed<G> {
         self.moves_of = None;
         let result = match &mut self.dice {
             Dice::Seeded(g) => g.play(seat, mv),
-            Dice::Explicit(e) => e.play(seat, mv),
+            Dice::Explicit(e) => {
+                let played = e.play(seat, mv);
+                if played.is_ok() && e.chance_range().is_some() {
+                    self.pending_move = Some((seat, mv.clone()));
+                }
+                played
+            }
         };
         result.map_err(|e| Refused::Move(e.to_string()))
     }
 }
 
-impl<G: Actions> AnyState for Typed<G> {
+impl<G: Encode> AnyState for Typed<G> {
     fn id(&self) -> &'static str {
         G::ID
     }
@@ -190,7 +300,11 @@ impl<G: Actions> AnyState for Typed<G> {
             )),
             Dice::Explicit(e) => {
                 self.moves_of = None;
-                e.apply_chance(outcome).map_err(|e| Refused::Chance(e.to_string()))
+                e.apply_chance(outcome).map_err(|e| Refused::Chance(e.to_string()))?;
+                if e.chance_range().is_none() {
+                    self.pending_move = None;
+                }
+                Ok(())
             }
         }
     }
@@ -236,6 +350,7 @@ impl<G: Actions> AnyState for Typed<G> {
         Ok(s)
     }
     fn play_text(&mut self, seat: Seat, text: &str) -> Result<(), Refused> {
+        self.check_to_act(seat)?;
         let mv = self
             .game()
             .parse_move(text)
@@ -243,7 +358,7 @@ impl<G: Actions> AnyState for Typed<G> {
         self.play_move(seat, &mv)
     }
     fn play_index(&mut self, seat: Seat, index: usize) -> Result<(), Refused> {
-        self.check_seat(seat)?;
+        self.check_to_act(seat)?;
         self.fill_moves(seat);
         let Some(mv) = self.moves.get(index).cloned() else {
             return Err(Refused::Move(format!(
@@ -254,8 +369,8 @@ impl<G: Actions> AnyState for Typed<G> {
         self.play_move(seat, &mv)
     }
     fn play_action(&mut self, seat: Seat, action: usize) -> Result<(), Refused> {
-        self.check_seat(seat)?;
-        self.fill_moves(seat);
+        self.check_to_act(seat)?;
+        self.list_moves(seat);
         let options = &self.options;
         let Some(mv) = self
             .moves
@@ -331,10 +446,39 @@ impl<G: Actions> AnyState for Typed<G> {
             canonical: self.canonical.clone(),
             moves: Vec::new(),
             moves_of: None,
+            moves_sorted: false,
+            pending_move: None,
         }))
     }
     fn clone_box(&self) -> Box<dyn AnyState> {
         Box::new(self.clone())
+    }
+    fn encoded_size(&self) -> usize {
+        G::encoded_size(&self.options, self.seats())
+    }
+    fn encode_into(&self, seat: Seat, out: &mut [f32]) {
+        self.game().encode(&self.options, seat, out);
+    }
+    fn mask_into(&mut self, seat: Seat, out: &mut [i8]) {
+        if self.chance_range().is_some() {
+            return;
+        }
+        self.list_moves(seat);
+        for m in &self.moves {
+            out[G::action_of(&self.options, m)] = 1;
+        }
+    }
+    fn save(&self) -> Saved {
+        let setup_waits = self.chance_range().is_some() && self.pending_move.is_none();
+        Saved {
+            position: (!setup_waits).then(|| self.game().position()),
+            pending_move: self.pending_move.as_ref().map(|(seat, mv)| {
+                let mut text = String::new();
+                G::write_move(mv, &mut text);
+                (*seat, text)
+            }),
+            chance_so_far: self.chance_so_far(),
+        }
     }
 }
 

@@ -8,6 +8,13 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+def pytest_configure(config):
+    # PettingZoo's api_test suggests flat observations; ours are the usual
+    # {"observation", "action_mask"} dict of masked environments.
+    config.addinivalue_line("filterwarnings", "ignore:Observation space for each agent probably should be:UserWarning")
+    config.addinivalue_line("filterwarnings", "ignore:Observation is not a NumPy array:UserWarning")
+
+
 def _referee():
     given = os.environ.get("ASTRAGAL_REFEREE")
     if given:

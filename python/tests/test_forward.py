@@ -181,6 +181,47 @@ def test_bad_input_raises_an_error_that_names_the_problem():
         spartan.legal_moves()
 
 
+def test_every_bad_number_is_a_value_error_that_names_the_problem():
+    state = astragal.new_game("ur", seed=1)
+    seat = state.to_act[0]
+    other = 1 - seat
+    legal = state.legal_actions(seat)[0]
+    before = state.position()
+    calls = [
+        (lambda: state.play_action(-1), "action -1 is negative"),
+        (lambda: state.play_action(2**70), "action .* is too large"),
+        (lambda: state.play_action("3"), "action is a whole number, not str"),
+        (lambda: state.play_action(True), "action is a whole number, not a bool"),
+        (lambda: state.play_action(legal, other), f"seat {other} is not to act \\(to act: \\[{seat}\\]\\)"),
+        (lambda: state.play_action(legal, -1), "seat -1 is negative"),
+        (lambda: state.play(0, other), f"seat {other} is not to act"),
+        (lambda: state.move_of_action(-5), "action -5 is negative"),
+        (lambda: state.legal_actions(-1), "seat -1 is negative"),
+        (lambda: state.observation(-1), "seat -1 is negative"),
+        (lambda: state.observation_json(1.0), "seat is a whole number, not float"),
+        (lambda: state.public_position(None), "seat is a whole number, not NoneType"),
+        (lambda: state.render(-3), "seat -3 is negative"),
+        (lambda: state.determinize(0, -1), "seed -1 is negative"),
+        (lambda: state.random_playout(-2), "seed -2 is negative"),
+    ]
+    for call, message in calls:
+        with pytest.raises(ValueError, match=message):
+            call()
+    assert state.position() == before, "a refused call changes nothing"
+    # numpy's integers are whole numbers too.
+    np = pytest.importorskip("numpy")
+    state.play_action(np.int64(legal), np.int32(seat))
+    explicit = astragal.new_game("ur", seed=1, chance="explicit")
+    with pytest.raises(ChanceRefused, match="chance outcome -1 is negative"):
+        explicit.apply_chance(-1)
+    with pytest.raises(MoveRefused, match="seat 0 is not to act: chance is to decide"):
+        explicit.play_action(0, 0)
+    over = astragal.new_game("uptick", "size=3,reserve=1,max_turns=2", seed=1)
+    over.random_playout(1)
+    with pytest.raises(MoveRefused, match="seat 0 is not to act: the game is over"):
+        over.play_action(0, 0)
+
+
 def test_random_text_never_crashes_the_engine():
     """Deterministic fuzzing: random text as moves, options and positions raises
     the package's errors and nothing else."""

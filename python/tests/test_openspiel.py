@@ -13,15 +13,39 @@ import astragal_engine.openspiel  # noqa: F401  (registers the games)
 SETTINGS = [(g, {}) for g in astragal.GAME_IDS] + [
     ("utara", {"players": 4, "options": "blocks=true,moon=half,sun=high"}),
     ("cuatto", {"players": 3, "options": "setup=full"}),
-    ("ur", {"options": "rules=finkel"}),
-    ("uptick", {"options": "size=4,reserve=3"}),
+    ("ur", {"rules": "finkel"}),
+    ("uptick", {"size": 4, "reserve": 3}),
 ]
 
 
 @pytest.mark.parametrize("game,params", SETTINGS)
 def test_openspiels_random_simulations_pass(game, params):
     g = pyspiel.load_game(f"astragal_{game}", params)
-    pyspiel.random_sim_test(g, num_sims=5, serialize=False, verbose=False)
+    # With its defaults: serialize=True loads the game back from its string
+    # and the state from its history, at every step.
+    pyspiel.random_sim_test(g, num_sims=5, serialize=True, verbose=False)
+
+
+@pytest.mark.parametrize(
+    "text,options",
+    [
+        ("astragal_ur(rules=finkel)", ["rules=finkel"]),
+        ("astragal_utara(players=3,sky=7x7,rounds=2,blocks=True)", ["sky=7x7", "blocks=true", "rounds=2"]),
+        ("astragal_uptick(size=4,reserve=3,max_turns=20)", ["size=4", "reserve=3", "max_turns=20"]),
+    ],
+)
+def test_a_game_string_names_options_and_loads_back_as_the_same_game(text, options):
+    g = pyspiel.load_game(text)
+    assert sorted(g.options) == sorted(options)
+    again = pyspiel.load_game(str(g))
+    assert str(again) == str(g) and sorted(again.options) == sorted(options)
+
+
+def test_the_older_options_text_still_loads_and_names_each_option():
+    g = pyspiel.load_game("astragal_cuatto", {"players": 3, "options": "setup=full"})
+    assert str(g) == "astragal_cuatto(players=3,setup=full)"
+    with pytest.raises(Exception, match="given twice"):
+        pyspiel.load_game("astragal_ur", {"options": "max_turns=10", "max_turns": 20})
 
 
 def test_the_game_types_say_what_each_game_is():

@@ -6,6 +6,7 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, see
 
 import astragal_engine as astragal
 from astragal_engine import pettingzoo as pz
+from astragal_engine.encoding import encoder_for
 
 SETTINGS = [(g, None, None) for g in astragal.GAME_IDS] + [
     ("utara", "moon=dark,sun=rising,scoring=advanced", 3),
@@ -28,9 +29,10 @@ def test_the_parallel_environment_passes_pettingzoos_parallel_tests(game):
 
 @pytest.mark.parametrize("game", astragal.GAME_IDS)
 def test_observations_are_in_their_space_and_masks_are_the_legal_moves(game):
-    env = pz.env(game)
+    env = pz.env(game, raw_observation=True)
     env.reset(seed=4)
     rng = np.random.default_rng(0)
+    encoder = encoder_for(env.state_)
     steps = 0
     for agent in env.agent_iter():
         obs, reward, term, trunc, info = env.last()
@@ -42,6 +44,9 @@ def test_observations_are_in_their_space_and_masks_are_the_legal_moves(game):
         legal = env.state_.legal_actions(seat)
         assert np.flatnonzero(obs["action_mask"]).tolist() == legal
         assert info["observation"] == env.state_.observation(seat)
+        # The engine's encoding is the one astragal_engine.encoding computes
+        # from the observation dict.
+        assert np.allclose(obs["observation"], encoder.encode(info["observation"], seat), atol=1e-6)
         env.step(int(rng.choice(legal)))
         steps += 1
     assert steps > 0
@@ -59,6 +64,40 @@ def test_an_illegal_action_loses_the_game_for_that_seat():
     assert env.rewards[agent] == -1 and sum(env.rewards.values()) == 0
 
 
+def test_step_none_is_for_a_finished_agent_and_bad_actions_are_value_errors():
+    env = pz.env("ur")
+    env.reset(seed=2)
+    agent = env.agent_selection
+    before = env.state_.position()
+    with pytest.raises(ValueError, match=f"step\\(None\\) is only for an agent that is done: {agent} is to act"):
+        env.step(None)
+    with pytest.raises(ValueError, match=f"action -1 of {agent} is outside the action space 0..{env.num_actions - 1}"):
+        env.step(-1)
+    with pytest.raises(ValueError, match=f"action 999 of {agent} is outside"):
+        env.step(999)
+    with pytest.raises(ValueError, match="an action is a whole number, not str"):
+        env.step("a")
+    assert env.state_.position() == before and not any(env.terminations.values())
+    # Once done, step(None) is what PettingZoo asks for, and an action is refused.
+    legal = np.flatnonzero(env.observe(agent)["action_mask"])
+    illegal = next(a for a in range(env.num_actions) if a not in legal)
+    env.step(illegal)
+    assert env.terminations[env.agent_selection]
+    with pytest.raises(ValueError, match="None"):
+        env.step(0)
+    env.step(None)
+
+
+def test_the_parallel_environment_names_a_missing_or_bad_action():
+    env = pz.parallel_env("spartan")
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match="no action for seat_1, which is to act"):
+        env.step({"seat_0": 0})
+    with pytest.raises(ValueError, match="action -2 of seat_0 is outside"):
+        env.step({"seat_0": -2, "seat_1": 0})
+    assert env.agents == ["seat_0", "seat_1"]
+
+
 def test_the_same_seed_gives_the_same_game_and_another_seed_another():
     def first_observations(seed):
         env = pz.env("cuatto")
@@ -67,6 +106,15 @@ def test_the_same_seed_gives_the_same_game_and_another_seed_another():
 
     assert np.array_equal(first_observations(5), first_observations(5))
     assert any(not np.array_equal(first_observations(5), first_observations(s)) for s in range(6, 12))
+
+
+def test_infos_hold_the_raw_observation_only_when_asked():
+    env = pz.env("ur")
+    env.reset(seed=1)
+    assert env.infos == {a: {} for a in env.agents}
+    par = pz.parallel_env("spartan", raw_observation=True)
+    _, infos = par.reset(seed=1)
+    assert infos["seat_0"]["observation"] == par.state_.observation(0)
 
 
 def test_rewards_follow_ranks():

@@ -298,7 +298,7 @@ pub fn binary(name: &str) -> std::path::PathBuf {
 }
 
 /// A folder holding the Python package `astragal_engine` as pip would lay it out:
-/// its Python files from `python/astragal_engine` and the extension module built from this
+/// its Python files from `python/python/astragal_engine` and the extension module built from this
 /// workspace (with the cargo that runs the tests), so that `PYTHONPATH` set to it
 /// (or a working directory in it) imports this checkout's package and not the
 /// source folder or an installed one. Laid out once per test process.
@@ -324,9 +324,9 @@ pub fn python_package() -> std::path::PathBuf {
             let _ = std::fs::remove_dir_all(&dir);
             let package = dir.join("astragal_engine");
             std::fs::create_dir_all(&package).expect("make the package folder");
-            let source = root.join("python").join("astragal_engine");
-            for entry in std::fs::read_dir(&source).expect("python/astragal_engine exists") {
-                let path = entry.expect("read python/astragal_engine").path();
+            let source = root.join("python").join("python").join("astragal_engine");
+            for entry in std::fs::read_dir(&source).expect("python/python/astragal_engine exists") {
+                let path = entry.expect("read python/python/astragal_engine").path();
                 let keep = path
                     .extension()
                     .is_some_and(|e| e == "py" || e == "pyi" || e == "typed");

@@ -1,6 +1,12 @@
 """Observations as numbers: one flat ``float32`` vector per game and options,
 each entry in ``[0, 1]``, seen from the observing seat.
 
+The engine writes these vectors itself (``State.encode(seat)``, which the
+environments use: no JSON on the way). The encoders here compute the same
+numbers from the observation dict: they document the layouts, name every entry
+(``Encoder.names``), and serve an observation that came as JSON (a bot's
+request); the suite checks both agree.
+
 Seats are listed from the observer's point of view: the observer first, then
 the next seats in turn order. Counts are divided by their most; open-ended
 counts (turns) are divided by a scale and capped at 1. The layout of each game
@@ -35,7 +41,7 @@ class Encoder:
         raise NotImplementedError
 
     def __call__(self, state: State, seat: int) -> np.ndarray:
-        return self.encode(state.observation(seat), seat)
+        return state.encode(seat)
 
 
 class _Layout:

@@ -6,7 +6,11 @@ Importing this module registers ``astragal_utara``, ``astragal_ur``,
     import pyspiel
     import astragal_engine.openspiel  # registers the games
     game = pyspiel.load_game("astragal_ur")
-    game = pyspiel.load_game("astragal_cuatto", {"players": 4, "options": "setup=full"})
+    game = pyspiel.load_game("astragal_cuatto", {"players": 4, "setup": "full"})
+    game = pyspiel.load_game("astragal_ur(rules=finkel)")
+
+Each engine option is a parameter of its own, so a game's string loads back as
+the same game; ``{"options": "k=v,k=v"}`` is read too.
 
 Chance is explicit: every die, coin and drawn cell is a chance node whose
 outcomes are equally likely (a game draws uniformly over a range it names, so a
@@ -29,7 +33,6 @@ import numpy as np
 import pyspiel
 
 from . import GAME_IDS, MoveRefused, State, games, new_game, option_texts, option_value, rewards_of
-from .encoding import encoder_for
 
 # Decisions per turn at most, times the game's `max_turns`: OpenSpiel's bound on
 # a game's length (a simultaneous step counts once). Checked by the random
@@ -56,8 +59,50 @@ def _game_type(info: dict) -> pyspiel.GameType:
         provides_information_state_tensor=False,
         provides_observation_string=True,
         provides_observation_tensor=True,
-        parameter_specification={"players": info["default_seats"], "options": ""},
+        parameter_specification={"players": info["default_seats"], "options": "", **_option_parameters(info)},
     )
+
+
+def _option_parameters(info: dict) -> Dict[str, object]:
+    """Each of the game's options as an OpenSpiel parameter of its own, typed as
+    a game string reads it (``astragal_ur(rules=finkel,max_turns=300)``). An
+    option whose default depends on the seats (Utara's ``sky``, ``rounds``) has
+    an empty default (``0`` for a number): the engine's own."""
+    spec: Dict[str, object] = {}
+    for option in info["options"]:
+        default, takes = option["default"], option["takes"]
+        if takes.startswith("a whole number"):
+            spec[option["name"]] = int(default) if default else 0
+        elif takes == "true or false":
+            spec[option["name"]] = default == "true"
+        else:
+            spec[option["name"]] = default
+    return spec
+
+
+def _engine_options(info: dict, params: dict) -> List[str]:
+    """The engine's ``key=value`` options from OpenSpiel parameters: each option
+    given as its own parameter, and the older ``options`` text (``"rules=finkel"``)."""
+    texts = option_texts(str(params.get("options", "")))
+    named = {t.partition("=")[0] for t in texts}
+    defaults = _option_parameters(info)
+    for name, default in defaults.items():
+        if name not in params:
+            continue
+        value = params[name]
+        if value == default:
+            # The default (which for a seat-dependent option is the engine's own).
+            continue
+        if name in named:
+            raise ValueError(f"option {name} is given twice: as a parameter and in options={params['options']!r}")
+        texts.append(f"{name}={_value_text(value)}")
+    return texts
+
+
+def _value_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 class AstragalGame(pyspiel.Game):
@@ -67,11 +112,19 @@ class AstragalGame(pyspiel.Game):
         info = next(i for i in games() if i["id"] == game_id)
         params = dict(params or {})
         seats = int(params.get("players", info["default_seats"]))
-        self.options = option_texts(str(params.get("options", "")))
+        self.options = _engine_options(info, params)
         self.game_id = game_id
         # A probe state: the options are checked here, and it gives the sizes.
         probe = new_game(game_id, self.options, seats=seats, seed=0, chance="explicit")
-        self.encoder = encoder_for(probe)
+        # The game string names each option apart (``options`` would hold `=` and
+        # `,`, which a game string cannot), so it loads back as this very game.
+        params = {"players": probe.seats}
+        given = {t.partition("=")[0]: t.partition("=")[2] for t in self.options}
+        for name, default in _option_parameters(info).items():
+            if name in given:
+                text = given[name]
+                params[name] = text == "true" if isinstance(default, bool) else type(default)(text)
+        self.observation_size = probe.observation_size
         max_turns = int(option_value(probe.options, "max_turns") or _MAX_TURNS[game_id])
         game_info = pyspiel.GameInfo(
             num_distinct_actions=probe.action_count,
@@ -176,12 +229,11 @@ class AstragalObserver:
         if params:
             raise ValueError(f"observation parameters are not supported; given {params}")
         self.perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
-        self.encoder = game.encoder
-        self.tensor = np.zeros(self.encoder.size, np.float32)
+        self.tensor = np.zeros(game.observation_size, np.float32)
         self.dict: Dict[str, np.ndarray] = {"observation": self.tensor}
 
     def set_from(self, state: AstragalState, player: int) -> None:
-        self.tensor[:] = self.encoder.encode(state.astragal_state.observation(player), player)
+        self.tensor[:] = state.astragal_state.encode(player)
 
     def string_from(self, state: AstragalState, player: int) -> str:
         if self.perfect_recall:
