@@ -413,6 +413,7 @@ fn a_build_is_given_back_on_sigterm_and_outlives_a_killed_worker_by_one_lease_pe
         }
         w.0.kill().unwrap();
         let _ = w.0.wait();
+        let killed = std::time::Instant::now();
         // Another worker takes it once the period has run out.
         let mut w2 = builder(&token2, "0");
         loop {
@@ -427,6 +428,12 @@ fn a_build_is_given_back_on_sigterm_and_outlives_a_killed_worker_by_one_lease_pe
             assert!(w2.0.try_wait().unwrap().is_none(), "the second worker ended");
             std::thread::sleep(Duration::from_millis(50));
         }
+        // Said, not asserted (a test waits on events, not on the clock).
+        println!(
+            "{}: the build was taken by another worker {:.1?} after a kill -9 (lease period {lease_seconds} s)",
+            t.kind,
+            killed.elapsed()
+        );
         assert_eq!(
             count(&t.url, tries),
             1,
