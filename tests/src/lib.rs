@@ -937,6 +937,17 @@ pub mod browser {
     }
 }
 
+/// A child process killed and reaped when dropped (a test that fails midway
+/// leaves no server or worker behind).
+pub struct Reaped(pub std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A `ladder serve` of the built binary on loopback, on ports the system chose:
 /// its gRPC URL and its pages' address, read from the lines it prints once it
 /// listens (no polling). Killed and reaped when dropped.

@@ -3,9 +3,9 @@
 //! records. On SQLite, and on PostgreSQL too when ASTRAGAL_PG_URL is set.
 
 use astragal_tests::attacks::{self, RELAY_CHANCE_HITS, relay_hits};
-use astragal_tests::{binary, test_stores, workspace_root};
+use astragal_tests::{Reaped, binary, test_stores, workspace_root};
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn ladder(args: &[&str]) -> Output {
@@ -165,16 +165,6 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// A child killed and reaped when dropped, so a failing test leaves no server behind.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// The admin token every test server takes (from its environment).

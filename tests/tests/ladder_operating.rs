@@ -6,7 +6,7 @@
 //! ASTRAGAL_PG_URL) PostgreSQL.
 
 use astragal_tests::{
-    LadderServer, binary, ladder, ladder_admin, output_text as text, test_stores, workspace_root,
+    LadderServer, Reaped, binary, ladder, ladder_admin, output_text as text, test_stores, workspace_root,
 };
 use std::io::BufRead;
 use std::path::Path;
@@ -14,16 +14,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const ADMIN_TOKEN: &str = "admin-secret-operating-0123";
-
-/// A child killed and reaped when dropped.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn admin(url: &str, args: &[&str]) -> String {
     ladder_admin(url, ADMIN_TOKEN, args)
@@ -207,23 +197,7 @@ fn a_worker_stopped_mid_batch_gives_back_at_once_what_it_holds_and_every_group_i
             t.kind
         );
         // Another worker plays them all at once (no lease to wait out).
-        let o = ladder(
-            &[
-                "worker",
-                "--server",
-                &server.url,
-                "--sandbox",
-                "none",
-                "--allow-unsandboxed",
-                "--runtimes",
-                "none",
-                "--concurrency",
-                "2",
-                "--exit-when-idle",
-            ],
-            &[("ASTRAGAL_WORKER_TOKEN", &token)],
-        );
-        assert!(o.status.success(), "{}", text(&o));
+        work_until_idle(&server.url, &token);
         every_group_recorded_once(&t.url, t.kind);
     }
 }
@@ -264,23 +238,7 @@ fn a_worker_stopped_mid_batch_with_time_to_finish_reports_its_games_and_leases_n
             "{}: both games of each",
             t.kind
         );
-        let o = ladder(
-            &[
-                "worker",
-                "--server",
-                &server.url,
-                "--sandbox",
-                "none",
-                "--allow-unsandboxed",
-                "--runtimes",
-                "none",
-                "--concurrency",
-                "2",
-                "--exit-when-idle",
-            ],
-            &[("ASTRAGAL_WORKER_TOKEN", &token)],
-        );
-        assert!(o.status.success(), "{}", text(&o));
+        work_until_idle(&server.url, &token);
         every_group_recorded_once(&t.url, t.kind);
     }
 }

@@ -7,23 +7,15 @@
 //! every accepted bot rated, every refused one with its reason.
 
 use astragal_tests::attacks::{self, RELAY_CHANCE_HITS, relay_hits};
-use astragal_tests::{binary, ladder, ladder_admin, output_text as text, test_stores, workspace_root};
+use astragal_tests::{
+    Reaped, binary, ladder, ladder_admin, output_text as text, test_stores, workspace_root,
+};
 use referee::sandbox::{Level, Sandbox};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const ADMIN_TOKEN: &str = "admin-secret-uploads-0123";
-
-/// A child killed and reaped when dropped.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
