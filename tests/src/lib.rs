@@ -506,7 +506,12 @@ pub async fn test_stores(tag: &str) -> Vec<TestStore> {
     if let Some(base) = pg {
         use sqlx::Connection;
         sqlx::any::install_default_drivers();
-        let name = unique(tag).to_lowercase();
+        // A database's name as PostgreSQL takes it unquoted: letters, digits, `_`.
+        let name: String = unique(tag)
+            .to_lowercase()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
         let mut conn = sqlx::AnyConnection::connect(&base)
             .await
             .unwrap_or_else(|e| panic!("ASTRAGAL_PG_URL={base}: cannot connect: {e}"));
