@@ -242,3 +242,50 @@ async fn a_lease_lives_no_longer_than_its_cap_and_its_lapse_counts_against_its_w
         assert_eq!(counts[&w2.id], (1, 0), "{}", t.kind);
     }
 }
+
+/// A worker gives back only its own leases: another worker naming them, with
+/// the holder's lease token or its own, takes nothing back, and the holder
+/// still holds them (and reports them) afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_cannot_give_back_another_workers_leases() {
+    for t in test_stores("return_theirs").await {
+        let store = Store::open(&t.url).await.unwrap();
+        let (c, bots) = four_bots_in_a_competition(&store).await;
+        store.add_worker("alice", &token_hash("alice")).await.unwrap();
+        store.add_worker("mallory", &token_hash("mallory")).await.unwrap();
+        let picks: Vec<Vec<BotId>> = (0..8).map(|i| vec![bots[i % 4], bots[(i + 1) % 4]]).collect();
+        store.schedule_many(&c, &picks).await.unwrap();
+        let now = now_ms();
+        let held = store
+            .lease_many(&LeaseAsk::new("alice", "alice-lease"), now, now + 60_000, 4, 1000)
+            .await
+            .unwrap();
+        let ids: Vec<_> = held.iter().map(|g| g.id).collect();
+        assert_eq!(ids.len(), 4, "{}", t.kind);
+        for (worker, token) in [
+            ("mallory", "alice-lease"),
+            ("mallory", "mallory-lease"),
+            ("alice", "wrong"),
+        ] {
+            let taken = store.return_leases(worker, token, &ids).await.unwrap();
+            assert!(
+                taken.is_empty(),
+                "{}: {worker} with {token} took back {taken:?}",
+                t.kind
+            );
+        }
+        assert_eq!(
+            groups_leased(&t.url).await,
+            4,
+            "{}: alice still holds hers",
+            t.kind
+        );
+        let seeds = |gs: &[ladder::store::GroupRow]| gs.iter().map(|g| (g.id, g.seed)).collect::<Vec<_>>();
+        let still = store.groups_by_id(&ids).await.unwrap();
+        assert_eq!(seeds(&still), seeds(&held), "{}: nothing was dealt again", t.kind);
+        // Hers to give back.
+        let taken = store.return_leases("alice", "alice-lease", &ids).await.unwrap();
+        assert_eq!(taken, ids, "{}", t.kind);
+        assert_eq!(groups_leased(&t.url).await, 0, "{}", t.kind);
+    }
+}
