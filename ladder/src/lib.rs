@@ -11,13 +11,17 @@
 //! | [`submission`] | a bot an author uploads: its archive checked, its manifest, its artifact |
 //! | [`worker`] | `ladder worker`: lease groups, play them with the referee library, report |
 //! | [`local`] | runs without a server: tournaments, SPRTs, standings from records |
+//! | [`season`] | a competition with a deadline and finals anyone can verify: phases, commitments, `verify` |
+//! | [`clock`] | the time decisions read: the system's, or a test's hand |
 //! | [`metrics`] | the host's numbers in Prometheus' text format, a server's and a worker's |
 //!
 //! The `ladder` binary (`src/bin/ladder/`) is one file per command, benchmarks
 //! included; the library has no benchmark in its API.
 
+pub mod clock;
 pub mod local;
 pub mod metrics;
+pub mod season;
 pub mod server;
 pub mod store;
 pub mod submission;

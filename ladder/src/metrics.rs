@@ -84,6 +84,7 @@ pub const RPCS: &[&str] = &[
     "RenewPrep",
     "ReturnPrep",
     "CollectGarbage",
+    "EnterSeason",
 ];
 
 /// The label of a gRPC call by its path (`/astragal.ladder.v1.Ladder/Name`).

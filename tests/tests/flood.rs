@@ -83,6 +83,7 @@ async fn a_flood_of_silent_connections_neither_stops_a_worker_nor_stays_open() {
             movetime_ms: 2000,
             tc: String::new(),
             independent_seeds: false,
+            ..Default::default()
         })
         .await
         .unwrap();

@@ -129,6 +129,7 @@ async fn setup(c: &mut Client, name: &str, max_games: u64, bots: &[(&str, &str)]
         movetime_ms: 100,
         tc: String::new(),
         independent_seeds: false,
+        ..Default::default()
     })
     .await
     .unwrap();
@@ -524,6 +525,7 @@ async fn a_three_seat_competition_seats_every_bot_after_every_other_equally_ofte
             movetime_ms: 2000,
             tc: String::new(),
             independent_seeds: false,
+            ..Default::default()
         })
         .await
         .unwrap();

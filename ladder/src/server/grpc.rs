@@ -291,6 +291,22 @@ impl Ladder for LadderService {
         }))
     }
 
+    async fn enter_season(
+        &self,
+        req: Request<EnterSeasonRequest>,
+    ) -> Result<Response<EnterSeasonReply>, Status> {
+        let author = self.need_author(&req).await?;
+        let r = req.into_inner();
+        let (c, bot, deadline_ms) = LadderService::enter_season(self, &author, &r.competition, &r.bot)
+            .await
+            .map_err(Status::from)?;
+        Ok(Response::new(EnterSeasonReply {
+            competition: c.name,
+            bot: bot.name,
+            deadline_ms,
+        }))
+    }
+
     async fn my_challenges(
         &self,
         req: Request<MyChallengesRequest>,
@@ -439,29 +455,53 @@ impl Ladder for LadderService {
             (true, ms) => TimeControl::move_time(ms),
         }
         .map_err(Status::invalid_argument)?;
-        let c = self
-            .store
-            .open_competition(&NewCompetition {
-                name: r.name.clone(),
-                game: r.game.clone(),
-                options: game.options().to_vec(),
-                seats: seats as i64,
-                format: crate::store::CompetitionFormat::Ladder,
-                // Unless the admin gave one: 64 bits no one knows, from which every
-                // group's seed derives (`engine::group_seed`).
-                seed: r.seed.unwrap_or_else(referee::seed::os_seed) as i64,
-                max_games: r.max_games as i64,
-                time,
-                config: String::new(),
-                seeding: if r.independent_seeds {
-                    crate::store::Seeding::Independent
-                } else {
-                    crate::store::Seeding::Mirrored
-                },
-            })
-            .await
-            .map_err(status_of)?;
-        tracing::info!(competition = %c.name, game = %c.game, seeding = %c.seeding, "competition opened");
+        let plan = crate::season::FinalsPlan {
+            top: r.finals_top,
+            groups: r.finals_groups,
+            until_separated: r.finals_until_separated,
+            max_games: r.finals_max_games,
+        };
+        if let Some(deadline) = r.deadline_ms {
+            if deadline <= self.store.now_ms() {
+                return Err(Status::invalid_argument(format!(
+                    "the deadline {} has passed",
+                    crate::season::utc(deadline)
+                )));
+            }
+            plan.check(seats as u32).map_err(Status::invalid_argument)?;
+        } else if r.finals_top > 0
+            || r.finals_groups > 0
+            || r.finals_until_separated
+            || r.finals_max_games > 0
+        {
+            return Err(Status::invalid_argument(
+                "finals need a deadline (a season): give deadline_ms",
+            ));
+        }
+        let new = NewCompetition {
+            name: r.name.clone(),
+            game: r.game.clone(),
+            options: game.options().to_vec(),
+            seats: seats as i64,
+            format: crate::store::CompetitionFormat::Ladder,
+            // Unless the admin gave one: 64 bits no one knows, from which every
+            // group's seed derives (`engine::group_seed`).
+            seed: r.seed.unwrap_or_else(referee::seed::os_seed) as i64,
+            max_games: r.max_games as i64,
+            time,
+            config: String::new(),
+            seeding: if r.independent_seeds {
+                crate::store::Seeding::Independent
+            } else {
+                crate::store::Seeding::Mirrored
+            },
+        };
+        let c = match r.deadline_ms {
+            Some(deadline) => self.store.open_season(&new, deadline, plan).await,
+            None => self.store.open_competition(&new).await,
+        }
+        .map_err(status_of)?;
+        tracing::info!(competition = %c.name, game = %c.game, seeding = %c.seeding, season = r.deadline_ms.is_some(), "competition opened");
         Ok(Response::new(self.competition_info(&c).await?))
     }
 

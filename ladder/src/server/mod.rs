@@ -446,6 +446,7 @@ pub async fn serve(
     let scheduler = tokio::spawn(service.scheduler.clone().keep_ahead(stop_rx.clone()));
     let upkeep = tokio::spawn(upkeep::keep_fit(store.clone(), stop_rx.clone()));
     let tidy = tokio::spawn(upkeep::keep_tidy(service.clone(), stop_rx.clone()));
+    let seasons = tokio::spawn(upkeep::keep_seasons(store.clone(), stop_rx.clone()));
     let svc = LadderServer::from_arc(service.clone())
         .max_decoding_message_size(MAX_REPORT_BYTES)
         .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
@@ -466,6 +467,7 @@ pub async fn serve(
     let _ = scheduler.await;
     let _ = upkeep.await;
     let _ = tidy.await;
+    let _ = seasons.await;
     if let Some(web) = web {
         web.await??;
     }

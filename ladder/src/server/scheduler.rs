@@ -102,7 +102,9 @@ impl Scheduler {
         }
         let mut open = Vec::new();
         for c in self.store.competitions().await? {
-            if c.status != CompetitionStatus::Open {
+            // A season's finals are placed by the season alone (their seeds are
+            // committed to before they start).
+            if c.status != CompetitionStatus::Open || c.format == CompetitionFormat::Finals {
                 continue;
             }
             let tally = tallies.entry(c.id).or_default();

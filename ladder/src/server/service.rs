@@ -184,6 +184,7 @@ impl LadderService {
     pub(super) async fn competition_info(&self, c: &CompetitionRow) -> Result<CompetitionInfo, ServiceError> {
         let games = self.store.game_count(c.id).await?;
         let bots = self.store.entrants(c.id).await?;
+        let season = self.store.season(c.id).await?;
         Ok(CompetitionInfo {
             name: c.name.clone(),
             game: c.game.clone(),
@@ -192,8 +193,67 @@ impl LadderService {
             status: proto::ladder::CompetitionStatus::from(c.status).into(),
             games: games as u64,
             max_games: c.max_games as u64,
+            active_bots: bots.iter().filter(|b| b.status == BotStatus::Active).count() as u32,
             bots: bots.into_iter().map(|b| b.name).collect(),
+            phase: season.as_ref().map(|s| s.phase.to_string()).unwrap_or_default(),
+            deadline_ms: season.as_ref().map_or(0, |s| s.deadline_ms),
+            commitment: season.and_then(|s| s.commitment).unwrap_or_default(),
         })
+    }
+
+    /// Makes an author's version their entry in a season (`competition`, or
+    /// the one season of the bot's game taking entries); the season, the
+    /// version and the deadline.
+    pub async fn enter_season(
+        &self,
+        author: &crate::store::AuthorRow,
+        competition: &str,
+        bot: &str,
+    ) -> Result<(CompetitionRow, BotRow, i64), ServiceError> {
+        // `name@1` is version 1's name as written (`name`).
+        let name = bot.strip_suffix("@1").unwrap_or(bot);
+        let b = self
+            .store
+            .bot(name)
+            .await?
+            .filter(|b| b.author_id == Some(author.id))
+            .ok_or_else(|| ServiceError::NotFound(format!("you have no version named {bot:?}")))?;
+        let c = if competition.is_empty() {
+            let mut open = Vec::new();
+            for c in self.store.competitions().await? {
+                if c.game == b.game
+                    && let Some(s) = self.store.season(c.id).await?
+                    && s.phase == crate::store::Phase::Open
+                {
+                    open.push(c);
+                }
+            }
+            match open.len() {
+                1 => open.remove(0),
+                0 => {
+                    return Err(ServiceError::FailedPrecondition(format!(
+                        "no season of {} takes entries now",
+                        b.game
+                    )));
+                }
+                _ => {
+                    return Err(ServiceError::InvalidArgument(format!(
+                        "several seasons of {} take entries ({}): name one",
+                        b.game,
+                        open.iter()
+                            .map(|c| c.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
+            }
+        } else {
+            self.competition_named(competition).await?
+        };
+        self.store.choose_entry(c.id, author.id, &b).await?;
+        let deadline = self.store.season(c.id).await?.map_or(0, |s| s.deadline_ms);
+        tracing::info!(season = %c.name, bot = %b.name, author = %author.name, "entry chosen");
+        Ok((c, b, deadline))
     }
 
     pub(super) async fn competition_named(&self, name: &str) -> Result<CompetitionRow, ServiceError> {
@@ -257,11 +317,19 @@ impl LadderService {
         if bot.status != BotStatus::Active {
             return Ok(());
         }
+        // A season past its deadline takes no one new, though its freeze may be a
+        // moment away.
+        let past_deadline = self.store.seasons_past_deadline().await?;
         for c in self.store.competitions().await? {
-            // A challenge's entrants are its two bots alone.
+            // A challenge's entrants are its two bots alone; a final's are its
+            // finalists.
             if c.status == CompetitionStatus::Open
                 && c.game == bot.game
-                && c.format != crate::store::CompetitionFormat::Challenge
+                && !matches!(
+                    c.format,
+                    crate::store::CompetitionFormat::Challenge | crate::store::CompetitionFormat::Finals
+                )
+                && !past_deadline.contains(&c.id)
             {
                 self.store.add_entrant(c.id, bot.id).await?;
             }

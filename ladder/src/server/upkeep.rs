@@ -84,6 +84,35 @@ pub async fn keep_tidy(
     }
 }
 
+/// How often seasons are looked at: a deadline is kept to about this.
+pub const SEASON_LOOK: Duration = Duration::from_secs(1);
+
+/// Moves seasons on ([`crate::season::advance`]) every [`SEASON_LOOK`], until
+/// `stop`.
+pub async fn keep_seasons(store: Store, mut stop: tokio::sync::watch::Receiver<bool>) {
+    loop {
+        match crate::season::advance(&store).await {
+            Ok(done) => {
+                for (what, names) in [
+                    ("frozen at its deadline", &done.frozen),
+                    ("finals started", &done.finals_started),
+                    ("finals round added", &done.rounds_added),
+                    ("closed; master seed revealed", &done.closed),
+                ] {
+                    for name in names {
+                        tracing::info!(season = %name, "season {what}");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("moving seasons on failed (tried again): {e}"),
+        }
+        tokio::select! {
+            _ = stop.wait_for(|s| *s) => return,
+            () = tokio::time::sleep(SEASON_LOOK) => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

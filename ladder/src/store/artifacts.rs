@@ -54,4 +54,17 @@ impl Store {
         self.artifact_bytes_here = false;
         self
     }
+
+    /// This store, reading time from `clock` where its decisions need it (an
+    /// upload's time, a season's deadline): a test moves it instead of waiting.
+    #[must_use]
+    pub fn with_clock(mut self, clock: crate::clock::Clock) -> Store {
+        self.clock = clock;
+        self
+    }
+
+    /// Now, by this store's clock.
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
 }

@@ -267,7 +267,8 @@ impl Store {
             .bind(&name)
             .bind(game)
             .bind(&m.run)
-            .bind(now_ms())
+            // By the store's clock: a season's deadline is read by it too.
+            .bind(self.now_ms())
             .bind(version)
             .bind(previous)
             .bind(if m.build.is_some() {

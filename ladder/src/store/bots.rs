@@ -199,9 +199,13 @@ impl Store {
         bot_id: BotId,
     ) -> Result<u64> {
         Ok(sqlx::query(
+            // A season's finals are never withdrawn: an entry is fixed at the
+            // deadline, whatever its author uploads or disables after it, and a
+            // withdrawn group would leave the committed schedule incomplete.
             "UPDATE match_groups SET status = 'withdrawn'
              WHERE status = 'scheduled'
-             AND EXISTS (SELECT 1 FROM group_seats s WHERE s.group_id = match_groups.id AND s.bot_id = $1)",
+             AND EXISTS (SELECT 1 FROM group_seats s WHERE s.group_id = match_groups.id AND s.bot_id = $1)
+             AND competition_id NOT IN (SELECT finals_id FROM seasons WHERE finals_id IS NOT NULL)",
         )
         .bind(bot_id)
         .execute(&mut **tx)

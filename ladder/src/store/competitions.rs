@@ -26,22 +26,31 @@ impl Store {
 
     async fn insert_competition(&self, c: &NewCompetition, enter_bots: bool) -> Result<CompetitionRow> {
         let mut tx = self.write_tx().await?;
-        Self::insert_competition_row(&mut tx, c).await?;
+        let id = Self::insert_competition_row(&mut tx, c).await?;
         if enter_bots {
-            sqlx::query(
-                // Uploaded versions enter once they pass their build and check.
-                "INSERT INTO entrants (competition_id, bot_id)
-                 SELECT c.id, b.id FROM competitions c JOIN bots b ON b.game = c.game WHERE c.name = $1
-                 AND b.status NOT IN ('building', 'build-failed', 'rejected')",
-            )
-            .bind(&c.name)
-            .execute(&mut *tx)
-            .await?;
+            Self::enter_registered(&mut tx, id).await?;
         }
         tx.commit().await?;
         self.competition(&c.name)
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("competition {:?} vanished", c.name)))
+    }
+
+    /// Enters every bot of competition `id`'s game in it; uploaded versions enter
+    /// once they pass their build and check.
+    pub(super) async fn enter_registered(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        id: CompetitionId,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO entrants (competition_id, bot_id)
+             SELECT c.id, b.id FROM competitions c JOIN bots b ON b.game = c.game WHERE c.id = $1
+             AND b.status NOT IN ('building', 'build-failed', 'rejected')",
+        )
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
     }
 
     /// Inserts competition `c`, open, in `tx` (its format as `c` says); its key.
@@ -89,6 +98,22 @@ impl Store {
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(CompetitionRow::from_row).transpose()?)
+    }
+
+    /// A competition by key.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn competition_by_id(&self, id: CompetitionId) -> Result<Option<CompetitionRow>> {
+        let sql = format!(
+            "SELECT {} FROM competitions WHERE id = $1",
+            Self::COMPETITION_COLUMNS
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
             .fetch_optional(&self.pool)
             .await?;
         Ok(row.as_ref().map(CompetitionRow::from_row).transpose()?)

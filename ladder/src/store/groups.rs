@@ -57,7 +57,7 @@ impl Store {
     }
 
     /// Stores the seats of groups just inserted.
-    async fn insert_group_seats(
+    pub(super) async fn insert_group_seats(
         conn: &mut sqlx::AnyConnection,
         groups: &[(GroupId, &[BotId])],
     ) -> Result<()> {
@@ -279,7 +279,7 @@ impl Store {
              AND (g.lease_worker <> $2 OR g.lease_expires_ms < $3){fits}
              ORDER BY g.lease_expires_ms LIMIT $4 {lock}"
         );
-        let expired: Vec<(i64, Option<String>)> = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let expired: Vec<(GroupId, Option<String>)> = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(now)
             .bind(worker)
             .bind(now - lease_ms)
@@ -303,6 +303,7 @@ impl Store {
         }
         let mut rows = Vec::with_capacity(expired.len());
         for (id, _) in expired {
+            let seed = Self::deal_again(&mut tx, id).await?;
             let sql = format!(
                 "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2,
                  lease_expires_ms = $3, seed = $4 WHERE id = $5 RETURNING {GROUP_COLUMNS}"
@@ -312,7 +313,7 @@ impl Store {
                     .bind(token)
                     .bind(worker)
                     .bind(expires_ms)
-                    .bind(fresh_seed()? as i64)
+                    .bind(seed as i64)
                     .bind(id)
                     .fetch_one(&mut *tx)
                     .await?,
@@ -560,16 +561,21 @@ impl Store {
         for &id in ids {
             let row = sqlx::query(
                 "UPDATE match_groups SET status = 'scheduled', lease_token = NULL, lease_worker = NULL,
-                 lease_expires_ms = NULL, lease_deadline_ms = NULL, seed = $4
+                 lease_expires_ms = NULL, lease_deadline_ms = NULL
                  WHERE id = $1 AND status = 'leased' AND lease_worker = $2 AND lease_token = $3 RETURNING id",
             )
             .bind(id)
             .bind(worker)
             .bind(token.as_str())
-            .bind(fresh_seed()? as i64)
             .fetch_optional(&mut *tx)
             .await?;
             if let Some(row) = row {
+                let seed = Self::deal_again(&mut tx, id).await?;
+                sqlx::query("UPDATE match_groups SET seed = $1 WHERE id = $2")
+                    .bind(seed as i64)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
                 returned.push(row.try_get(0)?);
             }
         }

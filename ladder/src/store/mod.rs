@@ -25,6 +25,7 @@ mod groups;
 mod ids;
 mod logs;
 mod ops;
+mod seasons;
 mod sessions;
 mod sql;
 mod tally;
@@ -37,6 +38,7 @@ pub use groups::LeaseAsk;
 pub use ids::{AuthorId, BotId, CompetitionId, GameId, GroupId, WorkerId};
 pub use logs::{GameLogs, NewSeatLog, SeatLogEntry};
 pub use ops::{Collected, Retention, backup_sqlite};
+pub use seasons::{Candidate, FinalsGameRow, SeasonRow, SeededGroup};
 pub use sessions::{SESSIONS_PER_AUTHOR, SessionOf, WebSession};
 use sql::Sql;
 pub use tally::Tallied;
@@ -421,6 +423,27 @@ text_column!(TimeControl, Termination, FaultKind);
 
 stored_as_text!(CompetitionStatus { Open = "open", Closed = "closed" });
 
+/// Where a season stands; it only moves forward ([`crate::season`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Submissions open: the ladder plays as any ladder does.
+    Open,
+    /// Past the deadline: each author's entry is fixed; the finals are being set.
+    Frozen,
+    /// The finals are being played among the top entries.
+    Finals,
+    /// Final standings fixed and published, the master seed revealed.
+    Closed,
+}
+
+stored_as_text!(Phase {
+    Open = "open",
+    Frozen = "frozen",
+    Finals = "finals",
+    Closed = "closed",
+});
+
 /// How a competition's groups are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -434,6 +457,10 @@ pub enum CompetitionFormat {
     /// An author's unrated games between their bot and another (its entrants are
     /// the two bots alone; no other bot enters it, no page lists it as a ladder).
     Challenge,
+    /// A season's finals: its entrants are the finalists alone, and its groups
+    /// are placed by the season, each seed derived from a committed master seed
+    /// ([`crate::season`]), never by the scheduler.
+    Finals,
 }
 
 stored_as_text!(CompetitionFormat {
@@ -441,6 +468,7 @@ stored_as_text!(CompetitionFormat {
     RoundRobin = "round-robin",
     Gauntlet = "gauntlet",
     Challenge = "challenge",
+    Finals = "finals",
 });
 stored_as_text!(Seeding {
     Mirrored = "mirrored",
@@ -779,9 +807,7 @@ fn fresh_seed() -> Result<u64> {
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
+    crate::clock::system_ms()
 }
 
 /// The files a SQLite store at `url` keeps (the database, its write-ahead log,
@@ -813,6 +839,8 @@ pub struct Store {
     /// Whether artifacts' bytes go in the store (else the server keeps them in
     /// an object store, and the store only their names).
     artifact_bytes_here: bool,
+    /// The time its decisions read (a season's deadline, an upload's time).
+    clock: crate::clock::Clock,
 }
 
 impl Store {
@@ -875,6 +903,7 @@ impl Store {
             pool,
             dialect,
             artifact_bytes_here: true,
+            clock: crate::clock::Clock::system(),
         };
         store.migrate().await?;
         store.tally_pending().await?;

@@ -92,6 +92,7 @@ pub fn router(service: Arc<LadderService>) -> Router {
         .route("/author/bots/{name}", get(bot_page))
         .route("/author/bots/{name}/status", post(set_status))
         .route("/author/bots/{name}/challenge", post(challenge))
+        .route("/author/bots/{name}/enter", post(enter_season))
         .route("/author/games/{id}", get(game_page))
         .route("/author/api/games/{id}", get(game_json))
         .layer(axum::middleware::from_fn(same_origin_only))
@@ -441,6 +442,10 @@ async fn home(State(a): State<Authors>, headers: HeaderMap) -> Result<Response, 
         Some(author) => a.service.challenges(author).await.map_err(WebError::internal)?,
         None => Vec::new(),
     };
+    let seasons = match &s.author {
+        Some(author) => super::season::author_entries(&a.site, author.id, &bots).await?,
+        None => Vec::new(),
+    };
     let body = html! {
         (signed_bar(&s))
         h1 { "Your bots" }
@@ -463,6 +468,7 @@ async fn home(State(a): State<Authors>, headers: HeaderMap) -> Result<Response, 
                 }
             }
         }
+        (super::season::author_table(&seasons))
         @if !challenges.is_empty() {
             table.challenges {
                 caption { "Your challenges (unrated)" }
@@ -640,6 +646,18 @@ async fn bot_page(
         )),
         _ => None,
     };
+    // Seasons of its game still taking entries.
+    let mut open_seasons = Vec::new();
+    if bot.status == BotStatus::Active {
+        for c in a.site.store.competitions().await? {
+            if c.game == bot.game
+                && let Some(season) = a.site.store.season(c.id).await?
+                && season.phase == crate::store::Phase::Open
+            {
+                open_seasons.push(c.name);
+            }
+        }
+    }
     let body = html! {
         (signed_bar(&s))
         h1 { (bot.name) }
@@ -659,6 +677,13 @@ async fn bot_page(
                 "Challenge " input type="text" name="opponent" placeholder="a bot's name" required size="16";
                 " to " input type="number" name="games" value="2" min="2" max=(crate::server::CHALLENGE_GAMES_MAX) step="2";
                 " unrated games " button type="submit" { "Ask" }
+            }
+        }
+        @for season in &open_seasons {
+            form.enter method="post" action={ "/author/bots/" (segment(&bot.name)) "/enter" } {
+                input type="hidden" name="csrf" value=(s.csrf);
+                input type="hidden" name="season" value=(season);
+                button type="submit" { "Make this my entry in " (season) }
             }
         }
         h2 { "Build log" }
@@ -741,6 +766,39 @@ async fn challenge(
         .challenge(author, &name, form.opponent.trim(), form.games)
         .await
         .map_err(|e| Refused::Form(StatusCode::BAD_REQUEST, format!("no challenge: {e}")))?;
+    Ok(Redirect::to("/author").into_response())
+}
+
+#[derive(serde::Deserialize)]
+struct EnterForm {
+    csrf: String,
+    season: String,
+}
+
+/// `POST /author/bots/{name}/enter`: this version becomes the author's entry in
+/// the season named, before its deadline.
+async fn enter_season(
+    State(a): State<Authors>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    axum::Form(form): axum::Form<EnterForm>,
+) -> Result<Response, Refused> {
+    let s = signed(&a, &headers).await?;
+    check_csrf(&s, &form.csrf)?;
+    let Some(author) = &s.author else {
+        return Err(Refused::Form(
+            StatusCode::FORBIDDEN,
+            "the host has no entry".into(),
+        ));
+    };
+    a.service
+        .enter_season(author, &form.season, &name)
+        .await
+        .map_err(|e| match e {
+            // The server's own failure is for its log, never for the page.
+            crate::server::error::ServiceError::Internal(why) => Refused::from(WebError::internal(why)),
+            refused => Refused::Form(StatusCode::BAD_REQUEST, format!("not entered: {refused}")),
+        })?;
     Ok(Redirect::to("/author").into_response())
 }
 

@@ -38,7 +38,13 @@ struct CompetitionView {
     activity: Activity,
     /// Entrants out of play, by name.
     out_of_play: BTreeMap<String, OutOfPlay>,
+    /// One row per entry: each bot's newest version in play, and in a season
+    /// each author's entry alone (ranks counted again over these rows).
     standings: Arc<Standings>,
+    /// The rows of versions an entry superseded, by the entry's name.
+    history: BTreeMap<String, Vec<rating::standings::Standing>>,
+    /// For a season: its phase, deadline, entries and finals.
+    season: Option<super::season::SeasonView>,
     recent: Vec<GameView>,
 }
 
@@ -85,6 +91,8 @@ async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<Compet
         .iter()
         .map(|r| GameView::of(r, names))
         .collect();
+    let season = super::season::view(site, c, &bots.all).await?;
+    let (standings, history) = one_row_per_entry(&fit.standings, &bots.all, season.as_ref());
     Ok(CompetitionView {
         name: c.name.clone(),
         game: c.game.clone(),
@@ -97,9 +105,71 @@ async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<Compet
         games,
         activity: store.activity(c.id).await?,
         out_of_play,
-        standings: fit.standings.clone(),
+        standings,
+        history,
+        season,
         recent,
     })
+}
+
+/// The standings with one row per entry: a version superseded by a newer one
+/// of the same bot in the standings goes to the history beside it, and in a
+/// season each author's rows beside their entry's. Ranks are counted again
+/// over the rows shown.
+fn one_row_per_entry(
+    st: &Arc<Standings>,
+    bots: &[crate::store::BotRow],
+    season: Option<&super::season::SeasonView>,
+) -> (Arc<Standings>, BTreeMap<String, Vec<rating::standings::Standing>>) {
+    let by_name: std::collections::HashMap<&str, &crate::store::BotRow> =
+        bots.iter().map(|b| (b.name.as_str(), b)).collect();
+    let base = |name: &str| name.split_once('@').map_or(name, |(b, _)| b).to_owned();
+    // Who a row belongs with: in a season its author (entries are per author),
+    // else its bot (all its versions); a host's bot is its own.
+    let key = |name: &str| -> String {
+        match by_name.get(name).and_then(|b| b.author_id) {
+            Some(a) if season.is_some() => format!("author {}", a.0),
+            _ => format!("bot {}", base(name)),
+        }
+    };
+    let entries: std::collections::HashSet<&str> = season
+        .map(|s| s.entries.iter().map(|e| e.name.as_str()).collect())
+        .unwrap_or_default();
+    // The row shown for each key: the entry if the season names one, else the
+    // newest version (highest key) in the standings.
+    let mut shown: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for r in &st.rows {
+        let k = key(&r.name);
+        let newer = |old: &str| {
+            let id = |n: &str| by_name.get(n).map_or(0, |b| b.id.0);
+            id(&r.name) > id(old)
+        };
+        match shown.get(&k) {
+            Some(old) if entries.contains(old) => {}
+            Some(old) if !entries.contains(r.name.as_str()) && !newer(old) => {}
+            _ => {
+                shown.insert(k, &r.name);
+            }
+        }
+    }
+    if shown.len() == st.rows.len() {
+        return (st.clone(), BTreeMap::new());
+    }
+    let mut history: BTreeMap<String, Vec<rating::standings::Standing>> = BTreeMap::new();
+    let mut rows = Vec::with_capacity(shown.len());
+    for r in &st.rows {
+        let head = shown[&key(&r.name)];
+        if head == r.name {
+            let mut row = r.clone();
+            row.rank = rows.len() + 1;
+            rows.push(row);
+        } else {
+            history.entry(head.to_owned()).or_default().push(r.clone());
+        }
+    }
+    let mut filtered = (**st).clone();
+    filtered.rows = rows;
+    (Arc::new(filtered), history)
 }
 
 async fn front_snapshot(site: &Site) -> Result<FrontView, WebError> {
@@ -143,7 +213,7 @@ fn standings_table(c: &CompetitionView) -> Markup {
             }
         }
         table.standings {
-            caption { "Standings" }
+            caption { @if c.season.is_some() { "Ladder standings (one row per entry)" } @else { "Standings" } }
             thead { tr {
                 th { "rank" } th.name { "bot" } th { "Elo" } th { "±95%" } th { "interval" } th { "games" }
                 th { "score" } th { "W/D/L" } th { "avg. rank" }
@@ -157,6 +227,15 @@ fn standings_table(c: &CompetitionView) -> Markup {
                             (bot_link(&r.name))
                             @if let Some(out) = c.out_of_play.get(&r.name) {
                                 " " abbr.out title=(referee::text::escaped(&out.reason)) { "(" (out.status) ")" }
+                            }
+                            @if let Some(older) = c.history.get(&r.name) {
+                                details.history {
+                                    summary { (older.len()) " earlier" }
+                                    @for o in older {
+                                        @let (elo, _) = rating::standings::elo_cells(o.elo, o.ci95, o.separated);
+                                        div { (bot_link(&o.name)) " " (elo) " · " (o.games) " games" }
+                                    }
+                                }
                             }
                         }
                         td { (elo) }
@@ -237,6 +316,9 @@ pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> 
             li { b data-fact="groups_playing" { (a.groups_playing) } " groups being played" }
             li { b data-fact="groups_waiting" { (a.groups_waiting) } " groups waiting" }
             li { "time control " (view.time) }
+        }
+        @if let Some(season) = &view.season {
+            (super::season::section(&view.name, season))
         }
         (standings_table(&view))
         (games_table("Newest games", &view.recent))
@@ -343,4 +425,123 @@ pub(super) async fn games_page(
         &format!("/competitions/{s}/games.json{}", args(q.before)),
         body,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{AuthorId, BotId, BotRow, BotStatus, StatusBy};
+
+    fn bot(id: i64, name: &str, author: Option<i64>, status: BotStatus) -> BotRow {
+        BotRow {
+            id: BotId(id),
+            name: name.into(),
+            game: "ur".into(),
+            spec: String::new(),
+            env: Vec::new(),
+            status,
+            status_reason: String::new(),
+            start_failures: 0,
+            version: 1,
+            previous_id: None,
+            status_by: StatusBy::Server,
+            author_id: author.map(AuthorId),
+            artifact_sha256: None,
+        }
+    }
+
+    /// Standings of five bots that all met: alice's two versions of lucky and
+    /// her second bot clever, bob's plucky, the host's first.
+    fn field() -> (Arc<Standings>, Vec<BotRow>) {
+        let bots = vec![
+            bot(1, "lucky", Some(1), BotStatus::Superseded),
+            bot(2, "lucky@2", Some(1), BotStatus::Active),
+            bot(3, "plucky", Some(2), BotStatus::Active),
+            bot(4, "first", None, BotStatus::Active),
+            bot(5, "clever", Some(1), BotStatus::Active),
+        ];
+        let ids: Vec<(i64, String)> = bots.iter().map(|b| (b.id.0, b.name.clone())).collect();
+        let mut results = Vec::new();
+        let mut group = 0;
+        for a in 1..=5 {
+            for b in a + 1..=5 {
+                for rotation in 0..2 {
+                    group += 1;
+                    let (x, y) = if rotation == 0 { (a, b) } else { (b, a) };
+                    results.push(rating::GameResult {
+                        id: group,
+                        group_id: group,
+                        rotation: 0,
+                        bots: vec![x, y],
+                        ranks: if (a + b + rotation) % 3 == 0 { vec![2, 1] } else { vec![1, 2] },
+                        forfeit: false,
+                    });
+                }
+            }
+        }
+        let st = rating::standings::compute(&ids, &results, 2, None).unwrap();
+        assert_eq!(st.rows.len(), 5);
+        (Arc::new(st), bots)
+    }
+
+    fn names(st: &Standings) -> Vec<(usize, &str)> {
+        st.rows.iter().map(|r| (r.rank, r.name.as_str())).collect()
+    }
+
+    #[test]
+    fn a_ladder_shows_each_bot_once_and_its_earlier_versions_beside_it() {
+        let (st, bots) = field();
+        let (shown, history) = one_row_per_entry(&st, &bots, None);
+        let mut seen: Vec<&str> = shown.rows.iter().map(|r| r.name.as_str()).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, ["clever", "first", "lucky@2", "plucky"]);
+        assert_eq!(
+            shown.rows.iter().map(|r| r.rank).collect::<Vec<_>>(),
+            [1, 2, 3, 4],
+            "ranks counted again: {:?}",
+            names(&shown)
+        );
+        assert_eq!(history["lucky@2"].iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["lucky"]);
+        // The order of the rows shown is the fit's.
+        let order: Vec<&str> = st.rows.iter().map(|r| r.name.as_str()).filter(|n| *n != "lucky").collect();
+        assert_eq!(shown.rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), order);
+    }
+
+    #[test]
+    fn a_season_shows_each_authors_entry_once_even_an_older_version() {
+        let (st, bots) = field();
+        let entry = |name: &str| super::super::season::EntryView {
+            name: name.into(),
+            author: String::new(),
+            artifact_sha256: None,
+            finalist: None,
+        };
+        let season = super::super::season::SeasonView {
+            phase: crate::store::Phase::Open,
+            deadline_ms: 0,
+            deadline_utc: String::new(),
+            closes_in: None,
+            plan: crate::season::FinalsPlan {
+                top: 4,
+                groups: 1,
+                until_separated: false,
+                max_games: 0,
+            },
+            finals: None,
+            commitment: None,
+            entries_digest: None,
+            master_seed: None,
+            // Alice chose her first version.
+            entries: vec![entry("lucky"), entry("plucky"), entry("first")],
+            final_standings: None,
+        };
+        let (shown, history) = one_row_per_entry(&st, &bots, Some(&season));
+        let mut seen: Vec<&str> = shown.rows.iter().map(|r| r.name.as_str()).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, ["first", "lucky", "plucky"], "{:?}", names(&shown));
+        let mut beside: Vec<&str> = history["lucky"].iter().map(|r| r.name.as_str()).collect();
+        beside.sort_unstable();
+        assert_eq!(beside, ["clever", "lucky@2"]);
+        assert_eq!(shown.rows.iter().map(|r| r.rank).collect::<Vec<_>>(), [1, 2, 3]);
+    }
 }

@@ -29,6 +29,7 @@ mod bot;
 mod competition;
 mod download;
 pub mod redact;
+mod season;
 mod svg;
 pub mod throttle;
 
@@ -64,6 +65,7 @@ pub fn router(store: Store, standings: Arc<StandingsCache>, admin_token: Option<
         .route("/competitions/{name}/games", get(competition::games_page))
         .route("/competitions/{name}/games.json", get(competition::games_json))
         .route("/competitions/{name}/games.jsonl", get(download::games_jsonl))
+        .route("/competitions/{name}/season.jsonl", get(season::record))
         .route("/bots/{name}", get(bot::page))
         .route("/games/{id}", get(game_page))
         .route("/api/games/{id}", get(game_json))
@@ -236,7 +238,7 @@ caption{text-align:left;font-weight:600;padding:4px 0}td,th{padding:3px 10px;tex
 td:first-child,th:first-child,td.name,th.name{text-align:left}td.detail{white-space:pre-wrap;word-break:break-word;text-align:left;color:#3d4453;font-size:.92em;padding-bottom:6px}\
 table.faults tr.head td{border-bottom:none}figure{margin:0 0 1em}figcaption{font-size:.9em;color:#5a6170}a{color:#2d5fd3}\
 .facts{display:flex;flex-wrap:wrap;gap:6px 18px;padding:0;list-style:none}.facts b{font-size:1.15em}\
-.out{color:#8a4b00}.note{font-size:.9em;color:#5a6170;margin:.2em 0}.chart{width:100%;max-width:560px;height:auto;background:#fff;border:1px solid #d5d9e2}\
+.out{color:#8a4b00}code.hash{word-break:break-all}.winner{color:#1e6b2f}.note{font-size:.9em;color:#5a6170;margin:.2em 0}.chart{width:100%;max-width:560px;height:auto;background:#fff;border:1px solid #d5d9e2}\
 .chart .grid{stroke:#e4e7ee}.chart .tick{font-size:13px;fill:#5a6170}.chart .band{fill:#2d5fd3;fill-opacity:.15}\
 .chart .line{fill:none;stroke:#2d5fd3;stroke-width:2}.chart circle{fill:#2d5fd3}\
 .bar .zero{stroke:#b9bfcc;stroke-dasharray:2 2}.bar .ci{stroke:#2d5fd3;stroke-width:3}.bar circle{fill:#1d2330}.bar .end{stroke:#1d2330;stroke-width:2}\

@@ -3,7 +3,7 @@
 mod commands;
 
 use clap::{Parser, Subcommand};
-use commands::{admin, author, backup, bench, ratings, serve, sprt, tournament, worker};
+use commands::{admin, author, backup, bench, ratings, serve, sprt, tournament, verify, worker};
 use std::process::ExitCode;
 
 /// Tournaments and a ladder service for astragal bots, with maximum-likelihood Elo.
@@ -95,6 +95,15 @@ enum Command {
     /// Your bots on a ladder, as their author: list every version with its status,
     /// disable one, enable it again.
     Author(author::AuthorArgs),
+    /// Check a closed season's finals from their public record alone: the
+    /// commitment opens with the revealed master seed, every game's seed derives
+    /// from it, every game replays, every group is whole, and the standings
+    /// recomputed are the ones published. Prints "verified", or names the first
+    /// game or figure that differs (exit status 2).
+    ///
+    ///   ladder verify https://ladder.example.org/competitions/spring/season.jsonl
+    ///   ladder verify season.jsonl --commitment 9307…f7d9
+    Verify(verify::VerifyArgs),
 }
 
 fn main() -> ExitCode {
@@ -116,6 +125,7 @@ fn main() -> ExitCode {
         Command::Admin(a) => admin::run(a),
         Command::Submit(a) => author::submit(a),
         Command::Author(a) => author::run(a),
+        Command::Verify(a) => verify::run(a),
     };
     result.unwrap_or_else(|e| {
         // Whoever read the output stopped (`| head`): nothing more to say.

@@ -68,6 +68,29 @@ pub(crate) enum AdminAction {
         /// the same precision in luck-heavy games: see docs/ladder.md.
         #[arg(long)]
         independent_seeds: bool,
+        /// Make it a season: submissions close at this UTC time
+        /// (2026-12-01T12:00:00Z, "2026-12-01 12:00" or 2026-12-01). Each author's
+        /// entry is then fixed (the version they chose with `ladder author enter`,
+        /// else their newest active one), the ladder stops, and finals among the
+        /// top entries follow, their seeds committed to on the page before the
+        /// first game and revealed at the close (see docs/hosting.md, "Running a
+        /// season").
+        #[arg(long, value_name = "UTC", value_parser = |s: &str| ladder::season::parse_utc(s))]
+        deadline: Option<i64>,
+        /// Finalists: the top N entries by the ladder's standings at the deadline.
+        #[arg(long, default_value_t = 4, requires = "deadline", value_parser = |s: &str| number_in(s, 2u32, ladder::season::MAX_FINALISTS))]
+        finals_top: u32,
+        /// Groups each set of finalists plays per round (a group is one game per
+        /// seat rotation, the dice mirrored across them).
+        #[arg(long, default_value_t = 10, requires = "deadline", value_parser = |s: &str| number_in(s, 1u32, 100_000))]
+        finals_groups: u32,
+        /// Play further rounds until the top three's 95% intervals are apart (or
+        /// --finals-max-games would be passed).
+        #[arg(long, requires = "deadline")]
+        finals_until_separated: bool,
+        /// Most finals games in all, with --finals-until-separated (0: no cap).
+        #[arg(long, default_value_t = 0, requires = "deadline")]
+        finals_max_games: u64,
     },
     /// Stop scheduling a competition.
     Close {
@@ -204,7 +227,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     String::new()
                 },
                 i.bots.join(", ")
-            )
+            ) + &season_words(&i)
         };
         match a.action {
             AdminAction::RegisterBot {
@@ -269,7 +292,13 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                 seed,
                 movetime,
                 independent_seeds,
+                deadline,
+                finals_top,
+                finals_groups,
+                finals_until_separated,
+                finals_max_games,
             } => {
+                let season = deadline.is_some();
                 let i = c
                     .open_competition(OpenCompetitionRequest {
                         name,
@@ -281,6 +310,11 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                         movetime_ms: movetime,
                         tc: String::new(),
                         independent_seeds,
+                        deadline_ms: deadline,
+                        finals_top: if season { finals_top } else { 0 },
+                        finals_groups: if season { finals_groups } else { 0 },
+                        finals_until_separated,
+                        finals_max_games,
                     })
                     .await
                     .map_err(said)?
@@ -513,6 +547,29 @@ async fn set_bot_status(
 }
 
 /// A proto enum value as a word: `BOT_STATUS_ACTIVE` is "active".
+/// A season's phase and deadline, and why nothing is scheduled when too few
+/// bots are active; empty otherwise.
+fn season_words(i: &proto::ladder::CompetitionInfo) -> String {
+    let mut out = String::new();
+    if i.active_bots < i.seats {
+        out.push_str(&format!(
+            " · needs {} active bots, has {}: nothing is scheduled",
+            i.seats, i.active_bots
+        ));
+    }
+    if !i.phase.is_empty() {
+        out.push_str(&format!(
+            " · season, {} (deadline {})",
+            i.phase,
+            ladder::season::utc(i.deadline_ms)
+        ));
+        if !i.commitment.is_empty() {
+            out.push_str(&format!(" · finals commitment {}", i.commitment));
+        }
+    }
+    out
+}
+
 fn enum_word(name: Option<&str>) -> String {
     let Some(name) = name else { return "unknown".into() };
     let word = ["BOT_STATUS_", "COMPETITION_STATUS_"]

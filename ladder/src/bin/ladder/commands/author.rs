@@ -84,6 +84,16 @@ pub(crate) enum AuthorAction {
         #[arg(long)]
         json: bool,
     },
+    /// Make one of your versions your entry in a season, before its deadline.
+    /// Without a choice your entry is your newest active version uploaded by
+    /// the deadline; versions uploaded after it take no part in the season.
+    Enter {
+        /// The version: `NAME` (version 1) or `NAME@N`.
+        version: String,
+        /// The season (default: the one season of the bot's game taking entries).
+        #[arg(long, value_name = "NAME")]
+        competition: Option<String>,
+    },
 }
 
 /// How much of an upload goes in one message.
@@ -213,6 +223,22 @@ pub(crate) fn run(a: AuthorArgs) -> anyhow::Result<ExitCode> {
                 say(&format!(
                     "{}: {} games of {} against {} asked for (ladder author challenges shows them)",
                     c.competition, c.games, c.bot, c.opponent
+                ))?;
+            }
+            AuthorAction::Enter { version, competition } => {
+                let r = c
+                    .enter_season(proto::ladder::EnterSeasonRequest {
+                        competition: competition.unwrap_or_default(),
+                        bot: version,
+                    })
+                    .await
+                    .map_err(said)?
+                    .into_inner();
+                say(&format!(
+                    "{} is your entry in {} (entries are fixed at {})",
+                    r.bot,
+                    r.competition,
+                    ladder::season::utc(r.deadline_ms)
                 ))?;
             }
             AuthorAction::Challenges => {

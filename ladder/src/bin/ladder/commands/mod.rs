@@ -8,6 +8,7 @@ pub mod ratings;
 pub mod serve;
 pub mod sprt;
 pub mod tournament;
+pub mod verify;
 pub mod worker;
 
 use anyhow::{Context, bail};

@@ -1,0 +1,387 @@
+//! Moving seasons on, by the store's clock: freeze at the deadline, start the
+//! finals, add rounds, close. The server calls [`advance`] every second; each
+//! step is one transaction guarded by the phase it expects, so it is safe to
+//! call from several servers and after any crash.
+
+use super::seal::{self, MasterSeed, SealedEntry};
+use super::{FinalStandings, FinalsGame, FinalsPlan, Phase};
+use crate::store::{
+    BotId, BotRow, CompetitionFormat, CompetitionRow, GroupStatus, NewCompetition, SeasonRow, SeededGroup,
+    Store, StoreError,
+};
+use std::collections::HashMap;
+
+/// What one call of [`advance`] did, by competition name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Advanced {
+    pub frozen: Vec<String>,
+    pub finals_started: Vec<String>,
+    pub rounds_added: Vec<String>,
+    pub closed: Vec<String>,
+    /// Past their deadline, waiting for versions uploaded before it to finish
+    /// their build and check.
+    pub waiting: Vec<String>,
+}
+
+/// Why a season could not move on.
+#[derive(Debug, thiserror::Error)]
+pub enum SeasonError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("season {season}: {why}")]
+    Broken { season: String, why: String },
+}
+
+/// Moves every season on as far as the store's clock and the finals' games
+/// allow.
+///
+/// # Errors
+/// The store; a season whose stored state does not add up (named).
+pub async fn advance(store: &Store) -> Result<Advanced, SeasonError> {
+    let mut done = Advanced::default();
+    for season in store.seasons_in_play().await? {
+        let Some(c) = store.competition_by_id(season.competition_id).await? else {
+            continue;
+        };
+        let broken = |why: String| SeasonError::Broken {
+            season: c.name.clone(),
+            why,
+        };
+        let mut phase = season.phase;
+        if phase == Phase::Open {
+            if store.now_ms() < season.deadline_ms {
+                continue;
+            }
+            match freeze(store, &c, &season).await? {
+                Some(true) => done.frozen.push(c.name.clone()),
+                Some(false) => {}
+                None => {
+                    done.waiting.push(c.name.clone());
+                    continue;
+                }
+            }
+            phase = Phase::Frozen;
+        }
+        if phase == Phase::Frozen {
+            if start_finals(store, &c, &season).await.map_err(&broken)? {
+                done.finals_started.push(c.name.clone());
+            }
+            continue;
+        }
+        if phase == Phase::Finals {
+            let season = store
+                .season(c.id)
+                .await?
+                .ok_or_else(|| broken("vanished".into()))?;
+            match finals_step(store, &c, &season).await.map_err(&broken)? {
+                Step::Playing => {}
+                Step::RoundAdded => done.rounds_added.push(c.name.clone()),
+                Step::Closed => done.closed.push(c.name.clone()),
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// Fixes the entries: per author, the version they chose, else their newest
+/// version uploaded by the deadline that passed its check (in play, or
+/// superseded by one uploaded after the deadline); each host bot alone. None while a
+/// version uploaded by the deadline is still being built or checked.
+async fn freeze(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result<Option<bool>, SeasonError> {
+    let (candidates, building) = store.entry_candidates(c, season.deadline_ms).await?;
+    if building > 0 {
+        return Ok(None);
+    }
+    let choices = store.entry_choices(c.id).await?;
+    let mut by_author: HashMap<_, BotId> = HashMap::new();
+    let mut entries = Vec::new();
+    for cand in &candidates {
+        match cand.author {
+            None => entries.push(cand.bot),
+            // Candidates come by id: the last one seen is the newest.
+            Some(a) => {
+                by_author.insert(a, cand.bot);
+            }
+        }
+    }
+    for (author, newest) in by_author {
+        // A chosen version still a candidate wins; one the author or host took
+        // out of play since leaves the author their newest.
+        let chosen = choices
+            .get(&author)
+            .filter(|b| candidates.iter().any(|c| c.bot == **b))
+            .copied();
+        entries.push(chosen.unwrap_or(newest));
+    }
+    entries.sort();
+    Ok(Some(store.freeze_season(c.id, &entries).await?))
+}
+
+/// The finals' competition's name for a season's.
+pub fn finals_name(season: &str) -> String {
+    format!("{season}-finals")
+}
+
+/// Picks the finalists by the ladder's standings and starts the finals.
+async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result<bool, String> {
+    let entries: Vec<BotId> = store
+        .season_entries(c.id)
+        .await
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|(b, _)| b)
+        .collect();
+    let bots: HashMap<BotId, BotRow> = store
+        .bots()
+        .await
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|b| (b.id, b))
+        .collect();
+    // The ladder's standings at the freeze place the entries; one with no
+    // rated games goes after every rated one, by name.
+    let ladder: Vec<(i64, String)> = store
+        .entrants(c.id)
+        .await
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|b| (b.id.0, b.name))
+        .collect();
+    let tallied = store.tallied(c.id).await.map_err(|e| e.to_string())?;
+    let seats = c.seats as usize;
+    let st = tallied.standings(&ladder, seats, None)?;
+    let place: HashMap<&str, (bool, usize)> = st
+        .rows
+        .iter()
+        .map(|r| (r.name.as_str(), (r.unrated || r.games == 0, r.rank)))
+        .collect();
+    let mut ranked: Vec<&BotRow> = entries.iter().filter_map(|id| bots.get(id)).collect();
+    ranked.sort_by_key(|b| {
+        (
+            place.get(b.name.as_str()).copied().unwrap_or((true, usize::MAX)),
+            b.name.clone(),
+        )
+    });
+    let k = (season.plan.top as usize).min(ranked.len());
+    if k < seats {
+        // Too few entries for a single game: the season closes with none.
+        let empty = serde_json::to_string(&FinalStandings {
+            groups: 0,
+            games: 0,
+            rows: Vec::new(),
+        })
+        .map_err(|e| e.to_string())?;
+        tracing::warn!(season = %c.name, entries = ranked.len(), seats, "too few entries for the finals; closing");
+        store
+            .close_season(c.id, None, &empty)
+            .await
+            .map_err(|e| e.to_string())?;
+        return Ok(false);
+    }
+    let finalists = &ranked[..k];
+    let sealed: Vec<SealedEntry> = finalists
+        .iter()
+        .map(|b| SealedEntry {
+            name: b.name.clone(),
+            artifact_sha256: b.artifact_sha256.clone(),
+        })
+        .collect();
+    let master = MasterSeed::draw().map_err(|e| format!("the random source failed: {e}"))?;
+    let digest = seal::entries_digest(&sealed);
+    let commitment = seal::commitment(&master, &digest);
+    let ids: Vec<BotId> = finalists.iter().map(|b| b.id).collect();
+    let groups = round(&master, &digest, &season.plan, &ids, seats, 0);
+    let finals = NewCompetition {
+        name: finals_name(&c.name),
+        game: c.game.clone(),
+        options: c.options.clone(),
+        seats: c.seats,
+        format: CompetitionFormat::Finals,
+        // Unused: every finals group's seed derives from the master seed.
+        seed: 0,
+        max_games: 0,
+        time: c.time,
+        config: format!("finals of {}", c.name),
+        seeding: c.seeding,
+    };
+    store
+        .start_finals(
+            c.id,
+            &finals,
+            &ids,
+            (&master.to_hex(), &hex::encode(digest), &commitment),
+            &groups,
+        )
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Round `r`'s groups: every set of the finalists, `plan.groups` each.
+fn round(
+    master: &MasterSeed,
+    digest: &[u8; 32],
+    plan: &FinalsPlan,
+    finalists: &[BotId],
+    seats: usize,
+    r: u64,
+) -> Vec<SeededGroup> {
+    let sets = super::sets(finalists.len(), seats);
+    let per_round = sets.len() as u64 * u64::from(plan.groups);
+    (r * per_round..(r + 1) * per_round)
+        .map(|no| SeededGroup {
+            group_no: no as i64,
+            bots: super::group_set(&sets, plan.groups, no)
+                .iter()
+                .map(|&i| finalists[i])
+                .collect(),
+            seed: seal::group_seed(master, digest, no, 0),
+        })
+        .collect()
+}
+
+enum Step {
+    Playing,
+    RoundAdded,
+    Closed,
+}
+
+/// Once every finals group is played: another round if the plan asks and
+/// allows it, else the close.
+async fn finals_step(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result<Step, String> {
+    let finals_id = season
+        .finals_id
+        .ok_or("in its finals without a finals competition")?;
+    let groups = store.groups(finals_id).await.map_err(|e| e.to_string())?;
+    if groups.iter().any(|g| g.status != GroupStatus::Done) {
+        return Ok(Step::Playing);
+    }
+    let finalists = finalists_in_seed_order(store, c).await?;
+    let standings = standings_of(store, finals_id, &finalists, c.seats as usize).await?;
+    let plan = season.plan;
+    let seats = c.seats as usize;
+    let next_round = groups.len() as u64
+        / (super::sets(finalists.len(), seats).len() as u64 * u64::from(plan.groups)).max(1);
+    let room =
+        plan.max_games == 0 || standings.games + plan.round_games(finalists.len(), seats) <= plan.max_games;
+    if plan.until_separated && room && !separated(&standings) {
+        let master = MasterSeed::from_hex(season.master_seed.as_deref().unwrap_or_default())
+            .map_err(|e| e.to_string())?;
+        let digest = seal::digest_from_hex(season.entries_digest.as_deref().unwrap_or_default())
+            .map_err(|e| e.to_string())?;
+        let ids: Vec<BotId> = finalists.iter().map(|(id, _)| *id).collect();
+        let groups = round(&master, &digest, &plan, &ids, seats, next_round);
+        store
+            .add_finals_round(finals_id, &groups)
+            .await
+            .map_err(|e| e.to_string())?;
+        return Ok(Step::RoundAdded);
+    }
+    let json = serde_json::to_string(&standings).map_err(|e| e.to_string())?;
+    store
+        .close_season(c.id, Some(finals_id), &json)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(Step::Closed)
+}
+
+/// Whether the top places (the first three, or fewer) have intervals apart.
+fn separated(st: &FinalStandings) -> bool {
+    let top: Vec<_> = st.rows.iter().take(3).collect();
+    top.windows(2).all(|w| match (w[0].elo, w[1].elo) {
+        (Some(a), Some(b)) => {
+            // A separated finalist's bound counts as apart.
+            let (ca, cb) = (w[0].ci95.unwrap_or(0.0), w[1].ci95.unwrap_or(0.0));
+            a - ca > b + cb
+        }
+        _ => false,
+    })
+}
+
+/// The finalists, in seed order (the order the commitment lists them).
+pub(crate) async fn finalists_in_seed_order(
+    store: &Store,
+    c: &CompetitionRow,
+) -> Result<Vec<(BotId, SealedEntry)>, String> {
+    let bots: HashMap<BotId, BotRow> = store
+        .bots()
+        .await
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|b| (b.id, b))
+        .collect();
+    store
+        .season_entries(c.id)
+        .await
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|(_, seed)| seed.is_some())
+        .map(|(id, _)| {
+            let b = bots
+                .get(&id)
+                .ok_or_else(|| format!("finalist {id} is not a bot"))?;
+            Ok((
+                id,
+                SealedEntry {
+                    name: b.name.clone(),
+                    artifact_sha256: b.artifact_sha256.clone(),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// The finals' games as the public record holds them, each with its
+/// finalists by seat (indices in seed order).
+pub(crate) async fn finals_games(
+    store: &Store,
+    finals_id: crate::store::CompetitionId,
+    finalists: &[(BotId, SealedEntry)],
+) -> Result<Vec<(FinalsGame, Vec<usize>)>, String> {
+    let index: HashMap<&str, usize> = finalists
+        .iter()
+        .enumerate()
+        .map(|(i, (_, e))| (e.name.as_str(), i))
+        .collect();
+    let mut out = Vec::new();
+    for row in store.finals_games(finals_id).await.map_err(|e| e.to_string())? {
+        let record: referee::GameRecord = serde_json::from_str(&row.record)
+            .map_err(|e| format!("a stored finals record does not parse: {e}"))?;
+        let by_seat = record
+            .seats
+            .iter()
+            .map(|s| {
+                s.entrant
+                    .as_deref()
+                    .and_then(|n| index.get(n).copied())
+                    .ok_or_else(|| format!("a finals game seats {:?}, not a finalist", s.entrant))
+            })
+            .collect::<Result<Vec<usize>, String>>()?;
+        // Mirrored groups play the group's seed in every rotation.
+        let seeding = if record.seed == row.group_seed as u64 {
+            crate::store::Seeding::Mirrored
+        } else {
+            crate::store::Seeding::Independent
+        };
+        out.push((
+            FinalsGame {
+                group: row.group_no as u64,
+                deal: row.deal as u64,
+                seeding,
+                record,
+            },
+            by_seat,
+        ));
+    }
+    Ok(out)
+}
+
+async fn standings_of(
+    store: &Store,
+    finals_id: crate::store::CompetitionId,
+    finalists: &[(BotId, SealedEntry)],
+    seats: usize,
+) -> Result<FinalStandings, String> {
+    let games = finals_games(store, finals_id, finalists).await?;
+    let names: Vec<String> = finalists.iter().map(|(_, e)| e.name.clone()).collect();
+    super::final_standings(&names, seats, &games)
+}

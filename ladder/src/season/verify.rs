@@ -1,0 +1,257 @@
+//! `ladder verify`: checks a closed season's public record from its text alone.
+//!
+//! In order: the revealed master seed and the finalists give the published
+//! digest and commitment (and the one the entrant noted before the finals, if
+//! given); every game is a rotation of the group its number places, seated with
+//! the finalists that group's set names, running the files the commitment
+//! binds, dealt the seed derived from the master seed, the group's number and
+//! its deal; every game replays to its recorded end; every group of every round
+//! played is whole; and the standings fit on those games are the ones
+//! published. The first thing that differs is named.
+
+use super::seal::{self, MasterSeed};
+use super::{FinalStandings, FinalsGame, Phase, SeasonHeader, SeasonLine};
+use std::collections::BTreeMap;
+
+/// What a verified record holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    pub competition: String,
+    pub groups: u64,
+    pub games: u64,
+    /// Groups dealt again (a lease that ran out or was given back): visible, as
+    /// each such deal is a draw of new dice.
+    pub redeals: u64,
+    pub winner: String,
+}
+
+/// Why a record does not verify: the first thing found that differs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    #[error("line {line}: {why}")]
+    Unreadable { line: usize, why: String },
+    #[error("the record is not of a closed season: {0}")]
+    NotClosed(String),
+    #[error("the commitment does not hold: {0}")]
+    Commitment(String),
+    #[error("game on line {line} (group {group}, rotation {rotation}): {why}")]
+    Game {
+        line: usize,
+        group: u64,
+        rotation: usize,
+        why: String,
+    },
+    #[error("the finals are not whole: {0}")]
+    Missing(String),
+    #[error("the published standings differ from the games: {0}")]
+    Standings(String),
+}
+
+/// Checks a season's public record (its JSON Lines text). `noted` is the
+/// commitment the entrant saw on the page before the finals, if they kept it.
+///
+/// # Errors
+/// The first thing that does not hold.
+pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> {
+    let (header, games, standings) = read(text)?;
+    let Some(master_hex) = header.master_seed.as_deref() else {
+        return Err(VerifyError::NotClosed(format!(
+            "it is in its {} phase, and the master seed is revealed only at the close",
+            header.phase
+        )));
+    };
+    if header.phase != Phase::Closed {
+        return Err(VerifyError::NotClosed(format!("its phase is {}", header.phase)));
+    }
+    let master = MasterSeed::from_hex(master_hex).map_err(|e| VerifyError::Commitment(e.to_string()))?;
+    let digest = seal::entries_digest(&header.finalists);
+    if hex::encode(digest) != header.entries_digest {
+        return Err(VerifyError::Commitment(format!(
+            "the finalists listed hash to {}, but the record's entries digest is {}",
+            hex::encode(digest),
+            header.entries_digest
+        )));
+    }
+    let made = seal::commitment(&master, &digest);
+    if made != header.commitment {
+        return Err(VerifyError::Commitment(format!(
+            "the master seed and finalists commit to {made}, but the record says {}",
+            header.commitment
+        )));
+    }
+    if let Some(noted) = noted
+        && !noted.trim().eq_ignore_ascii_case(&made)
+    {
+        return Err(VerifyError::Commitment(format!(
+            "the record commits to {made}, not to {} (the commitment you noted)",
+            noted.trim()
+        )));
+    }
+    let seats = header.seats as usize;
+    let n = header.finalists.len();
+    let sets = super::sets(n, seats);
+    if sets.is_empty() {
+        return Err(VerifyError::Commitment(format!(
+            "{n} finalists cannot fill {seats}-seat games"
+        )));
+    }
+    let mut seen: BTreeMap<u64, Vec<bool>> = BTreeMap::new();
+    let mut played = Vec::with_capacity(games.len());
+    let mut redeals = std::collections::BTreeSet::new();
+    for (line, g) in games {
+        let rec = &g.record;
+        let rotation = rec.pairing.map_or(usize::MAX, |p| p.rotation);
+        let bad = |why: String| VerifyError::Game {
+            line,
+            group: g.group,
+            rotation,
+            why,
+        };
+        let pairing = rec
+            .pairing
+            .ok_or_else(|| bad("the record has no pairing".into()))?;
+        if pairing.group != g.group || rotation >= seats {
+            return Err(bad(format!(
+                "its pairing says group {} rotation {}, not a rotation of group {} of {seats}-seat games",
+                pairing.group, pairing.rotation, g.group
+            )));
+        }
+        if rec.game != header.game || rec.options != header.options || rec.seats.len() != seats {
+            return Err(bad(format!(
+                "it is {} {:?} with {} seats, not the finals' {} {:?} with {seats}",
+                rec.game,
+                rec.options,
+                rec.seats.len(),
+                header.game,
+                header.options
+            )));
+        }
+        let set = super::group_set(&sets, header.plan.groups, g.group);
+        let by_seat = referee::seating::seated(set, rotation);
+        for (s, &i) in by_seat.iter().enumerate() {
+            let want = &header.finalists[i];
+            let got = &rec.seats[s];
+            if got.entrant.as_deref() != Some(want.name.as_str()) || got.artifact != want.artifact_sha256 {
+                return Err(bad(format!(
+                    "seat {s} is {:?} running {:?}, but the schedule seats {} running {:?}",
+                    got.entrant, got.artifact, want.name, want.artifact_sha256
+                )));
+            }
+        }
+        let group_seed = seal::group_seed(&master, &digest, g.group, g.deal);
+        let seed = g.seeding.game_seed(group_seed, rotation);
+        if rec.seed != seed {
+            return Err(bad(format!(
+                "it was dealt seed {}, but deal {} of the group derives seed {seed}",
+                rec.seed, g.deal
+            )));
+        }
+        referee::replay::replay(rec).map_err(|e| bad(format!("it does not replay: {e}")))?;
+        let rotations = seen.entry(g.group).or_insert_with(|| vec![false; seats]);
+        if std::mem::replace(&mut rotations[rotation], true) {
+            return Err(bad("the record holds this game twice".into()));
+        }
+        if g.deal > 0 {
+            redeals.insert(g.group);
+        }
+        played.push((g, by_seat));
+    }
+    let per_round = sets.len() as u64 * u64::from(header.plan.groups);
+    let groups = seen.keys().next_back().map_or(0, |last| last + 1);
+    let whole_rounds = groups.div_ceil(per_round.max(1)) * per_round;
+    for group in 0..whole_rounds.max(per_round) {
+        match seen.get(&group) {
+            None => {
+                return Err(VerifyError::Missing(format!(
+                    "group {group} has no game (a round is {per_round} groups)"
+                )));
+            }
+            Some(r) => {
+                if let Some(rot) = r.iter().position(|s| !s) {
+                    return Err(VerifyError::Missing(format!(
+                        "group {group} rotation {rot} is missing"
+                    )));
+                }
+            }
+        }
+    }
+    let Some(published) = standings else {
+        return Err(VerifyError::Standings("the record has no standings line".into()));
+    };
+    let names: Vec<String> = header.finalists.iter().map(|e| e.name.clone()).collect();
+    let games_of: Vec<(FinalsGame, Vec<usize>)> = played.into_iter().map(|(g, s)| (g.clone(), s)).collect();
+    let fit = super::final_standings(&names, seats, &games_of).map_err(VerifyError::Standings)?;
+    compare(&fit, &published)?;
+    Ok(Verified {
+        competition: header.competition,
+        groups: fit.groups,
+        games: fit.games,
+        redeals: redeals.len() as u64,
+        winner: fit.rows.first().map(|r| r.name.clone()).unwrap_or_default(),
+    })
+}
+
+/// The record's lines: the season, its games (with their line numbers), its
+/// standings.
+type Lines = (SeasonHeader, Vec<(usize, FinalsGame)>, Option<FinalStandings>);
+
+fn read(text: &str) -> Result<Lines, VerifyError> {
+    let mut header = None;
+    let mut games = Vec::new();
+    let mut standings = None;
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let unreadable = |why: String| VerifyError::Unreadable { line, why };
+        let parsed: SeasonLine =
+            serde_json::from_str(raw).map_err(|e| unreadable(format!("not a season line: {e}")))?;
+        match parsed {
+            SeasonLine::Season(h) if header.is_none() && line == 1 => header = Some(h),
+            SeasonLine::Season(_) => return Err(unreadable("the season line comes first, once".into())),
+            SeasonLine::Game(_) | SeasonLine::Standings(_) if header.is_none() => {
+                return Err(unreadable("the season line comes first".into()));
+            }
+            SeasonLine::Game(_) if standings.is_some() => {
+                return Err(unreadable("a game after the standings".into()));
+            }
+            SeasonLine::Game(g) => games.push((line, g)),
+            SeasonLine::Standings(_) if standings.is_some() => {
+                return Err(unreadable("the standings come once".into()));
+            }
+            SeasonLine::Standings(s) => standings = Some(s),
+        }
+    }
+    let header = header.ok_or(VerifyError::Unreadable {
+        line: 1,
+        why: "the record is empty".into(),
+    })?;
+    Ok((header, games, standings))
+}
+
+fn compare(fit: &FinalStandings, published: &FinalStandings) -> Result<(), VerifyError> {
+    let differ = |what: String| Err(VerifyError::Standings(what));
+    if (fit.groups, fit.games) != (published.groups, published.games) {
+        return differ(format!(
+            "the games make {} groups and {} games, the standings say {} and {}",
+            fit.groups, fit.games, published.groups, published.games
+        ));
+    }
+    if fit.rows.len() != published.rows.len() {
+        return differ(format!(
+            "{} finalists fit, {} rows published",
+            fit.rows.len(),
+            published.rows.len()
+        ));
+    }
+    for (a, b) in fit.rows.iter().zip(&published.rows) {
+        if a != b {
+            return differ(format!(
+                "rank {}: the games give {} Elo {:?} ±{:?} score {}%, the record says {} Elo {:?} ±{:?} score {}%",
+                a.rank, a.name, a.elo, a.ci95, a.score, b.name, b.elo, b.ci95, b.score
+            ));
+        }
+    }
+    Ok(())
+}

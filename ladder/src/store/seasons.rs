@@ -1,0 +1,515 @@
+//! Seasons: a ladder's deadline and finals ([`crate::season`]). Each change of
+//! phase is one transaction that first moves the phase on from the one it
+//! expects, so two servers moving the same season on cannot both do it.
+
+use super::*;
+use crate::season::FinalsPlan;
+use std::collections::HashMap;
+
+/// A season as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeasonRow {
+    /// Its ladder competition.
+    pub competition_id: CompetitionId,
+    pub deadline_ms: i64,
+    pub plan: FinalsPlan,
+    pub phase: Phase,
+    /// The finals' competition, once they started.
+    pub finals_id: Option<CompetitionId>,
+    /// Hex; secret until the phase is closed.
+    pub master_seed: Option<String>,
+    pub commitment: Option<String>,
+    pub entries_digest: Option<String>,
+    /// The final standings as published (JSON of [`crate::season::FinalStandings`]).
+    pub final_standings: Option<String>,
+}
+
+/// A version that could be an entry at the freeze.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub bot: BotId,
+    /// None: a bot the host registered.
+    pub author: Option<AuthorId>,
+}
+
+/// A finals group to store: its number, its bots in seat order, its seed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeededGroup {
+    pub group_no: i64,
+    pub bots: Vec<BotId>,
+    pub seed: u64,
+}
+
+/// A finals game as read back for the public record and the standings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FinalsGameRow {
+    pub group_no: i64,
+    pub deal: i64,
+    /// The group's seed at its last deal (the one its games played).
+    pub group_seed: i64,
+    pub rotation: i64,
+    pub record: String,
+}
+
+const SEASON_COLUMNS: &str = "competition_id, deadline_ms, finals_top, finals_groups, finals_until_separated, \
+     finals_max_games, phase, finals_id, master_seed, commitment, entries_digest, final_standings";
+
+fn season_row(r: &AnyRow) -> Result<SeasonRow> {
+    let count = |i: usize| -> Result<u32> {
+        let v: i64 = r.try_get(i)?;
+        u32::try_from(v).map_err(|_| StoreError::Corrupt(format!("a season's finals plan holds {v}")))
+    };
+    Ok(SeasonRow {
+        competition_id: r.try_get(0)?,
+        deadline_ms: r.try_get(1)?,
+        plan: FinalsPlan {
+            top: count(2)?,
+            groups: count(3)?,
+            until_separated: r.try_get::<i64, _>(4)? != 0,
+            max_games: r.try_get::<i64, _>(5)?.max(0) as u64,
+        },
+        phase: r.try_get(6)?,
+        finals_id: r.try_get(7)?,
+        master_seed: r.try_get(8)?,
+        commitment: r.try_get(9)?,
+        entries_digest: r.try_get(10)?,
+        final_standings: r.try_get(11)?,
+    })
+}
+
+impl Store {
+    /// Opens a competition that is a season: its ladder (every registered bot of
+    /// its game entered, as [`Store::open_competition`] does) and its deadline
+    /// and finals plan, in one transaction.
+    ///
+    /// # Errors
+    /// The name is taken; the database.
+    pub async fn open_season(
+        &self,
+        c: &NewCompetition,
+        deadline_ms: i64,
+        plan: FinalsPlan,
+    ) -> Result<CompetitionRow> {
+        let mut tx = self.write_tx().await?;
+        let id = Self::insert_competition_row(&mut tx, c).await?;
+        Self::enter_registered(&mut tx, id).await?;
+        sqlx::query(
+            "INSERT INTO seasons (competition_id, deadline_ms, finals_top, finals_groups, finals_until_separated,
+                                  finals_max_games, phase)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(id)
+        .bind(deadline_ms)
+        .bind(i64::from(plan.top))
+        .bind(i64::from(plan.groups))
+        .bind(i64::from(plan.until_separated))
+        .bind(plan.max_games as i64)
+        .bind(Phase::Open)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.competition(&c.name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("competition {:?} vanished", c.name)))
+    }
+
+    /// The season of competition `id` (its ladder), if it is one.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn season(&self, id: CompetitionId) -> Result<Option<SeasonRow>> {
+        let sql = format!("SELECT {SEASON_COLUMNS} FROM seasons WHERE competition_id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(season_row).transpose()
+    }
+
+    /// The season whose finals are competition `id`, if any.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn season_of_finals(&self, id: CompetitionId) -> Result<Option<SeasonRow>> {
+        let sql = format!("SELECT {SEASON_COLUMNS} FROM seasons WHERE finals_id = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(season_row).transpose()
+    }
+
+    /// Seasons not yet closed.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn seasons_in_play(&self) -> Result<Vec<SeasonRow>> {
+        let sql = format!("SELECT {SEASON_COLUMNS} FROM seasons WHERE phase <> $1 ORDER BY competition_id");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(Phase::Closed)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(season_row).collect()
+    }
+
+    /// The ladders of seasons whose deadline has passed, by the store's clock.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn seasons_past_deadline(&self) -> Result<std::collections::HashSet<CompetitionId>> {
+        let rows = sqlx::query("SELECT competition_id FROM seasons WHERE deadline_ms <= $1")
+            .bind(self.now_ms())
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+    }
+
+    /// Makes `bot` (an author's version) its author's entry in the season of
+    /// competition `id`, before the deadline.
+    ///
+    /// # Errors
+    /// [`StoreError::Conflict`] past the deadline, or for a version not the
+    /// author's, of another game, or out of play for good; the database.
+    pub async fn choose_entry(&self, id: CompetitionId, author: AuthorId, bot: &BotRow) -> Result<()> {
+        let Some(season) = self.season(id).await? else {
+            return Err(StoreError::NotFound("that competition is not a season".into()));
+        };
+        if season.phase != Phase::Open || self.now_ms() >= season.deadline_ms {
+            return Err(StoreError::Conflict(format!(
+                "the deadline ({}) has passed: entries are fixed",
+                crate::season::utc(season.deadline_ms)
+            )));
+        }
+        let game: String = sqlx::query("SELECT game FROM competitions WHERE id = $1")
+            .bind(id)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)?;
+        if bot.author_id != Some(author) {
+            return Err(StoreError::Conflict(format!("{} is not your bot", bot.name)));
+        }
+        if bot.game != game {
+            return Err(StoreError::Conflict(format!(
+                "{} plays {}, not {game}",
+                bot.name, bot.game
+            )));
+        }
+        if matches!(bot.status, BotStatus::BuildFailed | BotStatus::Rejected) {
+            return Err(StoreError::Conflict(format!(
+                "{} is {}: choose a version that passed its build and check",
+                bot.name, bot.status
+            )));
+        }
+        let mut tx = self.write_tx().await?;
+        sqlx::query("DELETE FROM season_choices WHERE competition_id = $1 AND author_id = $2")
+            .bind(id)
+            .bind(author)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("INSERT INTO season_choices (competition_id, author_id, bot_id) VALUES ($1, $2, $3)")
+            .bind(id)
+            .bind(author)
+            .bind(bot.id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Each author's chosen version in the season of competition `id`.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn entry_choices(&self, id: CompetitionId) -> Result<HashMap<AuthorId, BotId>> {
+        let rows = sqlx::query("SELECT author_id, bot_id FROM season_choices WHERE competition_id = $1")
+            .bind(id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+    }
+
+    /// Versions that could be entries at the freeze of the season of `c`: the
+    /// versions of its game uploaded by the deadline that passed their check and
+    /// are in play or were superseded since (a newer upload does not take a
+    /// chosen entry away), and its active host bots; and how many of its game's
+    /// versions uploaded by the deadline are still being built or checked (the
+    /// freeze waits for them).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn entry_candidates(
+        &self,
+        c: &CompetitionRow,
+        deadline_ms: i64,
+    ) -> Result<(Vec<Candidate>, i64)> {
+        let rows = sqlx::query(
+            "SELECT b.id, b.author_id FROM bots b WHERE b.game = $1 AND b.created_ms <= $3
+             AND ((b.author_id IS NOT NULL AND b.status IN ($2, $5))
+                  OR (b.status = $2 AND b.id IN (SELECT bot_id FROM entrants WHERE competition_id = $4)))
+             ORDER BY b.id",
+        )
+        .bind(&c.game)
+        .bind(BotStatus::Active)
+        .bind(deadline_ms)
+        .bind(c.id)
+        .bind(BotStatus::Superseded)
+        .fetch_all(&self.pool)
+        .await?;
+        let candidates = rows
+            .iter()
+            .map(|r| {
+                Ok(Candidate {
+                    bot: r.try_get(0)?,
+                    author: r.try_get(1)?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        let building: i64 = sqlx::query(
+            "SELECT COUNT(*) FROM bots WHERE game = $1 AND status = $2 AND created_ms <= $3 AND author_id IS NOT NULL",
+        )
+        .bind(&c.game)
+        .bind(BotStatus::Building)
+        .bind(deadline_ms)
+        .fetch_one(&self.pool)
+        .await?
+        .try_get(0)?;
+        Ok((candidates, building))
+    }
+
+    /// Fixes the entries of the season of competition `id` and stops its
+    /// ladder. False if another server froze it first.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn freeze_season(&self, id: CompetitionId, entries: &[BotId]) -> Result<bool> {
+        let mut tx = self.write_tx().await?;
+        let moved = sqlx::query(
+            "UPDATE seasons SET phase = $1, frozen_ms = $2 WHERE competition_id = $3 AND phase = $4",
+        )
+        .bind(Phase::Frozen)
+        .bind(self.now_ms())
+        .bind(id)
+        .bind(Phase::Open)
+        .execute(&mut *tx)
+        .await?;
+        if moved.rows_affected() == 0 {
+            return Ok(false);
+        }
+        for &bot in entries {
+            sqlx::query("INSERT INTO season_entries (competition_id, bot_id, finalist) VALUES ($1, $2, 0)")
+                .bind(id)
+                .bind(bot)
+                .execute(&mut *tx)
+                .await?;
+        }
+        sqlx::query("UPDATE competitions SET status = $1 WHERE id = $2")
+            .bind(CompetitionStatus::Closed)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// The entries fixed at the freeze: each bot and, for a finalist, its seed
+    /// (1 = the ladder's best entry at the freeze); finalists first, in seed order.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn season_entries(&self, id: CompetitionId) -> Result<Vec<(BotId, Option<u32>)>> {
+        let rows = sqlx::query(
+            "SELECT bot_id, finalist FROM season_entries WHERE competition_id = $1
+             ORDER BY CASE WHEN finalist > 0 THEN finalist ELSE 1000000 END, bot_id",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let seed: i64 = r.try_get(1)?;
+                Ok((r.try_get(0)?, (seed > 0).then_some(seed as u32)))
+            })
+            .collect()
+    }
+
+    /// Starts the finals of the season of competition `id`: the finals'
+    /// competition with the finalists alone, the commitment, and the first
+    /// round's groups with their seeds. False if another server started them.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn start_finals(
+        &self,
+        id: CompetitionId,
+        finals: &NewCompetition,
+        finalists: &[BotId],
+        seal: (&str, &str, &str),
+        groups: &[SeededGroup],
+    ) -> Result<bool> {
+        let (master, digest, commitment) = seal;
+        let mut tx = self.write_tx().await?;
+        let finals_id = Self::insert_competition_row(&mut tx, finals).await?;
+        let moved = sqlx::query(
+            "UPDATE seasons SET phase = $1, finals_id = $2, master_seed = $3, entries_digest = $4, commitment = $5
+             WHERE competition_id = $6 AND phase = $7",
+        )
+        .bind(Phase::Finals)
+        .bind(finals_id)
+        .bind(master)
+        .bind(digest)
+        .bind(commitment)
+        .bind(id)
+        .bind(Phase::Frozen)
+        .execute(&mut *tx)
+        .await?;
+        if moved.rows_affected() == 0 {
+            // Rolled back with the competition row: another server was first.
+            return Ok(false);
+        }
+        for (seed, &bot) in finalists.iter().enumerate() {
+            sqlx::query("INSERT INTO entrants (competition_id, bot_id) VALUES ($1, $2)")
+                .bind(finals_id)
+                .bind(bot)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("UPDATE season_entries SET finalist = $1 WHERE competition_id = $2 AND bot_id = $3")
+                .bind(seed as i64 + 1)
+                .bind(id)
+                .bind(bot)
+                .execute(&mut *tx)
+                .await?;
+        }
+        Self::insert_seeded_groups(&mut tx, finals_id, groups, self.now_ms()).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Adds a round of finals groups (numbers not yet taken).
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn add_finals_round(&self, finals_id: CompetitionId, groups: &[SeededGroup]) -> Result<()> {
+        let mut tx = self.write_tx().await?;
+        Self::insert_seeded_groups(&mut tx, finals_id, groups, self.now_ms()).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn insert_seeded_groups(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        competition: CompetitionId,
+        groups: &[SeededGroup],
+        now: i64,
+    ) -> Result<()> {
+        for g in groups {
+            let row = sqlx::query(
+                "INSERT INTO match_groups (competition_id, group_no, seed, status, created_ms, deal)
+                 VALUES ($1, $2, $3, $4, $5, 0) ON CONFLICT (competition_id, group_no) DO NOTHING RETURNING id",
+            )
+            .bind(competition)
+            .bind(g.group_no)
+            .bind(g.seed as i64)
+            .bind(GroupStatus::Scheduled)
+            .bind(now)
+            .fetch_optional(&mut **tx)
+            .await?;
+            if let Some(row) = row {
+                Self::insert_group_seats(tx, &[(row.try_get(0)?, &g.bots)]).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the season of competition `id` with its final standings (JSON):
+    /// the master seed is public from now on. False if it was closed already.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn close_season(
+        &self,
+        id: CompetitionId,
+        finals_id: Option<CompetitionId>,
+        standings: &str,
+    ) -> Result<bool> {
+        let mut tx = self.write_tx().await?;
+        let moved = sqlx::query(
+            "UPDATE seasons SET phase = $1, closed_ms = $2, final_standings = $3 WHERE competition_id = $4 AND phase <> $1",
+        )
+        .bind(Phase::Closed)
+        .bind(self.now_ms())
+        .bind(standings)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        if moved.rows_affected() == 0 {
+            return Ok(false);
+        }
+        for c in [Some(id), finals_id].into_iter().flatten() {
+            sqlx::query("UPDATE competitions SET status = $1 WHERE id = $2")
+                .bind(CompetitionStatus::Closed)
+                .bind(c)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// A finals competition's games, by group and rotation, with each group's
+    /// deal and seed.
+    ///
+    /// # Errors
+    /// The database.
+    pub async fn finals_games(&self, finals_id: CompetitionId) -> Result<Vec<FinalsGameRow>> {
+        let rows = sqlx::query(
+            "SELECT g.group_no, g.deal, g.seed, x.rotation, x.record FROM games x
+             JOIN match_groups g ON g.id = x.group_id WHERE x.competition_id = $1
+             ORDER BY g.group_no, x.rotation",
+        )
+        .bind(finals_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(FinalsGameRow {
+                    group_no: r.try_get(0)?,
+                    deal: r.try_get(1)?,
+                    group_seed: r.try_get(2)?,
+                    rotation: r.try_get(3)?,
+                    record: r.try_get(4)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The seed group `group` is dealt again with (a lease that ran out or was
+    /// given back), counting the deal: a finals group's derives from its
+    /// season's master seed, number and deal; any other's is fresh from the
+    /// operating system.
+    pub(super) async fn deal_again(tx: &mut sqlx::AnyConnection, group: GroupId) -> Result<u64> {
+        let row = sqlx::query(
+            "SELECT g.group_no, g.deal, s.master_seed, s.entries_digest FROM match_groups g
+             LEFT JOIN seasons s ON s.finals_id = g.competition_id WHERE g.id = $1",
+        )
+        .bind(group)
+        .fetch_one(&mut *tx)
+        .await?;
+        let (no, deal): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+        let sealed: (Option<String>, Option<String>) = (row.try_get(2)?, row.try_get(3)?);
+        let seed = match sealed {
+            (Some(master), Some(digest)) => {
+                let master = crate::season::seal::MasterSeed::from_hex(&master)
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                let digest = crate::season::seal::digest_from_hex(&digest)
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                crate::season::seal::group_seed(&master, &digest, no as u64, deal as u64 + 1)
+            }
+            _ => fresh_seed()?,
+        };
+        sqlx::query("UPDATE match_groups SET deal = deal + 1 WHERE id = $1")
+            .bind(group)
+            .execute(&mut *tx)
+            .await?;
+        Ok(seed)
+    }
+}
