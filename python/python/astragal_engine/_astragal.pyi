@@ -36,6 +36,13 @@ class State:
     def to_act(self) -> List[int]:
         """The seats that must decide now: empty at a chance node and at the end."""
     @property
+    def current_player(self) -> int:
+        """OpenSpiel's current player: the one seat to act, -1 at a chance node,
+        -2 when several seats decide at once, -4 at the end."""
+    def legal_actions_of(self, player: int) -> List[int]:
+        """Legal action numbers of ``player``; empty (not an error) for a player
+        not to act."""
+    @property
     def is_over(self) -> bool:
         """Whether the game has ended."""
     @property
