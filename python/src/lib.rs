@@ -244,6 +244,13 @@ impl State {
         self.inner.chance_range().is_some()
     }
 
+    /// The range of the draw that waits (its outcomes are `0..range`, equally
+    /// likely), or `None` when chance is not to decide.
+    #[getter]
+    fn chance_range(&self) -> Option<u32> {
+        self.inner.chance_range()
+    }
+
     /// The outcomes given so far to the step that waits for chance.
     #[getter]
     fn pending_chance(&self) -> Vec<u32> {

@@ -284,3 +284,24 @@ def test_the_bounded_opening_decides_who_starts_as_the_throws_would(astragal_opt
         seen.add(starter)
         assert f.astragal_state.position() == after[starter]
     assert seen == {0, 1}
+
+
+@pytest.mark.parametrize("game", ["utara", "spartan", "cuatto"])
+def test_the_wrappers_chance_outcomes_are_the_engines_and_a_caller_may_change_them(game):
+    g = pyspiel.load_game(f"astragal_{game}")
+    s = g.new_initial_state()
+    rng = np.random.RandomState(2)
+    chance_nodes = 0
+    while not s.is_terminal() and chance_nodes < 200:
+        if s.is_chance_node():
+            chance_nodes += 1
+            outcomes = s.chance_outcomes()
+            assert outcomes == s.astragal_state.chance_outcomes()
+            outcomes.clear()
+            assert s.chance_outcomes() == s.astragal_state.chance_outcomes() != []
+            s.apply_action(int(rng.choice([o for o, _ in s.chance_outcomes()])))
+        elif s.is_simultaneous_node():
+            s.apply_actions([int(rng.choice(s.legal_actions(p) or [0])) for p in range(g.num_players())])
+        else:
+            s.apply_action(int(rng.choice(s.legal_actions())))
+    assert chance_nodes > 10

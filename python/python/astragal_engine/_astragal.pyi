@@ -49,6 +49,10 @@ class State:
     def is_chance(self) -> bool:
         """Whether chance is to decide (only with ``chance="explicit"``)."""
     @property
+    def chance_range(self) -> Optional[int]:
+        """The range of the draw that waits (outcomes ``0..range``, equally
+        likely), or ``None`` when chance is not to decide."""
+    @property
     def pending_chance(self) -> List[int]:
         """The outcomes given so far to the step that waits for chance."""
     @property

@@ -199,6 +199,8 @@ class AstragalGame(pyspiel.Game):
 # (a tuple per step, so remembering costs next to nothing per move).
 _CHANCE = -1
 _TOGETHER = -2
+# Each chance range's outcomes, (k, 1/n) for k in 0..n.
+_UNIFORM: Dict[int, List[tuple]] = {}
 
 
 class AstragalState(pyspiel.State):
@@ -226,7 +228,15 @@ class AstragalState(pyspiel.State):
     def chance_outcomes(self):
         if self._opening and self._bound.bounded(self.astragal_state.pending_chance):
             return [(0, 0.5), (1, 0.5)]
-        return self.astragal_state.chance_outcomes()
+        n = self.astragal_state.chance_range
+        if n is None:
+            return []
+        # A copy of the list made once per range (a caller may change it):
+        # cheaper than making n pairs again at every node.
+        outcomes = _UNIFORM.get(n)
+        if outcomes is None:
+            outcomes = _UNIFORM[n] = [(k, 1.0 / n) for k in range(n)]
+        return outcomes[:]
 
     def _give_chance(self, s: State, outcome: int, opening: bool) -> None:
         if opening and self._bound.bounded(s.pending_chance):
