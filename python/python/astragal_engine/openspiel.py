@@ -21,8 +21,15 @@ Actions are the game's action numbers (see the package README). Returns are
 
 Observations: the observation string is the seat's observation (the protocol's
 JSON); the information state string is every observation the seat has had at
-its decisions, in order, with its own actions (perfect recall). The observation
-tensor is the numeric encoding of :mod:`astragal_engine.encoding`.
+its decisions, in order, with its own actions (perfect recall), replayed from
+the state's steps when asked for. The observation tensor is the numeric
+encoding of :mod:`astragal_engine.encoding`; Spartan Yahtzee also has a
+perfect-recall information state tensor (:class:`SpartanRecall`).
+
+Ur's opening (tablet rules) throws again while the throws tie, a chance tree
+without end: ``astragal_ur(rethrows=k)`` draws ``k`` tied rounds, then who
+starts as one chance node (see :class:`_Opening`), so exhaustive traversals
+such as ``get_all_states`` finish.
 """
 
 from __future__ import annotations
