@@ -57,6 +57,9 @@ pub struct Batch<G: Encode> {
     sampler: GameRng,
     /// Per game and observed seat, its legal moves when last observed.
     moves: Vec<Vec<G::Move>>,
+    /// The same moves' action numbers, in the same order: what an action is
+    /// looked up in, without numbering every move again.
+    acts: Vec<Vec<u32>>,
     obs_size: usize,
     actions: usize,
 }
@@ -92,6 +95,7 @@ impl<G: Encode> Batch<G> {
             stream: GameRng::from_seed(0),
             sampler: GameRng::from_seed(1),
             moves: (0..rows).map(|_| Vec::new()).collect(),
+            acts: (0..rows).map(|_| Vec::new()).collect(),
             obs_size,
             actions,
             options: setup.options,
@@ -111,10 +115,13 @@ impl<G: Encode> Batch<G> {
     fn prepare(&self, out: &mut Outputs) {
         let n = self.games.len();
         let rows = n * self.rows_per_game();
+        // Observations and masks are zeroed row by row as `observe` writes them
+        // (rows in order): a row is then still in cache when written, where
+        // zeroing them all first (a megabyte of Uptick masks) left it cold.
         out.observations.clear();
-        out.observations.resize(rows * self.obs_size, 0.0);
+        out.observations.reserve(rows * self.obs_size);
         out.masks.clear();
-        out.masks.resize(rows * self.actions, 0);
+        out.masks.reserve(rows * self.actions);
         out.rewards.clear();
         out.rewards.resize(n * self.seats, 0.0);
         out.terminated.clear();
@@ -138,16 +145,27 @@ impl<G: Encode> Batch<G> {
             } else {
                 to_act.first().unwrap_or(0)
             };
-            let obs = &mut out.observations[row * self.obs_size..(row + 1) * self.obs_size];
+            debug_assert_eq!(
+                out.observations.len(),
+                row * self.obs_size,
+                "rows are observed in order"
+            );
+            out.observations.resize((row + 1) * self.obs_size, 0.0);
+            let obs = &mut out.observations[row * self.obs_size..];
             game.encode(&self.options, seat, obs);
             let moves = &mut self.moves[row];
+            let acts = &mut self.acts[row];
             moves.clear();
+            acts.clear();
             if to_act.contains(seat) {
                 game.legal_moves(seat, moves);
             }
-            let mask = &mut out.masks[row * self.actions..(row + 1) * self.actions];
-            for m in moves.iter() {
-                mask[G::action_of(&self.options, m)] = 1;
+            let options = &self.options;
+            acts.extend(moves.iter().map(|m| G::action_of(options, m) as u32));
+            out.masks.resize((row + 1) * self.actions, 0);
+            let mask = &mut out.masks[row * self.actions..];
+            for &a in acts.iter() {
+                mask[a as usize] = 1;
             }
             out.to_act[row] = if self.every_seat {
                 i64::from(to_act.contains(seat))
@@ -159,11 +177,9 @@ impl<G: Encode> Batch<G> {
 
     /// The index in `row`'s legal moves of `action`, or why it is refused.
     fn find(&self, i: usize, row: usize, seat: Seat, action: i64) -> Result<usize, String> {
-        let found = usize::try_from(action).ok().and_then(|a| {
-            self.moves[row]
-                .iter()
-                .position(|m| G::action_of(&self.options, m) == a)
-        });
+        let found = u32::try_from(action)
+            .ok()
+            .and_then(|a| self.acts[row].iter().position(|&m| m == a));
         found.ok_or_else(|| {
             format!(
                 "game {i}: action {action} is not a legal move of seat {seat} (see its action mask; {} legal)",
@@ -264,13 +280,12 @@ impl<G: Encode> AnyBatch for Batch<G> {
         self.seeds.clone()
     }
     fn sample_actions(&mut self) -> Vec<i64> {
-        let options = &self.options;
         let sampler = &mut self.sampler;
-        self.moves
+        self.acts
             .iter()
-            .map(|moves| match moves.len() {
+            .map(|acts| match acts.len() {
                 0 => 0,
-                n => G::action_of(options, &moves[sampler.below(n as u32) as usize]) as i64,
+                n => i64::from(acts[sampler.below(n as u32) as usize]),
             })
             .collect()
     }

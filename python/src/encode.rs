@@ -6,7 +6,7 @@
 
 use crate::actions::Actions;
 use engine::Seat;
-use engine::games::cuatto::Cuatto;
+use engine::games::cuatto::{Cuatto, Kind, Spot};
 use engine::games::spartan::Spartan;
 use engine::games::uptick::Uptick;
 use engine::games::ur::{Rules, Ur};
@@ -23,14 +23,6 @@ pub trait Encode: Actions {
 /// Seats from `seat`'s point of view: itself, then the next in turn order.
 fn ego(seat: Seat, seats: usize) -> impl Iterator<Item = (usize, Seat)> {
     (0..seats).map(move |k| (k, (seat + k) % seats))
-}
-
-/// The index of a cell named like `c4` on a board `width` wide, row by row from a1.
-fn cell_index(cell: &str, width: usize) -> usize {
-    let bytes = cell.as_bytes();
-    let file = usize::from(bytes.first().copied().unwrap_or(b'a').saturating_sub(b'a'));
-    let rank: usize = cell.get(1..).and_then(|r| r.parse().ok()).unwrap_or(1);
-    (rank.saturating_sub(1)) * width + file
 }
 
 fn flag(b: bool) -> f32 {
@@ -73,7 +65,6 @@ impl Encode for Ur {
     }
 }
 
-const UTARA_FACES: &str = "NESWOC";
 const UTARA_PHASES: [&str; 5] = ["block", "start", "sun", "continue", "over"];
 
 impl Encode for Utara {
@@ -81,23 +72,23 @@ impl Encode for Utara {
         usize::from(o.width) * usize::from(o.height) * 10 + 5 + 1 + 1 + seats * 8
     }
     fn encode(&self, options: &Self::Options, seat: Seat, v: &mut [f32]) {
-        let o = engine::Game::observation(self, seat);
-        let width = usize::from(options.width);
-        let cells = width * usize::from(options.height);
+        // Without the cell names: the sky is read typed below.
+        let o = self.observation_without_sky(seat);
+        let cells = usize::from(options.width) * usize::from(options.height);
         let seats = o.totals.len();
         let (phase, to_move, round, per_seat) = (cells * 10, cells * 10 + 5, cells * 10 + 6, cells * 10 + 7);
-        for die in &o.dice {
-            let base = cell_index(&die.cell, width) * 10;
-            if let Some(f) = UTARA_FACES.find(die.face) {
-                v[base + f] = 1.0;
+        for (cell, content) in self.sky_contents() {
+            let base = cell * 10;
+            match content {
+                Some((face, owner)) => {
+                    v[base + face] = 1.0;
+                    v[base + if owner == seat { 6 } else { 7 }] = 1.0;
+                }
+                None => v[base + 8] = 1.0,
             }
-            v[base + if die.owner == seat { 6 } else { 7 }] = 1.0;
         }
-        for cell in &o.blocks {
-            v[cell_index(cell, width) * 10 + 8] = 1.0;
-        }
-        if let Some(cell) = &o.sun_cell {
-            v[cell_index(cell, width) * 10 + 9] = 1.0;
+        if let Some(cell) = self.sun_cell_index() {
+            v[cell * 10 + 9] = 1.0;
         }
         if let Some(p) = UTARA_PHASES.iter().position(|p| *p == o.phase) {
             v[phase + p] = 1.0;
@@ -107,8 +98,10 @@ impl Encode for Utara {
         let per_cell = 1.0 / cells as f32;
         for (k, s) in ego(seat, seats) {
             let base = per_seat + 8 * k;
-            for face in o.collected[s].chars() {
-                if let Some(f) = UTARA_FACES.find(face) {
+            for (f, &count) in self.collected_faces(s).iter().enumerate() {
+                // Added one face at a time, as the Python encoder does, so that
+                // both give the very same numbers.
+                for _ in 0..count {
                     v[base + f] += per_cell;
                 }
             }
@@ -123,7 +116,8 @@ impl Encode for Uptick {
         usize::from(o.size) * usize::from(o.size) * 4 + 9
     }
     fn encode(&self, options: &Self::Options, seat: Seat, v: &mut [f32]) {
-        let o = engine::Game::observation(self, seat);
+        // Without the dice's cell names: they are read typed below.
+        let o = self.observation_without_dice(seat);
         let side = usize::from(options.size);
         let cells = side * side;
         let reserve = f32::from(options.reserve.max(1));
@@ -135,11 +129,11 @@ impl Encode for Uptick {
             cells * 4 + 7,
             cells * 4 + 8,
         );
-        for die in &o.dice {
-            let base = cell_index(&die.cell, side) * 4;
-            let mine = die.seat == seat;
-            v[base + if mine { 0 } else { 1 }] = f32::from(die.value) / 6.0;
-            v[base + if mine { 2 } else { 3 }] = flag(die.frozen);
+        for (sq, owner, value, frozen) in self.board_dice() {
+            let base = (usize::from(sq.rank) * side + usize::from(sq.file)) * 4;
+            let mine = owner == seat;
+            v[base + if mine { 0 } else { 1 }] = f32::from(value) / 6.0;
+            v[base + if mine { 2 } else { 3 }] = flag(frozen);
         }
         for (k, s) in ego(seat, 2) {
             v[reserves + k] = capped(f32::from(o.reserve[s]) / reserve);
@@ -159,33 +153,34 @@ impl Encode for Cuatto {
         seats * (usize::from(o.length) + 8) * 3 + seats + 6 + 1 + seats + 1
     }
     fn encode(&self, options: &Self::Options, seat: Seat, v: &mut [f32]) {
-        let o = engine::Game::observation(self, seat);
+        // Without the checkers' spot names: they are read typed below.
+        let o = self.observation_without_teams(seat);
         let length = usize::from(options.length);
         let spots = length + 8;
-        let seats = o.teams.len();
+        let seats = o.pips.len();
         let pips = seats * spots * 3;
         let dice = pips + seats;
         let to_move = dice + 6;
         let finished = to_move + 1;
         let turn = finished + seats;
         for (k, team) in ego(seat, seats) {
-            let checkers = &o.teams[team];
-            let share = 1.0 / checkers.len().max(1) as f32;
-            for text in checkers {
-                let (body, kind) = match text.as_bytes().last() {
-                    Some(b'p') => (&text[..text.len() - 1], 1),
-                    Some(b's') => (&text[..text.len() - 1], 2),
-                    _ => (text.as_str(), 0),
+            let count = self.checkers_of(team).count();
+            let share = 1.0 / count.max(1) as f32;
+            for (spot, kind) in self.checkers_of(team) {
+                let spot = match spot {
+                    Spot::Start => 0,
+                    Spot::Bridge(b) => usize::from(b),
+                    Spot::Board(p) => 6 + usize::from(p),
+                    Spot::Off => 7 + length,
                 };
-                let spot = match body {
-                    "0" => 0,
-                    "off" => 7 + length,
-                    b if b.starts_with('b') => b[1..].parse().unwrap_or(0),
-                    b => 6 + b.parse::<usize>().unwrap_or(0),
+                let kind = match kind {
+                    Kind::Regular => 0,
+                    Kind::Pin => 1,
+                    Kind::Strong => 2,
                 };
                 v[(k * spots + spot) * 3 + kind] += share;
             }
-            let most = (checkers.len() * (length + 1)).max(1);
+            let most = (count * (length + 1)).max(1);
             v[pips + k] = capped(o.pips[team] as f32 / most as f32);
             v[finished + k] = flag(o.finished.contains(&team));
         }

@@ -208,6 +208,30 @@ impl State {
         self.inner.to_act()
     }
 
+    /// OpenSpiel's current player, in one call: the one seat to act, or -1 at a
+    /// chance node, -2 when several seats decide at once, -4 at the end (its
+    /// `PlayerId`s).
+    #[getter]
+    fn current_player(&self) -> i64 {
+        if self.inner.chance_range().is_some() {
+            return -1;
+        }
+        match self.inner.to_act().as_slice() {
+            [] => -4,
+            [one] => *one as i64,
+            _ => -2,
+        }
+    }
+
+    /// The legal actions of `player` as OpenSpiel asks for them: empty, not an
+    /// error, for a player (or a negative player id) that is not to act.
+    fn legal_actions_of(&mut self, player: i64) -> Vec<usize> {
+        match usize::try_from(player) {
+            Ok(seat) if self.inner.to_act().contains(&seat) => self.inner.legal_actions(seat),
+            _ => Vec::new(),
+        }
+    }
+
     /// Whether the game has ended.
     #[getter]
     fn is_over(&self) -> bool {
@@ -218,6 +242,13 @@ impl State {
     #[getter]
     fn is_chance(&self) -> bool {
         self.inner.chance_range().is_some()
+    }
+
+    /// The range of the draw that waits (its outcomes are `0..range`, equally
+    /// likely), or `None` when chance is not to decide.
+    #[getter]
+    fn chance_range(&self) -> Option<u32> {
+        self.inner.chance_range()
     }
 
     /// The outcomes given so far to the step that waits for chance.

@@ -4,7 +4,7 @@ its algorithms playing through them."""
 import numpy as np
 import pyspiel
 import pytest
-from open_spiel.python.algorithms import cfr, exploitability, mcts
+from open_spiel.python.algorithms import cfr, exploitability, get_all_states, mcts
 from open_spiel.python.bots import uniform_random
 
 import astragal_engine as astragal
@@ -133,3 +133,175 @@ def test_cfr_approaches_equilibrium_on_a_small_uptick():
     last = exploitability.nash_conv(game, solver.average_policy())
     assert first > 0.1, first
     assert last < first / 10, (first, last)
+
+
+def first_decision(game, draws):
+    """A Spartan state at its first decision, its opening dice given by `draws`
+    (a draw past the list is 3: a four, which may be rerolled)."""
+    s = game.new_initial_state()
+    k = 0
+    while s.is_chance_node():
+        s.apply_action(draws[k] if k < len(draws) else 3)
+        k += 1
+    return s, k
+
+
+def test_spartans_information_state_tensor_has_perfect_recall_from_what_the_seat_saw():
+    g = pyspiel.load_game("astragal_spartan")
+    assert g.get_type().provides_information_state_tensor
+    size = g.information_state_tensor_size()
+    assert g.information_state_tensor_shape() == [size]
+    base, n = first_decision(g, [])
+    # Another opening in which only the last die drawn differs: one seat's own
+    # dice differ, the other seat cannot tell the two states apart.
+    other, _ = first_decision(g, [3] * (n - 1) + [5])
+    blind = [p for p in range(2) if base.observation_string(p) == other.observation_string(p)]
+    assert len(blind) == 1
+    seer = 1 - blind[0]
+    assert base.information_state_tensor(blind[0]) == other.information_state_tensor(blind[0])
+    assert base.information_state_tensor(seer) != other.information_state_tensor(seer)
+    # Two different own histories: the same opening, seat 0 choosing differently.
+    choices = base.legal_actions(0)
+    assert len(choices) > 1
+    a, b = base.clone(), base.clone()
+    seat1 = base.legal_actions(1)[0]
+    a.apply_actions([choices[0], seat1])
+    b.apply_actions([choices[-1], seat1])
+    # Chance alike afterwards (the rerolled dice all 0s) until seat 0 decides again.
+    for s in (a, b):
+        while s.is_chance_node():
+            s.apply_action(0)
+    assert a.information_state_tensor(0) != b.information_state_tensor(0)
+    # Seat 1 made the same choice and saw the same: it cannot tell a from b only
+    # if its observation is the same, and then neither can its tensor.
+    if a.observation_string(1) == b.observation_string(1):
+        assert a.information_state_tensor(1) == b.information_state_tensor(1)
+    # Each record holds what the observer saw: the current observation's encoding
+    # is the live record's start.
+    t = np.array(a.information_state_tensor(0), np.float32)
+    record = astragal.openspiel.SpartanRecall.RECORD
+    live = t.reshape(-1, record)
+    filled = int(live[:, astragal.openspiel.SpartanRecall.ENCODING + astragal.openspiel.SpartanRecall.REVEAL].sum())
+    assert filled == 2  # one decision made, then now
+    np.testing.assert_array_equal(live[1, :25], a.astragal_state.encode(0))
+
+
+def test_spartans_information_state_tensor_keeps_every_history_apart_in_random_play():
+    # Distinct information state strings (perfect recall, from the observations)
+    # give distinct tensors, and equal strings equal tensors.
+    g = pyspiel.load_game("astragal_spartan(max_turns=3)")
+    rng = np.random.RandomState(3)
+    by_string = {}
+    for _ in range(30):
+        s = g.new_initial_state()
+        while not s.is_terminal():
+            if s.is_chance_node():
+                s.apply_action(int(rng.choice([o for o, _ in s.chance_outcomes()])))
+                continue
+            for p in range(2):
+                key = s.information_state_string(p)
+                tensor = tuple(s.information_state_tensor(p))
+                assert by_string.setdefault(key, tensor) == tensor
+            s.apply_actions([int(rng.choice(s.legal_actions(p))) for p in range(2)])
+    tensors = list(by_string.values())
+    assert len(set(tensors)) == len(tensors) > 30
+
+
+def test_other_games_have_no_information_state_tensor():
+    assert not pyspiel.load_game("astragal_ur").get_type().provides_information_state_tensor
+
+
+def all_states(game):
+    # OpenSpiel's own exhaustive traversal (python/algorithms/get_all_states.py),
+    # with no depth limit.
+    return get_all_states.get_all_states(game, depth_limit=-1, include_terminals=True, include_chance_states=True)
+
+
+def test_get_all_states_finishes_on_a_small_uptick():
+    states = all_states(pyspiel.load_game("astragal_uptick(size=3,reserve=1,max_turns=2)"))
+    assert len(states) > 10
+    assert any(s.is_terminal() for s in states.values())
+
+
+def test_urs_opening_is_bounded_by_rethrows_and_get_all_states_finishes():
+    g = pyspiel.load_game("astragal_ur(rethrows=1,max_turns=2)")
+    assert str(g) == "astragal_ur(max_turns=2,players=2,rethrows=1)" or "rethrows=1" in str(g)
+    assert pyspiel.load_game(str(g)).rethrows == 1
+    states = all_states(g)
+    assert any(s.is_terminal() for s in states.values())
+    # One tied round is drawn die by die; after it, one node decides who starts
+    # (two outcomes), else the first roll is drawn (a d4).
+    after_one_round = [s for s in states.values() if len(s.history()) == 4 and s.is_chance_node()]
+    assert {len(s.chance_outcomes()) for s in after_one_round} == {2, 4}
+    tied = {tuple(s.history()) for s in after_one_round if len(s.chance_outcomes()) == 2}
+    # After a tie, the second round is never drawn die by die: it is one of the
+    # two throws that decide who starts.
+    decided = {(3, 1, 0, 0), (0, 0, 3, 1)}
+    second_rounds = [
+        tuple(s.astragal_state.pending_chance[4:8])
+        for s in states.values()
+        if s.is_chance_node() and tuple(s.history()[:4]) in tied and len(s.astragal_state.pending_chance) >= 8
+    ]
+    assert second_rounds and set(second_rounds) <= decided
+    with pytest.raises(Exception, match="rethrows"):
+        pyspiel.load_game("astragal_ur(rules=finkel,rethrows=1)")
+
+
+@pytest.mark.parametrize("astragal_option", ["uniform", "bone"])
+def test_the_bounded_opening_decides_who_starts_as_the_throws_would(astragal_option):
+    # With rethrows=0 the opening is one node; each of its two outcomes leads to
+    # the very state every opening drawn throw by throw leads to when that seat
+    # starts (the first roll drawn alike).
+    bounded = pyspiel.load_game(f"astragal_ur(rethrows=0,astragal={astragal_option})")
+    free = pyspiel.load_game(f"astragal_ur(astragal={astragal_option})")
+    s = bounded.new_initial_state()
+    assert s.chance_outcomes() == [(0, 0.5), (1, 0.5)]
+    with pytest.raises(Exception, match="who starts"):
+        s.clone().apply_action(2)
+    after = {}
+    for starter in (0, 1):
+        b = s.clone()
+        b.apply_action(starter)
+        # The first roll: each draw its highest.
+        while b.is_chance_node():
+            b.apply_action(b.chance_outcomes()[-1][0])
+        assert b.current_player() == starter
+        after[starter] = b.astragal_state.position()
+    assert after[0] != after[1]
+    rng = np.random.RandomState(7)
+    seen = set()
+    for _ in range(200):
+        f = free.new_initial_state()
+        for _ in range(4):
+            f.apply_action(int(rng.choice([o for o, _ in f.chance_outcomes()])))
+        # The first roll (two draws, each its highest) ends the opening, unless
+        # the throws tied.
+        for _ in range(2):
+            f.apply_action(f.chance_outcomes()[-1][0])
+        if f.is_chance_node():
+            continue
+        starter = f.current_player()
+        seen.add(starter)
+        assert f.astragal_state.position() == after[starter]
+    assert seen == {0, 1}
+
+
+@pytest.mark.parametrize("game", ["utara", "spartan", "cuatto"])
+def test_the_wrappers_chance_outcomes_are_the_engines_and_a_caller_may_change_them(game):
+    g = pyspiel.load_game(f"astragal_{game}")
+    s = g.new_initial_state()
+    rng = np.random.RandomState(2)
+    chance_nodes = 0
+    while not s.is_terminal() and chance_nodes < 200:
+        if s.is_chance_node():
+            chance_nodes += 1
+            outcomes = s.chance_outcomes()
+            assert outcomes == s.astragal_state.chance_outcomes()
+            outcomes.clear()
+            assert s.chance_outcomes() == s.astragal_state.chance_outcomes() != []
+            s.apply_action(int(rng.choice([o for o, _ in s.chance_outcomes()])))
+        elif s.is_simultaneous_node():
+            s.apply_actions([int(rng.choice(s.legal_actions(p) or [0])) for p in range(g.num_players())])
+        else:
+            s.apply_action(int(rng.choice(s.legal_actions())))
+    assert chance_nodes > 10

@@ -121,3 +121,38 @@ def test_rewards_follow_ranks():
     assert pz.rewards_of({"ranks": [1, 2]}) == [1.0, -1.0]
     assert pz.rewards_of({"ranks": [1, 1]}) == [0.0, 0.0]
     assert pz.rewards_of({"ranks": [2, 1, 2]}) == [-0.5, 1.0, -0.5]
+
+
+@pytest.mark.parametrize("game,options,seats", SETTINGS)
+def test_the_global_state_passes_pettingzoos_state_test_and_is_every_seats_observation(game, options, seats):
+    from pettingzoo.test import state_test
+
+    state_test(pz.env(game, options, seats), pz.parallel_env(game, options, seats), num_cycles=50)
+    env = pz.env(game, options, seats)
+    env.reset(seed=3)
+    rng = np.random.default_rng(1)
+    for agent in env.agent_iter(300):
+        obs, _, term, trunc, _ = env.last()
+        state = env.state()
+        assert state.dtype == np.float32 and env.state_space.contains(state)
+        assert state.shape == (env.seats * env.observation_size,)
+        for seat in range(env.seats):
+            part = state[seat * env.observation_size : (seat + 1) * env.observation_size]
+            np.testing.assert_array_equal(part, env.state_.encode(seat))
+        env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+
+
+def test_spartans_global_state_holds_what_each_seat_alone_cannot_see():
+    # Each seat sees only its own dice; the state holds both seats' dice, so two
+    # states that look alike to seat 0 can differ in the global state.
+    par = pz.parallel_env("spartan")
+    par.reset(seed=5)
+    state = par.state()
+    size = par.observation_size
+    mine, theirs = state[:size], state[size:]
+    np.testing.assert_array_equal(mine, par.state_.encode(0))
+    np.testing.assert_array_equal(theirs, par.state_.encode(1))
+    dice = slice(8, 14)  # own dice, per face (encoding.py)
+    assert mine[dice].sum() > 0 and theirs[dice].sum() > 0
+    with pytest.raises(ValueError, match="reset"):
+        pz.env("ur").state()

@@ -467,6 +467,35 @@ impl Cuatto {
         out.push_str(kind_of(c.kind).suffix());
     }
 
+    /// Each checker of `team` as its spot and kind, in the observation's order:
+    /// its `teams` entry typed, for numeric encodings, which need no names.
+    pub fn checkers_of(&self, team: usize) -> impl Iterator<Item = (Spot, Kind)> + '_ {
+        self.teams[team][..]
+            .iter()
+            .map(|c| (self.spot(c.t), kind_of(c.kind)))
+    }
+
+    /// [`Game::observation`] with `teams` left empty: the rest of it costs no
+    /// strings, and numeric encodings read the checkers typed, from
+    /// [`Cuatto::checkers_of`].
+    pub fn observation_without_teams(&self, seat: Seat) -> CuattoObservation {
+        let n = usize::from(self.seats);
+        CuattoObservation {
+            seat,
+            length: self.options.length,
+            setup: self.options.setup,
+            teams: Vec::new(),
+            pips: (0..n).map(|t| self.pips(t)).collect(),
+            dice: self.dice[..usize::from(self.n_dice)].to_vec(),
+            to_move: usize::from(self.to_move),
+            finished: self.finished[..usize::from(self.n_finished)]
+                .iter()
+                .map(|&t| usize::from(t))
+                .collect(),
+            turn: self.turn,
+        }
+    }
+
     fn pips(&self, team: usize) -> i64 {
         let exit = self.exit_t();
         self.teams[team]
@@ -916,27 +945,16 @@ impl Game for Cuatto {
 
     fn observation(&self, seat: Seat) -> CuattoObservation {
         let n = usize::from(self.seats);
-        CuattoObservation {
-            seat,
-            length: self.options.length,
-            setup: self.options.setup,
-            teams: (0..n)
-                .map(|team| {
-                    self.teams[team]
-                        .iter()
-                        .map(|c| format!("{}{}", self.spot(c.t), kind_of(c.kind).suffix()))
-                        .collect()
-                })
-                .collect(),
-            pips: (0..n).map(|t| self.pips(t)).collect(),
-            dice: self.dice[..usize::from(self.n_dice)].to_vec(),
-            to_move: usize::from(self.to_move),
-            finished: self.finished[..usize::from(self.n_finished)]
-                .iter()
-                .map(|&t| usize::from(t))
-                .collect(),
-            turn: self.turn,
-        }
+        let mut o = self.observation_without_teams(seat);
+        o.teams = (0..n)
+            .map(|team| {
+                self.teams[team]
+                    .iter()
+                    .map(|c| format!("{}{}", self.spot(c.t), kind_of(c.kind).suffix()))
+                    .collect()
+            })
+            .collect();
+        o
     }
 
     fn write_observation(&self, seat: Seat, out: &mut String) {

@@ -255,6 +255,38 @@ impl Uptick {
         usize::from(self.options.size)
     }
 
+    /// [`Game::observation`] with `dice` left empty: the rest of it costs no
+    /// strings, and numeric encodings read the dice typed, from
+    /// [`Uptick::board_dice`].
+    pub fn observation_without_dice(&self, seat: Seat) -> UptickObservation {
+        UptickObservation {
+            seat,
+            size: self.options.size,
+            dice: Vec::new(),
+            reserve: self.reserve,
+            captured: self.captured,
+            to_move: usize::from(self.to_move),
+            last_mover: self.last_mover.map(usize::from),
+            turn: self.turn,
+            over: self.over,
+        }
+    }
+
+    /// The dice on the board as the observation lists them (square, owner, value,
+    /// frozen), typed: for numeric encodings, which need no cell names.
+    pub fn board_dice(&self) -> impl Iterator<Item = (Square, Seat, u8, bool)> + '_ {
+        self.board_cells()
+            .filter(|&(_, c)| self.cells[c].is_die())
+            .map(|(sq, c)| {
+                (
+                    sq,
+                    self.cells[c].owner(),
+                    self.cells[c].value(),
+                    self.is_frozen(c),
+                )
+            })
+    }
+
     /// Writes a board cell, keeping the per-seat sets in step.
     fn set_cell(&mut self, cell: usize, value: Cell) {
         let old = self.cells[cell];
@@ -924,27 +956,17 @@ impl Game for Uptick {
     }
 
     fn observation(&self, seat: Seat) -> UptickObservation {
-        let dice = self
-            .board_cells()
-            .filter(|&(_, c)| self.cells[c].is_die())
-            .map(|(sq, c)| DieView {
+        let mut o = self.observation_without_dice(seat);
+        o.dice = self
+            .board_dice()
+            .map(|(sq, owner, value, frozen)| DieView {
                 cell: sq.to_string(),
-                seat: self.cells[c].owner(),
-                value: self.cells[c].value(),
-                frozen: self.is_frozen(c),
+                seat: owner,
+                value,
+                frozen,
             })
             .collect();
-        UptickObservation {
-            seat,
-            size: self.options.size,
-            dice,
-            reserve: self.reserve,
-            captured: self.captured,
-            to_move: usize::from(self.to_move),
-            last_mover: self.last_mover.map(usize::from),
-            turn: self.turn,
-            over: self.over,
-        }
+        o
     }
 
     fn write_observation(&self, seat: Seat, out: &mut String) {

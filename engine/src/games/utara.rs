@@ -629,6 +629,64 @@ impl Utara {
         }
     }
 
+    /// [`Game::observation`] without its strings: no dice, blocks or sun cell,
+    /// nothing collected. Numeric encodings read those typed, from
+    /// [`Utara::sky_contents`], [`Utara::sun_cell_index`] and
+    /// [`Utara::collected_faces`].
+    pub fn observation_without_sky(&self, seat: Seat) -> UtaraObservation {
+        let n = usize::from(self.seats);
+        UtaraObservation {
+            seat,
+            sky: [self.options.width, self.options.height],
+            dice: Vec::new(),
+            blocks: Vec::new(),
+            phase: match self.phase {
+                Phase::Block { .. } => "block",
+                Phase::Start => "start",
+                Phase::Sun { .. } => "sun",
+                Phase::Continue => "continue",
+                Phase::Over => "over",
+            },
+            sun_cell: None,
+            to_move: usize::from(self.to_move),
+            round: [self.round, self.options.rounds],
+            collected: Vec::new(),
+            round_points: (0..n).map(|p| self.round_points(p)).collect(),
+            totals: self.totals[..n].to_vec(),
+            turn: self.turn,
+        }
+    }
+
+    /// Each sky cell that is not empty, in cell order (row by row from a1), typed:
+    /// `Some((face, owner))` for a die (its face's index in [`FACES`]), `None`
+    /// for a block.
+    pub fn sky_contents(&self) -> impl Iterator<Item = (usize, Option<(usize, Seat)>)> + '_ {
+        self.sky
+            .iter()
+            .enumerate()
+            .filter(|&(_, &code)| code != EMPTY)
+            .map(|(cell, &code)| {
+                (
+                    cell,
+                    (code != BLOCK).then(|| (usize::from(face_of(code)) - 1, owner_of(code))),
+                )
+            })
+    }
+
+    /// The cell (row by row from a1) of the High Sun waiting for a direction.
+    pub fn sun_cell_index(&self) -> Option<usize> {
+        match self.phase {
+            Phase::Sun { cell } => Some(usize::from(cell)),
+            _ => None,
+        }
+    }
+
+    /// How many of each face (in [`FACES`] order) seat `p` collected this round.
+    pub fn collected_faces(&self, p: usize) -> [u16; 6] {
+        let c = &self.collected[p];
+        [c[1], c[2], c[3], c[4], c[5], c[6]]
+    }
+
     fn collected_text(&self, p: usize) -> String {
         let mut s = String::new();
         self.write_collected(p, &mut s);
@@ -1233,42 +1291,21 @@ impl Game for Utara {
 
     fn observation(&self, seat: Seat) -> UtaraObservation {
         let n = usize::from(self.seats);
-        let mut dice = Vec::new();
-        let mut blocks = Vec::new();
+        let mut o = self.observation_without_sky(seat);
         for (cell, &code) in self.sky.iter().enumerate() {
             if code == BLOCK {
-                blocks.push(self.sq(cell).to_string());
+                o.blocks.push(self.sq(cell).to_string());
             } else if code != EMPTY {
-                dice.push(SkyDie {
+                o.dice.push(SkyDie {
                     cell: self.sq(cell).to_string(),
                     face: FACES[usize::from(face_of(code)) - 1],
                     owner: owner_of(code),
                 });
             }
         }
-        UtaraObservation {
-            seat,
-            sky: [self.options.width, self.options.height],
-            dice,
-            blocks,
-            phase: match self.phase {
-                Phase::Block { .. } => "block",
-                Phase::Start => "start",
-                Phase::Sun { .. } => "sun",
-                Phase::Continue => "continue",
-                Phase::Over => "over",
-            },
-            sun_cell: match self.phase {
-                Phase::Sun { cell } => Some(self.sq(usize::from(cell)).to_string()),
-                _ => None,
-            },
-            to_move: usize::from(self.to_move),
-            round: [self.round, self.options.rounds],
-            collected: (0..n).map(|p| self.collected_text(p)).collect(),
-            round_points: (0..n).map(|p| self.round_points(p)).collect(),
-            totals: self.totals[..n].to_vec(),
-            turn: self.turn,
-        }
+        o.sun_cell = self.sun_cell_index().map(|cell| self.sq(cell).to_string());
+        o.collected = (0..n).map(|p| self.collected_text(p)).collect();
+        o
     }
 
     fn write_observation(&self, seat: Seat, out: &mut String) {

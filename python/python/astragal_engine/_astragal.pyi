@@ -36,11 +36,22 @@ class State:
     def to_act(self) -> List[int]:
         """The seats that must decide now: empty at a chance node and at the end."""
     @property
+    def current_player(self) -> int:
+        """OpenSpiel's current player: the one seat to act, -1 at a chance node,
+        -2 when several seats decide at once, -4 at the end."""
+    def legal_actions_of(self, player: int) -> List[int]:
+        """Legal action numbers of ``player``; empty (not an error) for a player
+        not to act."""
+    @property
     def is_over(self) -> bool:
         """Whether the game has ended."""
     @property
     def is_chance(self) -> bool:
         """Whether chance is to decide (only with ``chance="explicit"``)."""
+    @property
+    def chance_range(self) -> Optional[int]:
+        """The range of the draw that waits (outcomes ``0..range``, equally
+        likely), or ``None`` when chance is not to decide."""
     @property
     def pending_chance(self) -> List[int]:
         """The outcomes given so far to the step that waits for chance."""

@@ -12,7 +12,9 @@ into a numpy array; :mod:`astragal_engine.encoding` names its entries) and
 ``action_mask`` (1 for each legal action number). With
 ``raw_observation=True`` the observation as the protocol sends it (a dict) is
 in ``infos[agent]["observation"]`` too; it costs a JSON parse per agent and
-step, so it is off by default (``env.state_.observation(seat)`` gives it any time). Rewards come at the end: a seat gets the number
+step, so it is off by default (``env.state_.observation(seat)`` gives it any time).
+``env.state()`` is the global state (for a centralized critic): every seat's
+observation encoding, seat 0's first, in ``env.state_space``. Rewards come at the end: a seat gets the number
 of seats it beat minus the number that beat it, over ``seats - 1`` (so +1 / -1 in
 a two-seat game, 0 for a draw; the rewards sum to 0). A game stopped by its
 length cap is truncated, not terminated. An illegal action ends the game: that
@@ -63,6 +65,8 @@ class _Common:
             for a in self.possible_agents
         }
         self._action_spaces = {a: spaces.Discrete(self.num_actions) for a in self.possible_agents}
+        # The global state: every seat's observation, seat 0 first.
+        self.state_space = spaces.Box(0.0, 1.0, (self.seats * self.observation_size,), np.float32)
         self.state_: Optional[State] = None
         self._seed_rng = np.random.default_rng()
 
@@ -105,6 +109,17 @@ class _Common:
         # Both arrays written by the engine in one call.
         observation, mask = self.state_.encode_with_mask(seat)
         return {"observation": observation, "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """The global state, for centralized critics: every seat's observation
+        encoding (each seen from that seat), seat 0's first, as one float32
+        array of ``seats * observation_size`` entries in ``state_space``. Taken
+        together the seats see all of the game (Spartan Yahtzee's own dice
+        included), but not the dice to come."""
+        if self.state_ is None:
+            raise ValueError("reset() the environment before asking for its state")
+        state = self.state_
+        return np.concatenate([state.encode(seat) for seat in range(self.seats)])
 
     def _info(self, seat: int) -> dict:
         return {"observation": self.state_.observation(seat)} if self.raw_observation else {}
