@@ -798,7 +798,8 @@ fn a_bot_started_by_a_virtual_environments_python_runs_in_that_environment() {
     std::fs::write(purelib.join("only_in_this_venv.py"), "NAME = 'from-the-venv'\n").unwrap();
     // The plain starter, named by the module: it cannot start without it.
     let starter =
-        std::fs::read_to_string(astragal_tests::workspace_root().join("bots/starters/python/bot.py")).unwrap();
+        std::fs::read_to_string(astragal_tests::workspace_root().join("bots/starters/python/bot.py"))
+            .unwrap();
     let bot = starter.replace(
         "NAME = \"starter-python\"",
         "import only_in_this_venv\nNAME = only_in_this_venv.NAME",

@@ -261,7 +261,12 @@ fn never_shown(path: &Path) -> bool {
 /// stays as it is: the bot has its own `/proc` and `/dev`. Links inside a shown
 /// folder need no check: the bot resolves them in its own mount namespace, where
 /// only what is shown exists.
-fn resolve(words: &[String], start_dir: &Path, contain: bool, read_only: &[PathBuf]) -> Result<Resolved, String> {
+fn resolve(
+    words: &[String],
+    start_dir: &Path,
+    contain: bool,
+    read_only: &[PathBuf],
+) -> Result<Resolved, String> {
     let (program, rest) = words.split_first().ok_or("an empty command")?;
     let mut shown = Vec::new();
     let program = if program.contains('/') {
@@ -342,7 +347,10 @@ fn program_path(
         return Ok((venv, named));
     }
     if never_shown(&named) || never_shown(&real) {
-        return Err(format!("{program:?}: no bot is started from {}", NEVER_SHOWN.join(", ")));
+        return Err(format!(
+            "{program:?}: no bot is started from {}",
+            NEVER_SHOWN.join(", ")
+        ));
     }
     let real_folder =
         std::fs::canonicalize(&folder).map_err(|e| format!("{program:?}: its folder cannot be read: {e}"))?;
@@ -358,7 +366,8 @@ fn program_path(
              is the whole file system (put the bot's files in a folder of their own)"
         ));
     }
-    let seen = SYSTEM_DIRS.iter().any(|d| real.starts_with(d)) || read_only.iter().any(|d| real.starts_with(d));
+    let seen =
+        SYSTEM_DIRS.iter().any(|d| real.starts_with(d)) || read_only.iter().any(|d| real.starts_with(d));
     if !real.starts_with(&real_folder) && !seen {
         return Err(format!(
             "{program:?} is a link that leads out of its folder (to {}), which an isolated bot is never \
@@ -498,6 +507,25 @@ fn contained(word: &str, candidate: &Path, is_file: bool) -> Result<Option<(Path
         ));
     }
     Ok(Some((real_folder, real)))
+}
+
+/// The JDKs' settings folders in `/etc` (`/etc/java-17-openjdk`): names only,
+/// read once.
+fn java_settings() -> &'static [String] {
+    static FOUND: OnceLock<Vec<String>> = OnceLock::new();
+    FOUND.get_or_init(|| {
+        let mut dirs: Vec<String> = std::fs::read_dir("/etc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|name| name.starts_with("java-") && name.ends_with("-openjdk"))
+            .map(|name| format!("/etc/{name}"))
+            .collect();
+        dirs.sort();
+        dirs
+    })
 }
 
 /// Where bubblewrap is, if installed.
@@ -742,6 +770,11 @@ fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf], home: Option<&Home>, seccomp
     push(&["--perms", "0755", "--dir", "/etc"]);
     for file in ETC_SHOWN {
         push(&["--ro-bind-try", file, file]);
+    }
+    // A JDK's settings (Debian's `/etc/java-17-openjdk`, linked from the JDK's
+    // `conf`): without them `java` and `javac` stop at their first class.
+    for dir in java_settings() {
+        push(&["--ro-bind", dir, dir]);
     }
     push(&["--proc", "/proc", "--dev", "/dev"]);
     let size = sandbox.file_size.to_string();
