@@ -192,6 +192,7 @@ impl LadderService {
             status: proto::ladder::CompetitionStatus::from(c.status).into(),
             games: games as u64,
             max_games: c.max_games as u64,
+            active_bots: bots.iter().filter(|b| b.status == BotStatus::Active).count() as u32,
             bots: bots.into_iter().map(|b| b.name).collect(),
         })
     }

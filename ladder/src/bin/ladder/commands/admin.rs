@@ -48,7 +48,8 @@ pub(crate) enum AdminAction {
         /// Game option key=value (repeatable).
         #[arg(long = "opt")]
         opts: Vec<String>,
-        /// Seats per game (default: the game's smallest).
+        /// Seats per game (default: the game's own number, as `referee` plays it: 4 for
+        /// Cuatto). A competition schedules games once it has that many active bots.
         #[arg(long, default_value_t = 0, value_parser = |s: &str| number_in(s, 0u32, 64))]
         seats: u32,
         /// Games in all (0: keep playing).
@@ -186,8 +187,15 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
         let ca = read_pem(a.ca_cert.as_deref())?;
         let mut c = ladder::worker::connect(&a.server, &token, ca.as_deref()).await?;
         let describe = |i: CompetitionInfo| {
+            // An open competition short of bots schedules nothing: say so.
+            let short = i.status == CompetitionStatus::Open as i32 && i.active_bots < i.seats;
+            let waits = if short {
+                format!(" · needs {} active bots, has {}", i.seats, i.active_bots)
+            } else {
+                String::new()
+            };
             format!(
-                "{}: {} {} · {} seats · {} · {} games{} · bots: {}",
+                "{}: {} {} · {} seats · {} · {} games{} · bots: {}{waits}",
                 i.name,
                 i.game,
                 i.options.join(" "),
