@@ -420,7 +420,7 @@ async fn game_page(State(site): State<Site>, Path(id): Path<String>) -> Result<R
         .find(|c| c.id == competition && c.format != crate::store::CompetitionFormat::Challenge)
         .map(|c| {
             html! {
-                nav.back style="max-width:980px;margin:8px auto 0;padding:0 16px;font:14px/1.45 system-ui,sans-serif" {
+                nav.back style="padding:8px 16px 0;font:14px/1.45 system-ui,sans-serif" {
                     a href={ "/competitions/" (segment(&c.name)) } { "← " (c.name) } " · " a href="/" { "every competition" }
                 }
             }
