@@ -24,8 +24,9 @@ COPY . .
 RUN cargo build --release -p astragal-ladder --bin ladder
 
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends \
-        ca-certificates bubblewrap util-linux python3 nodejs gcc g++ make \
+# The JDK's packages write man links: slim images need the folder.
+RUN mkdir -p /usr/share/man/man1 && apt-get update && apt-get install -y --no-install-recommends \
+        ca-certificates bubblewrap util-linux python3 nodejs gcc g++ make openjdk-17-jdk-headless \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/target/release/ladder /usr/local/bin/ladder
 WORKDIR /var/lib/ladder-worker

@@ -172,3 +172,186 @@ fn the_protocol_transcript_is_what_the_referee_sends() {
         }
     }
 }
+
+/// The commands a page gives for `ladder` and `referee`: each line of its
+/// shell blocks (continuations joined, comments dropped) and each inline code
+/// span that starts with one of the programs (wrapped over lines in the text).
+fn commands_of(page: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_block = false;
+    let mut shell = false;
+    let mut joined = String::new();
+    for line in page.lines() {
+        if let Some(info) = line.trim_start().strip_prefix("```") {
+            in_block = !in_block;
+            shell = in_block && matches!(info.trim(), "sh" | "bash" | "shell" | "");
+            continue;
+        }
+        if in_block {
+            if !shell {
+                continue;
+            }
+            let (body, more) = match line.trim_end().strip_suffix('\\') {
+                Some(b) => (b, true),
+                None => (line, false),
+            };
+            joined.push_str(body);
+            joined.push(' ');
+            if !more {
+                out.push(std::mem::take(&mut joined));
+            }
+        }
+    }
+    // Inline spans: a page's prose wraps them, so they are read from the page
+    // with its line breaks made spaces, outside its blocks.
+    let prose: String = page
+        .split("```")
+        .step_by(2)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('\n', " ");
+    for span in prose.split('`').skip(1).step_by(2) {
+        if ["ladder ", "referee ", "target/release/"]
+            .iter()
+            .any(|p| span.starts_with(p))
+        {
+            out.push(span.to_owned());
+        }
+    }
+    out
+}
+
+/// `--help` of `program` with its subcommand path, cached.
+fn help_of(cache: &mut std::collections::HashMap<Vec<String>, String>, path: &[String]) -> String {
+    cache
+        .entry(path.to_vec())
+        .or_insert_with(|| {
+            let out = Command::new(binary(&path[0]))
+                .args(&path[1..])
+                .arg("--help")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{} --help failed", path.join(" "));
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        })
+        .clone()
+}
+
+/// The subcommands a `--help` lists.
+fn subcommands(help: &str) -> Vec<String> {
+    help.split("Commands:\n")
+        .nth(1)
+        .unwrap_or("")
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+/// Why `command` does not parse as the programs' `--help` says, if it does not:
+/// every subcommand exists and every flag is one its (sub)command takes.
+fn misuse(cache: &mut std::collections::HashMap<Vec<String>, String>, command: &str) -> Option<String> {
+    // A comment is not part of the command; `...` and `[--flag X]` stand for more.
+    let command = command.split(" # ").next().unwrap_or(command);
+    let command = command.replace(['[', ']'], " ");
+    let words = shlex::split(&command)?;
+    let start = words.iter().position(|w| {
+        let name = w.rsplit('/').next().unwrap_or(w);
+        name == "ladder" || name == "referee"
+    })?;
+    let program = words[start]
+        .rsplit('/')
+        .next()
+        .unwrap_or(&words[start])
+        .to_owned();
+    let mut path = vec![program];
+    let mut rest = words[start + 1..].iter().peekable();
+    while let Some(word) = rest.next() {
+        if word == "..." || word == "|" || word == "&&" || word == ">" {
+            if word != "..." {
+                break;
+            }
+            continue;
+        }
+        let help = help_of(cache, &path);
+        if let Some(flag) = word.strip_prefix("--") {
+            let name = flag.split('=').next().unwrap_or(flag);
+            let line = help
+                .lines()
+                .find(|l| l.trim_start().split([' ', ',']).any(|w| w == format!("--{name}")));
+            let Some(line) = line else {
+                return Some(format!("`{}` takes no --{name}", path.join(" ")));
+            };
+            // A flag with a value takes the next word, unless given with `=`.
+            if !flag.contains('=') && line.contains(&format!("--{name} <")) {
+                rest.next();
+            }
+            continue;
+        }
+        if word.starts_with('-') {
+            continue;
+        }
+        if subcommands(&help).contains(word) {
+            path.push(word.clone());
+        }
+    }
+    None
+}
+
+/// Every `ladder` and `referee` command in the hosting guide, the starter kits'
+/// READMEs and the Python package's parses as the programs say (`--help`): no flag a command does
+/// not take (`ladder serve --web`, `referee check-bot --bot`), no subcommand
+/// that does not exist.
+#[test]
+fn every_command_in_the_hosting_guide_and_the_starters_is_one_the_programs_take() {
+    let mut pages = vec![
+        "docs/hosting.md".to_owned(),
+        "bots/starters/README.md".to_owned(),
+        "python/README.md".to_owned(),
+    ];
+    for kit in std::fs::read_dir(workspace_root().join("bots/starters")).unwrap() {
+        let readme = kit.unwrap().path().join("README.md");
+        if readme.is_file() {
+            pages.push(
+                readme
+                    .strip_prefix(workspace_root())
+                    .unwrap()
+                    .display()
+                    .to_string(),
+            );
+        }
+    }
+    let mut cache = std::collections::HashMap::new();
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for page in &pages {
+        for command in commands_of(&read(page)) {
+            if let Some(why) = misuse(&mut cache, &command) {
+                wrong.push(format!("{page}: `{}`: {why}", command.trim()));
+            }
+            checked += 1;
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(checked >= 40, "the pages' commands were found ({checked})");
+}
+
+/// The checker finds what it is for: a flag of another command, a misplaced bot.
+#[test]
+fn the_command_checker_catches_the_mistakes_it_was_made_for() {
+    let mut cache = std::collections::HashMap::new();
+    for bad in [
+        "ladder serve --db sqlite:x.db --web 0.0.0.0:8080",
+        "referee check-bot --game ur --bot \"python3 bot.py\"",
+        "ladder admin open x --game ur --no-such-flag",
+    ] {
+        assert!(misuse(&mut cache, bad).is_some(), "{bad} passed");
+    }
+    for good in [
+        "ladder serve --db sqlite:x.db --http 0.0.0.0:8080",
+        "referee check-bot \"python3 bot.py\" --game ur",
+        "ladder admin --server http://x:1 gc --dry-run",
+    ] {
+        assert_eq!(misuse(&mut cache, good), None, "{good}");
+    }
+}

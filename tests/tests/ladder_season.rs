@@ -430,8 +430,12 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
     for t in test_stores("season_rounds").await {
         let clock = Clock::manual(ladder::clock::system_ms());
         let store = Store::open(&t.url).await.unwrap().with_clock(clock.clone());
-        store.add_worker("w0", &server::token_hash(WORKERS[0])).await.unwrap();
-        let server = InProcessServer::start(store.clone(), config(ADMIN, UploadConfig::default()), true).await;
+        store
+            .add_worker("w0", &server::token_hash(WORKERS[0]))
+            .await
+            .unwrap();
+        let server =
+            InProcessServer::start(store.clone(), config(ADMIN, UploadConfig::default()), true).await;
         let url = server.url.clone();
         let mut admin = worker::connect(&url, ADMIN, None).await.unwrap();
         for (name, spec) in [
@@ -508,23 +512,35 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
             .unwrap()
             .into_inner();
         let held = &lease.groups[0];
-        let master = ladder::season::seal::MasterSeed::from_hex(season.master_seed.as_deref().unwrap()).unwrap();
-        let digest = ladder::season::seal::digest_from_hex(season.entries_digest.as_deref().unwrap()).unwrap();
+        let master =
+            ladder::season::seal::MasterSeed::from_hex(season.master_seed.as_deref().unwrap()).unwrap();
+        let digest =
+            ladder::season::seal::digest_from_hex(season.entries_digest.as_deref().unwrap()).unwrap();
         let group_no = store
             .group(ladder::store::GroupId(held.group_id))
             .await
             .unwrap()
             .unwrap()
             .group_no as u64;
-        assert_eq!(held.seed, ladder::season::seal::group_seed(&master, &digest, group_no, 0));
+        assert_eq!(
+            held.seed,
+            ladder::season::seal::group_seed(&master, &digest, group_no, 0)
+        );
         w0.return_leases(RenewLeasesRequest {
             lease: held.lease.clone(),
             group_ids: vec![held.group_id],
         })
         .await
         .unwrap();
-        let again = store.group(ladder::store::GroupId(held.group_id)).await.unwrap().unwrap();
-        assert_eq!(again.seed as u64, ladder::season::seal::group_seed(&master, &digest, group_no, 1));
+        let again = store
+            .group(ladder::store::GroupId(held.group_id))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            again.seed as u64,
+            ladder::season::seal::group_seed(&master, &digest, group_no, 1)
+        );
 
         // Rounds follow one another until the top three separate or the next
         // would pass 30 games.
@@ -537,7 +553,10 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
             if store.season(id).await.unwrap().unwrap().phase == Phase::Closed {
                 break;
             }
-            assert!(moved.rounds_added.contains(&"autumn".to_owned()) || rounds < 2, "{moved:?}");
+            assert!(
+                moved.rounds_added.contains(&"autumn".to_owned()) || rounds < 2,
+                "{moved:?}"
+            );
             assert!(rounds <= 5, "a round is 6 games: the cap of 30 allows five");
         }
         let (_, record) = get(server.web, "/competitions/autumn/season.jsonl").await;
@@ -562,8 +581,14 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
             std::fs::create_dir_all(&png).unwrap();
             let page = format!("http://{}/competitions/autumn", server.web);
             let dom = astragal_tests::browser::dom(&browser, dir.path(), &page);
-            assert!(dom.contains("data-fact=\"phase\"") && dom.contains("closed"), "{dom}");
-            assert!(dom.contains("Final standings") && dom.contains("LOS over next"), "{dom}");
+            assert!(
+                dom.contains("data-fact=\"phase\"") && dom.contains("closed"),
+                "{dom}"
+            );
+            assert!(
+                dom.contains("Final standings") && dom.contains("LOS over next"),
+                "{dom}"
+            );
             assert!(dom.contains(season.master_seed.as_deref().unwrap()));
             astragal_tests::browser::screenshot(
                 &browser,

@@ -336,6 +336,19 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
         assert_eq!(status_of(&mine, "lucky").1, "active", "{mine:#?}");
         assert_eq!(status_of(&mine, "broken").1, "build-failed", "{mine:#?}");
         assert_eq!(status_of(&mine, "crasher").1, "rejected", "{mine:#?}");
+        // Its status quotes the line that failed: the compiler's, the check's.
+        assert!(
+            status_of(&mine, "broken")
+                .2
+                .contains("its build failed: error: the compiler says no (the log says more)"),
+            "{mine:#?}"
+        );
+        assert!(
+            status_of(&mine, "crasher")
+                .2
+                .contains("it failed its check: FAIL "),
+            "{mine:#?}"
+        );
         // Each hostile build failed inside its own walls, and says why.
         let theirs = statuses(&url, &mallory);
         for name in ["filler", "piper", "looker"] {
@@ -381,7 +394,8 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
             "a build connected to the host's socket"
         );
         assert!(
-            log(&alice, "broken").contains("the compiler says no"),
+            log(&alice, "broken").contains("the compiler says no")
+                && log(&alice, "broken").contains("(not checked: its build failed"),
             "{}",
             log(&alice, "broken")
         );

@@ -754,6 +754,76 @@ fn the_readmes_relative_bot_paths_work_under_isolation() {
     assert!(text.contains("py-heuristic") && !text.contains("fault"), "{text}");
 }
 
+/// A bot started as `VENV/bin/python bot.py` imports what only that virtual
+/// environment holds, at every level: the program's path is kept as named (the
+/// venv's `python` is a link to the base interpreter, which finds the environment
+/// only from that path), and under isolation the environment's folder is shown.
+#[test]
+fn a_bot_started_by_a_virtual_environments_python_runs_in_that_environment() {
+    let dir = Scratch::new("venv");
+    let venv = dir.path("venv");
+    // The bots' own python3, which an isolated bot sees (one elsewhere needs
+    // --sandbox-ro naming its folder).
+    let Some(base) = referee::sandbox::BOT_PATH
+        .split(':')
+        .map(|d| PathBuf::from(d).join("python3"))
+        .find(|p| p.is_file())
+    else {
+        astragal_tests::skipped("virtual environments", "no python3 on the bots' PATH");
+        return;
+    };
+    let made = Command::new(&base)
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .output()
+        .expect("python3 runs");
+    if !made.status.success() {
+        astragal_tests::skipped(
+            "virtual environments",
+            &format!(
+                "python3 -m venv failed (Debian: apt install python3-venv): {}",
+                String::from_utf8_lossy(&made.stderr)
+            ),
+        );
+        return;
+    }
+    let python = venv.join("bin/python");
+    let purelib = Command::new(&python)
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+        .output()
+        .unwrap();
+    let purelib = PathBuf::from(String::from_utf8_lossy(&purelib.stdout).trim());
+    assert!(purelib.starts_with(&venv), "{}", purelib.display());
+    std::fs::create_dir_all(&purelib).unwrap();
+    std::fs::write(purelib.join("only_in_this_venv.py"), "NAME = 'from-the-venv'\n").unwrap();
+    // The plain starter, named by the module: it cannot start without it.
+    let starter =
+        std::fs::read_to_string(astragal_tests::workspace_root().join("bots/starters/python/bot.py"))
+            .unwrap();
+    let bot = starter.replace(
+        "NAME = \"starter-python\"",
+        "import only_in_this_venv\nNAME = only_in_this_venv.NAME",
+    );
+    assert_ne!(bot, starter, "the starter names itself otherwise now");
+    std::fs::write(dir.path("bot.py"), bot).unwrap();
+    for level in levels("virtual environments") {
+        let out = Command::new(astragal_tests::binary("referee"))
+            .args(["play", "--game", "ur", "--movetime", "5000"])
+            .args(["--sandbox", &level.to_string()])
+            .arg("--bot")
+            .arg(format!("{} {}", python.display(), dir.path("bot.py").display()))
+            .args(["--bot", "builtin:random"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("from-the-venv") && !text.contains("fault"),
+            "{level}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 #[test]
 fn a_missing_program_is_a_spawn_fault_that_says_where_it_looked() {
     let out = Command::new(astragal_tests::binary("referee"))

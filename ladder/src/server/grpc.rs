@@ -440,14 +440,12 @@ impl Ladder for LadderService {
         self.need_admin(&req).await?;
         let r = req.into_inner();
         valid_name("competition name", &r.name)?;
-        let info = engine::game_info(&r.game).map_err(|e| Status::invalid_argument(e.to_string()))?;
-        let seats = if r.seats == 0 {
-            *info.seats.start()
-        } else {
-            r.seats as usize
-        };
-        let game = engine::new_game(&r.game, &r.options, Some(seats), 0)
+        // No seats asked for: the game's own number (Cuatto's 4, not its smallest 2),
+        // as `referee` plays it, or what its `players` option says.
+        let asked = (r.seats != 0).then_some(r.seats as usize);
+        let game = engine::new_game(&r.game, &r.options, asked, 0)
             .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let seats = game.seats();
         let time = match (r.tc.is_empty(), r.movetime_ms) {
             (false, 0) => TimeControl::parse_clock(&r.tc),
             (false, _) => return Err(Status::invalid_argument("give tc or movetime_ms, not both")),

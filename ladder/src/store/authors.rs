@@ -709,10 +709,10 @@ impl Store {
         let (status, reason, build_log, report) = match result {
             PrepResult::Passed {
                 build_log, report, ..
-            } => (BotStatus::Active, "", build_log, report.as_str()),
+            } => (BotStatus::Active, String::new(), build_log, report.as_str()),
             PrepResult::BuildFailed { build_log } => (
                 BotStatus::BuildFailed,
-                "its build failed: its log says why",
+                format!("its build failed: {}", first_failing_line(build_log, false)),
                 build_log,
                 "",
             ),
@@ -721,7 +721,7 @@ impl Store {
                 build_log, report, ..
             } => (
                 BotStatus::Rejected,
-                "it failed its check: the report says why",
+                format!("it failed its check: {}", first_failing_line(report, true)),
                 build_log,
                 report.as_str(),
             ),
@@ -754,7 +754,7 @@ impl Store {
                 "disabled by the host".to_owned(),
             ),
             Some(why) => (BotStatus::Disabled, StatusBy::Admin, why.clone()),
-            None => (status, StatusBy::Server, reason.to_owned()),
+            None => (status, StatusBy::Server, reason),
         };
         sqlx::query(
             "UPDATE bots SET status = $2, status_reason = $3, status_by = $7, artifact_sha256 = $4,
@@ -811,6 +811,42 @@ impl Store {
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// The line of a build's log (`report`: a check's report) that says first what
+/// went wrong, for a version's status: the first `FAIL` of a report, the first
+/// line of a log that names an error, else the log's last words; cut to a line's
+/// length, pointing at the whole.
+pub(crate) fn first_failing_line(text: &str, report: bool) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let found = if report {
+        lines.iter().find(|l| l.starts_with("FAIL"))
+    } else {
+        lines
+            .iter()
+            .find(|l| !l.starts_with("$ ") && l.to_ascii_lowercase().contains("error"))
+            .or_else(|| {
+                lines
+                    .iter()
+                    .rev()
+                    .find(|l| !l.starts_with('[') && !l.starts_with("$ "))
+            })
+            .or_else(|| lines.last())
+    };
+    let Some(line) = found else {
+        return if report {
+            "the report says why"
+        } else {
+            "its log says why"
+        }
+        .to_owned();
+    };
+    const MOST: usize = 200;
+    let mut line = line.to_string();
+    if line.chars().count() > MOST {
+        line = line.chars().take(MOST).collect::<String>() + "…";
+    }
+    format!("{line} (the {} says more)", if report { "report" } else { "log" })
 }
 
 #[cfg(test)]
@@ -1258,5 +1294,25 @@ mod tests {
                 .len(),
             1
         );
+    }
+
+    #[test]
+    fn a_failed_versions_status_quotes_its_first_failing_line() {
+        let log = "$ c++ -o bot bot.cpp\nbot.cpp: In function 'int main()':\nbot.cpp:3:5: error: 'x' was not declared in this scope\n[exit status 1]\n";
+        assert_eq!(
+            first_failing_line(log, false),
+            "bot.cpp:3:5: error: 'x' was not declared in this scope (the log says more)"
+        );
+        let quiet = "$ ./build.sh\nout of room\n[killed after 600 s]\n";
+        assert_eq!(
+            first_failing_line(quiet, false),
+            "out of room (the log says more)"
+        );
+        let report = "check-bot on ur\nok   handshake  fine\nFAIL games      seat 0: move 3: illegal move \"x\"\n1/2 checks passed on ur: FAILED\n";
+        assert_eq!(
+            first_failing_line(report, true),
+            "FAIL games      seat 0: move 3: illegal move \"x\" (the report says more)"
+        );
+        assert_eq!(first_failing_line("", true), "the report says why");
     }
 }

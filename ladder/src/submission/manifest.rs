@@ -174,6 +174,25 @@ impl Manifest {
         Ok(manifest)
     }
 
+    /// A `run` program named without a `/` (so looked up on the worker's PATH)
+    /// that is no runtime's own: its name, and whether the `build` line names
+    /// it (`-o bot`), so that it is the bot's own file after all.
+    pub fn bare_own_program(&self) -> Option<(String, bool)> {
+        if self.runtime == REMOTE {
+            return None;
+        }
+        let program = shlex::split(&self.run)?.into_iter().next()?;
+        if program.contains('/') {
+            return None;
+        }
+        let made = self
+            .build
+            .as_deref()
+            .and_then(shlex::split)
+            .is_some_and(|words| words.iter().skip(1).any(|w| *w == program));
+        Some((program, made))
+    }
+
     /// The program the `run` command starts, if it is a path in the bot's
     /// folder (`./bot`, `bin/bot`) rather than a runtime's (`python3`).
     pub fn run_program_path(&self) -> Option<String> {

@@ -28,6 +28,11 @@ pub enum SubmissionError {
     Manifest(#[from] ManifestError),
     #[error("astragal.toml: `run` starts {0:?}, which is not a file in the archive")]
     NoProgram(String),
+    #[error(
+        "astragal.toml: `run` starts {0:?}, a name looked up on the worker's PATH (where a runtime's \
+         programs are), but it is a file of your bot's folder{1}: did you mean `./{0}`?"
+    )]
+    BareProgram(String, &'static str),
 }
 
 impl Submission {
@@ -44,6 +49,16 @@ impl Submission {
         let tree = Tree::read(bytes, limits)?;
         let text = tree.file(MANIFEST).ok_or(ManifestError::Missing)?;
         let manifest = Manifest::parse(text, runtimes)?;
+        if let Some(program) = manifest.bare_own_program() {
+            let (word, made) = program;
+            let here = matches!(tree.get(&word), Some(Node::File { .. } | Node::Link { .. }));
+            if here || made {
+                return Err(SubmissionError::BareProgram(
+                    word,
+                    if here { "" } else { " (its build makes it)" },
+                ));
+            }
+        }
         if let Some(program) = manifest.run_program_path() {
             // A build may make it; without one it must be here now.
             if manifest.build.is_none()

@@ -581,6 +581,39 @@ fn manifests_are_refused_naming_the_problem() {
         &runtimes(),
     )
     .unwrap();
+    // `run = "bot"` would be looked up on the worker's PATH, not in the folder:
+    // said at upload, with what was meant, whether the file is there or built.
+    let bare = b"name = \"a\"\ngames = [\"ur\"]\nruntime = \"native\"\nrun = \"bot\"\n";
+    let err = Submission::check(
+        &tar_of(&[file("astragal.toml", bare), file("bot", b"")]),
+        &ArchiveLimits::default(),
+        &runtimes(),
+    )
+    .unwrap_err();
+    assert_eq!(err, SubmissionError::BareProgram("bot".into(), ""));
+    assert!(err.to_string().contains("did you mean `./bot`?"), "{err}");
+    let bare_built =
+        b"name = \"a\"\ngames = [\"ur\"]\nruntime = \"cc\"\nrun = \"bot\"\nbuild = \"cc -o bot bot.c\"\n";
+    let err = Submission::check(
+        &tar_of(&[file("astragal.toml", bare_built), file("bot.c", b"")]),
+        &ArchiveLimits::default(),
+        &runtimes(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("(its build makes it): did you mean `./bot`?"),
+        "{err}"
+    );
+    // A runtime's own program is fine.
+    let runtime_program =
+        b"name = \"a\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"python3 bot.py\"\n";
+    Submission::check(
+        &tar_of(&[file("astragal.toml", runtime_program), file("bot.py", b"")]),
+        &ArchiveLimits::default(),
+        &runtimes(),
+    )
+    .unwrap();
 }
 
 /// Random damage to real archives, plain and gzip: every result is either a
@@ -645,7 +678,12 @@ fn damaged_archives_never_panic_and_what_passes_keeps_its_promises() {
 #[test]
 fn the_starter_kits_can_be_submitted_as_they_are() {
     let kits = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bots/starters");
-    for (kit, runtime) in [("python", "python3"), ("javascript", "node")] {
+    for (kit, runtime) in [
+        ("python", "python3"),
+        ("javascript", "node"),
+        ("cpp", "cc"),
+        ("java", "java"),
+    ] {
         let packed = pack_folder(&kits.join(kit)).unwrap();
         let s = Submission::check(&packed, &ArchiveLimits::default(), &runtimes()).unwrap();
         assert_eq!(s.manifest.runtime, runtime, "{kit}");

@@ -669,7 +669,7 @@ async fn bot_page(
         p.note {
             "Upload " code { (source.unwrap_or_default()) }
             @if let Some(art) = &bot.artifact_sha256 { " · plays " code { (art) } }
-            " · " a href={ "/bots/" (segment(&bot.name)) } { "its public page" }
+            @if !super::bot::never_public(bot.status) { " · " a href={ "/bots/" (segment(&bot.name)) } { "its public page" } }
         }
         @if bot.status == BotStatus::Active {
             form.challenge method="post" action={ "/author/bots/" (segment(&bot.name)) "/challenge" } {
@@ -689,7 +689,7 @@ async fn bot_page(
         h2 { "Build log" }
         @if build_log.is_empty() { p.note { "No build (or not built yet)." } } @else { pre.log { (Marked(&redactor.text(&build_log))) } }
         h2 { "Check report" }
-        @if check_report.is_empty() { p.note { "Not checked yet." } } @else { pre.log { (Marked(&redactor.text(&check_report))) } }
+        @if check_report.is_empty() { p.note { (unchecked_note(bot.status)) } } @else { pre.log { (Marked(&redactor.text(&check_report))) } }
         @if let Some(view) = &public {
             @for c in &view.competitions { (super::bot::competition_section_at(&view.name, c, "/author/games/")) }
         }
@@ -699,6 +699,15 @@ async fn bot_page(
         &format!("/bots/{}.json", segment(&bot.name)),
         body,
     ))
+}
+
+/// Why a version has no check report: it is waiting, or its build failed.
+pub(crate) fn unchecked_note(status: BotStatus) -> &'static str {
+    match status {
+        BotStatus::BuildFailed => "Not checked: its build failed (its log, above, says why).",
+        BotStatus::Building => "Not checked yet: waiting for a worker to build and check it.",
+        _ => "Not checked.",
+    }
 }
 
 #[derive(serde::Deserialize)]

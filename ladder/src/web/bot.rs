@@ -186,12 +186,21 @@ pub(super) async fn snapshot(site: &Site, name: &str) -> Result<Option<BotView>,
     }))
 }
 
+/// Whether a version with this status is kept off the public pages: it failed
+/// its build or its check, so never played.
+pub(super) fn never_public(status: BotStatus) -> bool {
+    matches!(status, BotStatus::BuildFailed | BotStatus::Rejected)
+}
+
 /// `/bots/{name}` (a page) and `/bots/{name}.json`.
 pub(super) async fn page(State(site): State<Site>, Path(name): Path<String>) -> Result<Response, WebError> {
     let (name, as_json) = json_suffix(name);
-    let Some(view) = snapshot(&site, &name).await? else {
+    // A version that failed its build or check never played: it is its author's
+    // business (their pages show it), not the public's.
+    let Some(mut view) = snapshot(&site, &name).await?.filter(|v| !never_public(v.status)) else {
         return Err(WebError::NotFound(format!("no bot named {:?}", escape(&name))));
     };
+    view.versions.retain(|v| !never_public(v.status));
     if as_json {
         return json(&view);
     }

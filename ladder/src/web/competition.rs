@@ -36,6 +36,8 @@ struct CompetitionView {
     max_games: i64,
     games: i64,
     activity: Activity,
+    /// Entrants in play: games are scheduled once there are `seats` of them.
+    active_bots: i64,
     /// Entrants out of play, by name.
     out_of_play: BTreeMap<String, OutOfPlay>,
     /// One row per entry: each bot's newest version in play, and in a season
@@ -104,6 +106,7 @@ async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<Compet
         max_games: c.max_games,
         games,
         activity: store.activity(c.id).await?,
+        active_bots: entrants.iter().filter(|b| b.status == BotStatus::Active).count() as i64,
         out_of_play,
         standings,
         history,
@@ -194,6 +197,10 @@ fn summary(c: &CompetitionView) -> Markup {
         (c.game) " " (c.options.join(" ")) " · " (c.seats) " seats · " (c.format) " · "
         b.status { (c.status) } " · " (c.games) " games"
         @if c.max_games > 0 { " of " (c.max_games) }
+        // Short of bots, an open competition schedules nothing: say why.
+        @if c.status == "open" && c.active_bots < c.seats {
+            " · " span.waiting { "needs " (c.seats) " active bots, has " (c.active_bots) }
+        }
     }
 }
 
@@ -205,6 +212,11 @@ fn standings_table(c: &CompetitionView) -> Markup {
     html! {
         p.note {
             "Elo: " (st.anchor) ". Bars: each bot's 95% interval on one scale; dashed: 0."
+            @if c.seats > 2 {
+                " W/D/L: games alone in first place / sharing first place / in any other place."
+            } @else {
+                " W/D/L: games won / drawn / lost."
+            }
             @if st.rows.iter().any(|r| r.separated.is_some()) {
                 " ≥ / ≤: a bot that never lost / never won against the rest has the exact 97.5% bound, ranked where its record had an even chance."
             }
@@ -216,7 +228,7 @@ fn standings_table(c: &CompetitionView) -> Markup {
             caption { @if c.season.is_some() { "Ladder standings (one row per entry)" } @else { "Standings" } }
             thead { tr {
                 th { "rank" } th.name { "bot" } th { "Elo" } th { "±95%" } th { "interval" } th { "games" }
-                th { "score" } th { "W/D/L" } th { "avg. rank" }
+                th { "score" } th { abbr title="wins / draws / losses (a win: first place alone; a draw: first place shared)" { "W/D/L" } } th { "avg. rank" }
             } }
             tbody {
                 @for r in &st.rows {
@@ -473,7 +485,11 @@ mod tests {
                         group_id: group,
                         rotation: 0,
                         bots: vec![x, y],
-                        ranks: if (a + b + rotation) % 3 == 0 { vec![2, 1] } else { vec![1, 2] },
+                        ranks: if (a + b + rotation) % 3 == 0 {
+                            vec![2, 1]
+                        } else {
+                            vec![1, 2]
+                        },
                         forfeit: false,
                     });
                 }
@@ -501,10 +517,24 @@ mod tests {
             "ranks counted again: {:?}",
             names(&shown)
         );
-        assert_eq!(history["lucky@2"].iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["lucky"]);
+        assert_eq!(
+            history["lucky@2"]
+                .iter()
+                .map(|r| r.name.as_str())
+                .collect::<Vec<_>>(),
+            ["lucky"]
+        );
         // The order of the rows shown is the fit's.
-        let order: Vec<&str> = st.rows.iter().map(|r| r.name.as_str()).filter(|n| *n != "lucky").collect();
-        assert_eq!(shown.rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), order);
+        let order: Vec<&str> = st
+            .rows
+            .iter()
+            .map(|r| r.name.as_str())
+            .filter(|n| *n != "lucky")
+            .collect();
+        assert_eq!(
+            shown.rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            order
+        );
     }
 
     #[test]

@@ -238,7 +238,8 @@ caption{text-align:left;font-weight:600;padding:4px 0}td,th{padding:3px 10px;tex
 td:first-child,th:first-child,td.name,th.name{text-align:left}td.detail{white-space:pre-wrap;word-break:break-word;text-align:left;color:#3d4453;font-size:.92em;padding-bottom:6px}\
 table.faults tr.head td{border-bottom:none}figure{margin:0 0 1em}figcaption{font-size:.9em;color:#5a6170}a{color:#2d5fd3}\
 .facts{display:flex;flex-wrap:wrap;gap:6px 18px;padding:0;list-style:none}.facts b{font-size:1.15em}\
-.out{color:#8a4b00}code.hash{word-break:break-all}.winner{color:#1e6b2f}.note{font-size:.9em;color:#5a6170;margin:.2em 0}.chart{width:100%;max-width:560px;height:auto;background:#fff;border:1px solid #d5d9e2}\
+.out,.waiting{color:#8a4b00}code.hash{word-break:break-all}.winner{color:#1e6b2f}pre.log{white-space:pre-wrap;overflow-wrap:anywhere;max-width:100%;box-sizing:border-box;\
+margin:0 0 1em;padding:8px;background:#fff;border:1px solid #d5d9e2;font-size:.88em}.note{font-size:.9em;color:#5a6170;margin:.2em 0}.chart{width:100%;max-width:560px;height:auto;background:#fff;border:1px solid #d5d9e2}\
 .chart .grid{stroke:#e4e7ee}.chart .tick{font-size:13px;fill:#5a6170}.chart .band{fill:#2d5fd3;fill-opacity:.15}\
 .chart .line{fill:none;stroke:#2d5fd3;stroke-width:2}.chart circle{fill:#2d5fd3}\
 .bar .zero{stroke:#b9bfcc;stroke-dasharray:2 2}.bar .ci{stroke:#2d5fd3;stroke-width:3}.bar circle{fill:#1d2330}.bar .end{stroke:#1d2330;stroke-width:2}\
@@ -340,14 +341,22 @@ fn games_table_at<'a>(
 
 /// A stored record as the public sees it ([`Redactor::record`]).
 async fn public_record(site: &Site, id: GameId) -> Result<referee::GameRecord, WebError> {
-    let Some((_, json)) = site.store.record(id).await? else {
+    Ok(public_record_in(site, id).await?.1)
+}
+
+/// [`public_record`], with the competition it was played in.
+async fn public_record_in(
+    site: &Site,
+    id: GameId,
+) -> Result<(crate::store::CompetitionId, referee::GameRecord), WebError> {
+    let Some((competition, json)) = site.store.record(id).await? else {
         return Err(WebError::NotFound(format!("no game {id}")));
     };
     let redactor = Bots::read(site).await?.redactor;
     let mut rec: referee::GameRecord = serde_json::from_str(&json)
         .map_err(|e| WebError::internal(format!("game {id} has a corrupt record: {e}")))?;
     redactor.record(&mut rec);
-    Ok(rec)
+    Ok((competition, rec))
 }
 
 /// A game id as the pages write it: decimal digits, no sign, no leading zero
@@ -403,7 +412,22 @@ async fn game_json(State(site): State<Site>, Path(id): Path<String>) -> Result<R
 /// writes, replayed from the record.
 async fn game_page(State(site): State<Site>, Path(id): Path<String>) -> Result<Response, WebError> {
     let id = game_id(&id)?;
-    let rec = public_record(&site, id).await?;
+    let (competition, rec) = public_record_in(&site, id).await?;
+    // A way back to where it was played (a challenge's competition has no page).
+    let back = site
+        .store
+        .competitions()
+        .await?
+        .into_iter()
+        .find(|c| c.id == competition && c.format != crate::store::CompetitionFormat::Challenge)
+        .map(|c| {
+            html! {
+                nav.back style="padding:8px 16px 0;font:14px/1.45 system-ui,sans-serif" {
+                    a href={ "/competitions/" (segment(&c.name)) } { "← " (c.name) } " · " a href="/" { "every competition" }
+                }
+            }
+            .into_string()
+        });
     // Replaying is CPU work: off the executor.
     let html = tokio::task::spawn_blocking(move || {
         let names: Vec<String> = rec
@@ -416,6 +440,11 @@ async fn game_page(State(site): State<Site>, Path(id): Path<String>) -> Result<R
     })
     .await
     .map_err(WebError::internal)??;
+    // The viewer is a whole page: the way back goes in at its top.
+    let html = match (back, html.find("<body>")) {
+        (Some(back), Some(at)) => format!("{}{back}{}", &html[..at + 6], &html[at + 6..]),
+        _ => html,
+    };
     Ok(Html(html).into_response())
 }
 

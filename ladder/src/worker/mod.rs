@@ -26,6 +26,7 @@ use tonic::transport::Channel;
 pub mod artifacts;
 pub mod holdings;
 pub mod prep;
+pub mod promise;
 
 use holdings::Holdings;
 

@@ -261,22 +261,18 @@ fn never_shown(path: &Path) -> bool {
 /// stays as it is: the bot has its own `/proc` and `/dev`. Links inside a shown
 /// folder need no check: the bot resolves them in its own mount namespace, where
 /// only what is shown exists.
-fn resolve(words: &[String], start_dir: &Path, contain: bool) -> Result<Resolved, String> {
+fn resolve(
+    words: &[String],
+    start_dir: &Path,
+    contain: bool,
+    read_only: &[PathBuf],
+) -> Result<Resolved, String> {
     let (program, rest) = words.split_first().ok_or("an empty command")?;
     let mut shown = Vec::new();
     let program = if program.contains('/') {
-        let candidate = start_dir.join(program);
-        if contain {
-            let (folder, path) = contained(program, &candidate, true)?
-                .ok_or_else(|| format!("{program:?}: no bot is started from {}", NEVER_SHOWN.join(", ")))?;
-            shown.push(folder);
-            path
-        } else {
-            let path =
-                std::fs::canonicalize(&candidate).map_err(|e| format!("no program at {program:?}: {e}"))?;
-            shown.extend(path.parent().map(Path::to_owned));
-            path
-        }
+        let (folder, path) = program_path(program, &start_dir.join(program), contain, read_only)?;
+        shown.push(folder);
+        path
     } else {
         on_bot_path(program)
             .ok_or_else(|| format!("{program:?} is not on the bots' PATH ({BOT_PATH}); give its path"))?
@@ -320,6 +316,67 @@ fn resolve(words: &[String], start_dir: &Path, contain: bool) -> Result<Resolved
     shown.sort();
     shown.dedup();
     Ok(Resolved { program, args, shown })
+}
+
+/// A program named by its path: the folder to show and the path to start, kept as
+/// named (only `.` and `..` taken away), not where its links lead. A virtual
+/// environment's `bin/python` is a link to the base interpreter, which finds the
+/// environment only from the path it was started by (`pyvenv.cfg` beside it or one
+/// folder up); started by the link's target it is the bare interpreter.
+///
+/// Under isolation the program's folder must be reached through no link, and a
+/// program that is a link must lead inside that folder or into the system's
+/// directories, which every bot sees anyway. The folder shown is the program's,
+/// or, for a virtual environment's program, the environment's, whose packages are
+/// a folder beside `bin`. A link may also lead into a folder the host shows every
+/// bot (`read_only`, `--sandbox-ro`): an interpreter installed outside `/usr`.
+fn program_path(
+    program: &str,
+    candidate: &Path,
+    contain: bool,
+    read_only: &[PathBuf],
+) -> Result<(PathBuf, PathBuf), String> {
+    let named = lexical(candidate);
+    let real = std::fs::canonicalize(&named).map_err(|e| format!("no program at {program:?}: {e}"))?;
+    let folder = named.parent().map_or_else(|| PathBuf::from("/"), Path::to_owned);
+    let venv = folder
+        .parent()
+        .filter(|up| up.join("pyvenv.cfg").is_file())
+        .map_or_else(|| folder.clone(), Path::to_owned);
+    if !contain {
+        return Ok((venv, named));
+    }
+    if never_shown(&named) || never_shown(&real) {
+        return Err(format!(
+            "{program:?}: no bot is started from {}",
+            NEVER_SHOWN.join(", ")
+        ));
+    }
+    let real_folder =
+        std::fs::canonicalize(&folder).map_err(|e| format!("{program:?}: its folder cannot be read: {e}"))?;
+    if real_folder != folder {
+        return Err(format!(
+            "{program:?} is reached through a link: an isolated bot is shown the folders its command names, \
+             never where a link leads (name the real path)"
+        ));
+    }
+    if real_folder == Path::new("/") {
+        return Err(format!(
+            "{program:?}: an isolated bot is shown the folder of each path its command names, and this one's \
+             is the whole file system (put the bot's files in a folder of their own)"
+        ));
+    }
+    let seen =
+        SYSTEM_DIRS.iter().any(|d| real.starts_with(d)) || read_only.iter().any(|d| real.starts_with(d));
+    if !real.starts_with(&real_folder) && !seen {
+        return Err(format!(
+            "{program:?} is a link that leads out of its folder (to {}), which an isolated bot is never \
+             shown; a link may lead into the system's directories ({}) or a folder given with --sandbox-ro",
+            real.display(),
+            SYSTEM_DIRS.join(", ")
+        ));
+    }
+    Ok((venv, named))
 }
 
 /// Resolves the command of an isolated bot with a folder of its own: nothing it
@@ -452,6 +509,25 @@ fn contained(word: &str, candidate: &Path, is_file: bool) -> Result<Option<(Path
     Ok(Some((real_folder, real)))
 }
 
+/// The JDKs' settings folders in `/etc` (`/etc/java-17-openjdk`): names only,
+/// read once.
+fn java_settings() -> &'static [String] {
+    static FOUND: OnceLock<Vec<String>> = OnceLock::new();
+    FOUND.get_or_init(|| {
+        let mut dirs: Vec<String> = std::fs::read_dir("/etc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|name| name.starts_with("java-") && name.ends_with("-openjdk"))
+            .map(|name| format!("/etc/{name}"))
+            .collect();
+        dirs.sort();
+        dirs
+    })
+}
+
 /// Where bubblewrap is, if installed.
 fn bwrap_path() -> Option<PathBuf> {
     static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -544,7 +620,7 @@ pub fn prepare_in(
     let isolated = sandbox.level == Level::Isolated;
     let mut resolved = match home {
         Some(h) if isolated => resolve_in_home(&words, &h.dir)?,
-        _ => resolve(&words, &start_dir, isolated)?,
+        _ => resolve(&words, &start_dir, isolated, &sandbox.read_only)?,
     };
     if isolated && home.is_some_and(|h| h.writable) {
         // A build: the script fills its area, runs it, and packs what it made.
@@ -695,6 +771,11 @@ fn bwrap_args(sandbox: &Sandbox, shown: &[PathBuf], home: Option<&Home>, seccomp
     for file in ETC_SHOWN {
         push(&["--ro-bind-try", file, file]);
     }
+    // A JDK's settings (Debian's `/etc/java-17-openjdk`, linked from the JDK's
+    // `conf`): without them `java` and `javac` stop at their first class.
+    for dir in java_settings() {
+        push(&["--ro-bind", dir, dir]);
+    }
     push(&["--proc", "/proc", "--dev", "/dev"]);
     let size = sandbox.file_size.to_string();
     push(&["--perms", "1777", "--size", &size, "--tmpfs", ISOLATED_SCRATCH]);
@@ -835,14 +916,14 @@ mod tests {
             "../botlink/notes.txt",
             "./cfg/token",
         ] {
-            let e = resolve(&words(&format!("cat {refused}")), &bot, true).err();
+            let e = resolve(&words(&format!("cat {refused}")), &bot, true, &[]).err();
             assert!(
                 e.as_deref().is_some_and(|e| e.contains("link")),
                 "{refused}: {e:?}"
             );
         }
         // A plain file shows its folder; a link inside the folder is fine.
-        let r = resolve(&words("cat notes.txt alias.txt ./"), &bot, true).unwrap();
+        let r = resolve(&words("cat notes.txt alias.txt ./"), &bot, true, &[]).unwrap();
         assert_eq!(r.shown, vec![bot.clone()]);
         assert_eq!(
             r.args,
@@ -853,10 +934,10 @@ mod tests {
             ]
         );
         // `..` is taken by name: it names the real parent of the real folder.
-        let r = resolve(&words("cat ../bot/notes.txt"), &bot, true).unwrap();
+        let r = resolve(&words("cat ../bot/notes.txt"), &bot, true, &[]).unwrap();
         assert_eq!(r.shown, vec![bot.clone()]);
         // Not isolated, nothing is shown, and links are followed as before.
-        let r = resolve(&words("cat data/"), &bot, false).unwrap();
+        let r = resolve(&words("cat data/"), &bot, false, &[]).unwrap();
         assert_eq!(r.args, vec!["/".to_owned()]);
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -868,7 +949,7 @@ mod tests {
         std::fs::create_dir_all(dir.join("classes")).unwrap();
         std::fs::write(dir.join("classes/SpartanBot.class"), b"x").unwrap();
         for contain in [false, true] {
-            let r = resolve(&words("cat -cp classes SpartanBot"), &dir, contain).unwrap();
+            let r = resolve(&words("cat -cp classes SpartanBot"), &dir, contain, &[]).unwrap();
             assert_eq!(
                 r.args,
                 vec![

@@ -48,7 +48,8 @@ pub(crate) enum AdminAction {
         /// Game option key=value (repeatable).
         #[arg(long = "opt")]
         opts: Vec<String>,
-        /// Seats per game (default: the game's smallest).
+        /// Seats per game (default: the game's own number, as `referee` plays it: 4 for
+        /// Cuatto). A competition schedules games once it has that many active bots.
         #[arg(long, default_value_t = 0, value_parser = |s: &str| number_in(s, 0u32, 64))]
         seats: u32,
         /// Games in all (0: keep playing).
@@ -209,8 +210,15 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
         let ca = read_pem(a.ca_cert.as_deref())?;
         let mut c = ladder::worker::connect(&a.server, &token, ca.as_deref()).await?;
         let describe = |i: CompetitionInfo| {
+            // An open competition short of bots schedules nothing: say so.
+            let short = i.status == CompetitionStatus::Open as i32 && i.active_bots < i.seats;
+            let waits = if short {
+                format!(" · needs {} active bots, has {}", i.seats, i.active_bots)
+            } else {
+                String::new()
+            };
             format!(
-                "{}: {} {} · {} seats · {} · {} games{} · bots: {}",
+                "{}: {} {} · {} seats · {} · {} games{} · bots: {}{waits}",
                 i.name,
                 i.game,
                 i.options.join(" "),
@@ -547,16 +555,10 @@ async fn set_bot_status(
 }
 
 /// A proto enum value as a word: `BOT_STATUS_ACTIVE` is "active".
-/// A season's phase and deadline, and why nothing is scheduled when too few
-/// bots are active; empty otherwise.
+/// A season's phase and deadline (and its finals' commitment); empty for any
+/// other competition.
 fn season_words(i: &proto::ladder::CompetitionInfo) -> String {
     let mut out = String::new();
-    if i.active_bots < i.seats {
-        out.push_str(&format!(
-            " · needs {} active bots, has {}: nothing is scheduled",
-            i.seats, i.active_bots
-        ));
-    }
     if !i.phase.is_empty() {
         out.push_str(&format!(
             " · season, {} (deadline {})",

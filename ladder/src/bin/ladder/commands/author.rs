@@ -127,12 +127,23 @@ pub(crate) fn submit(a: SubmitArgs) -> anyhow::Result<ExitCode> {
     let bytes = upload_of(&a.path)?;
     // The same check the server makes, with the default limits and every runtime:
     // most mistakes are told here, before anything is sent.
+    // The server's list of runtimes is its own: a runtime unknown here is unknown
+    // to every ladder, and one known here may still be refused there, by its list.
     ladder::submission::Submission::check(
         &bytes,
         &ladder::submission::ArchiveLimits::default(),
         &ladder::submission::all_runtimes(),
     )
-    .map_err(|e| anyhow::anyhow!("{}: {e}", a.path.display()))?;
+    .map_err(|e| match e {
+        ladder::submission::SubmissionError::Manifest(
+            ladder::submission::ManifestError::UnknownRuntime { runtime, known },
+        ) => anyhow::anyhow!(
+            "{}: astragal.toml: no ladder has a runtime {runtime:?}; ladders know {known} (each offers \
+             some of them: the one you submit to says which if yours is not among them)",
+            a.path.display()
+        ),
+        e => anyhow::anyhow!("{}: {e}", a.path.display()),
+    })?;
     let rt = runtime()?;
     rt.block_on(async {
         let mut c = connect(&a.connection).await?;
@@ -208,7 +219,13 @@ pub(crate) fn run(a: AuthorArgs) -> anyhow::Result<ExitCode> {
                     &r.build_log
                 })?;
                 say("--- check report ---")?;
-                say(if r.check_report.is_empty() {
+                let failed_build = r
+                    .bot
+                    .as_ref()
+                    .is_some_and(|b| b.status == BotStatus::BuildFailed as i32);
+                say(if r.check_report.is_empty() && failed_build {
+                    "(not checked: its build failed, as its log above says)"
+                } else if r.check_report.is_empty() {
                     "(not checked yet)"
                 } else {
                     &r.check_report
@@ -293,7 +310,8 @@ pub(crate) fn run(a: AuthorArgs) -> anyhow::Result<ExitCode> {
                             say(&format!("fault: {f}"))?;
                         }
                         for i in &s.info {
-                            say(&format!("move {}: info {}", i.move_index, i.line))?;
+                            // Numbered from 1, as the viewer numbers moves.
+                            say(&format!("move {}: info {}", i.move_index + 1, i.line))?;
                         }
                         if s.stderr_dropped > 0 {
                             say(&format!("stderr (the first {} bytes cut):", s.stderr_dropped))?;

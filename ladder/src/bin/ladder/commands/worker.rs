@@ -131,6 +131,7 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.log_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
     }
+    let declared = a.runtimes.is_some();
     let runtimes = match a.runtimes {
         None => ladder::worker::detect_runtimes(),
         Some(list) if list == ["none"] => Vec::new(),
@@ -145,6 +146,21 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
             list
         }
     };
+    // Each runtime is a promise to authors: kept (a tiny program built and run in
+    // the builds' sandbox) before it is offered, so a broken toolchain never
+    // turns authors' versions into build failures.
+    let mut kept = Vec::with_capacity(runtimes.len());
+    for runtime in runtimes {
+        match ladder::worker::promise::check_runtime(&runtime, &sandbox) {
+            Ok(found) => {
+                eprintln!("ladder worker: runtime {runtime}: {found}");
+                kept.push(runtime);
+            }
+            Err(why) if declared => bail!("--runtimes: {runtime} is not kept on this machine: {why}"),
+            Err(why) => eprintln!("ladder worker: runtime {runtime} not offered: {why}"),
+        }
+    }
+    let runtimes = kept;
     eprintln!(
         "ladder worker: uploaded bots of {}",
         if runtimes.is_empty() {
