@@ -6,6 +6,7 @@
 
 mod support;
 
+use astragal_tests::author_pages::{csrf_on, get_as, post_form, sign_in};
 use astragal_tests::{http_request, test_stores};
 use ladder::server::{self, UploadConfig};
 use ladder::store::Store;
@@ -100,66 +101,6 @@ fn worker_until_idle(url: &str) -> WorkerConfig {
             ..Default::default()
         },
     }
-}
-
-/// Signs in with `token` through the form; the session cookie (`name=value`) and
-/// the `Set-Cookie` header it came in.
-fn sign_in(web: SocketAddr, token: &str) -> (String, String) {
-    let (status, head, body) = http_request(
-        web,
-        "POST",
-        "/author/sign-in",
-        &[
-            ("Content-Type", "application/x-www-form-urlencoded"),
-            ("Origin", "http://localhost"),
-        ],
-        format!("token={token}").as_bytes(),
-    );
-    assert_eq!(status, 303, "signing in: {head}\n{body}");
-    let set = head
-        .lines()
-        .find(|l| l.to_ascii_lowercase().starts_with("set-cookie:"))
-        .expect("a session cookie")
-        .to_owned();
-    let cookie = set["set-cookie:".len()..]
-        .trim()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
-    (cookie, set)
-}
-
-/// A page's body as the holder of `cookie` (none: a stranger) gets it.
-fn get_as(web: SocketAddr, cookie: Option<&str>, path: &str) -> (u16, String) {
-    let headers: Vec<(&str, &str)> = cookie.map(|c| ("Cookie", c)).into_iter().collect();
-    let (status, _, body) = http_request(web, "GET", path, &headers, b"");
-    (status, body)
-}
-
-/// The CSRF token on a page's forms.
-fn csrf_on(page: &str) -> String {
-    let at = page
-        .find("name=\"csrf\" value=\"")
-        .expect("a form with a CSRF token")
-        + 19;
-    page[at..at + 64].to_owned()
-}
-
-/// A form posted as the holder of `cookie`, from `origin`.
-fn post_form(web: SocketAddr, cookie: &str, origin: &str, path: &str, form: &str) -> (u16, String) {
-    let (status, head, body) = http_request(
-        web,
-        "POST",
-        path,
-        &[
-            ("Cookie", cookie),
-            ("Origin", origin),
-            ("Content-Type", "application/x-www-form-urlencoded"),
-        ],
-        form.as_bytes(),
-    );
-    (status, format!("{head}\n{body}"))
 }
 
 /// Attack: every reader but a seat's author and the host tries every page and

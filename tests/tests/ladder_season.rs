@@ -8,6 +8,7 @@
 
 mod support;
 
+use astragal_tests::author_pages::{csrf_on, get_as, post_form, sign_in};
 use astragal_tests::{ladder, output_text as text, test_stores, workspace_root};
 use ladder::clock::Clock;
 use ladder::season::verify::{VerifyError, verify};
@@ -213,6 +214,74 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
             !(rows.contains(&"lucky") && rows.contains(&"lucky@2")),
             "{rows:?}"
         );
+        // Her page says which version is her entry, and its button enters another.
+        let (cookie, _) = sign_in(server.web, ALICE);
+        let web = server.web;
+        let (status, home) = tokio::task::spawn_blocking({
+            let cookie = cookie.clone();
+            move || get_as(web, Some(&cookie), "/author")
+        })
+        .await
+        .unwrap();
+        assert_eq!(status, 200);
+        assert!(
+            home.contains("Your season entries") && home.contains("data-entry=\"lucky\""),
+            "{home}"
+        );
+        assert!(home.contains("you chose it"), "{home}");
+        let (_, v2_page) = tokio::task::spawn_blocking({
+            let cookie = cookie.clone();
+            move || get_as(web, Some(&cookie), "/author/bots/lucky@2")
+        })
+        .await
+        .unwrap();
+        assert!(v2_page.contains("Make this my entry in spring"), "{v2_page}");
+        let csrf = csrf_on(&v2_page);
+        let (status, said) = tokio::task::spawn_blocking({
+            let cookie = cookie.clone();
+            move || {
+                post_form(
+                    web,
+                    &cookie,
+                    "http://localhost",
+                    "/author/bots/lucky@2/enter",
+                    &format!("csrf={csrf}&season=spring"),
+                )
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!(status, 303, "{said}");
+        let view: serde_json::Value =
+            serde_json::from_str(&get(server.web, "/competitions/spring.json").await.1).unwrap();
+        assert_eq!(entries(&view), ["first", "lucky@2", "plucky"]);
+        // Back to her first version, with the CLI again.
+        let enter = ladder(
+            &[
+                "author",
+                "--server",
+                &url,
+                "--token-file",
+                &token_file.path().to_string_lossy(),
+                "enter",
+                "lucky@1",
+            ],
+            &[],
+        );
+        assert!(enter.status.success(), "{}", text(&enter));
+        if let Some(browser) = astragal_tests::browser::chromium() {
+            let dir = tempfile::tempdir().unwrap();
+            let png = workspace_root().join("target/screenshots");
+            std::fs::create_dir_all(&png).unwrap();
+            let page = format!("http://{}/competitions/spring", server.web);
+            astragal_tests::browser::screenshot(
+                &browser,
+                dir.path(),
+                &page,
+                (980, 1200),
+                &png.join(format!("season-open-{}.png", t.kind)),
+            );
+        }
         // Bob cannot choose alice's version.
         let stolen = bob
             .enter_season(EnterSeasonRequest {
@@ -389,11 +458,23 @@ fn tampered_records_are_caught(record: &str) {
     let master = ladder::season::seal::MasterSeed::from_hex(head.master_seed.as_deref().unwrap()).unwrap();
     let digest = ladder::season::seal::entries_digest(&head.finalists);
     head.entries_digest = hex::encode(digest);
-    head.commitment = ladder::season::seal::commitment(&master, &digest);
+    let terms = ladder::season::seal::terms(&head.game, &head.options, head.seats, &head.plan);
+    head.commitment = ladder::season::seal::commitment(&master, &digest, &terms);
     entry[0] = serde_json::to_value(SeasonLine::Season(head)).unwrap();
     let e = verify(&joined(&entry), None).unwrap_err();
     assert!(
         matches!(&e, VerifyError::Game { why, .. } if why.contains("derives seed") || why.contains("running")),
+        "{e}"
+    );
+
+    // The terms changed (more groups than announced): the commitment noted
+    // before the finals no longer opens.
+    let noted = original[0]["commitment"].as_str().unwrap().to_owned();
+    let mut terms = original.clone();
+    terms[0]["plan"]["groups"] = 3.into();
+    let e = verify(&joined(&terms), Some(&noted)).unwrap_err();
+    assert!(
+        matches!(&e, VerifyError::Commitment(why) if why.contains("commit to")),
         "{e}"
     );
 
@@ -491,6 +572,15 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
             })
             .await
             .unwrap();
+        // Its finals' name stays free for them.
+        let taken = admin
+            .open_competition(OpenCompetitionRequest {
+                name: "autumn-finals".into(),
+                game: "ur".into(),
+                ..Default::default()
+            })
+            .await;
+        assert!(taken.is_err_and(|s| s.message().contains("finals")));
         let o = work_builtin(&url, WORKERS[0]);
         assert!(o.status.success(), "{}", text(&o));
         clock.advance(Duration::from_secs(3_601));

@@ -188,7 +188,8 @@ async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> 
         .collect();
     let master = MasterSeed::draw().map_err(|e| format!("the random source failed: {e}"))?;
     let digest = seal::entries_digest(&sealed);
-    let commitment = seal::commitment(&master, &digest);
+    let terms = seal::terms(&c.game, &c.options, c.seats as u32, &season.plan);
+    let commitment = seal::commitment(&master, &digest, &terms);
     let ids: Vec<BotId> = finalists.iter().map(|b| b.id).collect();
     let groups = round(&master, &digest, &season.plan, &ids, seats, 0);
     let finals = NewCompetition {

@@ -2,8 +2,9 @@
 //! commitment published at once, every group's seed derived from it, and the
 //! seed itself revealed at the close.
 //!
-//! What the commitment binds: the master seed and the entries (each entry's
-//! name and the SHA-256 of the files it runs). Every group's seed also derives
+//! What the commitment binds: the master seed, the entries (each entry's name
+//! and the SHA-256 of the files it runs) and the terms (game, options, seats,
+//! plan). Every group's seed also derives
 //! from both, so an entry changed after the start changes every die of the
 //! finals, and a record dealt any other dice fails its check.
 
@@ -100,13 +101,28 @@ pub fn digest_from_hex(text: &str) -> Result<[u8; 32], BadHex> {
     hex32("an entries digest", text)
 }
 
+/// The finals' terms as the commitment binds them: the game, its options, the
+/// seats and the plan, one line each (`game`, options joined by spaces,
+/// seats, then `top groups until_separated max_games`).
+pub fn terms(game: &str, options: &[String], seats: u32, plan: &super::FinalsPlan) -> String {
+    format!(
+        "{game}\n{}\n{seats}\n{} {} {} {}\n",
+        options.join(" "),
+        plan.top,
+        plan.groups,
+        u8::from(plan.until_separated),
+        plan.max_games
+    )
+}
+
 /// The commitment published before the finals: SHA-256 of a tag, the master
-/// seed and the entries' digest, as 64 hexadecimal digits.
-pub fn commitment(master: &MasterSeed, digest: &[u8; 32]) -> String {
+/// seed, the entries' digest and the terms' SHA-256, as 64 hexadecimal digits.
+pub fn commitment(master: &MasterSeed, digest: &[u8; 32], terms: &str) -> String {
     let mut h = Sha256::new();
     h.update(COMMITMENT_TAG);
     h.update(master.0);
     h.update(digest);
+    h.update(Sha256::digest(terms.as_bytes()));
     hex::encode(h.finalize())
 }
 
@@ -177,9 +193,30 @@ mod tests {
             ),
             (PINNED_SEEDS[0], PINNED_SEEDS[1])
         );
-        assert_eq!(commitment(&master, &digest), PINNED_COMMITMENT);
+        let plan = super::super::FinalsPlan {
+            top: 4,
+            groups: 10,
+            until_separated: false,
+            max_games: 0,
+        };
+        let terms = terms("ur", &["rules=finkel".to_owned()], 2, &plan);
+        assert_eq!(terms, "ur\nrules=finkel\n2\n4 10 0 0\n");
+        assert_eq!(commitment(&master, &digest, &terms), PINNED_COMMITMENT);
         let other = MasterSeed::from_hex(&"08".repeat(32)).unwrap();
-        assert_ne!(commitment(&master, &digest), commitment(&other, &digest));
+        assert_ne!(
+            commitment(&master, &digest, &terms),
+            commitment(&other, &digest, &terms)
+        );
+        let more_groups = super::terms(
+            "ur",
+            &["rules=finkel".to_owned()],
+            2,
+            &super::super::FinalsPlan { groups: 11, ..plan },
+        );
+        assert_ne!(
+            commitment(&master, &digest, &terms),
+            commitment(&master, &digest, &more_groups)
+        );
         let seeds: std::collections::HashSet<u64> = (0..50)
             .flat_map(|g| (0..3).map(move |d| (g, d)))
             .map(|(g, d)| group_seed(&master, &digest, g, d))
@@ -205,5 +242,5 @@ mod tests {
     // Worked out apart from this code, with Python's hashlib (docs/hosting.md
     // shows the same few lines for entrants who want to check by hand).
     const PINNED_SEEDS: [u64; 2] = [6_195_246_712_521_205_369, 17_068_179_514_715_953_254];
-    const PINNED_COMMITMENT: &str = "93079464c0f794ed155097300a3910ac3694d2e2ed2360d1ca0b6fbae7fcf7d9";
+    const PINNED_COMMITMENT: &str = "962fedc5f6c596b03e53824903aab938d0bfd72b71e75cb6449a78a048035d65";
 }

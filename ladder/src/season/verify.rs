@@ -72,10 +72,11 @@ pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> 
             header.entries_digest
         )));
     }
-    let made = seal::commitment(&master, &digest);
+    let terms = seal::terms(&header.game, &header.options, header.seats, &header.plan);
+    let made = seal::commitment(&master, &digest, &terms);
     if made != header.commitment {
         return Err(VerifyError::Commitment(format!(
-            "the master seed and finalists commit to {made}, but the record says {}",
+            "the master seed, finalists and terms commit to {made}, but the record says {}",
             header.commitment
         )));
     }

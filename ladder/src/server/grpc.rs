@@ -476,6 +476,30 @@ impl Ladder for LadderService {
                 "finals need a deadline (a season): give deadline_ms",
             ));
         }
+        // A season's finals take the name `NAME-finals`: keep it free.
+        let finals_of = |name: &str| crate::season::finals_name(name);
+        if r.deadline_ms.is_some()
+            && self
+                .store
+                .competition(&finals_of(&r.name))
+                .await
+                .map_err(status_of)?
+                .is_some()
+        {
+            return Err(Status::already_exists(format!(
+                "a competition named {:?} exists: a season's finals take that name; choose another",
+                finals_of(&r.name)
+            )));
+        }
+        if let Some(season) = r.name.strip_suffix("-finals")
+            && let Some(c) = self.store.competition(season).await.map_err(status_of)?
+            && self.store.season(c.id).await.map_err(status_of)?.is_some()
+        {
+            return Err(Status::already_exists(format!(
+                "{:?} is the name of season {season:?}'s finals; choose another",
+                r.name
+            )));
+        }
         let new = NewCompetition {
             name: r.name.clone(),
             game: r.game.clone(),
