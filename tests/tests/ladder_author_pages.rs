@@ -12,7 +12,6 @@ use ladder::server::{self, UploadConfig};
 use ladder::store::Store;
 use ladder::worker::{self, Client, WorkerConfig};
 use proto::ladder::*;
-use std::net::SocketAddr;
 use std::time::Duration;
 use tonic::Code;
 

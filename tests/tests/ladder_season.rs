@@ -48,8 +48,9 @@ async fn submit(c: &mut worker::Client, bytes: Vec<u8>) -> String {
     reply.bots[0].name.clone()
 }
 
-/// A worker process until the server has nothing left to build, check or play.
-fn work(url: &str, token: &str) -> std::process::Output {
+/// A worker process until the server has nothing left to build, check or play,
+/// offering authors' bots `runtimes` (`none`: the host's bots only).
+fn work(url: &str, token: &str, runtimes: &str) -> std::process::Output {
     ladder(
         &[
             "worker",
@@ -61,7 +62,7 @@ fn work(url: &str, token: &str) -> std::process::Output {
             "none",
             "--allow-unsandboxed",
             "--runtimes",
-            "python3",
+            runtimes,
             "--concurrency",
             "2",
         ],
@@ -71,7 +72,7 @@ fn work(url: &str, token: &str) -> std::process::Output {
 
 async fn work_async(url: &str, token: &'static str) {
     let url = url.to_owned();
-    let o = tokio::task::spawn_blocking(move || work(&url, token))
+    let o = tokio::task::spawn_blocking(move || work(&url, token, "python3"))
         .await
         .unwrap();
     assert!(o.status.success(), "worker: {}", text(&o));
@@ -486,26 +487,6 @@ fn tampered_records_are_caught(record: &str) {
     assert!(matches!(&e, VerifyError::Standings(_)), "{e}");
 }
 
-/// A worker process of built-in bots only, until the server is idle.
-fn work_builtin(url: &str, token: &str) -> std::process::Output {
-    ladder(
-        &[
-            "worker",
-            "--server",
-            url,
-            "--exit-when-idle",
-            "--sandbox",
-            "none",
-            "--allow-unsandboxed",
-            "--runtimes",
-            "none",
-            "--concurrency",
-            "2",
-        ],
-        &[("ASTRAGAL_WORKER_TOKEN", token)],
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_dealt_its_next_derived_seed() {
     for t in test_stores("season_rounds").await {
@@ -581,7 +562,7 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
             })
             .await;
         assert!(taken.is_err_and(|s| s.message().contains("finals")));
-        let o = work_builtin(&url, WORKERS[0]);
+        let o = work(&url, WORKERS[0], "none");
         assert!(o.status.success(), "{}", text(&o));
         clock.advance(Duration::from_secs(3_601));
         ladder::season::advance(&store).await.unwrap();
@@ -636,7 +617,7 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
         // would pass 30 games.
         let mut rounds = 0;
         loop {
-            let o = work_builtin(&url, WORKERS[0]);
+            let o = work(&url, WORKERS[0], "none");
             assert!(o.status.success(), "{}", text(&o));
             let moved = ladder::season::advance(&store).await.unwrap();
             rounds += 1;
