@@ -370,7 +370,7 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
         let ok = ladder(&["verify", &file_arg, "--commitment", &commitment], &[]);
         assert!(ok.status.success(), "{}", text(&ok));
         assert!(
-            text(&ok).starts_with("verified: spring — 6 finals groups, 12 games"),
+            text(&ok).starts_with("verified: spring — 6 finals groups in 1 round, 12 games"),
             "{}",
             text(&ok)
         );
@@ -459,7 +459,13 @@ fn tampered_records_are_caught(record: &str) {
     let master = ladder::season::seal::MasterSeed::from_hex(head.master_seed.as_deref().unwrap()).unwrap();
     let digest = ladder::season::seal::entries_digest(&head.finalists);
     head.entries_digest = hex::encode(digest);
-    let terms = ladder::season::seal::terms(&head.game, &head.options, head.seats, &head.plan);
+    let terms = ladder::season::seal::terms(
+        &head.game,
+        &head.options,
+        head.seats,
+        head.seeding.as_str(),
+        &head.plan,
+    );
     head.commitment = ladder::season::seal::commitment(&master, &digest, &terms);
     entry[0] = serde_json::to_value(SeasonLine::Season(head)).unwrap();
     let e = verify(&joined(&entry), None).unwrap_err();
@@ -476,6 +482,50 @@ fn tampered_records_are_caught(record: &str) {
     let e = verify(&joined(&terms), Some(&noted)).unwrap_err();
     assert!(
         matches!(&e, VerifyError::Commitment(why) if why.contains("commit to")),
+        "{e}"
+    );
+
+    // The finalists' seed order changed, every game's seats renamed to match
+    // and the standings recomputed: the winner would change hands, but the
+    // digest binds the order.
+    let mut relabelled = original.clone();
+    let finalists = relabelled[0]["finalists"].as_array().unwrap().clone();
+    let (a_name, b_name) = (
+        finalists[0]["name"].as_str().unwrap().to_owned(),
+        finalists[1]["name"].as_str().unwrap().to_owned(),
+    );
+    relabelled[0]["finalists"][0] = finalists[1].clone();
+    relabelled[0]["finalists"][1] = finalists[0].clone();
+    for &i in &games {
+        for seat in relabelled[i]["record"]["seats"].as_array_mut().unwrap() {
+            let other = match seat["entrant"].as_str() {
+                Some(n) if n == a_name => Some((b_name.clone(), finalists[1]["artifact_sha256"].clone())),
+                Some(n) if n == b_name => Some((a_name.clone(), finalists[0]["artifact_sha256"].clone())),
+                _ => None,
+            };
+            if let Some((name, artifact)) = other {
+                seat["entrant"] = name.into();
+                seat["artifact"] = artifact;
+            }
+        }
+    }
+    let e = verify(&joined(&relabelled), None).unwrap_err();
+    assert!(
+        matches!(&e, VerifyError::Commitment(why) if why.contains("entries digest")),
+        "{e}"
+    );
+
+    // One game of a group dealt differently from the rest of its group.
+    let mut split = original.clone();
+    let second = games[1];
+    assert_eq!(
+        split[second]["group"], split[games[0]]["group"],
+        "a group's two games are side by side"
+    );
+    split[second]["deal"] = 1.into();
+    let e = verify(&joined(&split), None).unwrap_err();
+    assert!(
+        matches!(&e, VerifyError::Game { why, .. } if why.contains("another game of its group")),
         "{e}"
     );
 
@@ -539,6 +589,18 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
             })
             .await;
         assert!(past.is_err_and(|s| s.message().contains("has passed")));
+        let endless = admin
+            .open_competition(OpenCompetitionRequest {
+                name: "bad".into(),
+                game: "ur".into(),
+                deadline_ms: Some(clock.now_ms() + 1000),
+                finals_top: 3,
+                finals_groups: 1,
+                finals_until_separated: true,
+                ..Default::default()
+            })
+            .await;
+        assert!(endless.is_err_and(|s| s.message().contains("need a cap")));
         admin
             .open_competition(OpenCompetitionRequest {
                 name: "autumn".into(),
@@ -632,6 +694,56 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
         }
         let (_, record) = get(server.web, "/competitions/autumn/season.jsonl").await;
         let v = verify(&record, season.commitment.as_deref()).unwrap();
+        // Six games of three finalists decide nothing: more rounds were played,
+        // and a record without its last round (standings refit to match) is not
+        // the plan's.
+        assert!(v.rounds >= 2, "{v:?}");
+        let all = lines(&record);
+        let last_round = (v.rounds - 1) * 3;
+        let mut cut: Vec<serde_json::Value> = all
+            .iter()
+            .filter(|l| l["kind"] != "game" || l["group"].as_u64().unwrap() < last_round)
+            .cloned()
+            .collect();
+        let kept: Vec<ladder::season::FinalsGame> = cut
+            .iter()
+            .filter(|l| l["kind"] == "game")
+            .map(
+                |l| match serde_json::from_value::<SeasonLine>(l.clone()).unwrap() {
+                    SeasonLine::Game(g) => g,
+                    _ => unreachable!(),
+                },
+            )
+            .collect();
+        let SeasonLine::Season(head) = serde_json::from_value::<SeasonLine>(all[0].clone()).unwrap() else {
+            panic!("the season line first");
+        };
+        let names: Vec<String> = head.finalists.iter().map(|f| f.name.clone()).collect();
+        let seated: Vec<(ladder::season::FinalsGame, Vec<usize>)> = kept
+            .into_iter()
+            .map(|g| {
+                let by_seat = g
+                    .record
+                    .seats
+                    .iter()
+                    .map(|s| {
+                        names
+                            .iter()
+                            .position(|n| Some(n.as_str()) == s.entrant.as_deref())
+                            .unwrap()
+                    })
+                    .collect();
+                (g, by_seat)
+            })
+            .collect();
+        let refit = ladder::season::final_standings(&names, 2, &seated).unwrap();
+        let end = cut.len() - 1;
+        cut[end] = serde_json::to_value(SeasonLine::Standings(refit)).unwrap();
+        let e = verify(&joined(&cut), None).unwrap_err();
+        assert!(
+            matches!(&e, VerifyError::Missing(why) if why.contains("asks for a round")),
+            "{e}"
+        );
         assert_eq!(v.games % 6, 0, "whole rounds only: {v:?}");
         assert!(v.games <= 30, "{v:?}");
         assert_eq!(v.redeals, 1, "{v:?}");

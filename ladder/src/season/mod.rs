@@ -57,6 +57,10 @@ impl FinalsPlan {
         if self.groups == 0 {
             return Err("the finals need at least one group per set of finalists".into());
         }
+        if self.until_separated && self.max_games == 0 {
+            // Finalists that never separate (two that always draw) would play for ever.
+            return Err("finals until separated need a cap on games (finals_max_games)".into());
+        }
         let round = self.round_games(self.top as usize, seats as usize);
         if self.max_games > 0 && self.max_games < round {
             return Err(format!(
@@ -75,6 +79,29 @@ impl FinalsPlan {
 
 /// Most finalists: every set of them plays, and their number grows fast.
 pub const MAX_FINALISTS: u32 = 16;
+
+/// Whether the finals stop after a round that left these standings with this
+/// many games: one round unless the plan plays until separated; then once the
+/// top three (or fewer) have intervals apart, or another round would pass the
+/// cap. The server and `verify` both ask this, so a record with a round more or
+/// less than the rule gives does not verify.
+pub fn finals_stop(plan: &FinalsPlan, st: &FinalStandings, finalists: usize, seats: usize) -> bool {
+    if !plan.until_separated {
+        return true;
+    }
+    let room = plan.max_games == 0 || st.games + plan.round_games(finalists, seats) <= plan.max_games;
+    !room || separated(st)
+}
+
+/// Whether the top places (the first three, or fewer) have intervals apart (a
+/// separated finalist's bound counts as apart; an unrated one never does).
+pub fn separated(st: &FinalStandings) -> bool {
+    let top: Vec<_> = st.rows.iter().take(3).collect();
+    top.windows(2).all(|w| match (w[0].elo, w[1].elo) {
+        (Some(a), Some(b)) => a - w[0].ci95.unwrap_or(0.0) > b + w[1].ci95.unwrap_or(0.0),
+        _ => false,
+    })
+}
 
 /// Every set of `seats` of `n` finalists (indices into the finalists in seed
 /// order), in lexicographic order: the order the finals' groups follow.
@@ -131,6 +158,8 @@ pub struct SeasonHeader {
     pub game: String,
     pub options: Vec<String>,
     pub seats: u32,
+    /// How groups are dealt (a group with a remote finalist: each game its own seed).
+    pub seeding: crate::store::Seeding,
     /// The deadline, in milliseconds since the Unix epoch and in UTC words.
     pub deadline_ms: i64,
     pub deadline_utc: String,
@@ -415,7 +444,14 @@ mod tests {
             until_separated: true,
             max_games: 0,
         };
-        assert!(plan.check(2).is_ok());
+        assert!(
+            FinalsPlan {
+                until_separated: false,
+                ..plan
+            }
+            .check(2)
+            .is_ok()
+        );
         assert_eq!(plan.round_games(4, 2), 6 * 2 * 2);
         assert!(
             FinalsPlan { top: 3, ..plan }
@@ -432,6 +468,15 @@ mod tests {
             .check(2)
             .unwrap_err()
             .contains("less than one round")
+        );
+        assert!(plan.check(2).unwrap_err().contains("need a cap"));
+        assert!(
+            FinalsPlan {
+                max_games: 100,
+                ..plan
+            }
+            .check(2)
+            .is_ok()
         );
     }
 

@@ -39,9 +39,29 @@ pub enum SeasonError {
 /// The store; a season whose stored state does not add up (named).
 pub async fn advance(store: &Store) -> Result<Advanced, SeasonError> {
     let mut done = Advanced::default();
+    let mut first_error = None;
     for season in store.seasons_in_play().await? {
+        // One season that cannot move on holds up no other.
+        if let Err(e) = advance_one(store, season, &mut done).await {
+            tracing::warn!("a season could not move on (tried again): {e}");
+            first_error.get_or_insert(e);
+        }
+    }
+    match first_error {
+        Some(e) if done == Advanced::default() => Err(e),
+        _ => Ok(done),
+    }
+}
+
+/// How long after the deadline the freeze waits for versions uploaded by it to
+/// finish their build and check; one still building then is not an entry (a
+/// build no worker takes must not hold a season open).
+pub const BUILD_WAIT_MS: i64 = 3_600_000;
+
+async fn advance_one(store: &Store, season: SeasonRow, done: &mut Advanced) -> Result<(), SeasonError> {
+    {
         let Some(c) = store.competition_by_id(season.competition_id).await? else {
-            continue;
+            return Ok(());
         };
         let broken = |why: String| SeasonError::Broken {
             season: c.name.clone(),
@@ -50,14 +70,14 @@ pub async fn advance(store: &Store) -> Result<Advanced, SeasonError> {
         let mut phase = season.phase;
         if phase == Phase::Open {
             if store.now_ms() < season.deadline_ms {
-                continue;
+                return Ok(());
             }
             match freeze(store, &c, &season).await? {
                 Some(true) => done.frozen.push(c.name.clone()),
                 Some(false) => {}
                 None => {
                     done.waiting.push(c.name.clone());
-                    continue;
+                    return Ok(());
                 }
             }
             phase = Phase::Frozen;
@@ -66,7 +86,7 @@ pub async fn advance(store: &Store) -> Result<Advanced, SeasonError> {
             if start_finals(store, &c, &season).await.map_err(&broken)? {
                 done.finals_started.push(c.name.clone());
             }
-            continue;
+            return Ok(());
         }
         if phase == Phase::Finals {
             let season = store
@@ -80,7 +100,7 @@ pub async fn advance(store: &Store) -> Result<Advanced, SeasonError> {
             }
         }
     }
-    Ok(done)
+    Ok(())
 }
 
 /// Fixes the entries: per author, the version they chose, else their newest
@@ -89,7 +109,7 @@ pub async fn advance(store: &Store) -> Result<Advanced, SeasonError> {
 /// version uploaded by the deadline is still being built or checked.
 async fn freeze(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result<Option<bool>, SeasonError> {
     let (candidates, building) = store.entry_candidates(c, season.deadline_ms).await?;
-    if building > 0 {
+    if building > 0 && store.now_ms() < season.deadline_ms + BUILD_WAIT_MS {
         return Ok(None);
     }
     let choices = store.entry_choices(c.id).await?;
@@ -115,6 +135,18 @@ async fn freeze(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result
     }
     entries.sort();
     Ok(Some(store.freeze_season(c.id, &entries).await?))
+}
+
+/// A finalist as the commitment binds it.
+fn sealed(b: &BotRow) -> SealedEntry {
+    SealedEntry {
+        name: b.name.clone(),
+        artifact_sha256: b.artifact_sha256.clone(),
+        remote: matches!(
+            referee::spec::BotSpec::parse(&b.spec),
+            Ok(referee::spec::BotSpec::Grpc { .. })
+        ),
+    }
 }
 
 /// The finals' competition's name for a season's.
@@ -173,22 +205,22 @@ async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> 
         .map_err(|e| e.to_string())?;
         tracing::warn!(season = %c.name, entries = ranked.len(), seats, "too few entries for the finals; closing");
         store
-            .close_season(c.id, None, &empty)
+            .close_season(c.id, None, &empty, Phase::Frozen)
             .await
             .map_err(|e| e.to_string())?;
         return Ok(false);
     }
     let finalists = &ranked[..k];
-    let sealed: Vec<SealedEntry> = finalists
-        .iter()
-        .map(|b| SealedEntry {
-            name: b.name.clone(),
-            artifact_sha256: b.artifact_sha256.clone(),
-        })
-        .collect();
+    let sealed: Vec<SealedEntry> = finalists.iter().map(|b| sealed(b)).collect();
     let master = MasterSeed::draw().map_err(|e| format!("the random source failed: {e}"))?;
     let digest = seal::entries_digest(&sealed);
-    let terms = seal::terms(&c.game, &c.options, c.seats as u32, &season.plan);
+    let terms = seal::terms(
+        &c.game,
+        &c.options,
+        c.seats as u32,
+        c.seeding.as_str(),
+        &season.plan,
+    );
     let commitment = seal::commitment(&master, &digest, &terms);
     let ids: Vec<BotId> = finalists.iter().map(|b| b.id).collect();
     let groups = round(&master, &digest, &season.plan, &ids, seats, 0);
@@ -262,40 +294,30 @@ async fn finals_step(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> R
     let seats = c.seats as usize;
     let next_round = groups.len() as u64
         / (super::sets(finalists.len(), seats).len() as u64 * u64::from(plan.groups)).max(1);
-    let room =
-        plan.max_games == 0 || standings.games + plan.round_games(finalists.len(), seats) <= plan.max_games;
-    if plan.until_separated && room && !separated(&standings) {
+    if !super::finals_stop(&plan, &standings, finalists.len(), seats) {
         let master = MasterSeed::from_hex(season.master_seed.as_deref().unwrap_or_default())
             .map_err(|e| e.to_string())?;
         let digest = seal::digest_from_hex(season.entries_digest.as_deref().unwrap_or_default())
             .map_err(|e| e.to_string())?;
         let ids: Vec<BotId> = finalists.iter().map(|(id, _)| *id).collect();
+        let had = groups.len() as u64;
         let groups = round(&master, &digest, &plan, &ids, seats, next_round);
         store
-            .add_finals_round(finals_id, &groups)
+            .add_finals_round(finals_id, had, &groups)
             .await
             .map_err(|e| e.to_string())?;
         return Ok(Step::RoundAdded);
     }
     let json = serde_json::to_string(&standings).map_err(|e| e.to_string())?;
-    store
-        .close_season(c.id, Some(finals_id), &json)
+    if !store
+        .close_season(c.id, Some(finals_id), &json, Phase::Finals)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?
+    {
+        // Another server closed it, or a group came back unplayed meanwhile.
+        return Ok(Step::Playing);
+    }
     Ok(Step::Closed)
-}
-
-/// Whether the top places (the first three, or fewer) have intervals apart.
-fn separated(st: &FinalStandings) -> bool {
-    let top: Vec<_> = st.rows.iter().take(3).collect();
-    top.windows(2).all(|w| match (w[0].elo, w[1].elo) {
-        (Some(a), Some(b)) => {
-            // A separated finalist's bound counts as apart.
-            let (ca, cb) = (w[0].ci95.unwrap_or(0.0), w[1].ci95.unwrap_or(0.0));
-            a - ca > b + cb
-        }
-        _ => false,
-    })
 }
 
 /// The finalists, in seed order (the order the commitment lists them).
@@ -320,13 +342,7 @@ pub(crate) async fn finalists_in_seed_order(
             let b = bots
                 .get(&id)
                 .ok_or_else(|| format!("finalist {id} is not a bot"))?;
-            Ok((
-                id,
-                SealedEntry {
-                    name: b.name.clone(),
-                    artifact_sha256: b.artifact_sha256.clone(),
-                },
-            ))
+            Ok((id, sealed(b)))
         })
         .collect()
 }

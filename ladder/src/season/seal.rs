@@ -76,18 +76,27 @@ pub struct SealedEntry {
     /// The SHA-256 of the files it runs; none for a bot the host registered by
     /// its command.
     pub artifact_sha256: Option<String>,
+    /// Played over gRPC (`grpc://`, `grpcs://`): its groups' games each get their
+    /// own seed, as any group with such a bot does, and the program behind the
+    /// address is its author's, not fixed by any file.
+    #[serde(default)]
+    pub remote: bool,
 }
 
-/// The SHA-256 of the entries, in name order (so the order they were read in
-/// changes nothing): a line `name<TAB>artifact` each, `-` for no artifact.
+/// The SHA-256 of the finalists in seed order (the order fixes which finalist
+/// sits in which group): a line `seed<TAB>name<TAB>artifact` each, seeds from
+/// 1, `-` for no artifact.
 pub fn entries_digest(entries: &[SealedEntry]) -> [u8; 32] {
-    let mut sorted: Vec<&SealedEntry> = entries.iter().collect();
-    sorted.sort_by(|a, b| a.name.cmp(&b.name));
     let mut h = Sha256::new();
-    for e in sorted {
+    for (i, e) in entries.iter().enumerate() {
+        h.update((i + 1).to_string().as_bytes());
+        h.update(b"\t");
         h.update(e.name.as_bytes());
         h.update(b"\t");
         h.update(e.artifact_sha256.as_deref().unwrap_or("-").as_bytes());
+        if e.remote {
+            h.update(b"\tremote");
+        }
         h.update(b"\n");
     }
     h.finalize().into()
@@ -102,11 +111,12 @@ pub fn digest_from_hex(text: &str) -> Result<[u8; 32], BadHex> {
 }
 
 /// The finals' terms as the commitment binds them: the game, its options, the
-/// seats and the plan, one line each (`game`, options joined by spaces,
-/// seats, then `top groups until_separated max_games`).
-pub fn terms(game: &str, options: &[String], seats: u32, plan: &super::FinalsPlan) -> String {
+/// seats, how groups are dealt and the plan, one line each (`game`, options
+/// joined by spaces, seats, `mirrored` or `independent`, then `top groups
+/// until_separated max_games`).
+pub fn terms(game: &str, options: &[String], seats: u32, seeding: &str, plan: &super::FinalsPlan) -> String {
     format!(
-        "{game}\n{}\n{seats}\n{} {} {} {}\n",
+        "{game}\n{}\n{seats}\n{seeding}\n{} {} {} {}\n",
         options.join(" "),
         plan.top,
         plan.groups,
@@ -153,20 +163,23 @@ mod tests {
             SealedEntry {
                 name: "zeta@2".into(),
                 artifact_sha256: Some("ab".repeat(32)),
+                remote: false,
             },
             SealedEntry {
                 name: "first".into(),
                 artifact_sha256: None,
+                remote: false,
             },
         ]
     }
 
     #[test]
-    fn the_digest_ignores_order_and_sees_every_name_and_artifact() {
+    fn the_digest_sees_the_seed_order_and_every_name_and_artifact() {
         let e = entries();
         let mut reversed = e.clone();
         reversed.reverse();
-        assert_eq!(entries_digest(&e), entries_digest(&reversed));
+        // Who is seed 1 decides who sits where: the order is bound.
+        assert_ne!(entries_digest(&e), entries_digest(&reversed));
         let mut renamed = e.clone();
         renamed[0].name = "zeta@3".into();
         assert_ne!(entries_digest(&e), entries_digest(&renamed));
@@ -175,9 +188,13 @@ mod tests {
         assert_ne!(entries_digest(&e), entries_digest(&other_files));
         // A name cannot borrow the next line's separator.
         let glued = vec![SealedEntry {
-            name: "first\t-\nzeta@2".into(),
+            name: "zeta@2\tab\n2\tfirst".into(),
             artifact_sha256: None,
+            remote: false,
         }];
+        let mut remote = e.clone();
+        remote[1].remote = true;
+        assert_ne!(entries_digest(&e), entries_digest(&remote));
         assert_ne!(entries_digest(&e), entries_digest(&glued));
     }
 
@@ -199,8 +216,8 @@ mod tests {
             until_separated: false,
             max_games: 0,
         };
-        let terms = terms("ur", &["rules=finkel".to_owned()], 2, &plan);
-        assert_eq!(terms, "ur\nrules=finkel\n2\n4 10 0 0\n");
+        let terms = terms("ur", &["rules=finkel".to_owned()], 2, "mirrored", &plan);
+        assert_eq!(terms, "ur\nrules=finkel\n2\nmirrored\n4 10 0 0\n");
         assert_eq!(commitment(&master, &digest, &terms), PINNED_COMMITMENT);
         let other = MasterSeed::from_hex(&"08".repeat(32)).unwrap();
         assert_ne!(
@@ -211,7 +228,13 @@ mod tests {
             "ur",
             &["rules=finkel".to_owned()],
             2,
+            "mirrored",
             &super::super::FinalsPlan { groups: 11, ..plan },
+        );
+        let independent = super::terms("ur", &["rules=finkel".to_owned()], 2, "independent", &plan);
+        assert_ne!(
+            commitment(&master, &digest, &terms),
+            commitment(&master, &digest, &independent)
         );
         assert_ne!(
             commitment(&master, &digest, &terms),
@@ -241,6 +264,6 @@ mod tests {
 
     // Worked out apart from this code, with Python's hashlib (docs/hosting.md
     // shows the same few lines for entrants who want to check by hand).
-    const PINNED_SEEDS: [u64; 2] = [6_195_246_712_521_205_369, 17_068_179_514_715_953_254];
-    const PINNED_COMMITMENT: &str = "962fedc5f6c596b03e53824903aab938d0bfd72b71e75cb6449a78a048035d65";
+    const PINNED_SEEDS: [u64; 2] = [971_744_887_443_178_302, 8_759_026_822_904_819_216];
+    const PINNED_COMMITMENT: &str = "8d9a486f5b79012d81ff4ccc7c0ce0a74981ee32249fb7c20c4801ab03b76cd7";
 }

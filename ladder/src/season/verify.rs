@@ -13,6 +13,9 @@ use super::seal::{self, MasterSeed};
 use super::{FinalStandings, FinalsGame, Phase, SeasonHeader, SeasonLine};
 use std::collections::BTreeMap;
 
+/// Most seats a record may claim (no game of the engine has more).
+const MAX_SEATS: u32 = 16;
+
 /// What a verified record holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verified {
@@ -22,6 +25,13 @@ pub struct Verified {
     /// Groups dealt again (a lease that ran out or was given back): visible, as
     /// each such deal is a draw of new dice.
     pub redeals: u64,
+    /// Deals beyond each group's first, in all, and the most any group had.
+    pub extra_deals: u64,
+    pub most_deals: u64,
+    /// Games that ended by a seat's fault (a forfeit: the record's moves show
+    /// only where it ended, not why).
+    pub forfeits: u64,
+    pub rounds: u64,
     pub winner: String,
 }
 
@@ -64,6 +74,15 @@ pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> 
         return Err(VerifyError::NotClosed(format!("its phase is {}", header.phase)));
     }
     let master = MasterSeed::from_hex(master_hex).map_err(|e| VerifyError::Commitment(e.to_string()))?;
+    // A hostile record must not make the check itself run away.
+    if header.finalists.len() > super::MAX_FINALISTS as usize || !(1..=MAX_SEATS).contains(&header.seats) {
+        return Err(VerifyError::Commitment(format!(
+            "{} finalists of {}-seat games: no finals are so made (at most {} finalists, {MAX_SEATS} seats)",
+            header.finalists.len(),
+            header.seats,
+            super::MAX_FINALISTS
+        )));
+    }
     let digest = seal::entries_digest(&header.finalists);
     if hex::encode(digest) != header.entries_digest {
         return Err(VerifyError::Commitment(format!(
@@ -72,7 +91,13 @@ pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> 
             header.entries_digest
         )));
     }
-    let terms = seal::terms(&header.game, &header.options, header.seats, &header.plan);
+    let terms = seal::terms(
+        &header.game,
+        &header.options,
+        header.seats,
+        header.seeding.as_str(),
+        &header.plan,
+    );
     let made = seal::commitment(&master, &digest, &terms);
     if made != header.commitment {
         return Err(VerifyError::Commitment(format!(
@@ -97,8 +122,10 @@ pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> 
         )));
     }
     let mut seen: BTreeMap<u64, Vec<bool>> = BTreeMap::new();
+    // Each group's one deal and one way of dealing, as its first game says.
+    let mut dealt: BTreeMap<u64, (u64, crate::store::Seeding)> = BTreeMap::new();
     let mut played = Vec::with_capacity(games.len());
-    let mut redeals = std::collections::BTreeSet::new();
+    let mut forfeits = 0;
     for (line, g) in games {
         let rec = &g.record;
         let rotation = rec.pairing.map_or(usize::MAX, |p| p.rotation);
@@ -139,6 +166,27 @@ pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> 
                 )));
             }
         }
+        // A group is dealt once for all its games, mirrored unless the terms
+        // deal independently or a finalist in it plays over gRPC.
+        let remote = set.iter().any(|&i| header.finalists[i].remote);
+        let must = if remote {
+            crate::store::Seeding::Independent
+        } else {
+            header.seeding
+        };
+        if g.seeding != must {
+            return Err(bad(format!(
+                "it was dealt {}, but this group is dealt {must}",
+                g.seeding
+            )));
+        }
+        let first = *dealt.entry(g.group).or_insert((g.deal, g.seeding));
+        if first != (g.deal, g.seeding) {
+            return Err(bad(format!(
+                "it was dealt deal {} {}, but another game of its group deal {} {}",
+                g.deal, g.seeding, first.0, first.1
+            )));
+        }
         let group_seed = seal::group_seed(&master, &digest, g.group, g.deal);
         let seed = g.seeding.game_seed(group_seed, rotation);
         if rec.seed != seed {
@@ -152,8 +200,8 @@ pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> 
         if std::mem::replace(&mut rotations[rotation], true) {
             return Err(bad("the record holds this game twice".into()));
         }
-        if g.deal > 0 {
-            redeals.insert(g.group);
+        if rec.termination == referee::Termination::Forfeit {
+            forfeits += 1;
         }
         played.push((g, by_seat));
     }
@@ -181,13 +229,39 @@ pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> 
     };
     let names: Vec<String> = header.finalists.iter().map(|e| e.name.clone()).collect();
     let games_of: Vec<(FinalsGame, Vec<usize>)> = played.into_iter().map(|(g, s)| (g.clone(), s)).collect();
+    // As many rounds as the plan's rule gives, no more and no fewer: after each
+    // round, the standings so far say whether the finals stop there.
+    let rounds = whole_rounds.max(per_round) / per_round.max(1);
+    for r in 1..=rounds {
+        let upto: Vec<(FinalsGame, Vec<usize>)> = games_of
+            .iter()
+            .filter(|(g, _)| g.group < r * per_round)
+            .cloned()
+            .collect();
+        let so_far = super::final_standings(&names, seats, &upto).map_err(VerifyError::Standings)?;
+        let stop = super::finals_stop(&header.plan, &so_far, n, seats);
+        if stop && r < rounds {
+            return Err(VerifyError::Missing(format!(
+                "the plan's rule stops the finals after round {r}, but the record holds {rounds} rounds"
+            )));
+        }
+        if !stop && r == rounds {
+            return Err(VerifyError::Missing(format!(
+                "the plan's rule asks for a round after round {r}, and the record ends there"
+            )));
+        }
+    }
     let fit = super::final_standings(&names, seats, &games_of).map_err(VerifyError::Standings)?;
     compare(&fit, &published)?;
     Ok(Verified {
         competition: header.competition,
         groups: fit.groups,
         games: fit.games,
-        redeals: redeals.len() as u64,
+        redeals: dealt.values().filter(|(d, _)| *d > 0).count() as u64,
+        extra_deals: dealt.values().map(|(d, _)| d).sum(),
+        most_deals: dealt.values().map(|(d, _)| d + 1).max().unwrap_or(0),
+        forfeits,
+        rounds,
         winner: fit.rows.first().map(|r| r.name.clone()).unwrap_or_default(),
     })
 }
@@ -246,8 +320,22 @@ fn compare(fit: &FinalStandings, published: &FinalStandings) -> Result<(), Verif
             published.rows.len()
         ));
     }
+    // To a tenth either way: two machines' floating point may round a tenth apart.
+    let near = |x: Option<f64>, y: Option<f64>| match (x, y) {
+        (Some(x), Some(y)) => (x - y).abs() <= 0.1 + 1e-9,
+        (None, None) => true,
+        _ => false,
+    };
     for (a, b) in fit.rows.iter().zip(&published.rows) {
-        if a != b {
+        let same = a.rank == b.rank
+            && a.name == b.name
+            && a.bound == b.bound
+            && a.games == b.games
+            && near(a.elo, b.elo)
+            && near(a.ci95, b.ci95)
+            && near(Some(a.score), Some(b.score))
+            && near(a.los_next, b.los_next);
+        if !same {
             return differ(format!(
                 "rank {}: the games give {} Elo {:?} ±{:?} score {}%, the record says {} Elo {:?} ±{:?} score {}%",
                 a.rank, a.name, a.elo, a.ci95, a.score, b.name, b.elo, b.ci95, b.score

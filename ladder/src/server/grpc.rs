@@ -533,6 +533,21 @@ impl Ladder for LadderService {
     ) -> Result<Response<CompetitionInfo>, Status> {
         self.need_admin(&req).await?;
         let name = req.into_inner().name;
+        // A season closes itself, when its finals are played: closing its ladder or
+        // finals by hand would strand it (and its seed unrevealed).
+        if let Some(c) = self.store.competition(&name).await.map_err(status_of)?
+            && (self.store.season(c.id).await.map_err(status_of)?.is_some()
+                || self
+                    .store
+                    .season_of_finals(c.id)
+                    .await
+                    .map_err(status_of)?
+                    .is_some())
+        {
+            return Err(Status::failed_precondition(format!(
+                "{name:?} belongs to a season, which closes itself once its finals are played"
+            )));
+        }
         self.store.set_status(&name, false).await.map_err(status_of)?;
         let c = self.competition_named(&name).await?;
         Ok(Response::new(self.competition_info(&c).await?))

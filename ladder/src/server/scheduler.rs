@@ -101,7 +101,13 @@ impl Scheduler {
             room: u64,
         }
         let mut open = Vec::new();
+        // A season's ladder plays nothing new once its deadline passed, though its
+        // freeze may wait for builds: the finalists are picked on the games before.
+        let past_deadline = self.store.seasons_past_deadline().await?;
         for c in self.store.competitions().await? {
+            if past_deadline.contains(&c.id) {
+                continue;
+            }
             // A season's finals are placed by the season alone (their seeds are
             // committed to before they start).
             if c.status != CompetitionStatus::Open || c.format == CompetitionFormat::Finals {

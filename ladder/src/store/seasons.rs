@@ -206,12 +206,27 @@ impl Store {
             .bind(author)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("INSERT INTO season_choices (competition_id, author_id, bot_id) VALUES ($1, $2, $3)")
-            .bind(id)
-            .bind(author)
-            .bind(bot.id)
-            .execute(&mut *tx)
-            .await?;
+        // Stored only while the season is still open before its deadline, in
+        // the same statement: a choice checked a moment before the freeze
+        // cannot land after it.
+        let stored = sqlx::query(
+            "INSERT INTO season_choices (competition_id, author_id, bot_id)
+             SELECT $1, $2, $3 WHERE EXISTS
+             (SELECT 1 FROM seasons WHERE competition_id = $1 AND phase = $4 AND deadline_ms > $5)",
+        )
+        .bind(id)
+        .bind(author)
+        .bind(bot.id)
+        .bind(Phase::Open)
+        .bind(self.now_ms())
+        .execute(&mut *tx)
+        .await?;
+        if stored.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!(
+                "the deadline ({}) has passed: entries are fixed",
+                crate::season::utc(season.deadline_ms)
+            )));
+        }
         tx.commit().await?;
         Ok(())
     }
@@ -242,9 +257,23 @@ impl Store {
         c: &CompetitionRow,
         deadline_ms: i64,
     ) -> Result<(Vec<Candidate>, i64)> {
+        // Counted first, then the candidates: a version that passes its check
+        // between the two reads is a candidate, never missed by both.
+        let building: i64 = sqlx::query(
+            "SELECT COUNT(*) FROM bots WHERE game = $1 AND status = $2 AND created_ms <= $3 AND author_id IS NOT NULL",
+        )
+        .bind(&c.game)
+        .bind(BotStatus::Building)
+        .bind(deadline_ms)
+        .fetch_one(&self.pool)
+        .await?
+        .try_get(0)?;
+        // An author's version counts whatever its status since the deadline
+        // (disabling one after it must not pick another entry), unless it never
+        // passed its check or was removed; a host's bot, if in play.
         let rows = sqlx::query(
             "SELECT b.id, b.author_id FROM bots b WHERE b.game = $1 AND b.created_ms <= $3
-             AND ((b.author_id IS NOT NULL AND b.status IN ($2, $5))
+             AND ((b.author_id IS NOT NULL AND b.status NOT IN ($5, $6, $7, $8))
                   OR (b.status = $2 AND b.id IN (SELECT bot_id FROM entrants WHERE competition_id = $4)))
              ORDER BY b.id",
         )
@@ -252,7 +281,10 @@ impl Store {
         .bind(BotStatus::Active)
         .bind(deadline_ms)
         .bind(c.id)
-        .bind(BotStatus::Superseded)
+        .bind(BotStatus::Building)
+        .bind(BotStatus::BuildFailed)
+        .bind(BotStatus::Rejected)
+        .bind(BotStatus::Removed)
         .fetch_all(&self.pool)
         .await?;
         let candidates = rows
@@ -264,15 +296,6 @@ impl Store {
                 })
             })
             .collect::<Result<_>>()?;
-        let building: i64 = sqlx::query(
-            "SELECT COUNT(*) FROM bots WHERE game = $1 AND status = $2 AND created_ms <= $3 AND author_id IS NOT NULL",
-        )
-        .bind(&c.game)
-        .bind(BotStatus::Building)
-        .bind(deadline_ms)
-        .fetch_one(&self.pool)
-        .await?
-        .try_get(0)?;
         Ok((candidates, building))
     }
 
@@ -348,13 +371,13 @@ impl Store {
     ) -> Result<bool> {
         let (master, digest, commitment) = seal;
         let mut tx = self.write_tx().await?;
-        let finals_id = Self::insert_competition_row(&mut tx, finals).await?;
+        // The phase moves first: a second server starting the same finals finds
+        // it moved (PostgreSQL: waits on the row, then finds it) and does nothing.
         let moved = sqlx::query(
-            "UPDATE seasons SET phase = $1, finals_id = $2, master_seed = $3, entries_digest = $4, commitment = $5
-             WHERE competition_id = $6 AND phase = $7",
+            "UPDATE seasons SET phase = $1, master_seed = $2, entries_digest = $3, commitment = $4
+             WHERE competition_id = $5 AND phase = $6",
         )
         .bind(Phase::Finals)
-        .bind(finals_id)
         .bind(master)
         .bind(digest)
         .bind(commitment)
@@ -363,9 +386,14 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         if moved.rows_affected() == 0 {
-            // Rolled back with the competition row: another server was first.
             return Ok(false);
         }
+        let finals_id = Self::insert_competition_row(&mut tx, finals).await?;
+        sqlx::query("UPDATE seasons SET finals_id = $1 WHERE competition_id = $2")
+            .bind(finals_id)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         for (seed, &bot) in finalists.iter().enumerate() {
             sqlx::query("INSERT INTO entrants (competition_id, bot_id) VALUES ($1, $2)")
                 .bind(finals_id)
@@ -384,15 +412,36 @@ impl Store {
         Ok(true)
     }
 
-    /// Adds a round of finals groups (numbers not yet taken).
+    /// Adds a round of finals groups, only while the season is in its finals with
+    /// exactly `had` groups, all played: a server that looked before another
+    /// added the round adds nothing (false).
     ///
     /// # Errors
     /// The database.
-    pub async fn add_finals_round(&self, finals_id: CompetitionId, groups: &[SeededGroup]) -> Result<()> {
+    pub async fn add_finals_round(
+        &self,
+        finals_id: CompetitionId,
+        had: u64,
+        groups: &[SeededGroup],
+    ) -> Result<bool> {
         let mut tx = self.write_tx().await?;
+        let row = sqlx::query(
+            "SELECT (SELECT COUNT(*) FROM match_groups WHERE competition_id = $1),
+                    (SELECT COUNT(*) FROM match_groups WHERE competition_id = $1 AND status <> $2),
+                    (SELECT COUNT(*) FROM seasons WHERE finals_id = $1 AND phase = $3)",
+        )
+        .bind(finals_id)
+        .bind(GroupStatus::Done)
+        .bind(Phase::Finals)
+        .fetch_one(&mut *tx)
+        .await?;
+        let (all, unplayed, in_finals): (i64, i64, i64) = (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
+        if all as u64 != had || unplayed > 0 || in_finals == 0 {
+            return Ok(false);
+        }
         Self::insert_seeded_groups(&mut tx, finals_id, groups, self.now_ms()).await?;
         tx.commit().await?;
-        Ok(())
+        Ok(true)
     }
 
     async fn insert_seeded_groups(
@@ -421,7 +470,8 @@ impl Store {
     }
 
     /// Closes the season of competition `id` with its final standings (JSON):
-    /// the master seed is public from now on. False if it was closed already.
+    /// the master seed is public from now on. False if it was not in phase
+    /// `from` (another server moved it) or a finals group is not played.
     ///
     /// # Errors
     /// The database.
@@ -430,15 +480,20 @@ impl Store {
         id: CompetitionId,
         finals_id: Option<CompetitionId>,
         standings: &str,
+        from: Phase,
     ) -> Result<bool> {
         let mut tx = self.write_tx().await?;
+        // Only from the phase expected, and only once every finals group is in.
         let moved = sqlx::query(
-            "UPDATE seasons SET phase = $1, closed_ms = $2, final_standings = $3 WHERE competition_id = $4 AND phase <> $1",
+            "UPDATE seasons SET phase = $1, closed_ms = $2, final_standings = $3 WHERE competition_id = $4 AND phase = $5
+             AND NOT EXISTS (SELECT 1 FROM match_groups WHERE competition_id = seasons.finals_id AND status <> $6)",
         )
         .bind(Phase::Closed)
         .bind(self.now_ms())
         .bind(standings)
         .bind(id)
+        .bind(from)
+        .bind(GroupStatus::Done)
         .execute(&mut *tx)
         .await?;
         if moved.rows_affected() == 0 {

@@ -1,6 +1,12 @@
 //! Workers: their tokens (stored as hashes), and voiding what one reported.
 
 use super::*;
+
+/// Groups a voided worker's reports are taken back from: all but a closed
+/// season's finals (SQL on `match_groups`).
+const OPEN_TO_VOID: &str =
+    "competition_id NOT IN (SELECT finals_id FROM seasons WHERE phase = 'closed' AND finals_id IS NOT NULL)";
+
 use rating::audit::ReportedGame;
 
 impl Store {
@@ -179,10 +185,14 @@ impl Store {
         // taken out of the tally first, while their games are still there.
         let mut voided: Vec<i64> = Vec::new();
         let mut finished: Vec<GroupId> = Vec::new();
-        for row in sqlx::query("SELECT id, status FROM match_groups WHERE reported_by = $1")
-            .bind(id)
-            .fetch_all(&mut *tx)
-            .await?
+        // A closed season's finals are final: their record is published and
+        // verified by entrants; a voided worker's part in them stays.
+        for row in sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT id, status FROM match_groups WHERE reported_by = $1 AND {OPEN_TO_VOID}"
+        )))
+        .bind(id)
+        .fetch_all(&mut *tx)
+        .await?
         {
             let group: i64 = row.try_get(0)?;
             if row.try_get::<GroupStatus, _>(1)? == GroupStatus::Done {
@@ -191,29 +201,33 @@ impl Store {
             voided.push(group);
         }
         self.tally_stored_groups(&mut tx, &finished, -1).await?;
-        sqlx::query(
+        sqlx::query(sqlx::AssertSqlSafe(format!(
             "DELETE FROM faults WHERE game_id IN (SELECT g.id FROM games g
-             JOIN match_groups m ON m.id = g.group_id WHERE m.reported_by = $1)",
-        )
+                 JOIN match_groups m ON m.id = g.group_id WHERE m.reported_by = $1 AND m.{OPEN_TO_VOID})"
+        )))
         .bind(id)
         .execute(&mut *tx)
         .await?;
         let games = sqlx::query(
-            "DELETE FROM games WHERE group_id IN (SELECT id FROM match_groups WHERE reported_by = $1)",
+            sqlx::AssertSqlSafe(format!(
+                "DELETE FROM games WHERE group_id IN (SELECT id FROM match_groups WHERE reported_by = $1 AND {OPEN_TO_VOID})"
+            )),
         )
         .bind(id)
         .execute(&mut *tx)
         .await?
         .rows_affected();
         // Played again, each with a new seed: the voided games made the old one
-        // public (a seed leaves the server once).
+        // public (a seed leaves the server once). A finals group's is its next
+        // derived one, so the finals stay checkable.
         for group in &voided {
+            let seed = Self::deal_again(&mut tx, GroupId(*group)).await?;
             sqlx::query(
                 "UPDATE match_groups SET status = 'scheduled', lease_token = NULL, lease_worker = NULL,
                  lease_expires_ms = NULL, reported_by = NULL, seed = $2 WHERE id = $1",
             )
             .bind(group)
-            .bind(fresh_seed()? as i64)
+            .bind(seed as i64)
             .execute(&mut *tx)
             .await?;
         }

@@ -62,30 +62,22 @@ pub(super) async fn current_entries(
         site.store.entrants(c.id).await?.iter().map(|b| b.id).collect();
     let mut newest: HashMap<crate::store::AuthorId, BotId> = HashMap::new();
     let mut out = Vec::new();
-    for b in bots
-        .iter()
-        .filter(|b| b.game == c.game && b.status == crate::store::BotStatus::Active)
-    {
+    use crate::store::BotStatus::{Active, BuildFailed, Building, Rejected, Removed};
+    // As the freeze counts them: any version that passed its check.
+    let passed = |b: &BotRow| !matches!(b.status, Building | BuildFailed | Rejected | Removed);
+    for b in bots.iter().filter(|b| b.game == c.game) {
         match b.author_id {
-            None if entrants.contains(&b.id) => out.push((b.id, None)),
-            None => {}
-            Some(a) => {
+            None if b.status == Active && entrants.contains(&b.id) => out.push((b.id, None)),
+            Some(a) if passed(b) => {
                 let n = newest.entry(a).or_insert(b.id);
                 *n = (*n).max(b.id);
             }
+            _ => {}
         }
     }
     for (a, n) in newest {
         // A chosen version stays the entry though a newer one superseded it.
-        let eligible = |id: &BotId| {
-            bots.iter().any(|b| {
-                b.id == *id
-                    && matches!(
-                        b.status,
-                        crate::store::BotStatus::Active | crate::store::BotStatus::Superseded
-                    )
-            })
-        };
+        let eligible = |id: &BotId| bots.iter().any(|b| b.id == *id && passed(b));
         out.push((choices.get(&a).copied().filter(eligible).unwrap_or(n), None));
     }
     out.sort();
@@ -271,6 +263,7 @@ async fn header(
             game: c.game.clone(),
             options: c.options.clone(),
             seats: c.seats as u32,
+            seeding: c.seeding,
             deadline_ms: s.deadline_ms,
             deadline_utc: season::utc(s.deadline_ms),
             phase: s.phase,

@@ -27,21 +27,30 @@ pub(crate) fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
     match ladder::season::verify::verify(&text, a.commitment.as_deref()) {
         Ok(v) => {
             println!(
-                "verified: {} — {} finals groups, {} games; every seed derives from the revealed master seed, \
-                 every game replays, and the standings are the ones published (winner: {}){}",
+                "verified: {} — {} finals groups in {} round{}, {} games; every seed derives from the revealed \
+                 master seed, every game replays, the rounds are the plan's, and the standings are the ones \
+                 published (winner: {})",
                 v.competition,
                 v.groups,
+                v.rounds,
+                if v.rounds == 1 { "" } else { "s" },
                 v.games,
                 v.winner,
-                if v.redeals > 0 {
-                    format!(
-                        "; {} groups were dealt again after a lease ran out or was given back",
-                        v.redeals
-                    )
-                } else {
-                    String::new()
-                }
             );
+            if v.redeals > 0 {
+                // Each deal drew new dice: shown, so that a host who provoked them is seen.
+                println!(
+                    "note: {} groups were dealt again after a lease ran out or was given back ({} deals more in all; \
+                     at most {} deals of one group)",
+                    v.redeals, v.extra_deals, v.most_deals
+                );
+            }
+            if v.forfeits > 0 {
+                println!(
+                    "note: {} games ended by a seat's fault; a record shows where such a game ended, not why",
+                    v.forfeits
+                );
+            }
             if a.commitment.is_none() {
                 println!(
                     "compare the commitment with the one the page showed before the finals (or pass --commitment)"
