@@ -382,9 +382,7 @@ impl GameRun {
         let mut back = Vec::new();
         for (seat, p) in self.players.into_iter().enumerate() {
             let Some(mut p) = p else { continue };
-            if self.tails.get(seat).is_some_and(Option::is_some) {
-                p.settle_stderr(STDERR_SETTLE);
-            }
+            p.settle_stderr();
             p.game_over(&over);
             late[seat] = p.discarded_replies();
             let clean = !self.faults.iter().any(|f| f.seat == seat);
@@ -444,10 +442,6 @@ impl GameRun {
         (record, private)
     }
 }
-
-/// How long the end of a game waits for a bot's stderr to reach its author's
-/// tail (a bot's stderr written before its last reply is already in the pipe).
-const STDERR_SETTLE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Longest bot name kept in a record, in bytes (a bot names itself).
 pub const NAME_KEPT: usize = 64;

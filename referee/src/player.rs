@@ -259,11 +259,11 @@ impl Player {
         }
     }
 
-    /// Waits (at most `wait`) until a process's stderr so far is kept, so that
-    /// what it wrote during a game ends in that game's log.
-    pub fn settle_stderr(&self, wait: Duration) {
+    /// Keeps now what a process wrote to stderr so far, so that what it wrote
+    /// during a game ends in that game's log and tail.
+    pub fn settle_stderr(&self) {
         if let Kind::Text(session) = &self.kind {
-            session.settle_stderr(wait);
+            session.settle_stderr();
         }
     }
 

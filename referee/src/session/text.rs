@@ -413,9 +413,9 @@ impl TextSession {
         self.transport.cpu_used()
     }
 
-    /// Waits (at most `wait`) until the bot's stderr so far is kept.
-    pub fn settle_stderr(&self, wait: Duration) {
-        self.transport.settle_stderr(wait);
+    /// Keeps now what the bot wrote to stderr so far.
+    pub fn settle_stderr(&self) {
+        self.transport.settle_stderr();
     }
 
     /// Sends the bot's stderr to `to` from now on (a kept process, per game).

@@ -109,9 +109,9 @@ pub trait LineTransport: Send {
     /// each game's log and tail); nothing for transports without a stderr.
     fn set_stderr_log(&mut self, _to: StderrTo) {}
 
-    /// Waits (at most `wait`) until what the bot wrote to stderr so far has
-    /// reached its log and tail; nothing for transports without a stderr.
-    fn settle_stderr(&self, _wait: std::time::Duration) {}
+    /// Keeps now what the bot wrote to stderr so far in its log and tail;
+    /// nothing for transports without a stderr.
+    fn settle_stderr(&self) {}
 }
 
 /// How long a wait on one transport polls without sleeping before it sleeps.

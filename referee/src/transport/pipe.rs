@@ -411,12 +411,17 @@ impl LineTransport for ChildProcess {
         self.cgroup.as_ref()?.cpu_used()
     }
 
-    fn settle_stderr(&self, wait: Duration) {
-        ChildProcess::settle_stderr(self, wait);
+    fn settle_stderr(&self) {
+        ChildProcess::settle_stderr(self);
     }
 
     fn set_stderr_log(&mut self, to: StderrTo) {
         if let Ok(mut sink) = self.stderr.lock() {
+            // What the bot wrote before its last game ended is that game's, even
+            // if the thread that keeps stderr has not read it yet (a busy
+            // machine): before, a kept process's first line of one game could
+            // land in the next game's log.
+            keep_unread(self.stderr_pipe.as_fd(), &mut sink);
             sink.open_log(to);
         }
     }
@@ -504,6 +509,24 @@ fn drain_stderr(mut stderr: std::process::ChildStderr, sink: &Mutex<StderrSink>)
     }
 }
 
+/// Moves what waits unread in the stderr pipe `fd` into `sink` now. The caller
+/// holds the sink's lock, under which alone the stderr thread reads: so every
+/// byte counted is there to read, and the reads never block.
+fn keep_unread(fd: BorrowedFd<'_>, sink: &mut StderrSink) {
+    let mut left = unread(fd).unwrap_or(0);
+    let mut buf = [0u8; 8192];
+    while left > 0 {
+        let want = left.min(buf.len());
+        match nix::unistd::read(fd, &mut buf[..want]) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                sink.take(&buf[..n]);
+                left -= n;
+            }
+        }
+    }
+}
+
 // FIONREAD: how many bytes wait unread in a pipe.
 nix::ioctl_read_bad!(unread_bytes, nix::libc::FIONREAD, nix::libc::c_int);
 
@@ -518,21 +541,13 @@ fn unread(fd: BorrowedFd<'_>) -> Option<usize> {
 }
 
 impl ChildProcess {
-    /// Waits (at most `wait`) until every byte the bot has written to stderr so
-    /// far is kept, so a game's tail ends where its game did: whatever the bot
-    /// wrote before its last reply was in the pipe by the time the reply came.
-    pub fn settle_stderr(&self, wait: Duration) {
-        let deadline = Instant::now() + wait;
-        loop {
-            if let Ok(_sink) = self.stderr.lock()
-                && unread(self.stderr_pipe.as_fd()).is_none_or(|n| n == 0)
-            {
-                return;
-            }
-            if Instant::now() >= deadline {
-                return;
-            }
-            std::thread::sleep(Duration::from_micros(200));
+    /// Keeps every byte the bot has written to stderr so far, without waiting
+    /// for the thread that keeps it: so a game's log and tail end where its game
+    /// did, however busy the machine (whatever the bot wrote before its last
+    /// reply was in the pipe by the time the reply came).
+    pub fn settle_stderr(&self) {
+        if let Ok(mut sink) = self.stderr.lock() {
+            keep_unread(self.stderr_pipe.as_fd(), &mut sink);
         }
     }
 }
@@ -540,6 +555,31 @@ impl ChildProcess {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What waits in the pipe when a kept process's game ends goes to that
+    /// game's log, though the stderr thread has not read it yet (here it never
+    /// runs: the test holds the sink, as a busy machine's scheduler might).
+    #[test]
+    fn stderr_unread_at_a_games_end_is_that_games() {
+        let dir = std::env::temp_dir().join(format!("astragal-keep-unread-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (first, second) = (dir.join("g0.log"), dir.join("g1.log"));
+        let (read, write) = nix::unistd::pipe().unwrap();
+        let mut write = std::fs::File::from(write);
+        let mut sink = StderrSink::default();
+        sink.open_log(StderrTo::file(first.clone()));
+        write.write_all(b"first game's line\n").unwrap();
+        keep_unread(read.as_fd(), &mut sink);
+        sink.open_log(StderrTo::file(second.clone()));
+        write.write_all(b"second game's line\n").unwrap();
+        keep_unread(read.as_fd(), &mut sink);
+        drop(sink);
+        assert_eq!(std::fs::read_to_string(&first).unwrap(), "first game's line\n");
+        assert_eq!(std::fs::read_to_string(&second).unwrap(), "second game's line\n");
+        // Nothing is left to read twice, and an empty pipe is not waited on.
+        assert_eq!(unread(read.as_fd()), Some(0));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// Events written ahead of a request never wait and never split a line: into a
     /// bot that is not reading yet, lines go in whole until its pipe is full, the
