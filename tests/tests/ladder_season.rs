@@ -535,6 +535,99 @@ fn tampered_records_are_caught(record: &str) {
     standings[last]["rows"][0]["score"] = 99.9.into();
     let e = verify(&joined(&standings), None).unwrap_err();
     assert!(matches!(&e, VerifyError::Standings(_)), "{e}");
+
+    random_tampering_never_changes_the_verdict(record);
+}
+
+/// Randomized tampering, from a fixed seed: a value changed anywhere, lines
+/// dropped, repeated or swapped, bits flipped, the text cut. The check never
+/// panics, and whatever it still accepts reports exactly what the true record
+/// does (an edit it lets through changed nothing that counts).
+fn random_tampering_never_changes_the_verdict(record: &str) {
+    use rand_chacha::ChaCha8Rng;
+    use rand_chacha::rand_core::{Rng, SeedableRng};
+    let truth = verify(record, None).unwrap();
+    let original = lines(record);
+    let mut rng = ChaCha8Rng::seed_from_u64(63);
+    let mut below = |n: usize| rng.next_u32() as usize % n.max(1);
+    let (mut accepted, mut refused) = (0, 0);
+    for round in 0..300 {
+        let text = match round % 4 {
+            0 => {
+                let mut changed = original.clone();
+                let at = below(changed.len());
+                tamper_one_value(&mut changed[at], &mut below);
+                joined(&changed)
+            }
+            1 => {
+                let mut changed = original.clone();
+                let (i, j) = (below(changed.len()), below(changed.len()));
+                match below(3) {
+                    0 => drop(changed.remove(i)),
+                    1 => changed.insert(i, changed[j].clone()),
+                    _ => changed.swap(i, j),
+                }
+                joined(&changed)
+            }
+            2 => {
+                let mut bytes = record.as_bytes().to_vec();
+                for _ in 0..=below(3) {
+                    let at = below(bytes.len());
+                    bytes[at] ^= 1 << below(8);
+                }
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+            _ => {
+                let mut cut = below(record.len());
+                while !record.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                record[..cut].to_owned()
+            }
+        };
+        match verify(&text, None) {
+            Ok(v) => {
+                assert_eq!(v, truth, "round {round}: a tampered record verified otherwise");
+                accepted += 1;
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    // Most edits touch something that counts.
+    assert!(refused > accepted, "{refused} refused, {accepted} accepted");
+}
+
+/// Changes one leaf of `value`, reached by random steps: a number moved by one,
+/// a string changed, a flag flipped.
+fn tamper_one_value(value: &mut serde_json::Value, below: &mut impl FnMut(usize) -> usize) {
+    use serde_json::Value;
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            let at = below(items.len());
+            tamper_one_value(&mut items[at], below);
+        }
+        Value::Object(fields) if !fields.is_empty() => {
+            let at = below(fields.len());
+            let key = fields.keys().nth(at).unwrap().clone();
+            tamper_one_value(&mut fields[&key], below);
+        }
+        Value::Number(n) => {
+            *value = match (n.as_u64(), n.as_f64()) {
+                (Some(u), _) => (u ^ 1).into(),
+                (None, Some(f)) => (f + 0.5).into(),
+                _ => 0.into(),
+            }
+        }
+        Value::String(text) => {
+            if text.is_empty() {
+                text.push('x');
+            } else {
+                text.pop();
+            }
+        }
+        Value::Bool(b) => *b = !*b,
+        other => *other = 1.into(),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

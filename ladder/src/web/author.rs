@@ -33,6 +33,7 @@
 
 use super::{Bots, Marked, Site, WebError, escape, page_html, segment};
 use crate::server::LadderService;
+use crate::server::error::ServiceError;
 use crate::server::logs::{LogReader, SeatLogView, readable_logs};
 use crate::store::{AuthorRow, BotRow, BotStatus, GameId, SessionOf, WebSession};
 use axum::Router;
@@ -220,6 +221,21 @@ impl From<crate::store::StoreError> for Refused {
     }
 }
 
+impl Refused {
+    /// A refusal of the service, on a page, prefixed with what was not done. A
+    /// failure of the server's own (the store's text may name tables, queries or
+    /// another author's rows) goes to the host's log, never to the page.
+    fn service(what: &str) -> impl Fn(ServiceError) -> Refused + '_ {
+        move |e| match e {
+            ServiceError::Internal(why) => Refused::Page(WebError::internal(why)),
+            refused => Refused::Form(
+                StatusCode::BAD_REQUEST,
+                format!("{what}: {}", refused.public_message()),
+            ),
+        }
+    }
+}
+
 impl IntoResponse for Refused {
     fn into_response(self) -> Response {
         match self {
@@ -332,7 +348,7 @@ async fn sign_in(
             }
         }
     };
-    let fail = |e: crate::server::error::ServiceError| Refused::Page(WebError::internal(e));
+    let fail = |e: ServiceError| Refused::Page(WebError::internal(e));
     let cookie = crate::server::new_token().map_err(fail)?;
     let csrf = crate::server::new_token().map_err(fail)?;
     let expires = crate::store::now_ms() + SESSION_HOURS * 3_600_000;
@@ -569,9 +585,12 @@ async fn upload(
                         .map(|b| b.to_vec())
                         .map_err(|e| tonic::Status::invalid_argument(e.body_text()))
                 });
-                stored = Some(a.service.submit(&author, Box::pin(chunks)).await.map_err(|e| {
-                    Refused::Form(StatusCode::BAD_REQUEST, format!("the upload was refused: {e}"))
-                })?);
+                stored = Some(
+                    a.service
+                        .submit(&author, Box::pin(chunks))
+                        .await
+                        .map_err(Refused::service("the upload was refused"))?,
+                );
                 break;
             }
             _ => {}
@@ -745,7 +764,7 @@ async fn set_status(
         .service
         .set_my_bot_status(author, &name, status)
         .await
-        .map_err(|e| Refused::Form(StatusCode::BAD_REQUEST, e.to_string()))?;
+        .map_err(Refused::service("not changed"))?;
     Ok(Redirect::to(&format!("/author/bots/{}", segment(&bot.name))).into_response())
 }
 
@@ -774,7 +793,7 @@ async fn challenge(
     a.service
         .challenge(author, &name, form.opponent.trim(), form.games)
         .await
-        .map_err(|e| Refused::Form(StatusCode::BAD_REQUEST, format!("no challenge: {e}")))?;
+        .map_err(Refused::service("no challenge"))?;
     Ok(Redirect::to("/author").into_response())
 }
 
@@ -803,11 +822,7 @@ async fn enter_season(
     a.service
         .enter_season(author, &form.season, &name)
         .await
-        .map_err(|e| match e {
-            // The server's own failure is for its log, never for the page.
-            crate::server::error::ServiceError::Internal(why) => Refused::from(WebError::internal(why)),
-            refused => Refused::Form(StatusCode::BAD_REQUEST, format!("not entered: {refused}")),
-        })?;
+        .map_err(Refused::service("not entered"))?;
     Ok(Redirect::to("/author").into_response())
 }
 
@@ -884,4 +899,40 @@ async fn game_page(
         None => format!("{html}{}", logs.into_string()),
     };
     Ok(Html(page).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body_of(r: Refused) -> (StatusCode, String) {
+        let response = r.into_response();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
+        (status, String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    #[tokio::test]
+    async fn a_refusal_is_shown_and_the_servers_own_failure_is_not() {
+        let leak = "relation \"authors\" does not exist at character 15";
+        for what in [
+            "the upload was refused",
+            "not changed",
+            "no challenge",
+            "not entered",
+        ] {
+            let (status, body) = body_of(Refused::service(what)(ServiceError::Internal(leak.into()))).await;
+            assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{what}");
+            assert!(
+                !body.contains("relation") && !body.contains(what),
+                "{what}: {body}"
+            );
+            let (status, body) = body_of(Refused::service(what)(ServiceError::NotFound(
+                "no bot bob".into(),
+            )))
+            .await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{what}");
+            assert!(body.contains(&format!("{what}: no bot bob")), "{body}");
+        }
+    }
 }
