@@ -175,6 +175,12 @@ impl ChildProcess {
             .map_err(|e| spawn_fault(command, e))?;
         nix::fcntl::fcntl(stdout.as_fd(), nix::fcntl::FcntlArg::F_SETFL(flags))
             .map_err(|e| spawn_fault(command, e))?;
+        // And stderr: the thread that keeps it reads under the sink's lock after a
+        // wake-up, and a game's end may have taken those bytes meanwhile
+        // ([`keep_unread`]); a blocking read there would hold the lock until the
+        // bot wrote again.
+        nix::fcntl::fcntl(stderr.as_fd(), nix::fcntl::FcntlArg::F_SETFL(flags))
+            .map_err(|e| spawn_fault(command, e))?;
         let sink = Arc::new(Mutex::new(StderrSink::default()));
         sink.lock()
             .map_err(|_| spawn_fault(command, "stderr sink poisoned"))?
@@ -491,7 +497,8 @@ fn drain_stderr(mut stderr: std::process::ChildStderr, sink: &Mutex<StderrSink>)
     loop {
         // Waits for bytes without the lock, then reads and keeps them under it:
         // whoever holds the lock finds every byte either still in the pipe or
-        // kept, never read and not yet kept ([`ChildProcess::settle_stderr`]).
+        // kept, never read and not yet kept. The read never blocks (the pipe is
+        // non-blocking): a game's end may have taken the bytes that woke it.
         let mut fds = [PollFd::new(stderr.as_fd(), PollFlags::POLLIN)];
         match poll(&mut fds, nix::poll::PollTimeout::NONE) {
             Err(nix::errno::Errno::EINTR) => continue,
@@ -579,6 +586,48 @@ mod tests {
         // Nothing is left to read twice, and an empty pipe is not waited on.
         assert_eq!(unread(read.as_fd()), Some(0));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A game's end that takes the bytes which woke the stderr thread leaves
+    /// that thread nothing to read: it goes back to waiting and lets go of the
+    /// sink, and the next game's end is not held up (before the pipe was made
+    /// non-blocking, the thread's read held the sink until the bot wrote again:
+    /// a worker's game waited for ever).
+    #[test]
+    fn a_games_end_that_takes_the_stderr_threads_bytes_never_stalls_the_next() {
+        let mut bot = ChildProcess::spawn(
+            "sh -c 'read w; echo first >&2; echo ready; read x; echo ready; read y'",
+            &[],
+            &Sandbox::default(),
+            StderrTo::default(),
+        )
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let line = |bot: &mut ChildProcess| {
+            let (mut got, mut buf) = (Vec::new(), [0u8; 64]);
+            while !got.ends_with(b"\n") {
+                match bot.receive(&mut buf, deadline) {
+                    Received::Bytes(n) => got.extend_from_slice(&buf[..n]),
+                    other => panic!("no line: {other:?}"),
+                }
+            }
+        };
+        {
+            // The stderr thread wakes for "first" and waits for the sink; the
+            // game's end takes "first" under it.
+            let held = bot.stderr.clone();
+            let mut sink = held.lock().unwrap();
+            bot.send(b"write\n", deadline).unwrap();
+            line(&mut bot);
+            keep_unread(bot.stderr_pipe.as_fd(), &mut sink);
+            assert_eq!(sink.tail, b"first\n");
+        }
+        // The bot is silent now; these return.
+        bot.settle_stderr();
+        bot.send(b"go\n", deadline).unwrap();
+        line(&mut bot);
+        bot.settle_stderr();
+        assert_eq!(bot.stderr_tail(), "first\n");
     }
 
     /// Events written ahead of a request never wait and never split a line: into a
