@@ -6,12 +6,14 @@
 //! | module | what it is |
 //! |---|---|
 //! | [`store`] | the persistent store (SQLite embedded, PostgreSQL shared), one file per aggregate |
-//! | [`server`] | `ladder serve`: the gRPC service, its auth, the scheduler, the standings cache |
-//! | [`web`] | the public pages and their JSON |
+//! | [`server`] | the service: its logic, its gRPC front end and auth, the scheduler, the standings cache |
+//! | [`web`] | the pages and their JSON: a front end that calls the service |
+//! | [`serve`] | `ladder serve`: the service and the pages wired together |
 //! | [`submission`] | a bot an author uploads: its archive checked, its manifest, its artifact |
 //! | [`worker`] | `ladder worker`: lease groups, play them with the referee library, report |
 //! | [`local`] | runs without a server: tournaments, SPRTs, standings from records |
 //! | [`season`] | a competition with a deadline and finals anyone can verify: phases, commitments, `verify` |
+//! | [`dealing`] | how a group's games are dealt from its seed (mirrored or each its own) |
 //! | [`clock`] | the time decisions read: the system's, or a test's hand |
 //! | [`metrics`] | the host's numbers in Prometheus' text format, a server's and a worker's |
 //!
@@ -19,9 +21,11 @@
 //! included; the library has no benchmark in its API.
 
 pub mod clock;
+pub mod dealing;
 pub mod local;
 pub mod metrics;
 pub mod season;
+pub mod serve;
 pub mod server;
 pub mod store;
 pub mod submission;

@@ -59,7 +59,7 @@ async fn a_flood_of_silent_connections_neither_stops_a_worker_nor_stays_open() {
             uploads: Default::default(),
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(server::run(grpc, Some(http), st, cfg, async move {
+        let task = tokio::spawn(ladder::serve::run(grpc, Some(http), st, cfg, async move {
             let _ = stopped.await;
         }));
         let mut a = worker::connect(&url, ADMIN, None).await.unwrap();

@@ -234,7 +234,7 @@ fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
             web_connections: server::conn::ConnLimits::WEB,
             uploads: Default::default(),
         };
-        let serving = tokio::spawn(server::run(grpc, None, db, cfg, async move {
+        let serving = tokio::spawn(ladder::serve::run(grpc, None, db, cfg, async move {
             let _ = stopped.await;
         }));
         let mut admin = ladder::worker::connect(&ladder_url, ADMIN, None).await.unwrap();

@@ -933,7 +933,7 @@ fn a_workers_token_never_reaches_a_bot_or_a_page() {
         assert_eq!(astragal_tests::http_get(server.web, path).0, 400, "{path}");
     }
     // Even the host reads the line with the tokens in it hidden.
-    let redactor = ladder::web::redact::Redactor::new(ladder::web::redact::HostSecrets {
+    let redactor = ladder::server::redact::Redactor::new(ladder::server::redact::HostSecrets {
         admin_token: Some(ADMIN_TOKEN.to_owned()),
         token_hashes: rt.block_on(store.token_hashes()).unwrap(),
     });

@@ -305,7 +305,7 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
         assert!(too_late.is_err_and(|s| s.message().contains("deadline") && s.message().contains("passed")));
         // The test moves the season on itself; the server's own look, once a
         // second, may have done it first: each step happens once either way.
-        ladder::season::advance(&store).await.unwrap();
+        server::seasons::advance(&store).await.unwrap();
         let season = store.season(competition_id(&store).await).await.unwrap().unwrap();
         assert_eq!(season.phase, Phase::Finals);
         let commitment = season.commitment.clone().unwrap();
@@ -336,7 +336,7 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
         assert_eq!(names, ["first", "lucky", "plucky"]);
         let (a, b) = tokio::join!(work_async(&url, WORKERS[0]), work_async(&url, WORKERS[1]));
         let ((), ()) = (a, b);
-        ladder::season::advance(&store).await.unwrap();
+        server::seasons::advance(&store).await.unwrap();
         let season = store.season(competition_id(&store).await).await.unwrap().unwrap();
         assert_eq!(season.phase, Phase::Closed, "{}", t.kind);
         let finals = store.competition("spring-finals").await.unwrap().unwrap();
@@ -720,7 +720,7 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
         let o = work(&url, WORKERS[0], "none");
         assert!(o.status.success(), "{}", text(&o));
         clock.advance(Duration::from_secs(3_601));
-        ladder::season::advance(&store).await.unwrap();
+        server::seasons::advance(&store).await.unwrap();
         let id = store.competition("autumn").await.unwrap().unwrap().id;
         let season = store.season(id).await.unwrap().unwrap();
         assert_eq!(season.phase, Phase::Finals);
@@ -774,7 +774,7 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
         loop {
             let o = work(&url, WORKERS[0], "none");
             assert!(o.status.success(), "{}", text(&o));
-            let moved = ladder::season::advance(&store).await.unwrap();
+            let moved = server::seasons::advance(&store).await.unwrap();
             rounds += 1;
             if store.season(id).await.unwrap().unwrap().phase == Phase::Closed {
                 break;

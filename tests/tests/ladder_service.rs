@@ -79,7 +79,7 @@ async fn serve_holding(
         uploads: Default::default(),
     };
     let task = tokio::spawn(async move {
-        server::run(grpc, None, store, cfg, async move {
+        ladder::serve::run(grpc, None, store, cfg, async move {
             let _ = rx.await;
         })
         .await
@@ -1465,7 +1465,7 @@ async fn web_server(db: &str) -> WebServer {
         web_connections: server::conn::ConnLimits::WEB,
         uploads: Default::default(),
     };
-    let task = tokio::spawn(server::run(grpc, Some(http), store, cfg, async move {
+    let task = tokio::spawn(ladder::serve::run(grpc, Some(http), store, cfg, async move {
         let _ = rx.await;
     }));
     WebServer { url, web, stop, task }

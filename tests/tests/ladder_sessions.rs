@@ -11,9 +11,9 @@
 mod support;
 
 use astragal_tests::{http_request, test_stores};
+use ladder::server::throttle::SignInLimits;
 use ladder::server::{self, UploadConfig};
 use ladder::store::{SESSIONS_PER_AUTHOR, Store};
-use ladder::web::throttle::SignInLimits;
 use ladder::worker;
 use proto::ladder::*;
 use std::net::SocketAddr;

@@ -17,12 +17,27 @@
 pub mod seal;
 pub mod verify;
 
-mod phases;
-
-pub use crate::store::Phase;
-pub use phases::{Advanced, SeasonError, advance, finals_name};
-pub(crate) use phases::{finalists_in_seed_order, finals_games};
+use crate::dealing::Seeding;
 use serde::{Deserialize, Serialize};
+
+/// Where a season stands; it only moves forward ([`crate::server::seasons`] moves it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Submissions open: the ladder plays as any ladder does.
+    Open,
+    /// Past the deadline: each author's entry is fixed; the finals are being set.
+    Frozen,
+    /// The finals are being played among the top entries.
+    Finals,
+    /// Final standings fixed and published, the master seed revealed.
+    Closed,
+}
+
+/// The finals' competition's name for a season's.
+pub fn finals_name(season: &str) -> String {
+    format!("{season}-finals")
+}
 
 /// The finals a host chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,7 +174,7 @@ pub struct SeasonHeader {
     pub options: Vec<String>,
     pub seats: u32,
     /// How groups are dealt (a group with a remote finalist: each game its own seed).
-    pub seeding: crate::store::Seeding,
+    pub seeding: Seeding,
     /// The deadline, in milliseconds since the Unix epoch and in UTC words.
     pub deadline_ms: i64,
     pub deadline_utc: String,
@@ -184,7 +199,7 @@ pub struct FinalsGame {
     /// How many times the group was dealt before the deal this game played.
     pub deal: u64,
     /// Whether the group's games share its seed or each has its own.
-    pub seeding: crate::store::Seeding,
+    pub seeding: Seeding,
     /// The game as the referee recorded it (`referee replay` plays it).
     pub record: referee::GameRecord,
 }

@@ -123,7 +123,7 @@ pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> 
     }
     let mut seen: BTreeMap<u64, Vec<bool>> = BTreeMap::new();
     // Each group's one deal and one way of dealing, as its first game says.
-    let mut dealt: BTreeMap<u64, (u64, crate::store::Seeding)> = BTreeMap::new();
+    let mut dealt: BTreeMap<u64, (u64, crate::dealing::Seeding)> = BTreeMap::new();
     let mut played = Vec::with_capacity(games.len());
     let mut forfeits = 0;
     for (line, g) in games {
@@ -170,7 +170,7 @@ pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> 
         // deal independently or a finalist in it plays over gRPC.
         let remote = set.iter().any(|&i| header.finalists[i].remote);
         let must = if remote {
-            crate::store::Seeding::Independent
+            crate::dealing::Seeding::Independent
         } else {
             header.seeding
         };

@@ -215,13 +215,11 @@ impl LadderService {
     }
 
     /// What hides the host's tokens wherever a bot may have written them.
-    pub(super) async fn redactor(&self) -> Result<crate::web::redact::Redactor, Status> {
-        Ok(crate::web::redact::Redactor::new(
-            crate::web::redact::HostSecrets {
-                admin_token: Some(self.cfg.admin_token.clone()),
-                token_hashes: self.store.token_hashes().await.map_err(status_of)?,
-            },
-        ))
+    pub(super) async fn redactor(&self) -> Result<super::redact::Redactor, Status> {
+        Ok(super::redact::Redactor::new(super::redact::HostSecrets {
+            admin_token: Some(self.cfg.admin_token.clone()),
+            token_hashes: self.store.token_hashes().await.map_err(status_of)?,
+        }))
     }
 
     pub(super) async fn need_author<T>(&self, req: &Request<T>) -> Result<AuthorRow, Status> {

@@ -2,8 +2,8 @@
 //! see: an author their own seats, the host every seat; no one else anything. The
 //! gRPC call and the author's pages both read through [`readable_logs`].
 
+use super::redact::Redactor;
 use crate::store::{AuthorId, BotId, GameId, SeatLogEntry, Store, StoreError};
-use crate::web::redact::Redactor;
 use serde::Serialize;
 use std::collections::HashMap;
 

@@ -15,9 +15,12 @@ mod grpc;
 pub mod logs;
 pub mod objects;
 pub mod ops;
+pub mod redact;
 mod scheduler;
+pub mod seasons;
 mod service;
 pub mod tally;
+pub mod throttle;
 pub mod upkeep;
 
 pub use auth::{TOKEN_CACHE, constant_time_eq, new_token, token_hash};
@@ -252,7 +255,7 @@ pub struct UploadConfig {
     /// Bytes of files (uploads and built folders) kept for one author.
     pub author_bytes: u64,
     /// How the author's pages slow sign-ins after failures.
-    pub sign_in: crate::web::throttle::SignInLimits,
+    pub sign_in: throttle::SignInLimits,
 }
 
 impl UploadConfig {
@@ -279,7 +282,7 @@ impl Default for UploadConfig {
             challenge_share: CHALLENGE_SHARE,
             versions_per_day: VERSIONS_PER_DAY,
             author_bytes: AUTHOR_BYTES,
-            sign_in: crate::web::throttle::SignInLimits::default(),
+            sign_in: throttle::SignInLimits::default(),
             build_seconds: 600,
             check_games: 4,
             objects: None,
@@ -355,41 +358,19 @@ pub struct Listeners {
     pub ops: Option<tokio::net::TcpListener>,
 }
 
-/// Serves the gRPC API on `grpc` and, if given, the web page on `http`, until
-/// `shutdown` completes: [`serve`] without a port for the host's metrics.
-///
-/// # Errors
-/// A server that fails.
-pub async fn run(
-    grpc: tokio::net::TcpListener,
-    http: Option<tokio::net::TcpListener>,
-    store: Store,
-    cfg: ServiceConfig,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
-    serve(
-        Listeners {
-            grpc,
-            http,
-            ops: None,
-        },
-        store,
-        cfg,
-        shutdown,
-    )
-    .await
-}
-
 /// Serves on `listeners` until `shutdown` completes: from then on `/readyz`
 /// says "stopping", no connection is accepted, the calls and pages under way
-/// are answered, and it returns.
+/// are answered, and it returns. The pages are `pages`, made from the service
+/// they call: the web is a front end of this service, not a part of it
+/// (`crate::serve` wires the two).
 ///
 /// # Errors
 /// A server that fails.
-pub async fn serve(
+pub async fn serve_with_pages(
     listeners: Listeners,
     store: Store,
     cfg: ServiceConfig,
+    pages: impl FnOnce(&Arc<LadderService>, &Arc<StandingsCache>) -> axum::Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let Listeners { grpc, http, ops } = listeners;
@@ -413,8 +394,7 @@ pub async fn serve(
         })
     });
     let web = http.map(|listener| {
-        let app = crate::web::router(store.clone(), standings.clone(), Some(&cfg.admin_token))
-            .merge(crate::web::author::router(service.clone()))
+        let app = pages(&service, &standings)
             .merge(ops::probes(probes.clone()))
             .layer(axum::middleware::from_fn_with_state(
                 service.clone(),

@@ -3,8 +3,8 @@
 //! step is one transaction guarded by the phase it expects, so it is safe to
 //! call from several servers and after any crash.
 
-use super::seal::{self, MasterSeed, SealedEntry};
-use super::{FinalStandings, FinalsGame, FinalsPlan, Phase};
+use crate::season::seal::{self, MasterSeed, SealedEntry};
+use crate::season::{FinalStandings, FinalsGame, FinalsPlan, Phase, finals_name};
 use crate::store::{
     BotId, BotRow, CompetitionFormat, CompetitionRow, GroupStatus, NewCompetition, SeasonRow, SeededGroup,
     Store, StoreError,
@@ -149,11 +149,6 @@ fn sealed(b: &BotRow) -> SealedEntry {
     }
 }
 
-/// The finals' competition's name for a season's.
-pub fn finals_name(season: &str) -> String {
-    format!("{season}-finals")
-}
-
 /// Picks the finalists by the ladder's standings and starts the finals.
 async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result<bool, String> {
     let entries: Vec<BotId> = store
@@ -258,12 +253,12 @@ fn round(
     seats: usize,
     r: u64,
 ) -> Vec<SeededGroup> {
-    let sets = super::sets(finalists.len(), seats);
+    let sets = crate::season::sets(finalists.len(), seats);
     let per_round = sets.len() as u64 * u64::from(plan.groups);
     (r * per_round..(r + 1) * per_round)
         .map(|no| SeededGroup {
             group_no: no as i64,
-            bots: super::group_set(&sets, plan.groups, no)
+            bots: crate::season::group_set(&sets, plan.groups, no)
                 .iter()
                 .map(|&i| finalists[i])
                 .collect(),
@@ -293,8 +288,8 @@ async fn finals_step(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> R
     let plan = season.plan;
     let seats = c.seats as usize;
     let next_round = groups.len() as u64
-        / (super::sets(finalists.len(), seats).len() as u64 * u64::from(plan.groups)).max(1);
-    if !super::finals_stop(&plan, &standings, finalists.len(), seats) {
+        / (crate::season::sets(finalists.len(), seats).len() as u64 * u64::from(plan.groups)).max(1);
+    if !crate::season::finals_stop(&plan, &standings, finalists.len(), seats) {
         let master = MasterSeed::from_hex(season.master_seed.as_deref().unwrap_or_default())
             .map_err(|e| e.to_string())?;
         let digest = seal::digest_from_hex(season.entries_digest.as_deref().unwrap_or_default())
@@ -400,5 +395,5 @@ async fn standings_of(
 ) -> Result<FinalStandings, String> {
     let games = finals_games(store, finals_id, finalists).await?;
     let names: Vec<String> = finalists.iter().map(|(_, e)| e.name.clone()).collect();
-    super::final_standings(&names, seats, &games)
+    crate::season::final_standings(&names, seats, &games)
 }

@@ -87,11 +87,11 @@ pub async fn keep_tidy(
 /// How often seasons are looked at: a deadline is kept to about this.
 pub const SEASON_LOOK: Duration = Duration::from_secs(1);
 
-/// Moves seasons on ([`crate::season::advance`]) every [`SEASON_LOOK`], until
+/// Moves seasons on ([`super::seasons::advance`]) every [`SEASON_LOOK`], until
 /// `stop`.
 pub async fn keep_seasons(store: Store, mut stop: tokio::sync::watch::Receiver<bool>) {
     loop {
-        match crate::season::advance(&store).await {
+        match super::seasons::advance(&store).await {
             Ok(done) => {
                 for (what, names) in [
                     ("frozen at its deadline", &done.frozen),

@@ -423,20 +423,7 @@ text_column!(TimeControl, Termination, FaultKind);
 
 stored_as_text!(CompetitionStatus { Open = "open", Closed = "closed" });
 
-/// Where a season stands; it only moves forward ([`crate::season`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    /// Submissions open: the ladder plays as any ladder does.
-    Open,
-    /// Past the deadline: each author's entry is fixed; the finals are being set.
-    Frozen,
-    /// The finals are being played among the top entries.
-    Finals,
-    /// Final standings fixed and published, the master seed revealed.
-    Closed,
-}
-
+pub use crate::season::Phase;
 stored_as_text!(Phase {
     Open = "open",
     Frozen = "frozen",
@@ -470,47 +457,12 @@ stored_as_text!(CompetitionFormat {
     Challenge = "challenge",
     Finals = "finals",
 });
+pub use crate::dealing::Seeding;
 stored_as_text!(Seeding {
     Mirrored = "mirrored",
     Independent = "independent",
 });
 
-/// How the games of a group are dealt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Seeding {
-    /// Every rotation plays the group's seed with the seats rotated: the same dice
-    /// for every bot, which cancels most of the luck.
-    #[default]
-    Mirrored,
-    /// Each rotation plays its own seed ([`engine::rotation_seed`]): for bots that
-    /// cannot be held apart across the group's games (one gRPC server plays them
-    /// all, and would see in one game the dice of the next).
-    Independent,
-}
-
-impl Seeding {
-    /// How a group of a competition dealt as `competition` is dealt, given its
-    /// bots' specs: independently when any bot is a gRPC server (a live channel
-    /// between its games that no sandbox closes).
-    pub fn of_group<'a>(competition: Seeding, specs: impl IntoIterator<Item = &'a str>) -> Seeding {
-        let remote = specs.into_iter().any(|spec| {
-            matches!(
-                referee::spec::BotSpec::parse(spec),
-                Ok(referee::spec::BotSpec::Grpc { .. })
-            )
-        });
-        if remote { Seeding::Independent } else { competition }
-    }
-
-    /// The seed rotation `rotation` of a group with seed `group` plays.
-    pub fn game_seed(self, group: u64, rotation: usize) -> u64 {
-        match self {
-            Seeding::Mirrored => group,
-            Seeding::Independent => engine::rotation_seed(group, rotation as u64),
-        }
-    }
-}
 stored_as_text!(GroupStatus {
     Scheduled = "scheduled",
     Leased = "leased",

@@ -23,7 +23,7 @@
 //!   end-sessions` ends it, and a host session ends when the admin token
 //!   changes; an author keeps at most 8 (a sign-in ends the oldest);
 //! - sign-in is slowed after 5 failures from one address or with one token
-//!   (429 with `Retry-After`: [`super::throttle`]);
+//!   (429 with `Retry-After`: [`crate::server::throttle`]);
 //! - every form that changes something carries the session's own CSRF token,
 //!   compared in constant time, and a request whose `Origin` is another site's
 //!   is refused before anything is read;
@@ -57,7 +57,7 @@ struct Authors {
     service: Arc<LadderService>,
     site: Site,
     /// Sign-ins slowed after failures.
-    throttle: Arc<super::throttle::SignInThrottle>,
+    throttle: Arc<crate::server::throttle::SignInThrottle>,
     /// The fingerprint of the admin token host sessions are opened with now.
     host_key: Arc<str>,
 }
@@ -77,7 +77,7 @@ pub fn router(service: Arc<LadderService>) -> Router {
         admin_token: Some(Arc::from(service.config().admin_token.as_str())),
     };
     let upload_limit = service.config().uploads.limits.packed_bytes as usize + (1 << 20);
-    let throttle = Arc::new(super::throttle::SignInThrottle::new(
+    let throttle = Arc::new(crate::server::throttle::SignInThrottle::new(
         service.config().uploads.sign_in,
     ));
     let host_key = Arc::from(host_key(&service.config().admin_token));

@@ -244,7 +244,7 @@ async fn header(
     c: &CompetitionRow,
     s: &SeasonRow,
 ) -> Result<(SeasonHeader, Vec<(BotId, SealedEntry)>), WebError> {
-    let finalists = season::finalists_in_seed_order(&site.store, c)
+    let finalists = crate::server::seasons::finalists_in_seed_order(&site.store, c)
         .await
         .map_err(WebError::internal)?;
     let finals = match s.finals_id {
@@ -308,7 +308,7 @@ pub(super) async fn record(State(site): State<Site>, Path(name): Path<String>) -
     let mut text = line_of(&SeasonLine::Season(head))?;
     if let Some(finals_id) = s.finals_id {
         let redactor = super::Bots::read(&site).await?.redactor;
-        let games = season::finals_games(&site.store, finals_id, &finalists)
+        let games = crate::server::seasons::finals_games(&site.store, finals_id, &finalists)
             .await
             .map_err(WebError::internal)?;
         for (mut g, _) in games {

@@ -51,7 +51,7 @@ impl InProcessServer {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let serving = store.clone();
         let task = tokio::spawn(async move {
-            server::run(grpc, http, serving, cfg, async move {
+            ladder::serve::run(grpc, http, serving, cfg, async move {
                 let _ = rx.await;
             })
             .await

@@ -234,7 +234,7 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             },
         };
         let listeners = ladder::server::Listeners { grpc, http, ops };
-        ladder::server::serve(listeners, store, cfg, shutdown_signal()).await?;
+        ladder::serve::serve(listeners, store, cfg, shutdown_signal()).await?;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)

@@ -71,9 +71,15 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
         },
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let served = tokio::spawn(server::run(grpc, None, store.clone(), service, async move {
-        let _ = stopped.await;
-    }));
+    let served = tokio::spawn(ladder::serve::run(
+        grpc,
+        None,
+        store.clone(),
+        service,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
 
     // The bot: the Python starter kit, a build that makes what plays, and
     // random padding.

@@ -1,0 +1,187 @@
+//! The crates' shapes: no module of a crate reaches, through its imports, back
+//! to itself, and the ladder's service never names its pages. Read from the
+//! sources (a `crate::X` path outside a comment is a use of module `X`), so a
+//! change that closes a circle fails here, naming it.
+
+use astragal_tests::workspace_root;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Each top-level module of the crate at `src` and the top-level modules it names.
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut modules = BTreeSet::new();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let module = name.strip_suffix(".rs").unwrap_or(&name).to_owned();
+        if !["lib", "main", "bin"].contains(&module.as_str()) {
+            modules.insert(module);
+        }
+    }
+    let mut graph: BTreeMap<String, BTreeSet<String>> =
+        modules.iter().map(|m| (m.clone(), BTreeSet::new())).collect();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            let relative = path.strip_prefix(src).unwrap().to_string_lossy().into_owned();
+            let top = relative.split('/').next().unwrap();
+            let top = top.strip_suffix(".rs").unwrap_or(top).to_owned();
+            if path.is_dir() {
+                if top != "bin" {
+                    stack.push(path);
+                }
+                continue;
+            }
+            if !modules.contains(&top) || path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for used in crate_paths(&text) {
+                if used != top && modules.contains(&used) {
+                    graph.get_mut(&top).unwrap().insert(used);
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// The first segments of the `crate::` paths in `text`, comments left out.
+fn crate_paths(text: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for line in text.lines() {
+        // A comment starts at `//` at the line's start or after a space (not in
+        // `http://`).
+        let code = match line.find("//") {
+            Some(0) => "",
+            Some(at) if line[..at].ends_with(char::is_whitespace) => &line[..at],
+            _ => line,
+        };
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            let before = rest[..at].chars().last();
+            rest = &rest[at + "crate::".len()..];
+            // `some_crate::x` is another crate's path.
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            found.insert(name);
+        }
+    }
+    found
+}
+
+/// A circle of modules, if the graph has one.
+fn circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    fn visit(
+        at: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        marks: &mut BTreeMap<String, Mark>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        marks.insert(at.to_owned(), Mark::Open);
+        path.push(at.to_owned());
+        for next in &graph[at] {
+            match marks[next] {
+                Mark::Open => {
+                    let from = path.iter().position(|m| m == next).unwrap();
+                    let mut found = path[from..].to_vec();
+                    found.push(next.clone());
+                    return Some(found);
+                }
+                Mark::New => {
+                    if let Some(found) = visit(next, graph, marks, path) {
+                        return Some(found);
+                    }
+                }
+                Mark::Done => {}
+            }
+        }
+        path.pop();
+        marks.insert(at.to_owned(), Mark::Done);
+        None
+    }
+    let mut marks: BTreeMap<String, Mark> = graph.keys().map(|k| (k.clone(), Mark::New)).collect();
+    for start in graph.keys() {
+        if marks[start] == Mark::New
+            && let Some(found) = visit(start, graph, &mut marks, &mut Vec::new())
+        {
+            return Some(found);
+        }
+    }
+    None
+}
+
+#[test]
+fn no_crate_has_a_circle_of_modules() {
+    let root = workspace_root();
+    for krate in ["engine", "rating", "referee", "ladder", "bots", "python", "proto"] {
+        let src = root.join(krate).join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        let graph = module_graph(&src);
+        if let Some(found) = circle(&graph) {
+            panic!(
+                "{krate}: the modules {} name each other in a circle",
+                found.join(" -> ")
+            );
+        }
+    }
+}
+
+#[test]
+fn the_ladders_service_never_names_its_pages_and_only_serve_wires_both() {
+    let graph = module_graph(&workspace_root().join("ladder/src"));
+    assert!(
+        !graph["server"].contains("web"),
+        "the service names the pages: {:?}",
+        graph["server"]
+    );
+    for (module, uses) in &graph {
+        assert!(
+            module == "serve" || module == "web" || !uses.contains("web"),
+            "{module} names the pages"
+        );
+    }
+    assert!(!graph["store"].contains("server"), "the store names the service");
+    for pure in ["season", "dealing", "clock"] {
+        assert!(
+            !graph[pure].contains("store"),
+            "{pure} reads the store: {:?}",
+            graph[pure]
+        );
+    }
+}
+
+/// The check itself finds what it must: a circle, a path in code, and not a
+/// path in a comment or another crate's.
+#[test]
+fn the_check_finds_a_circle_and_ignores_comments() {
+    let text = "use crate::web::x; // crate::store\n/// [`crate::season`]\nlet a = other_crate::b; crate::clock::now()";
+    let found: Vec<String> = crate_paths(text).into_iter().collect();
+    assert_eq!(found, ["clock", "web"]);
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("a", vec!["b"]),
+        ("b", vec!["c"]),
+        ("c", vec!["a"]),
+        ("d", vec![]),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.into_iter().map(str::to_owned).collect()))
+    .collect();
+    assert_eq!(circle(&graph).unwrap(), ["a", "b", "c", "a"]);
+    let mut open = graph.clone();
+    open.get_mut("c").unwrap().clear();
+    assert_eq!(circle(&open), None);
+}
