@@ -291,6 +291,33 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
             })
             .await;
         assert!(stolen.is_err_and(|s| s.message().contains("no version named")));
+        // Choices of one author sent at once: each is taken (the last to land
+        // is the entry), none fails on the other's row.
+        let at_once: Vec<_> = (0..8)
+            .map(|i| {
+                let mut client = alice.clone();
+                let bot = if i % 2 == 0 { "lucky@2" } else { "lucky" };
+                tokio::spawn(async move {
+                    client
+                        .enter_season(EnterSeasonRequest {
+                            competition: "spring".into(),
+                            bot: bot.into(),
+                        })
+                        .await
+                })
+            })
+            .collect();
+        for call in at_once {
+            let reply = call.await.unwrap();
+            assert!(reply.is_ok(), "{reply:?}");
+        }
+        alice
+            .enter_season(EnterSeasonRequest {
+                competition: "spring".into(),
+                bot: "lucky".into(),
+            })
+            .await
+            .unwrap();
 
         // The deadline passes (the clock is moved, not waited for).
         clock.advance(Duration::from_secs(86_400 + 60));
@@ -315,12 +342,12 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
             "the commitment is on the page before the finals"
         );
         assert!(
-            !page.contains(season.master_seed.as_deref().unwrap()),
+            !page.contains(&season.master_seed.as_ref().unwrap().to_hex()),
             "the master seed is not"
         );
         let (status, early) = get(server.web, "/competitions/spring/season.jsonl").await;
         assert_eq!(status, 200);
-        assert!(!early.contains(season.master_seed.as_deref().unwrap()));
+        assert!(!early.contains(&season.master_seed.as_ref().unwrap().to_hex()));
         let early_check = verify(&early, None);
         assert!(
             matches!(early_check, Err(VerifyError::NotClosed(_))),
@@ -360,7 +387,7 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
 
         // Closed: the master seed and the final standings are public.
         let page = get(server.web, "/competitions/spring").await.1;
-        assert!(page.contains(season.master_seed.as_deref().unwrap()));
+        assert!(page.contains(&season.master_seed.as_ref().unwrap().to_hex()));
         assert!(page.contains("Final standings"));
         let (_, record) = get(server.web, "/competitions/spring/season.jsonl").await;
         let dir = tempfile::tempdir().unwrap();
@@ -738,8 +765,7 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
             .unwrap()
             .into_inner();
         let held = &lease.groups[0];
-        let master =
-            ladder::season::seal::MasterSeed::from_hex(season.master_seed.as_deref().unwrap()).unwrap();
+        let master = season.master_seed.clone().unwrap();
         let digest =
             ladder::season::seal::digest_from_hex(season.entries_digest.as_deref().unwrap()).unwrap();
         let group_no = store
@@ -865,7 +891,7 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
                 dom.contains("Final standings") && dom.contains("LOS over next"),
                 "{dom}"
             );
-            assert!(dom.contains(season.master_seed.as_deref().unwrap()));
+            assert!(dom.contains(&season.master_seed.as_ref().unwrap().to_hex()));
             astragal_tests::browser::screenshot(
                 &browser,
                 dir.path(),

@@ -6,8 +6,8 @@
 use crate::season::seal::{self, MasterSeed, SealedEntry};
 use crate::season::{FinalStandings, FinalsGame, FinalsPlan, Phase, finals_name};
 use crate::store::{
-    BotId, BotRow, CompetitionFormat, CompetitionRow, GroupStatus, NewCompetition, SeasonRow, SeededGroup,
-    Store, StoreError,
+    AuthorId, BotId, BotRow, Candidate, CompetitionFormat, CompetitionRow, GroupStatus, NewCompetition,
+    SeasonRow, SeededGroup, Store, StoreError,
 };
 use std::collections::HashMap;
 
@@ -113,20 +113,28 @@ async fn freeze(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result
         return Ok(None);
     }
     let choices = store.entry_choices(c.id).await?;
-    let mut by_author: HashMap<_, BotId> = HashMap::new();
+    Ok(Some(
+        store.freeze_season(c.id, &entries(&candidates, &choices)).await?,
+    ))
+}
+
+/// Each author's entry among `candidates`: the version they chose if it is
+/// still a candidate (one the author or host took out of play since leaves them
+/// their newest), else their newest; each host bot is its own entry. Sorted.
+/// The one rule, for the freeze and for the page before it.
+pub fn entries(candidates: &[Candidate], choices: &HashMap<AuthorId, BotId>) -> Vec<BotId> {
+    let mut newest: HashMap<AuthorId, BotId> = HashMap::new();
     let mut entries = Vec::new();
-    for cand in &candidates {
+    for cand in candidates {
         match cand.author {
             None => entries.push(cand.bot),
-            // Candidates come by id: the last one seen is the newest.
             Some(a) => {
-                by_author.insert(a, cand.bot);
+                let n = newest.entry(a).or_insert(cand.bot);
+                *n = (*n).max(cand.bot);
             }
         }
     }
-    for (author, newest) in by_author {
-        // A chosen version still a candidate wins; one the author or host took
-        // out of play since leaves the author their newest.
+    for (author, newest) in newest {
         let chosen = choices
             .get(&author)
             .filter(|b| candidates.iter().any(|c| c.bot == **b))
@@ -134,7 +142,29 @@ async fn freeze(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result
         entries.push(chosen.unwrap_or(newest));
     }
     entries.sort();
-    Ok(Some(store.freeze_season(c.id, &entries).await?))
+    entries
+}
+
+/// Each entry of season `season` of `c` as it stands: the ones fixed at the
+/// freeze, or before it what the freeze would fix now; with the seed number of
+/// each finalist.
+///
+/// # Errors
+/// The store.
+pub async fn current_entries(
+    store: &Store,
+    c: &CompetitionRow,
+    season: &SeasonRow,
+) -> Result<Vec<(BotId, Option<u32>)>, StoreError> {
+    if season.phase != Phase::Open {
+        return store.season_entries(c.id).await;
+    }
+    let (candidates, _) = store.entry_candidates(c, season.deadline_ms).await?;
+    let choices = store.entry_choices(c.id).await?;
+    Ok(entries(&candidates, &choices)
+        .into_iter()
+        .map(|b| (b, None))
+        .collect())
 }
 
 /// A finalist as the commitment binds it.
@@ -158,13 +188,7 @@ async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> 
         .into_iter()
         .map(|(b, _)| b)
         .collect();
-    let bots: HashMap<BotId, BotRow> = store
-        .bots()
-        .await
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .map(|b| (b.id, b))
-        .collect();
+    let bots = bots_by_id(store).await?;
     // The ladder's standings at the freeze place the entries; one with no
     // rated games goes after every rated one, by name.
     let ladder: Vec<(i64, String)> = store
@@ -290,8 +314,10 @@ async fn finals_step(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> R
     let next_round = groups.len() as u64
         / (crate::season::sets(finalists.len(), seats).len() as u64 * u64::from(plan.groups)).max(1);
     if !crate::season::finals_stop(&plan, &standings, finalists.len(), seats) {
-        let master = MasterSeed::from_hex(season.master_seed.as_deref().unwrap_or_default())
-            .map_err(|e| e.to_string())?;
+        let master = season
+            .master_seed
+            .clone()
+            .ok_or("a season in its finals without a master seed")?;
         let digest = seal::digest_from_hex(season.entries_digest.as_deref().unwrap_or_default())
             .map_err(|e| e.to_string())?;
         let ids: Vec<BotId> = finalists.iter().map(|(id, _)| *id).collect();
@@ -315,18 +341,18 @@ async fn finals_step(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> R
     Ok(Step::Closed)
 }
 
+/// Every bot version, by key.
+async fn bots_by_id(store: &Store) -> Result<HashMap<BotId, BotRow>, String> {
+    let bots = store.bots().await.map_err(|e| e.to_string())?;
+    Ok(bots.into_iter().map(|b| (b.id, b)).collect())
+}
+
 /// The finalists, in seed order (the order the commitment lists them).
 pub(crate) async fn finalists_in_seed_order(
     store: &Store,
     c: &CompetitionRow,
 ) -> Result<Vec<(BotId, SealedEntry)>, String> {
-    let bots: HashMap<BotId, BotRow> = store
-        .bots()
-        .await
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .map(|b| (b.id, b))
-        .collect();
+    let bots = bots_by_id(store).await?;
     store
         .season_entries(c.id)
         .await
@@ -396,4 +422,40 @@ async fn standings_of(
     let games = finals_games(store, finals_id, finalists).await?;
     let names: Vec<String> = finalists.iter().map(|(_, e)| e.name.clone()).collect();
     crate::season::final_standings(&names, seats, &games)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_the_chosen_candidate_else_the_newest_and_host_bots_are_their_own() {
+        let (alice, bob, carol) = (AuthorId(1), AuthorId(2), AuthorId(3));
+        let cand = |bot: i64, author: Option<AuthorId>| Candidate {
+            bot: BotId(bot),
+            author,
+        };
+        let candidates = [
+            cand(1, Some(alice)),
+            cand(2, None),
+            cand(3, Some(bob)),
+            cand(4, Some(alice)),
+            cand(6, Some(bob)),
+            cand(7, Some(carol)),
+        ];
+        // Alice chose her first version, Bob a version no longer a candidate
+        // (taken out of play), Carol nothing.
+        let choices: HashMap<AuthorId, BotId> = [(alice, BotId(1)), (bob, BotId(5))].into();
+        assert_eq!(
+            entries(&candidates, &choices),
+            [BotId(1), BotId(2), BotId(6), BotId(7)]
+        );
+        // The order the candidates come in does not matter.
+        let mut reversed = candidates.to_vec();
+        reversed.reverse();
+        assert_eq!(
+            entries(&reversed, &HashMap::new()),
+            [BotId(2), BotId(4), BotId(6), BotId(7)]
+        );
+    }
 }

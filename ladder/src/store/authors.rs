@@ -53,7 +53,7 @@ impl Store {
         .bind(name)
         .bind(token_hash)
         .bind(max_bots)
-        .bind(now_ms())
+        .bind(self.now_ms())
         .execute(&self.pool)
         .await?;
         if inserted.rows_affected() == 0 {
@@ -110,7 +110,7 @@ impl Store {
     pub async fn revoke_author(&self, name: &str) -> Result<AuthorRow> {
         let done = sqlx::query("UPDATE authors SET revoked_ms = $2 WHERE name = $1 AND revoked_ms IS NULL")
             .bind(name)
-            .bind(now_ms())
+            .bind(self.now_ms())
             .execute(&self.pool)
             .await?;
         let author = self
@@ -492,7 +492,7 @@ impl Store {
             return Ok(None);
         }
         for _ in 0..4 {
-            let now = now_ms();
+            let now = self.now_ms();
             let mut sql = Sql::new(
                 "SELECT b.id, b.prep_expires_ms FROM bots b LEFT JOIN authors a ON a.id = b.author_id
                  WHERE b.status = 'building' AND (b.prep_expires_ms IS NULL OR b.prep_expires_ms < ",
@@ -645,7 +645,7 @@ impl Store {
             .bind(bot)
             .bind(lease)
             .bind(worker)
-            .bind(now_ms())
+            .bind(self.now_ms())
             .fetch_optional(&mut *tx)
             .await?;
         let Some(held) = held else {

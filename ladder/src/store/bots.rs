@@ -24,7 +24,7 @@ impl Store {
         .bind(game)
         .bind(spec)
         .bind(&env_json)
-        .bind(now_ms())
+        .bind(self.now_ms())
         .execute(&self.pool)
         .await?;
         let bot = self
@@ -247,7 +247,7 @@ impl Store {
         .bind(&old.game)
         .bind(spec)
         .bind(&env_json)
-        .bind(now_ms())
+        .bind(self.now_ms())
         .bind(version)
         .bind(old.id)
         .execute(&mut *tx)

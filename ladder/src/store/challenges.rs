@@ -40,7 +40,7 @@ impl Store {
         opponent: BotId,
         per_day: i64,
     ) -> Result<CompetitionRow> {
-        let now = now_ms();
+        let now = self.now_ms();
         let mut tx = self.write_tx().await?;
         // One author's challenges one at a time: 20 sent at once against a cap
         // of 200 games were all counted before any was stored (708 games granted).

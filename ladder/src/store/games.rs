@@ -438,7 +438,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn activity(&self, competition_id: CompetitionId) -> Result<Activity> {
-        let now = now_ms();
+        let now = self.now_ms();
         // Counted up to one past the cap: past it the page says "or more", and a
         // busy hour costs no more than this many index entries.
         let games_last_hour: i64 = sqlx::query(

@@ -86,7 +86,7 @@ impl Store {
     /// The database.
     pub async fn schedule_groups(&self, c: &CompetitionRow, groups: &[(i64, Vec<BotId>)]) -> Result<()> {
         let mut tx = self.write_tx().await?;
-        let now = now_ms();
+        let now = self.now_ms();
         for (no, bots) in groups {
             let stored = sqlx::query(
                 "INSERT INTO match_groups (competition_id, group_no, seed, status, created_ms)
@@ -383,7 +383,7 @@ impl Store {
                 .await?
                 .try_get(0)?;
         let first = next.map_or(0, |n| n + 1);
-        let now = now_ms();
+        let now = self.now_ms();
         let mut stored = Vec::with_capacity(groups.len());
         // Numbers are dense from 0, so a cap on the number is a cap on the count,
         // whichever server got there first.
@@ -703,7 +703,7 @@ impl Store {
     pub async fn record_games(&self, games: &[NewGame], seats: i64) -> Result<u64> {
         let mut tx = self.write_tx().await?;
         let refs: Vec<&NewGame> = games.iter().collect();
-        let inserted = Self::insert_games(&mut tx, &refs, now_ms()).await?;
+        let inserted = Self::insert_games(&mut tx, &refs, self.now_ms()).await?;
         let mut groups: Vec<GroupId> = games.iter().map(|g| g.group_id).collect();
         groups.sort_unstable();
         groups.dedup();
@@ -745,7 +745,7 @@ impl Store {
         suspend_after: i64,
     ) -> Result<(Vec<Result<Completion>>, Vec<BotRow>)> {
         let mut tx = self.write_tx().await?;
-        let now = now_ms();
+        let now = self.now_ms();
         // Done, by its lease, each group the lease still holds: one statement per
         // lease token (a batch's reports share one), in key order, so that two
         // reports of the same groups lock their rows in the same order.

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::season::FinalsPlan;
+use crate::season::seal::MasterSeed;
 use std::collections::HashMap;
 
 /// A season as stored.
@@ -16,8 +17,9 @@ pub struct SeasonRow {
     pub phase: Phase,
     /// The finals' competition, once they started.
     pub finals_id: Option<CompetitionId>,
-    /// Hex; secret until the phase is closed.
-    pub master_seed: Option<String>,
+    /// Secret until the phase is closed: its `Debug` does not show it, so a
+    /// row logged whole leaks nothing.
+    pub master_seed: Option<MasterSeed>,
     pub commitment: Option<String>,
     pub entries_digest: Option<String>,
     /// The final standings as published (JSON of [`crate::season::FinalStandings`]).
@@ -70,7 +72,11 @@ fn season_row(r: &AnyRow) -> Result<SeasonRow> {
         },
         phase: r.try_get(6)?,
         finals_id: r.try_get(7)?,
-        master_seed: r.try_get(8)?,
+        master_seed: r
+            .try_get::<Option<String>, _>(8)?
+            .map(|hex| MasterSeed::from_hex(&hex))
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(format!("a season's master seed: {e}")))?,
         commitment: r.try_get(9)?,
         entries_digest: r.try_get(10)?,
         final_standings: r.try_get(11)?,
@@ -200,19 +206,16 @@ impl Store {
                 bot.name, bot.status
             )));
         }
+        // One statement: stored only while the season is still open before its
+        // deadline (a choice checked a moment before the freeze cannot land after
+        // it), and two choices of one author at once end as the later one, never
+        // as a clash on the key (before: a server error on PostgreSQL).
         let mut tx = self.write_tx().await?;
-        sqlx::query("DELETE FROM season_choices WHERE competition_id = $1 AND author_id = $2")
-            .bind(id)
-            .bind(author)
-            .execute(&mut *tx)
-            .await?;
-        // Stored only while the season is still open before its deadline, in
-        // the same statement: a choice checked a moment before the freeze
-        // cannot land after it.
         let stored = sqlx::query(
             "INSERT INTO season_choices (competition_id, author_id, bot_id)
              SELECT $1, $2, $3 WHERE EXISTS
-             (SELECT 1 FROM seasons WHERE competition_id = $1 AND phase = $4 AND deadline_ms > $5)",
+             (SELECT 1 FROM seasons WHERE competition_id = $1 AND phase = $4 AND deadline_ms > $5)
+             ON CONFLICT (competition_id, author_id) DO UPDATE SET bot_id = excluded.bot_id",
         )
         .bind(id)
         .bind(author)
@@ -553,8 +556,7 @@ impl Store {
         let sealed: (Option<String>, Option<String>) = (row.try_get(2)?, row.try_get(3)?);
         let seed = match sealed {
             (Some(master), Some(digest)) => {
-                let master = crate::season::seal::MasterSeed::from_hex(&master)
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                let master = MasterSeed::from_hex(&master).map_err(|e| StoreError::Corrupt(e.to_string()))?;
                 let digest = crate::season::seal::digest_from_hex(&digest)
                     .map_err(|e| StoreError::Corrupt(e.to_string()))?;
                 crate::season::seal::group_seed(&master, &digest, no as u64, deal as u64 + 1)

@@ -3,7 +3,7 @@
 //! `/competitions/{name}/season.jsonl`, which `ladder verify` checks.
 
 use super::{Site, WebError, bot_link, segment};
-use crate::season::seal::SealedEntry;
+use crate::season::seal::{MasterSeed, SealedEntry};
 use crate::season::{self, FinalStandings, FinalsGame, Phase, SeasonHeader, SeasonLine};
 use crate::store::{BotId, BotRow, CompetitionRow, SeasonRow};
 use axum::body::Body;
@@ -45,45 +45,6 @@ pub(super) struct EntryView {
     pub(super) finalist: Option<u32>,
 }
 
-/// Each author's entry as it stands: the one fixed at the freeze; before it,
-/// the version they chose if still in play, else their newest active one.
-/// Host bots are their own entries. By bot key.
-pub(super) async fn current_entries(
-    site: &Site,
-    c: &CompetitionRow,
-    s: &SeasonRow,
-    bots: &[BotRow],
-) -> Result<Vec<(BotId, Option<u32>)>, WebError> {
-    if s.phase != Phase::Open {
-        return Ok(site.store.season_entries(c.id).await?);
-    }
-    let choices = site.store.entry_choices(c.id).await?;
-    let entrants: std::collections::HashSet<BotId> =
-        site.store.entrants(c.id).await?.iter().map(|b| b.id).collect();
-    let mut newest: HashMap<crate::store::AuthorId, BotId> = HashMap::new();
-    let mut out = Vec::new();
-    use crate::store::BotStatus::{Active, BuildFailed, Building, Rejected, Removed};
-    // As the freeze counts them: any version that passed its check.
-    let passed = |b: &BotRow| !matches!(b.status, Building | BuildFailed | Rejected | Removed);
-    for b in bots.iter().filter(|b| b.game == c.game) {
-        match b.author_id {
-            None if b.status == Active && entrants.contains(&b.id) => out.push((b.id, None)),
-            Some(a) if passed(b) => {
-                let n = newest.entry(a).or_insert(b.id);
-                *n = (*n).max(b.id);
-            }
-            _ => {}
-        }
-    }
-    for (a, n) in newest {
-        // A chosen version stays the entry though a newer one superseded it.
-        let eligible = |id: &BotId| bots.iter().any(|b| b.id == *id && passed(b));
-        out.push((choices.get(&a).copied().filter(eligible).unwrap_or(n), None));
-    }
-    out.sort();
-    Ok(out)
-}
-
 /// The season of `c`, if it is one, as its page shows it.
 pub(super) async fn view(
     site: &Site,
@@ -95,7 +56,7 @@ pub(super) async fn view(
     };
     let authors = site.store.author_names().await?;
     let by_id: HashMap<BotId, &BotRow> = bots.iter().map(|b| (b.id, b)).collect();
-    let mut entries: Vec<EntryView> = current_entries(site, c, &s, bots)
+    let mut entries: Vec<EntryView> = crate::server::seasons::current_entries(&site.store, c, &s)
         .await?
         .into_iter()
         .filter_map(|(id, finalist)| {
@@ -136,7 +97,11 @@ pub(super) async fn view(
         commitment: s.commitment.clone(),
         entries_digest: s.entries_digest.clone(),
         // Never before the close: whoever knew it could foresee every die.
-        master_seed: s.master_seed.clone().filter(|_| s.phase == Phase::Closed),
+        master_seed: s
+            .master_seed
+            .as_ref()
+            .filter(|_| s.phase == Phase::Closed)
+            .map(MasterSeed::to_hex),
         entries,
         final_standings,
     }))
@@ -271,7 +236,11 @@ async fn header(
             finalists: finalists.iter().map(|(_, e)| e.clone()).collect(),
             entries_digest: s.entries_digest.clone().unwrap_or_default(),
             commitment: s.commitment.clone().unwrap_or_default(),
-            master_seed: s.master_seed.clone().filter(|_| s.phase == Phase::Closed),
+            master_seed: s
+                .master_seed
+                .as_ref()
+                .filter(|_| s.phase == Phase::Closed)
+                .map(MasterSeed::to_hex),
         },
         finalists,
     ))
@@ -353,7 +322,6 @@ pub(super) async fn author_entries(
     own: &[BotRow],
 ) -> Result<Vec<AuthorEntry>, WebError> {
     let mut out = Vec::new();
-    let all = site.store.bots().await?;
     for c in site.store.competitions().await? {
         if !own.iter().any(|b| b.game == c.game) {
             continue;
@@ -364,7 +332,7 @@ pub(super) async fn author_entries(
         let mine = |id: &BotId| own.iter().find(|b| b.id == *id).map(|b| b.name.clone());
         let (entry, how) = if s.phase == Phase::Open {
             let chosen = site.store.entry_choices(c.id).await?.get(&author).copied();
-            let entries = current_entries(site, &c, &s, &all).await?;
+            let entries = crate::server::seasons::current_entries(&site.store, &c, &s).await?;
             let entry = entries.iter().find_map(|(id, _)| mine(id));
             let how = if chosen.and_then(|id| mine(&id)) == entry && chosen.is_some() {
                 "chosen"

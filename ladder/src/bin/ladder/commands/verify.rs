@@ -66,16 +66,21 @@ pub(crate) fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn fetch(url: &str) -> anyhow::Result<String> {
-    let reply = reqwest::get(url)
+    let mut reply = reqwest::get(url)
         .await
         .with_context(|| format!("fetching {url}"))?;
     let status = reply.status();
     if !status.is_success() {
         anyhow::bail!("fetching {url}: the server answered {status}");
     }
-    let bytes = reply.bytes().await.with_context(|| format!("reading {url}"))?;
-    if bytes.len() > MAX_RECORD_BYTES {
-        anyhow::bail!("{url} is over {MAX_RECORD_BYTES} bytes: not a season's record");
+    // Counted as it arrives: a hostile server's endless body stops at the cap,
+    // not at the machine's memory.
+    let mut bytes = Vec::new();
+    while let Some(chunk) = reply.chunk().await.with_context(|| format!("reading {url}"))? {
+        if bytes.len() + chunk.len() > MAX_RECORD_BYTES {
+            anyhow::bail!("{url} is over {MAX_RECORD_BYTES} bytes: not a season's record");
+        }
+        bytes.extend_from_slice(&chunk);
     }
-    String::from_utf8(bytes.to_vec()).with_context(|| format!("{url} is not UTF-8 text"))
+    String::from_utf8(bytes).with_context(|| format!("{url} is not UTF-8 text"))
 }
