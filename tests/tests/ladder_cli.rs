@@ -1264,3 +1264,37 @@ fn a_worker_at_any_concurrency_relays_nothing_between_rotations() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--server`, `--token-file` and `--ca-cert` are declared once for every
+/// command that calls a server: each command's help says them alike.
+#[test]
+fn the_connection_flags_are_the_same_for_every_client_command() {
+    let flags = |command: &str| -> Vec<String> {
+        let help = ladder(&[command, "--help"]);
+        assert!(help.status.success(), "{command}: {}", text(&help));
+        let said = text(&help);
+        let lines: Vec<String> = ["--server", "--token-file", "--ca-cert"]
+            .iter()
+            .map(|flag| {
+                // The flag's line and the lines its text wraps onto, in one.
+                let at = said
+                    .lines()
+                    .position(|l| l.trim_start().starts_with(flag))
+                    .unwrap_or_else(|| panic!("{command} has no {flag}: {said}"));
+                let rest = said.lines().skip(at + 1);
+                std::iter::once(said.lines().nth(at).unwrap())
+                    .chain(rest.take_while(|l| !l.trim().is_empty() && !l.trim_start().starts_with('-')))
+                    .flat_map(str::split_whitespace)
+                    .filter(|w| !w.starts_with("[default:") && !w.starts_with("http://127.0.0.1:50060]"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        lines
+    };
+    let admin = flags("admin");
+    assert!(admin[1].contains("ASTRAGAL_WORKER_TOKEN"), "{admin:?}");
+    for command in ["author", "submit", "worker"] {
+        assert_eq!(flags(command), admin, "{command}");
+    }
+}

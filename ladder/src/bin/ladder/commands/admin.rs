@@ -1,24 +1,14 @@
 //! `ladder admin`: the host's calls to a running server.
-use super::{read_pem, read_secret, runtime, said, say};
+use super::{Connection, Role, runtime, said, say};
 use clap::{Args, Subcommand};
 use proto::ladder::BotStatus;
 use referee::cli::number_in;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args)]
 pub(crate) struct AdminArgs {
-    /// Server URL.
-    #[arg(long, default_value = "http://127.0.0.1:50060")]
-    pub(crate) server: String,
-    /// File holding the admin token (else $ASTRAGAL_ADMIN_TOKEN): its first line,
-    /// the server's token, at least 16 characters.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) token_file: Option<PathBuf>,
-    /// The authority that signed an https:// server's certificate (PEM), if not a
-    /// public one.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) ca_cert: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) connection: Connection,
     #[command(subcommand)]
     pub(crate) action: AdminAction,
 }
@@ -206,9 +196,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
     use proto::ladder::*;
     let rt = runtime()?;
     rt.block_on(async {
-        let token = read_secret(a.token_file.as_deref(), "ASTRAGAL_ADMIN_TOKEN", "admin token")?;
-        let ca = read_pem(a.ca_cert.as_deref())?;
-        let mut c = ladder::worker::connect(&a.server, &token, ca.as_deref()).await?;
+        let mut c = a.connection.connect(Role::Admin).await?;
         let describe = |i: CompetitionInfo| {
             // An open competition short of bots schedules nothing: say so.
             let short = i.status == CompetitionStatus::Open as i32 && i.active_bots < i.seats;

@@ -1,30 +1,14 @@
 //! `ladder submit` and `ladder author`: an author's own calls, with their token.
-use super::{read_pem, read_secret, runtime, said, say};
+use super::{Connection, Role, runtime, said, say};
 use clap::{Args, Subcommand};
 use proto::ladder::BotStatus;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Where the author's server is and who they are.
-#[derive(Args)]
-pub(crate) struct AuthorConnection {
-    /// The ladder's gRPC URL, as its host gave it.
-    #[arg(long, default_value = "http://127.0.0.1:50060")]
-    pub(crate) server: String,
-    /// File holding your author token (else $ASTRAGAL_AUTHOR_TOKEN), as the host
-    /// gave it: `ladder admin add-author` makes one.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) token_file: Option<PathBuf>,
-    /// The authority that signed an https:// server's certificate (PEM), if not a
-    /// public one.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) ca_cert: Option<PathBuf>,
-}
-
 #[derive(Args)]
 pub(crate) struct SubmitArgs {
     #[command(flatten)]
-    pub(crate) connection: AuthorConnection,
+    pub(crate) connection: Connection,
     /// Your bot: its folder (astragal.toml at its top), or an archive of it
     /// (.tar, .tar.gz, .tgz).
     pub(crate) path: PathBuf,
@@ -33,7 +17,7 @@ pub(crate) struct SubmitArgs {
 #[derive(Args)]
 pub(crate) struct AuthorArgs {
     #[command(flatten)]
-    pub(crate) connection: AuthorConnection,
+    pub(crate) connection: Connection,
     #[command(subcommand)]
     pub(crate) action: AuthorAction,
 }
@@ -99,10 +83,8 @@ pub(crate) enum AuthorAction {
 /// How much of an upload goes in one message.
 const CHUNK: usize = 1 << 20;
 
-async fn connect(c: &AuthorConnection) -> anyhow::Result<ladder::worker::Client> {
-    let token = read_secret(c.token_file.as_deref(), "ASTRAGAL_AUTHOR_TOKEN", "author token")?;
-    let ca = read_pem(c.ca_cert.as_deref())?;
-    Ok(ladder::worker::connect(&c.server, &token, ca.as_deref()).await?)
+async fn connect(c: &Connection) -> anyhow::Result<ladder::worker::Client> {
+    c.connect(Role::Author).await
 }
 
 /// The upload's bytes: a folder packed, or an archive as it is.

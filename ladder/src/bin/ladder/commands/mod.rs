@@ -33,6 +33,71 @@ pub(crate) fn said(s: tonic::Status) -> anyhow::Error {
     }
 }
 
+/// Where a ladder server is and who calls it: the flags `admin`, `submit`,
+/// `author` and `worker` share, declared once.
+#[derive(Args)]
+pub(crate) struct Connection {
+    /// The ladder's gRPC URL, as its host gave it (https:// for TLS).
+    #[arg(long, default_value = "http://127.0.0.1:50060")]
+    pub(crate) server: String,
+    /// File holding your token, its first line: the admin token for `admin`
+    /// (else $ASTRAGAL_ADMIN_TOKEN), an author's for `submit` and `author`
+    /// (else $ASTRAGAL_AUTHOR_TOKEN; `ladder admin add-author` makes one), a
+    /// worker's for `worker` (else $ASTRAGAL_WORKER_TOKEN; `ladder admin
+    /// add-worker`). Never on the command line, which any process can read.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// The authority that signed an https:// server's certificate (PEM), if not a
+    /// public one.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ca_cert: Option<PathBuf>,
+}
+
+/// Whose token a command sends.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Role {
+    Admin,
+    Author,
+    Worker,
+}
+
+impl Role {
+    fn env(self) -> &'static str {
+        match self {
+            Role::Admin => "ASTRAGAL_ADMIN_TOKEN",
+            Role::Author => "ASTRAGAL_AUTHOR_TOKEN",
+            Role::Worker => "ASTRAGAL_WORKER_TOKEN",
+        }
+    }
+
+    fn token(self) -> &'static str {
+        match self {
+            Role::Admin => "admin token",
+            Role::Author => "author token",
+            Role::Worker => "worker token",
+        }
+    }
+}
+
+impl Connection {
+    /// The token `role` calls with, from `--token-file` or its variable.
+    pub(crate) fn token(&self, role: Role) -> anyhow::Result<String> {
+        read_secret(self.token_file.as_deref(), role.env(), role.token())
+    }
+
+    /// The `--ca-cert` authority's PEM, if one was given.
+    pub(crate) fn ca_pem(&self) -> anyhow::Result<Option<Vec<u8>>> {
+        read_pem(self.ca_cert.as_deref())
+    }
+
+    /// A client of the server, calling as `role`.
+    pub(crate) async fn connect(&self, role: Role) -> anyhow::Result<ladder::worker::Client> {
+        let token = self.token(role)?;
+        let ca = self.ca_pem()?;
+        Ok(ladder::worker::connect(&self.server, &token, ca.as_deref()).await?)
+    }
+}
+
 /// A secret from a file (its first line) or else an environment variable; never
 /// from the command line, which any process on the machine can read.
 pub(crate) fn read_secret(file: Option<&std::path::Path>, env: &str, what: &str) -> anyhow::Result<String> {

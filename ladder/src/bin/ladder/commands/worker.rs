@@ -1,5 +1,5 @@
 //! `ladder worker`: lease groups, play them in the sandbox, report.
-use super::{read_pem, read_secret, runtime, shutdown_signal};
+use super::{Connection, Role, runtime, shutdown_signal};
 use anyhow::{Context, bail};
 use clap::Args;
 use referee::cli::number_in;
@@ -9,17 +9,8 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub(crate) struct WorkerArgs {
-    /// Server URL.
-    #[arg(long, default_value = "http://127.0.0.1:50060")]
-    pub(crate) server: String,
-    /// File holding this worker's token (else $ASTRAGAL_WORKER_TOKEN); the admin
-    /// makes one with `ladder admin add-worker NAME`.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) token_file: Option<PathBuf>,
-    /// The authority that signed an https:// server's certificate (PEM), if not a
-    /// public one.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) ca_cert: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) connection: Connection,
     /// Groups played at once.
     #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 1024))]
     pub(crate) concurrency: usize,
@@ -174,14 +165,14 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
         a.log_dir
             .iter()
             .cloned()
-            .chain(a.token_file.iter().cloned())
+            .chain(a.connection.token_file.iter().cloned())
             .chain(a.cache_dir.iter().cloned()),
     );
     let rt = runtime()?;
     let cfg = ladder::worker::WorkerConfig {
-        token: read_secret(a.token_file.as_deref(), "ASTRAGAL_WORKER_TOKEN", "worker token")?,
-        ca_pem: read_pem(a.ca_cert.as_deref())?,
-        server: a.server,
+        token: a.connection.token(Role::Worker)?,
+        ca_pem: a.connection.ca_pem()?,
+        server: a.connection.server,
         name: a.name,
         concurrency: a.concurrency,
         batch: a.batch,
