@@ -92,12 +92,11 @@ pub(super) struct SeparatedBounds {
 /// even-chance points take the estimates as they are.
 pub(super) fn separated_bounds(
     results: &Results,
-    orders: &[(u128, f64)],
     classes: &Classes,
     theta: &[f64],
     cov: &[f64],
 ) -> SeparatedBounds {
-    let groups = gather(results, orders, classes);
+    let groups = gather(results, classes);
     let value = place(&groups, classes, theta, TAIL.ln(), Some(cov));
     let middle = place(&groups, classes, theta, 0.5f64.ln(), None);
     let n = theta.len();
@@ -233,7 +232,7 @@ fn place(groups: &[Group], classes: &Classes, theta: &[f64], target: f64, cov: O
 
 /// Each separated group's units: per game, for each member, the players of
 /// other groups it placed ahead of (never lost) or behind (never won).
-fn gather(results: &Results, orders: &[(u128, f64)], classes: &Classes) -> Vec<Group> {
+fn gather(results: &Results, classes: &Classes) -> Vec<Group> {
     let n = classes.separated.len();
     let mut groups: Vec<Group> = Vec::new();
     let mut group_of: HashMap<usize, usize> = HashMap::new();
@@ -294,23 +293,17 @@ fn gather(results: &Results, orders: &[(u128, f64)], classes: &Classes) -> Vec<G
             groups[k].units.push(unit);
         }
     };
-    if results.grouped == results.total && results.group_count() > 0.0 {
-        let mut played: Vec<(&i64, &Vec<(u128, f64)>)> = results.groups.iter().collect();
-        played.sort_unstable_by_key(|g| g.0);
-        for (_, games) in played {
-            add_unit(&mut games.iter().copied(), 1.0);
-        }
-        // Groups counted by their rankings: one unit standing for that many.
-        let mut counted: Vec<(&Vec<(u128, u64)>, &f64)> = results.counted_groups.iter().collect();
-        counted.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        for (games, &count) in counted {
-            add_unit(&mut games.iter().map(|&(k, w)| (k, f64::from_bits(w))), count);
-        }
-    } else {
-        // Independent games: a ranking seen `weight` times is that many trials.
-        for &(key, weight) in orders {
-            add_unit(&mut std::iter::once((key, 1.0)), weight);
-        }
+    // Every game is in a group (one without is its own), so a group is a unit.
+    let mut played: Vec<(&i64, &Vec<(u128, f64)>)> = results.groups.iter().collect();
+    played.sort_unstable_by_key(|g| g.0);
+    for (_, games) in played {
+        add_unit(&mut games.iter().copied(), 1.0);
+    }
+    // Groups counted by their rankings: one unit standing for that many.
+    let mut counted: Vec<(&Vec<(u128, u64)>, &f64)> = results.counted_groups.iter().collect();
+    counted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    for (games, &count) in counted {
+        add_unit(&mut games.iter().map(|&(k, w)| (k, f64::from_bits(w))), count);
     }
     groups
 }
