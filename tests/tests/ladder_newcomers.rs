@@ -205,6 +205,65 @@ fn a_worker_keeps_each_runtimes_promise_before_it_offers_it() {
         }
         let found = check_runtime("python3", &sandbox).unwrap_or_else(|e| panic!("{level}: {e}"));
         assert!(found.starts_with("Python 3."), "{level}: {found}");
+        // Cargo's promise is kept where cargo is on the bots' PATH, and refused
+        // in its own words where it is not (here rustup's cargo is in ~/.cargo).
+        let on_bots_path = referee::sandbox::BOT_PATH
+            .split(':')
+            .any(|dir| Path::new(dir).join("cargo").is_file());
+        match check_runtime("cargo", &sandbox) {
+            Ok(found) => {
+                assert!(on_bots_path, "{level}: cargo kept off the bots' PATH: {found}");
+                assert!(
+                    found.contains("cargo ") && found.contains("rustc's program runs"),
+                    "{level}: {found}"
+                );
+            }
+            Err(why) => {
+                assert!(!on_bots_path, "{level}: {why}");
+                assert!(
+                    why.contains("cargo") && why.contains("not found"),
+                    "{level}: {why}"
+                );
+            }
+        }
+        // The engine's package: offered only where the host gave it, and only of
+        // the worker's own version.
+        let why = check_runtime("python3-engine", &sandbox).unwrap_err();
+        assert!(
+            why.contains("No module named 'astragal_engine'"),
+            "{level}: {why}"
+        );
+        let with = |dir: &Path| {
+            let mut s = sandbox.clone();
+            s.env
+                .push(("PYTHONPATH".into(), dir.to_string_lossy().into_owned()));
+            s.read_only.push(dir.to_owned());
+            s
+        };
+        let package = astragal_tests::python_package();
+        let found =
+            check_runtime("python3-engine", &with(&package)).unwrap_or_else(|e| panic!("{level}: {e}"));
+        assert!(
+            found.starts_with("Python 3.")
+                && found.ends_with(&format!("with astragal_engine {}", engine::ENGINE_VERSION)),
+            "{level}: {found}"
+        );
+        let old = tempfile::tempdir().unwrap();
+        std::fs::create_dir(old.path().join("astragal_engine")).unwrap();
+        std::fs::write(
+            old.path().join("astragal_engine/__init__.py"),
+            "ENGINE_VERSION = '0.0.1'\n",
+        )
+        .unwrap();
+        let why = check_runtime(
+            "python3-engine",
+            &with(&std::fs::canonicalize(old.path()).unwrap()),
+        )
+        .unwrap_err();
+        assert!(
+            why.contains("\"0.0.1\"") && why.contains(engine::ENGINE_VERSION),
+            "{level}: {why}"
+        );
         let broken = Probe {
             files: &[("probe.sh", "echo 'cc: fatal error: no input files' >&2\nexit 4\n")],
             command: "sh probe.sh",
@@ -297,5 +356,102 @@ fn the_cpp_and_java_starters_upload_build_and_pass_their_check_as_they_are() {
                 .unwrap_or_else(|| panic!("no starter-{kit}-{game}: {bots}"));
             assert!(line.contains("): active"), "{line}\n{bots}");
         }
+    }
+}
+
+/// The searching Python starter goes up as it is, its manifest beside the plain
+/// one's (`ladder submit --manifest search.toml`): a worker without the engine's
+/// package leaves it alone, and one that offers it (`--python-engine`) checks it
+/// and plays its games, in the sandbox where this machine has one.
+#[test]
+fn the_searching_starter_uploads_as_it_is_and_plays_where_the_engine_is_offered() {
+    use referee::sandbox::Level;
+    let package = astragal_tests::python_package();
+    let level = *levels("the searching starter uploaded").last().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let t = rt.block_on(test_stores("newcomers-engine")).remove(0);
+    let scratch = tempfile::tempdir().unwrap();
+    let server = LadderServer::start(&t.url, ADMIN_TOKEN, &[]);
+    let admin = |args: &[&str]| ladder_admin(&server.url, ADMIN_TOKEN, args);
+    let worker = admin(&["add-worker", "w1"]).trim().to_owned();
+    let author = scratch.path().join("dana.token");
+    std::fs::write(&author, admin(&["add-author", "dana", "--max-bots", "10"])).unwrap();
+    admin(&["register-bot", "rnd", "ur", "builtin:random"]);
+    admin(&["open", "ur-engine", "--game", "ur", "--max-games", "4"]);
+    let kit = astragal_tests::workspace_root().join("bots/starters/python");
+    let o = ladder(
+        &[
+            "submit",
+            "--server",
+            &server.url,
+            "--token-file",
+            &author.to_string_lossy(),
+            "--manifest",
+            &kit.join("search.toml").to_string_lossy(),
+            &kit.to_string_lossy(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let bots = || {
+        let o = ladder(
+            &[
+                "author",
+                "--server",
+                &server.url,
+                "--token-file",
+                &author.to_string_lossy(),
+                "bots",
+            ],
+            &[],
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let sandbox: &[&str] = match level {
+        Level::Isolated => &["--sandbox", "isolated"],
+        Level::None => &["--sandbox", "none", "--allow-unsandboxed"],
+    };
+    let run_worker = |more: &[&str]| {
+        let mut args = vec!["worker", "--server", &server.url, "--exit-when-idle"];
+        args.extend_from_slice(sandbox);
+        args.extend_from_slice(more);
+        let o = ladder(&args, &[("ASTRAGAL_WORKER_TOKEN", &worker)]);
+        assert!(o.status.success(), "{}", text(&o));
+        text(&o)
+    };
+    // Without the package the runtime is not this worker's: nothing is taken.
+    run_worker(&["--runtimes", "python3"]);
+    let before = bots();
+    assert!(
+        before.contains("starter-python-search-ur ") && !before.contains("): active"),
+        "{before}"
+    );
+    let said = run_worker(&[
+        "--runtimes",
+        "python3-engine",
+        "--python-engine",
+        &package.to_string_lossy(),
+    ]);
+    assert!(
+        said.contains("runtime python3-engine: Python 3.") && said.contains(engine::ENGINE_VERSION),
+        "{said}"
+    );
+    let after = bots();
+    for game in engine::GAME_IDS {
+        let line = after
+            .lines()
+            .find(|l| l.starts_with(&format!("starter-python-search-{game} ")))
+            .unwrap_or_else(|| panic!("no starter-python-search-{game}: {after}"));
+        assert!(line.contains("): active"), "{line}\n{after}");
+    }
+    let (status, games) = http_get(server.web, "/competitions/ur-engine/games.jsonl");
+    assert_eq!(status, 200, "{games}");
+    let records: Vec<serde_json::Value> = games
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON record"))
+        .collect();
+    assert_eq!(records.len(), 4, "{games}");
+    for r in &records {
+        assert!(r.to_string().contains("starter-python-search-ur"), "{r}");
     }
 }

@@ -556,22 +556,36 @@ fn normalize(raw: &[u8], shown: &str) -> Result<Option<String>, ArchiveError> {
 /// # Errors
 /// The folder cannot be read.
 pub fn pack_folder(dir: &Path) -> std::io::Result<Vec<u8>> {
+    pack_folder_with_manifest(dir, None)
+}
+
+/// [`pack_folder`], with `manifest` as its astragal.toml instead of the
+/// folder's own (one folder, several bots: `ladder submit --manifest`).
+///
+/// # Errors
+/// The folder cannot be read.
+pub fn pack_folder_with_manifest(dir: &Path, manifest: Option<&[u8]>) -> std::io::Result<Vec<u8>> {
     fn walk(
         out: &mut tar::Builder<flate2::write::GzEncoder<Vec<u8>>>,
         dir: &Path,
         prefix: &Path,
+        manifest: Option<&[u8]>,
     ) -> std::io::Result<()> {
         let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<std::io::Result<_>>()?;
         entries.sort_by_key(std::fs::DirEntry::file_name);
         for entry in entries {
             let name = prefix.join(entry.file_name());
+            if let Some(text) = manifest.filter(|_| name == Path::new(super::MANIFEST)) {
+                append_file(out, &name, text)?;
+                continue;
+            }
             let kind = entry.file_type()?;
             if kind.is_dir() {
                 if entry.file_name() == ".git" {
                     continue;
                 }
                 out.append_dir(&name, entry.path())?;
-                walk(out, &entry.path(), &name)?;
+                walk(out, &entry.path(), &name, None)?;
             } else {
                 out.append_path_with_name(entry.path(), &name)?;
             }
@@ -581,8 +595,24 @@ pub fn pack_folder(dir: &Path) -> std::io::Result<Vec<u8>> {
     let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
     let mut out = tar::Builder::new(gz);
     out.follow_symlinks(false);
-    walk(&mut out, dir, Path::new(""))?;
+    walk(&mut out, dir, Path::new(""), manifest)?;
+    if let Some(text) = manifest.filter(|_| !dir.join(super::MANIFEST).exists()) {
+        append_file(&mut out, Path::new(super::MANIFEST), text)?;
+    }
     out.into_inner()?.finish()
+}
+
+/// A plain file of `text` at `name` in the archive.
+fn append_file<W: std::io::Write>(
+    out: &mut tar::Builder<W>,
+    name: &Path,
+    text: &[u8],
+) -> std::io::Result<()> {
+    let mut header = tar::Header::new_gnu();
+    header.set_size(text.len() as u64);
+    header.set_mode(0o644);
+    header.set_entry_type(tar::EntryType::Regular);
+    out.append_data(&mut header, name, text)
 }
 
 /// A packed tree and its name: the SHA-256 of its bytes, in hex.

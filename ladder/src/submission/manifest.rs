@@ -30,6 +30,10 @@ pub const RUNTIMES: &[Runtime] = &[
         gives: "python3 and its standard library (no packages: vendor them)",
     },
     Runtime {
+        name: "python3-engine",
+        gives: "python3, its standard library and the astragal_engine package, of the rules the referee plays",
+    },
+    Runtime {
         name: "node",
         gives: "node and its standard library (vendor node_modules)",
     },

@@ -5,7 +5,9 @@
 pub mod archive;
 pub mod manifest;
 
-pub use archive::{ArchiveError, ArchiveLimits, Artifact, Node, Tree, pack_folder};
+pub use archive::{
+    ArchiveError, ArchiveLimits, Artifact, Node, Tree, pack_folder, pack_folder_with_manifest,
+};
 pub use manifest::{Manifest, ManifestError, RUNTIMES};
 
 /// The manifest's name in the bot's folder.

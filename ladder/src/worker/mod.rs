@@ -167,8 +167,9 @@ fn is_verdict(code: tonic::Code) -> bool {
 }
 
 /// The runtimes whose programs this machine has on the bots' PATH: what a
-/// worker offers uploaded bots unless told otherwise.
-pub fn detect_runtimes() -> Vec<String> {
+/// worker offers uploaded bots unless told otherwise. `python3-engine` only
+/// where the host gave the engine's package (`with_engine`).
+pub fn detect_runtimes(with_engine: bool) -> Vec<String> {
     let on_path = |program: &str| {
         referee::sandbox::BOT_PATH
             .split(':')
@@ -179,6 +180,8 @@ pub fn detect_runtimes() -> Vec<String> {
         .filter(|r| {
             let needs: &[&str] = match r.name {
                 "python3" => &["python3"],
+                "python3-engine" if with_engine => &["python3"],
+                "python3-engine" => return false,
                 "node" => &["node"],
                 "java" => &["java", "javac"],
                 "cc" => &["cc", "make"],

@@ -48,6 +48,12 @@ pub fn probe(runtime: &str) -> Option<Probe> {
             files: &[],
             command: "python3 -c \"import sys, json, sqlite3; print('Python', sys.version.split()[0])\"",
         },
+        // The package's folder is on PYTHONPATH through the sandbox's own
+        // environment (`ladder worker --python-engine`).
+        "python3-engine" => Probe {
+            files: &[],
+            command: "python3 -c \"import sys, astragal_engine as e; print('Python', sys.version.split()[0], 'with astragal_engine', e.ENGINE_VERSION)\"",
+        },
         "node" => Probe {
             files: &[],
             command: "node -e \"console.log('node ' + process.version)\"",
@@ -111,8 +117,21 @@ pub fn check(probe: &Probe, sandbox: &Sandbox, limit: Duration) -> Result<String
 /// # Errors
 /// Why this machine does not keep it.
 pub fn check_runtime(runtime: &str, sandbox: &Sandbox) -> Result<String, String> {
-    match probe(runtime) {
-        Some(p) => check(&p, sandbox, Duration::from_secs(120)),
-        None => Ok("nothing to check".to_owned()),
+    let found = match probe(runtime) {
+        Some(p) => check(&p, sandbox, Duration::from_secs(120))?,
+        None => return Ok("nothing to check".to_owned()),
+    };
+    // A search bot simulates with the package: rules other than the referee's
+    // would make it plan for a game it is not playing.
+    if runtime == "python3-engine" {
+        let version = found.rsplit(' ').next().unwrap_or_default();
+        if version != engine::ENGINE_VERSION {
+            return Err(format!(
+                "its astragal_engine is version {version:?}, and this worker's referee plays the rules of {}: \
+                 install the package of this release (pip install --target DIR ./python)",
+                engine::ENGINE_VERSION
+            ));
+        }
     }
+    Ok(found)
 }

@@ -667,7 +667,7 @@ pub fn prepare_in(
             (cmd, None, uid, Some(seccomp))
         }
     };
-    cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    cmd.envs(sandbox.env.iter().chain(env).map(|(k, v)| (k, v)));
     let limits_memory = cgroup.as_ref().is_some_and(BotCgroup::limits_memory);
     let child = ChildPlan {
         cgroup_fds: cgroup.as_ref().map(BotCgroup::join_fds).unwrap_or_default(),

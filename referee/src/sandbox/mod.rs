@@ -102,6 +102,10 @@ pub struct Sandbox {
     /// The bytes an isolated build may write, everything it makes included: a
     /// tmpfs of this size (its pages count against its memory too).
     pub build_area: u64,
+    /// Variables the host gives every process it contains, bots and builds alike,
+    /// after the fixed ones and before a seat's own (`ladder worker
+    /// --python-engine` puts its package folder on `PYTHONPATH` this way).
+    pub env: Vec<(String, String)>,
 }
 
 impl Default for Sandbox {
@@ -117,6 +121,7 @@ impl Default for Sandbox {
             hidden: Vec::new(),
             uids: UidRange::default(),
             build_area: 256 * MIB,
+            env: Vec::new(),
         }
     }
 }
@@ -311,6 +316,7 @@ impl SandboxArgs {
             hidden: Vec::new(),
             uids: self.uids,
             build_area: Sandbox::default().build_area,
+            env: Vec::new(),
         })
     }
 }

@@ -12,6 +12,11 @@ pub(crate) struct SubmitArgs {
     /// Your bot: its folder (astragal.toml at its top), or an archive of it
     /// (.tar, .tar.gz, .tgz).
     pub(crate) path: PathBuf,
+    /// A manifest to upload as the folder's astragal.toml, for a folder that
+    /// holds more than one bot (the Python starter's `search.toml`, say): the
+    /// folder's own astragal.toml, if any, is left out.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) manifest: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -87,10 +92,23 @@ async fn connect(c: &Connection) -> anyhow::Result<ladder::worker::Client> {
     c.connect(Role::Author).await
 }
 
-/// The upload's bytes: a folder packed, or an archive as it is.
-fn upload_of(path: &Path) -> anyhow::Result<Vec<u8>> {
+/// The upload's bytes: a folder packed (with `manifest` as its astragal.toml
+/// when given), or an archive as it is.
+fn upload_of(path: &Path, manifest: Option<&Path>) -> anyhow::Result<Vec<u8>> {
     use anyhow::Context;
     let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if let Some(file) = manifest {
+        if !meta.is_dir() {
+            anyhow::bail!(
+                "--manifest is for a folder; {} is an archive, whose astragal.toml is its own",
+                path.display()
+            );
+        }
+        let text =
+            std::fs::read(file).with_context(|| format!("--manifest: cannot read {}", file.display()))?;
+        return ladder::submission::pack_folder_with_manifest(path, Some(&text))
+            .with_context(|| format!("cannot pack {}", path.display()));
+    }
     if meta.is_dir() {
         if !path.join(ladder::submission::MANIFEST).is_file() {
             anyhow::bail!(
@@ -106,7 +124,7 @@ fn upload_of(path: &Path) -> anyhow::Result<Vec<u8>> {
 }
 
 pub(crate) fn submit(a: SubmitArgs) -> anyhow::Result<ExitCode> {
-    let bytes = upload_of(&a.path)?;
+    let bytes = upload_of(&a.path, a.manifest.as_deref())?;
     // The same check the server makes, with the default limits and every runtime:
     // most mistakes are told here, before anything is sent.
     // The server's list of runtimes is its own: a runtime unknown here is unknown

@@ -40,11 +40,21 @@ pub(crate) struct WorkerArgs {
     #[arg(long)]
     pub(crate) allow_unsandboxed: bool,
     /// The runtimes this machine offers authors' uploaded bots, comma-separated
-    /// (native, python3, node, java, cc, cargo): this worker builds, checks and
-    /// plays only uploaded bots of these. Default: those whose programs are on
-    /// the bots' PATH here. `none`: only the host's own bots.
+    /// (native, python3, python3-engine, node, java, cc, cargo): this worker
+    /// builds, checks and plays only uploaded bots of these. Default: those whose
+    /// programs are on the bots' PATH here (python3-engine only with
+    /// --python-engine). `none`: only the host's own bots.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub(crate) runtimes: Option<Vec<String>>,
+    /// A folder holding the engine's Python package (its `astragal_engine`
+    /// folder), made from this release with `pip install --target DIR ./python`:
+    /// shown read-only to every bot and build, and put on their PYTHONPATH, so
+    /// this worker can offer the runtime `python3-engine` (bots that simulate
+    /// games with the rules the referee plays, like the searching Python
+    /// starter). Checked before it is offered: the package imports and is of
+    /// this worker's engine version.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) python_engine: Option<PathBuf>,
     /// Where uploaded bots' folders are kept between runs (default: a new
     /// temporary folder each run).
     #[arg(long, value_name = "DIR")]
@@ -101,6 +111,13 @@ pub(crate) struct WorkerArgs {
 pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
     let mut sandbox = a.sandbox.sandbox(Level::Isolated).map_err(anyhow::Error::msg)?;
     sandbox.build_area = a.build_area << 20;
+    if let Some(dir) = &a.python_engine {
+        let dir = engine_folder(dir)?;
+        sandbox
+            .env
+            .push(("PYTHONPATH".to_owned(), dir.to_string_lossy().into_owned()));
+        sandbox.read_only.push(dir);
+    }
     if sandbox.level == Level::None && !a.allow_unsandboxed {
         bail!(
             "a worker runs programs strangers registered: it refuses `--sandbox none` unless you also pass \
@@ -124,7 +141,7 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
     }
     let declared = a.runtimes.is_some();
     let runtimes = match a.runtimes {
-        None => ladder::worker::detect_runtimes(),
+        None => ladder::worker::detect_runtimes(a.python_engine.is_some()),
         Some(list) if list == ["none"] => Vec::new(),
         Some(list) => {
             let known = ladder::submission::all_runtimes();
@@ -147,6 +164,9 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
                 eprintln!("ladder worker: runtime {runtime}: {found}");
                 kept.push(runtime);
             }
+            Err(why) if declared && runtime == "python3-engine" && a.python_engine.is_none() => bail!(
+                "--runtimes: python3-engine needs the engine's package: give --python-engine DIR ({why})"
+            ),
             Err(why) if declared => bail!("--runtimes: {runtime} is not kept on this machine: {why}"),
             Err(why) => eprintln!("ladder worker: runtime {runtime} not offered: {why}"),
         }
@@ -214,4 +234,23 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
     // sandbox dies with this process, which does not wait for it.
     rt.shutdown_background();
     Ok(ExitCode::SUCCESS)
+}
+
+/// The folder `--python-engine` names, as bots will see it: a real folder
+/// (links resolved) that holds the package.
+fn engine_folder(dir: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let real = std::fs::canonicalize(dir)
+        .with_context(|| format!("--python-engine {}: no such folder", dir.display()))?;
+    if !real.join("astragal_engine").join("__init__.py").is_file() {
+        bail!(
+            "--python-engine {}: it holds no astragal_engine package; make it with \
+             `pip install --target {} ./python` from this release",
+            dir.display(),
+            dir.display()
+        );
+    }
+    if real.to_str().is_none() {
+        bail!("--python-engine {}: its path is not UTF-8", dir.display());
+    }
+    Ok(real)
 }
