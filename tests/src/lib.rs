@@ -908,6 +908,32 @@ pub mod browser {
             std::fs::write(png, bytes).unwrap();
         }
 
+        /// Runs `js` (a function body) in the page; what it returns.
+        pub fn script(&self, js: &str) -> serde_json::Value {
+            self.in_session(
+                "POST",
+                "/execute/sync",
+                serde_json::json!({ "script": js, "args": [] }),
+            )
+        }
+
+        /// What runs off the page's right edge (tag, class and right edge of each
+        /// element that ends beyond the window's width); empty when the page fits.
+        pub fn overflowing(&self) -> Vec<String> {
+            let v = self.script(
+                "const w = window.innerWidth; const out = [];\
+                 if (document.documentElement.scrollWidth > w) { out.push('page ' + document.documentElement.scrollWidth + ' > ' + w); }\
+                 for (const e of document.querySelectorAll('body *')) {\
+                   const r = e.getBoundingClientRect();\
+                   if (r.right > w + 0.5) { out.push(e.tagName + '.' + e.className + ' ends at ' + Math.round(r.right)); }\
+                 }\
+                 return out;",
+            );
+            v.as_array()
+                .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect())
+                .unwrap_or_default()
+        }
+
         /// Forgets every cookie: the browser is a stranger again.
         pub fn forget_cookies(&self) {
             self.in_session("DELETE", "/cookie", serde_json::Value::Null);

@@ -493,6 +493,37 @@ async fn in_a_real_browser_an_author_signs_in_uploads_and_reads_their_logs() {
     .await
     .unwrap();
     let Some(d) = d else { return };
+    // A second bot that prints a long debug word on stdout at its first move: its
+    // check fails, and the report quotes the line.
+    let chatty = dir.path().join("chatty");
+    std::fs::create_dir_all(&chatty).unwrap();
+    std::fs::write(
+        chatty.join("astragal.toml"),
+        "name = \"chatty\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"python3 bot.py\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chatty.join("bot.py"),
+        r#"import sys
+for line in sys.stdin:
+    w = line.split()
+    if not w:
+        continue
+    if w[0] == "astragal":
+        print("id name=chatty author=alice")
+        print("astragalok version=1")
+    elif w[0] == "isready":
+        print("readyok")
+    elif w[0] == "go":
+        print("debug:" + "cell-values-" * 120)
+    elif w[0] == "quit":
+        break
+    sys.stdout.flush()
+"#,
+    )
+    .unwrap();
+    let mut as_alice = worker::connect(&server.url, ALICE, None).await.unwrap();
+    submit(&mut as_alice, ladder::submission::pack_folder(&chatty).unwrap()).await;
 
     // A worker builds, checks and plays it.
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -522,6 +553,12 @@ async fn in_a_real_browser_an_author_signs_in_uploads_and_reads_their_logs() {
         let at = bot.find("href=\"/author/games/").unwrap() + "href=\"/author/games/".len();
         let game: String = bot[at..].chars().take_while(char::is_ascii_digit).collect();
         shot(&d, "bot");
+        // A long check report wraps inside the page, its advice in view.
+        let report = until(&d, "/author/bots/chatty", "cell-values-cell-values");
+        assert!(report.contains("Check report"), "{report}");
+        let off = d.overflowing();
+        assert!(off.is_empty(), "the check report runs off the page: {off:?}");
+        shot(&d, "rejected-report");
         d.goto(&format!("{base2}/author/games/{game}"));
         let page = d.source();
         assert!(
@@ -547,6 +584,13 @@ async fn in_a_real_browser_an_author_signs_in_uploads_and_reads_their_logs() {
         shot(&d, "game-phone");
         d.goto(&format!("{base2}/author"));
         shot(&d, "home-phone");
+        d.goto(&format!("{base2}/author/bots/chatty"));
+        let off = d.overflowing();
+        assert!(
+            off.is_empty(),
+            "the check report runs off a phone's page: {off:?}"
+        );
+        shot(&d, "rejected-report-phone");
         d.resize(desktop);
         // A stranger: no session.
         d.forget_cookies();

@@ -721,7 +721,7 @@ impl Store {
                 build_log, report, ..
             } => (
                 BotStatus::Rejected,
-                format!("it failed its check: {}", first_failing_line(report, true)),
+                format!("it failed {}", first_failing_line(report, true)),
                 build_log,
                 report.as_str(),
             ),
@@ -835,14 +835,21 @@ pub(crate) fn first_failing_line(text: &str, report: bool) -> String {
     };
     let Some(line) = found else {
         return if report {
-            "the report says why"
+            "its check: the report says why"
         } else {
             "its log says why"
         }
         .to_owned();
     };
     const MOST: usize = 200;
-    let mut line = line.to_string();
+    // A report's line is `FAIL <check> <what>`: said as a sentence.
+    let mut line = match line.strip_prefix("FAIL").map(str::trim_start) {
+        Some(rest) if report => match rest.split_once(char::is_whitespace) {
+            Some((check, what)) => format!("its {check} check: {}", what.trim_start()),
+            None => format!("its {rest} check"),
+        },
+        _ => line.to_string(),
+    };
     if line.chars().count() > MOST {
         line = line.chars().take(MOST).collect::<String>() + "…";
     }
@@ -1311,8 +1318,8 @@ mod tests {
         let report = "check-bot on ur\nok   handshake  fine\nFAIL games      seat 0: move 3: illegal move \"x\"\n1/2 checks passed on ur: FAILED\n";
         assert_eq!(
             first_failing_line(report, true),
-            "FAIL games      seat 0: move 3: illegal move \"x\" (the report says more)"
+            "its games check: seat 0: move 3: illegal move \"x\" (the report says more)"
         );
-        assert_eq!(first_failing_line("", true), "the report says why");
+        assert_eq!(first_failing_line("", true), "its check: the report says why");
     }
 }

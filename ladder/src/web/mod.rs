@@ -236,7 +236,7 @@ caption{text-align:left;font-weight:600;padding:4px 0}td,th{padding:3px 10px;tex
 td:first-child,th:first-child,td.name,th.name{text-align:left}td.detail{white-space:pre-wrap;word-break:break-word;text-align:left;color:#3d4453;font-size:.92em;padding-bottom:6px}\
 table.faults tr.head td{border-bottom:none}figure{margin:0 0 1em}figcaption{font-size:.9em;color:#5a6170}a{color:#2d5fd3}\
 .facts{display:flex;flex-wrap:wrap;gap:6px 18px;padding:0;list-style:none}.facts b{font-size:1.15em}\
-.out,.waiting{color:#8a4b00}code.hash{word-break:break-all}.winner{color:#1e6b2f}pre.log{white-space:pre-wrap;overflow-wrap:anywhere;max-width:100%;box-sizing:border-box;\
+.out,.waiting{color:#8a4b00}code{overflow-wrap:anywhere}code.hash{word-break:break-all}.winner{color:#1e6b2f}pre.log{white-space:pre-wrap;overflow-wrap:anywhere;max-width:100%;box-sizing:border-box;\
 margin:0 0 1em;padding:8px;background:#fff;border:1px solid #d5d9e2;font-size:.88em}.note{font-size:.9em;color:#5a6170;margin:.2em 0}.chart{width:100%;max-width:560px;height:auto;background:#fff;border:1px solid #d5d9e2}\
 .chart .grid{stroke:#e4e7ee}.chart .tick{font-size:13px;fill:#5a6170}.chart .band{fill:#2d5fd3;fill-opacity:.15}\
 .chart .line{fill:none;stroke:#2d5fd3;stroke-width:2}.chart circle{fill:#2d5fd3}\
