@@ -455,3 +455,65 @@ fn the_searching_starter_uploads_as_it_is_and_plays_where_the_engine_is_offered(
         assert!(r.to_string().contains("starter-python-search-ur"), "{r}");
     }
 }
+
+/// A newcomer's first upload, a starter kit of five games, meets a cap of three
+/// bots: refused as a whole, saying why in terms of the upload (it used to
+/// count the bots it was making: "you have 3 bots" to an author with none).
+/// Under the default cap it goes up; its first version answers to `NAME@1`.
+#[test]
+fn a_starter_kit_fits_the_default_cap_and_a_smaller_cap_says_why_not() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let t = rt.block_on(test_stores("newcomers-cap")).remove(0);
+    let scratch = tempfile::tempdir().unwrap();
+    let server = LadderServer::start(&t.url, ADMIN_TOKEN, &[]);
+    let admin = |args: &[&str]| ladder_admin(&server.url, ADMIN_TOKEN, args);
+    let kit = astragal_tests::workspace_root().join("bots/starters/python");
+    let upload = |token: &Path| {
+        ladder(
+            &[
+                "submit",
+                "--server",
+                &server.url,
+                "--token-file",
+                &token.to_string_lossy(),
+                &kit.to_string_lossy(),
+            ],
+            &[],
+        )
+    };
+    let small = scratch.path().join("erin.token");
+    std::fs::write(&small, admin(&["add-author", "erin", "--max-bots", "3"])).unwrap();
+    let o = upload(&small);
+    assert!(!o.status.success());
+    let said = text(&o);
+    assert!(
+        said.contains("this upload makes a bot for each of its 5 games")
+            && said.contains("gives you 3 bots, 0 of them made already"),
+        "{said}"
+    );
+    let author = |token: &Path, args: &[&str]| {
+        let mut all = vec!["author", "--server", &server.url, "--token-file"];
+        let token = token.to_string_lossy().into_owned();
+        all.push(&token);
+        all.extend_from_slice(args);
+        ladder(&all, &[])
+    };
+    let mine = String::from_utf8_lossy(&author(&small, &["bots"]).stdout).into_owned();
+    assert!(
+        mine.contains("no bots yet"),
+        "nothing of the upload was kept: {mine}"
+    );
+    let usual = scratch.path().join("finn.token");
+    std::fs::write(&usual, admin(&["add-author", "finn"])).unwrap();
+    let o = upload(&usual);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = author(&usual, &["log", "starter-python-ur@1"]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Another author's bot is refused as not theirs, not as a bad token.
+    let o = author(&small, &["log", "starter-python-ur"]);
+    let said = text(&o);
+    assert!(
+        !o.status.success() && said.contains("is not one of your bots") && !said.contains("token"),
+        "{said}"
+    );
+}

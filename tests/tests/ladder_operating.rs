@@ -354,7 +354,7 @@ fn a_build_is_given_back_on_sigterm_and_outlives_a_killed_worker_by_one_lease_pe
             .0
         };
         let first = expiry(&t.url);
-        let now = ladder::store::now_ms();
+        let now = ladder::clock::system_ms();
         assert!(
             first - now <= lease_seconds * 1000,
             "{}: a build's lease runs {} ms ahead, more than one period",

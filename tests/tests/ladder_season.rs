@@ -78,6 +78,22 @@ async fn work_async(url: &str, token: &'static str) {
     assert!(o.status.success(), "worker: {}", text(&o));
 }
 
+/// `ladder author enter VERSION`, as the author whose token is in `token_file`.
+fn enter_by_cli(url: &str, token_file: &std::path::Path, version: &str) -> std::process::Output {
+    ladder(
+        &[
+            "author",
+            "--server",
+            url,
+            "--token-file",
+            &token_file.to_string_lossy(),
+            "enter",
+            version,
+        ],
+        &[],
+    )
+}
+
 async fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
     let path = path.to_owned();
     tokio::task::spawn_blocking(move || astragal_tests::http_get(addr, &path))
@@ -183,18 +199,7 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
         // …and her choice, made with the CLI, is her older one.
         let token_file = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(token_file.path(), ALICE).unwrap();
-        let enter = ladder(
-            &[
-                "author",
-                "--server",
-                &url,
-                "--token-file",
-                &token_file.path().to_string_lossy(),
-                "enter",
-                "lucky",
-            ],
-            &[],
-        );
+        let enter = enter_by_cli(&url, token_file.path(), "lucky");
         assert!(enter.status.success(), "{}", text(&enter));
         assert!(
             text(&enter).contains("lucky is your entry in spring"),
@@ -257,18 +262,7 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
             serde_json::from_str(&get(server.web, "/competitions/spring.json").await.1).unwrap();
         assert_eq!(entries(&view), ["first", "lucky@2", "plucky"]);
         // Back to her first version, with the CLI again.
-        let enter = ladder(
-            &[
-                "author",
-                "--server",
-                &url,
-                "--token-file",
-                &token_file.path().to_string_lossy(),
-                "enter",
-                "lucky@1",
-            ],
-            &[],
-        );
+        let enter = enter_by_cli(&url, token_file.path(), "lucky@1");
         assert!(enter.status.success(), "{}", text(&enter));
         if let Some(browser) = astragal_tests::browser::chromium() {
             let dir = tempfile::tempdir().unwrap();

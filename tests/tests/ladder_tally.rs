@@ -7,7 +7,7 @@ use astragal_tests::test_stores;
 use ladder::server::cache::StandingsCache;
 use ladder::store::{
     BotId, CompetitionFormat, CompetitionRow, LeaseAsk, LeaseReport, NewCompetition, NewGame, Seeding, Store,
-    WorkerId, now_ms, token_hash,
+    WorkerId, token_hash,
 };
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
@@ -69,7 +69,7 @@ async fn play(
     loop {
         let (name, id) = &workers[turn % 2];
         turn += 1;
-        let now = now_ms();
+        let now = store.now_ms();
         let leased = store
             .lease_many(&LeaseAsk::new(name, "lease"), now, now + 600_000, 16, 1000)
             .await

@@ -4,7 +4,7 @@
 //! SQLite.
 
 use astragal_tests::test_stores;
-use ladder::store::{BotId, CompetitionFormat, LeaseAsk, NewCompetition, Seeding, Store, now_ms, token_hash};
+use ladder::store::{BotId, CompetitionFormat, LeaseAsk, NewCompetition, Seeding, Store, token_hash};
 
 /// The churned tables PostgreSQL has no vacuum and analysis of (by anyone).
 async fn unkept(url: &str) -> Vec<String> {
@@ -77,7 +77,7 @@ async fn upkeep_vacuums_and_analyzes_every_churned_table_on_postgres() {
         let picks: Vec<Vec<BotId>> = (0..200).map(|i| vec![bots[i % 4], bots[(i + 1) % 4]]).collect();
         store.schedule_many(&c, &picks).await.unwrap();
         // Leasing rewrites every scheduled row: dead tuples and dead index entries.
-        let now = now_ms();
+        let now = store.now_ms();
         let leased = store
             .lease_many(&LeaseAsk::new("w", "lease"), now, now + 60_000, 64, 1000)
             .await
@@ -113,7 +113,7 @@ async fn a_lease_holds_no_more_than_the_worker_asked_for() {
         store.schedule_many(&c, &picks).await.unwrap();
         let mut held = 0;
         for (n, want) in [1, 1, 3, 1, 64, 2].into_iter().enumerate() {
-            let now = now_ms();
+            let now = store.now_ms();
             let leased = store
                 .lease_many(
                     &LeaseAsk::new("w", &format!("lease-{n}")),
@@ -139,7 +139,7 @@ async fn a_lease_holds_no_more_than_the_worker_asked_for() {
                 let mut got = 0i64;
                 for n in 0..25 {
                     let want = 1 + (n % 2);
-                    let now = now_ms();
+                    let now = store.now_ms();
                     let leased = store
                         .lease_many(
                             &LeaseAsk::new(&format!("w{w}"), &format!("l{w}-{n}")),
@@ -197,7 +197,7 @@ async fn a_lease_lives_no_longer_than_its_cap_and_its_lapse_counts_against_its_w
         let w1 = store.add_worker("w1", "hash-1").await.unwrap();
         let w2 = store.add_worker("w2", "hash-2").await.unwrap();
         store.schedule_many(&c, &[vec![bots[0], bots[1]]]).await.unwrap();
-        let t0 = now_ms();
+        let t0 = store.now_ms();
         let got = store
             .lease_many(&LeaseAsk::new("w1", "token-1"), t0, t0 + 1_000, 1, 10)
             .await
@@ -255,7 +255,7 @@ async fn a_worker_cannot_give_back_another_workers_leases() {
         store.add_worker("mallory", &token_hash("mallory")).await.unwrap();
         let picks: Vec<Vec<BotId>> = (0..8).map(|i| vec![bots[i % 4], bots[(i + 1) % 4]]).collect();
         store.schedule_many(&c, &picks).await.unwrap();
-        let now = now_ms();
+        let now = store.now_ms();
         let held = store
             .lease_many(&LeaseAsk::new("alice", "alice-lease"), now, now + 60_000, 4, 1000)
             .await

@@ -136,6 +136,28 @@ pub fn commitment(master: &MasterSeed, digest: &[u8; 32], terms: &str) -> String
     hex::encode(h.finalize())
 }
 
+/// What the finals are sealed with: the master seed (kept until the close),
+/// the entries' digest and the commitment made of them and the terms.
+#[derive(Debug, Clone)]
+pub struct Seal {
+    pub master: MasterSeed,
+    pub digest: [u8; 32],
+    pub commitment: String,
+}
+
+impl Seal {
+    /// Seals `entries` under `master` and `terms`.
+    pub fn new(master: MasterSeed, entries: &[SealedEntry], terms: &str) -> Seal {
+        let digest = entries_digest(entries);
+        let commitment = commitment(&master, &digest, terms);
+        Seal {
+            master,
+            digest,
+            commitment,
+        }
+    }
+}
+
 /// The seed finals group `group_no` is dealt the `deal`-th time (0 first; a
 /// group is dealt again when its lease ran out or was given back, since its
 /// worker saw the earlier dice): the first 8 bytes, little-endian, of SHA-256

@@ -211,7 +211,7 @@ impl LadderService {
         let games = i64::from(games.div_ceil(2) * 2);
         let game = engine::new_game::<&str>(&mine.game, &[], Some(2), 0)
             .map_err(|e| ServiceError::Internal(e.to_string()))?;
-        let name = format!("challenge-{}-{}", crate::store::now_ms(), &new_token()?[..8]);
+        let name = format!("challenge-{}-{}", self.store.now_ms(), &new_token()?[..8]);
         let c = self
             .store
             .open_challenge(
@@ -515,7 +515,7 @@ impl LadderService {
         worker: &WorkerRow,
         r: &PrepLease,
     ) -> Result<Duration, ServiceError> {
-        let now = crate::store::now_ms();
+        let now = self.store.now_ms();
         let until = self
             .store
             .renew_prep(

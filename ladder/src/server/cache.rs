@@ -9,7 +9,7 @@
 //! instead of fitting again.
 
 use crate::local::tournament::TournamentError;
-use crate::store::{BotId, CompetitionId, CompetitionRow, GameId, RatingPoint, Store, now_ms};
+use crate::store::{BotId, CompetitionId, CompetitionRow, GameId, RatingPoint, Store};
 use rating::standings::Standings;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -278,7 +278,7 @@ impl StandingsCache {
             Some(last) => last,
             None => self.store.last_rating_point(competition_id).await?,
         };
-        let (games, now) = (st.games as i64, now_ms());
+        let (games, now) = (st.games as i64, self.store.now_ms());
         if !point_due(last, games, now) {
             if let Ok(mut p) = self.points.lock() {
                 p.insert(competition_id, last);

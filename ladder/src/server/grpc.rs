@@ -286,7 +286,7 @@ impl Ladder for LadderService {
             games: c.max_games as u32,
             played: 0,
             game_ids: vec![],
-            created_ms: crate::store::now_ms(),
+            created_ms: self.store.now_ms(),
             withdrawn: String::new(),
         }))
     }

@@ -273,7 +273,8 @@ impl Default for UploadConfig {
         UploadConfig {
             limits: crate::submission::ArchiveLimits::default(),
             runtimes: crate::submission::all_runtimes(),
-            max_bots: 3,
+            // One bot for each game: a starter kit (all five) goes up whole.
+            max_bots: 5,
             at_once: 2,
             floor: UploadFloor::default(),
             arriving_per_author: 2,

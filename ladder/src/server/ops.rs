@@ -62,7 +62,7 @@ async fn readyz(State(ops): State<Ops>) -> Response {
 
 async fn metrics(State(ops): State<Ops>) -> Response {
     let store = &ops.service.store;
-    match store.queues(crate::store::now_ms()).await {
+    match store.queues(store.now_ms()).await {
         Ok(q) => {
             let (size, idle, max) = store.pool_stats();
             ops.service.metrics.sample(&q, size, idle, max);

@@ -232,7 +232,6 @@ async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> 
     let finalists = &ranked[..k];
     let sealed: Vec<SealedEntry> = finalists.iter().map(|b| sealed(b)).collect();
     let master = MasterSeed::draw().map_err(|e| format!("the random source failed: {e}"))?;
-    let digest = seal::entries_digest(&sealed);
     let terms = seal::terms(
         &c.game,
         &c.options,
@@ -240,9 +239,9 @@ async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> 
         c.seeding.as_str(),
         &season.plan,
     );
-    let commitment = seal::commitment(&master, &digest, &terms);
+    let seal = seal::Seal::new(master, &sealed, &terms);
     let ids: Vec<BotId> = finalists.iter().map(|b| b.id).collect();
-    let groups = round(&master, &digest, &season.plan, &ids, seats, 0);
+    let groups = round(&seal.master, &seal.digest, &season.plan, &ids, seats, 0);
     let finals = NewCompetition {
         name: finals_name(&c.name),
         game: c.game.clone(),
@@ -257,13 +256,7 @@ async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> 
         seeding: c.seeding,
     };
     store
-        .start_finals(
-            c.id,
-            &finals,
-            &ids,
-            (&master.to_hex(), &hex::encode(digest), &commitment),
-            &groups,
-        )
+        .start_finals(c.id, &finals, &ids, &seal, &groups)
         .await
         .map_err(|e| e.to_string())
 }

@@ -210,11 +210,10 @@ impl LadderService {
         competition: &str,
         bot: &str,
     ) -> Result<(CompetitionRow, BotRow, i64), ServiceError> {
-        // `name@1` is version 1's name as written (`name`).
-        let name = bot.strip_suffix("@1").unwrap_or(bot);
+        // `name@1` is version 1 (the store reads it so).
         let b = self
             .store
-            .bot(name)
+            .bot(bot)
             .await?
             .filter(|b| b.author_id == Some(author.id))
             .ok_or_else(|| ServiceError::NotFound(format!("you have no version named {bot:?}")))?;
@@ -379,7 +378,7 @@ impl LadderService {
             challenges_first: self.challenges_first(max),
         };
         let lease_now = |want: usize| {
-            let now = crate::store::now_ms();
+            let now = self.store.now_ms();
             self.store.lease_many(
                 &ask,
                 now,
@@ -488,7 +487,7 @@ impl LadderService {
                 author_log_bytes: self.cfg.uploads.author_log_bytes,
             });
         }
-        let now = crate::store::now_ms();
+        let now = self.store.now_ms();
         for ((period, life), ids) in lives {
             self.store
                 .start_leases(
@@ -516,7 +515,7 @@ impl LadderService {
     /// says what it would): private logs, spent versions' files (in the object
     /// store too), ended sessions.
     pub async fn collect_garbage(&self, dry_run: bool) -> Result<crate::store::Collected, ServiceError> {
-        let keep = self.cfg.retention.as_of(crate::store::now_ms());
+        let keep = self.cfg.retention.as_of(self.store.now_ms());
         let collected = self.store.collect_garbage(&keep, dry_run).await?;
         if !dry_run && let Some(objects) = &self.cfg.uploads.objects {
             for sha in &collected.files_elsewhere {
@@ -578,7 +577,7 @@ impl LadderService {
         let mut renewed = Vec::with_capacity(ids.len());
         let mut shortest: Option<Duration> = None;
         for (period, ids) in by_period {
-            let now = crate::store::now_ms();
+            let now = self.store.now_ms();
             let got = self
                 .store
                 .renew_leases(&worker.name, token, &ids, now, now + period.as_millis() as i64)

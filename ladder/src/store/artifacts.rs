@@ -9,6 +9,7 @@ use crate::submission::Artifact;
 impl Store {
     /// Stores an artifact unless one of its hash is there (same hash, same bytes).
     pub(super) async fn put_artifact(
+        &self,
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
         artifact: &Artifact,
         bytes_here: bool,
@@ -20,7 +21,7 @@ impl Store {
         .bind(&artifact.sha256)
         .bind(artifact.bytes.len() as i64)
         .bind(bytes_here.then_some(artifact.bytes.as_slice()))
-        .bind(now_ms())
+        .bind(self.now_ms())
         .execute(&mut **tx)
         .await?;
         Ok(())

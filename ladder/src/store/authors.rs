@@ -180,9 +180,14 @@ impl Store {
         let env_json = serde_json::to_string(&env).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let mut tx = self.write_tx().await?;
         self.lock_author(&mut tx, author.id).await?;
-        Self::within_quota(&mut tx, author.id, submission, m.games.len() as i64, quota).await?;
-        Self::put_artifact(&mut tx, &submission.artifact, self.artifact_bytes_here).await?;
+        self.within_quota(&mut tx, author.id, submission, m.games.len() as i64, quota)
+            .await?;
+        self.put_artifact(&mut tx, &submission.artifact, self.artifact_bytes_here)
+            .await?;
         let mut names = Vec::new();
+        // New bots this upload has made so far: the cap is told of the upload as
+        // a whole, not of bots that do not exist yet.
+        let mut made_here = 0i64;
         for game in &m.games {
             let base = if m.games.len() == 1 {
                 m.name.clone()
@@ -250,12 +255,25 @@ impl Store {
                             .await?
                             .try_get(0)?;
                     if owned >= author.max_bots {
-                        return Err(StoreError::Conflict(format!(
-                            "you have {owned} bots, the most this ladder gives you ({}): \
-                             upload a new version of one of them instead (the same `name`)",
-                            author.max_bots
-                        )));
+                        let had = owned - made_here;
+                        return Err(StoreError::Conflict(if m.games.len() > 1 {
+                            format!(
+                                "this upload makes a bot for each of its {} games ({}), and this ladder gives \
+                                 you {} bots, {had} of them made already: list fewer `games` in \
+                                 astragal.toml, or ask the host for more (`ladder admin add-author --max-bots`)",
+                                m.games.len(),
+                                m.games.join(", "),
+                                author.max_bots
+                            )
+                        } else {
+                            format!(
+                                "you have {had} bots, the most this ladder gives you ({}): \
+                                 upload a new version of one of them instead (the same `name`)",
+                                author.max_bots
+                            )
+                        }));
                     }
+                    made_here += 1;
                     (base, 1, None)
                 }
             };
@@ -302,13 +320,14 @@ impl Store {
     /// Refuses an upload of `versions` new versions that would take `author`
     /// past `quota` (run under the author's lock).
     async fn within_quota(
+        &self,
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
         author: AuthorId,
         submission: &Submission,
         versions: i64,
         quota: &UploadQuota,
     ) -> Result<()> {
-        let day_ago = now_ms() - 86_400_000;
+        let day_ago = self.now_ms() - 86_400_000;
         let today: i64 = sqlx::query("SELECT COUNT(*) FROM bots WHERE author_id = $1 AND created_ms > $2")
             .bind(author)
             .bind(day_ago)
@@ -418,6 +437,7 @@ impl Store {
     /// the version `build-failed` once two workers, or [`MAX_PREP_TRIES`]
     /// leases, did not finish it. Whether it was given up.
     async fn record_prep_try(
+        &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         bot: BotId,
         worker: Option<WorkerId>,
@@ -428,7 +448,7 @@ impl Store {
                 .bind(bot)
                 .bind(worker)
                 .bind(reason)
-                .bind(now_ms())
+                .bind(self.now_ms())
                 .execute(&mut **tx)
                 .await?;
         }
@@ -523,7 +543,7 @@ impl Store {
                         .fetch_one(&mut *tx)
                         .await?
                         .try_get(0)?;
-                    let given_up = Self::record_prep_try(
+                    let given_up = self.record_prep_try(
                         &mut tx,
                         id,
                         by,
@@ -660,7 +680,7 @@ impl Store {
                 .bind(bot)
                 .execute(&mut *tx)
                 .await?;
-            Self::record_prep_try(
+            self.record_prep_try(
                 &mut tx,
                 bot,
                 Some(worker),
@@ -807,7 +827,8 @@ impl Store {
     /// The database.
     pub async fn store_artifact(&self, artifact: &crate::submission::Artifact) -> Result<()> {
         let mut tx = self.write_tx().await?;
-        Self::put_artifact(&mut tx, artifact, self.artifact_bytes_here).await?;
+        self.put_artifact(&mut tx, artifact, self.artifact_bytes_here)
+            .await?;
         tx.commit().await?;
         Ok(())
     }
@@ -1238,7 +1259,7 @@ mod tests {
         // Built: it plays its built folder (stored first), and the first version goes.
         let built = upload("lucky", Some("make"), "v2 built").artifact;
         let mut tx = store.write_tx().await.unwrap();
-        Store::put_artifact(&mut tx, &built, true).await.unwrap();
+        store.put_artifact(&mut tx, &built, true).await.unwrap();
         tx.commit().await.unwrap();
         let (done, superseded) = store
             .finish_prep(w2.id, bot2.id, "l4", &passed(&built.sha256))
@@ -1268,7 +1289,7 @@ mod tests {
             .schedule_groups(&c, &[(0, vec![done.id, host.id])])
             .await
             .unwrap();
-        let now = now_ms();
+        let now = store.now_ms();
         let none = LeaseAsk::new("w1", "t1");
         assert!(
             store

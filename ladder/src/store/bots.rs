@@ -47,6 +47,9 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn bot(&self, name: &str) -> Result<Option<BotRow>> {
+        // `name@1` is version 1, whose name is written without it (a name
+        // itself never holds `@`).
+        let name = name.strip_suffix("@1").unwrap_or(name);
         let sql = format!("SELECT {} FROM bots WHERE name = $1", Self::BOT_COLUMNS);
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(name)

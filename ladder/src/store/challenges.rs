@@ -63,7 +63,7 @@ impl Store {
             format: CompetitionFormat::Challenge,
             ..c.clone()
         };
-        let id = Self::insert_competition_row(&mut tx, &challenge).await?;
+        let id = self.insert_competition_row(&mut tx, &challenge).await?;
         for b in [bot, opponent] {
             sqlx::query("INSERT INTO entrants (competition_id, bot_id) VALUES ($1, $2)")
                 .bind(id)
@@ -105,7 +105,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::store::{LeaseAsk, NewCompetition, Store, now_ms};
+    use crate::store::{LeaseAsk, NewCompetition, Store};
 
     /// A challenge's groups are leased ahead of the ladder's groups already
     /// waiting, as many as the lease's share says, and the ladder's after them
@@ -152,7 +152,7 @@ mod tests {
                     challenges_first: first,
                     ..LeaseAsk::new("w", &token)
                 };
-                let now = now_ms();
+                let now = store.now_ms();
                 store
                     .lease_many(&ask, now, now + 60_000, want, 1000)
                     .await

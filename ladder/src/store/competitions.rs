@@ -26,7 +26,7 @@ impl Store {
 
     async fn insert_competition(&self, c: &NewCompetition, enter_bots: bool) -> Result<CompetitionRow> {
         let mut tx = self.write_tx().await?;
-        let id = Self::insert_competition_row(&mut tx, c).await?;
+        let id = self.insert_competition_row(&mut tx, c).await?;
         if enter_bots {
             Self::enter_registered(&mut tx, id).await?;
         }
@@ -58,6 +58,7 @@ impl Store {
     /// # Errors
     /// [`StoreError::Conflict`] for a taken name; the database.
     pub(super) async fn insert_competition_row(
+        &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         c: &NewCompetition,
     ) -> Result<CompetitionId> {
@@ -74,7 +75,7 @@ impl Store {
         .bind(c.max_games)
         .bind(Text(c.time))
         .bind(&c.config)
-        .bind(now_ms())
+        .bind(self.now_ms())
         .bind(c.seeding.as_str())
         .fetch_optional(&mut **tx)
         .await?;

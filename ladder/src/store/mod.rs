@@ -757,11 +757,6 @@ fn fresh_seed() -> Result<u64> {
     Ok(u64::from_le_bytes(bytes))
 }
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    crate::clock::system_ms()
-}
-
 /// The files a SQLite store at `url` keeps (the database, its write-ahead log,
 /// the log's index and a rollback journal), to be masked from bots: the log holds
 /// every row written lately, seeds included. Empty for PostgreSQL and memory.
@@ -1021,7 +1016,7 @@ mod tests {
             .await
             .unwrap();
         // Group 0 is leased: it plays on.
-        let now = now_ms();
+        let now = store.now_ms();
         let leased = store
             .lease_many(&LeaseAsk::new("w", "t"), now, now + 60_000, 1, 4)
             .await
@@ -1073,7 +1068,7 @@ mod tests {
             .schedule_groups(&c, &[(0, vec![a.id, b.id]), (1, vec![b.id, a.id])])
             .await
             .unwrap();
-        let now = now_ms();
+        let now = store.now_ms();
         let leased = store
             .lease_many(&LeaseAsk::new("w", "tok"), now, now + 60_000, 2, 4)
             .await
@@ -1138,7 +1133,7 @@ mod tests {
         let (store, a, b, c) = two_bots_in_a_ladder().await;
         let w = store.add_worker("w", &token_hash("secret")).await.unwrap();
         store.schedule_groups(&c, &[(0, vec![a.id, b.id])]).await.unwrap();
-        let now = now_ms();
+        let now = store.now_ms();
         let g = store
             .lease_many(&LeaseAsk::new("w", "tok"), now, now + 60_000, 1, 4)
             .await
@@ -1212,7 +1207,7 @@ mod tests {
             let store = store.clone();
             let (worker, c) = (worker.clone(), c.clone());
             async move {
-                let now = now_ms();
+                let now = store.now_ms();
                 let g = store
                     .lease_many(&LeaseAsk::new(&worker.name, token), now, now + 60_000, 1, 4)
                     .await
@@ -1348,7 +1343,7 @@ mod tests {
             .await
             .unwrap();
         store.schedule_groups(&c, &[(0, vec![a.id, b.id])]).await.unwrap();
-        let now = now_ms();
+        let now = store.now_ms();
         let leased = store
             .lease_many(&LeaseAsk::new("w1", "the-lease-token"), now, now + 60_000, 1, 4)
             .await

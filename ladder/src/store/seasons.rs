@@ -97,7 +97,7 @@ impl Store {
         plan: FinalsPlan,
     ) -> Result<CompetitionRow> {
         let mut tx = self.write_tx().await?;
-        let id = Self::insert_competition_row(&mut tx, c).await?;
+        let id = self.insert_competition_row(&mut tx, c).await?;
         Self::enter_registered(&mut tx, id).await?;
         sqlx::query(
             "INSERT INTO seasons (competition_id, deadline_ms, finals_top, finals_groups, finals_until_separated,
@@ -369,10 +369,9 @@ impl Store {
         id: CompetitionId,
         finals: &NewCompetition,
         finalists: &[BotId],
-        seal: (&str, &str, &str),
+        seal: &crate::season::seal::Seal,
         groups: &[SeededGroup],
     ) -> Result<bool> {
-        let (master, digest, commitment) = seal;
         let mut tx = self.write_tx().await?;
         // The phase moves first: a second server starting the same finals finds
         // it moved (PostgreSQL: waits on the row, then finds it) and does nothing.
@@ -381,9 +380,9 @@ impl Store {
              WHERE competition_id = $5 AND phase = $6",
         )
         .bind(Phase::Finals)
-        .bind(master)
-        .bind(digest)
-        .bind(commitment)
+        .bind(seal.master.to_hex())
+        .bind(hex::encode(seal.digest))
+        .bind(&seal.commitment)
         .bind(id)
         .bind(Phase::Frozen)
         .execute(&mut *tx)
@@ -391,7 +390,7 @@ impl Store {
         if moved.rows_affected() == 0 {
             return Ok(false);
         }
-        let finals_id = Self::insert_competition_row(&mut tx, finals).await?;
+        let finals_id = self.insert_competition_row(&mut tx, finals).await?;
         sqlx::query("UPDATE seasons SET finals_id = $1 WHERE competition_id = $2")
             .bind(finals_id)
             .bind(id)

@@ -41,7 +41,7 @@ impl Store {
         csrf: &str,
         expires_ms: i64,
     ) -> Result<()> {
-        let now = now_ms();
+        let now = self.now_ms();
         let mut tx = self.write_tx().await?;
         let (author, host_key) = match who {
             SessionOf::Author(a) => {
@@ -115,7 +115,7 @@ impl Store {
             "SELECT author_id, csrf, host_key FROM web_sessions WHERE token_hash = $1 AND expires_ms > $2",
         )
         .bind(token_hash)
-        .bind(now_ms())
+        .bind(self.now_ms())
         .fetch_optional(&self.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
@@ -170,7 +170,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn end_sessions(&self, author: Option<AuthorId>) -> Result<u64> {
-        let now = now_ms();
+        let now = self.now_ms();
         let done = match author {
             Some(a) => sqlx::query("DELETE FROM web_sessions WHERE author_id = $1 AND expires_ms > $2")
                 .bind(a)
@@ -196,7 +196,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn live_sessions(&self, author: Option<AuthorId>) -> Result<i64> {
-        let now = now_ms();
+        let now = self.now_ms();
         let row = match author {
             Some(a) => {
                 sqlx::query("SELECT COUNT(*) FROM web_sessions WHERE author_id = $1 AND expires_ms > $2")

@@ -20,7 +20,7 @@ impl Store {
         )
         .bind(name)
         .bind(token_hash)
-        .bind(now_ms())
+        .bind(self.now_ms())
         .execute(&self.pool)
         .await?;
         if inserted.rows_affected() == 0 {
@@ -117,7 +117,7 @@ impl Store {
     pub async fn revoke_worker(&self, name: &str) -> Result<WorkerRow> {
         let done = sqlx::query("UPDATE workers SET revoked_ms = $2 WHERE name = $1 AND revoked_ms IS NULL")
             .bind(name)
-            .bind(now_ms())
+            .bind(self.now_ms())
             .execute(&self.pool)
             .await?;
         match self.worker(name).await? {
@@ -178,7 +178,7 @@ impl Store {
         let id: i64 = row.try_get(0)?;
         sqlx::query("UPDATE workers SET revoked_ms = $2 WHERE id = $1 AND revoked_ms IS NULL")
             .bind(id)
-            .bind(now_ms())
+            .bind(self.now_ms())
             .execute(&mut *tx)
             .await?;
         // The groups it reported: each played again below, and those finished

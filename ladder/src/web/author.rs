@@ -351,7 +351,7 @@ async fn sign_in(
     let fail = |e: ServiceError| Refused::Page(WebError::internal(e));
     let cookie = crate::server::new_token().map_err(fail)?;
     let csrf = crate::server::new_token().map_err(fail)?;
-    let expires = crate::store::now_ms() + SESSION_HOURS * 3_600_000;
+    let expires = a.site.store.now_ms() + SESSION_HOURS * 3_600_000;
     a.site
         .store
         .open_session(&crate::server::token_hash(&cookie), who, &csrf, expires)

@@ -195,6 +195,8 @@ pub(crate) enum AdminAction {
 pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
     use proto::ladder::*;
     let rt = runtime()?;
+    // The address authors reach, as this command reached it (said to them on add-author).
+    let server = a.connection.server.clone();
     rt.block_on(async {
         let mut c = a.connection.connect(Role::Admin).await?;
         let describe = |i: CompetitionInfo| {
@@ -386,7 +388,7 @@ pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
                     .into_inner();
                 eprintln!(
                     "author {} (up to {} bots): their token is below, shown once. Give it to them \
-                     privately; they upload with `ladder submit --token-file FILE FOLDER`.",
+                     privately; they upload with `ladder submit --server {server} --token-file FILE FOLDER`.",
                     a.name, a.max_bots
                 );
                 keep_stdout_private()?;

@@ -24,9 +24,9 @@ pub(crate) fn said(s: tonic::Status) -> anyhow::Error {
     use tonic::Code;
     let m = s.message();
     match s.code() {
-        Code::Unauthenticated | Code::PermissionDenied => {
-            anyhow::anyhow!("the server refused the token: {m}")
-        }
+        Code::Unauthenticated => anyhow::anyhow!("the server refused the token: {m}"),
+        // The token is good; what it asked for is not its caller's.
+        Code::PermissionDenied => anyhow::anyhow!("refused: {m}"),
         Code::Unavailable => anyhow::anyhow!("the server cannot be reached or is stopping: {m}"),
         Code::DeadlineExceeded => anyhow::anyhow!("the server did not answer in time: {m}"),
         _ => anyhow::anyhow!("{m}"),

@@ -93,8 +93,10 @@ pub(crate) struct ServeArgs {
           value_parser = known_runtime)]
     pub(crate) runtimes: Vec<String>,
     /// Bots (by name; their versions do not count) an author may have, unless
-    /// `ladder admin add-author --max-bots` gives them another cap.
-    #[arg(long, default_value_t = 3, value_parser = |s: &str| number_in(s, 1u32, 10_000))]
+    /// `ladder admin add-author --max-bots` gives them another cap. An upload
+    /// makes one bot per game it lists: the default lets a starter kit (all five
+    /// games) go up whole.
+    #[arg(long, default_value_t = 5, value_parser = |s: &str| number_in(s, 1u32, 10_000))]
     pub(crate) max_bots_per_author: u32,
     /// Keep bots' files in an object store instead of the database: a
     /// directory, or a URL (`s3://bucket/prefix`, configured by the usual

@@ -9,9 +9,7 @@
 
 use super::service::{TempStore, percentile};
 use ladder::server::cache::StandingsCache;
-use ladder::store::{
-    BotId, GameId, NewCompetition, NewGame, RatingPoint, SeatFaults, Seeding, Store, now_ms,
-};
+use ladder::store::{BotId, GameId, NewCompetition, NewGame, RatingPoint, SeatFaults, Seeding, Store};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 use std::sync::Arc;
@@ -266,7 +264,7 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<GameId> {
             points.push(RatingPoint {
                 bot_id: b,
                 games: at,
-                at_ms: now_ms(),
+                at_ms: store.now_ms(),
                 elo: row.elo,
                 ci95: row.ci95.is_finite().then_some(row.ci95 * shrink),
             });
