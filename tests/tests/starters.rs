@@ -161,14 +161,46 @@ fn assert_beats_first_at_every_game(kit: &str, bot: &str) {
     );
 }
 
+/// A copy of `kit` built with its manifest's `build` line, as a worker builds
+/// it (check.sh builds in a copy of its own and leaves the kit clean).
+fn built_kit(kit: &str) -> tempfile::TempDir {
+    let source = workspace_root().join("bots/starters").join(kit);
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let manifest = std::fs::read_to_string(source.join("astragal.toml")).unwrap();
+    let build = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("build = \""))
+        .and_then(|l| l.strip_suffix('"'))
+        .expect("the kit's manifest has a build line");
+    let o = Command::new("sh")
+        .args(["-c", build])
+        .current_dir(dir.path())
+        .output()
+        .expect("sh runs");
+    assert!(
+        o.status.success(),
+        "{kit}: {build}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    dir
+}
+
 #[test]
 fn the_cpp_starter() {
     if !toolchain("C++", &["c++"]) {
         return;
     }
-    // check.sh builds `bot` with the manifest's build line.
     check_script_passes("cpp");
-    assert_beats_first_at_every_game("cpp", "bots/starters/cpp/bot");
+    // check.sh left nothing built in the kit to be uploaded with it.
+    assert!(!workspace_root().join("bots/starters/cpp/bot").exists());
+    let built = built_kit("cpp");
+    assert_beats_first_at_every_game("cpp", &built.path().join("bot").to_string_lossy());
 }
 
 #[test]
@@ -177,9 +209,14 @@ fn the_java_starter() {
         return;
     }
     check_script_passes("java");
+    assert!(!workspace_root().join("bots/starters/java/classes").exists());
+    let built = built_kit("java");
     assert_beats_first_at_every_game(
         "java",
-        "java -XX:+UseSerialGC -Xmx256m -cp bots/starters/java/classes Bot",
+        &format!(
+            "java -XX:+UseSerialGC -Xmx256m -cp {} Bot",
+            built.path().join("classes").display()
+        ),
     );
 }
 

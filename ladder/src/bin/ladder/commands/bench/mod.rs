@@ -191,8 +191,13 @@ pub(crate) fn sprt(a: BenchSprtArgs) -> anyhow::Result<ExitCode> {
     for &gap in &a.gaps {
         let test = rating::sprt::Sprt::new(a.model, 0.0, gap, 0.05, 0.05).map_err(anyhow::Error::msg)?;
         for draw_heavy in [false, true] {
-            let at0 = rating::sprt::simulate(test, 0.0, draw_heavy, a.runs, a.seed);
-            let at1 = rating::sprt::simulate(test, gap, draw_heavy, a.runs, a.seed.wrapping_add(1));
+            // The two hypotheses side by side, one a core: each is its own seed's.
+            let (at0, at1) = std::thread::scope(|s| {
+                let at0 = s.spawn(|| rating::sprt::simulate(test, 0.0, draw_heavy, a.runs, a.seed));
+                let at1 = rating::sprt::simulate(test, gap, draw_heavy, a.runs, a.seed.wrapping_add(1));
+                (at0.join(), at1)
+            });
+            let at0 = at0.map_err(|_| anyhow::anyhow!("the simulation at elo0 panicked"))?;
             let rate = |k: u64| 100.0 * k as f64 / a.runs as f64;
             println!(
                 "{gap:>5} {:<12} {:>7.2}% {:>7.2}% {:>12.0} {:>12.0}",
