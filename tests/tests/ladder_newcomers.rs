@@ -37,6 +37,22 @@ fn first_game(page: &str) -> String {
         .to_owned()
 }
 
+/// `ladder author ARGS…` as the author whose token is in `token`.
+fn as_author(url: &str, token: &Path, args: &[&str]) -> std::process::Output {
+    let token = token.to_string_lossy();
+    let mut all = vec!["author", "--server", url, "--token-file", &token];
+    all.extend_from_slice(args);
+    ladder(&all, &[])
+}
+
+/// `ladder submit ARGS…` as the author whose token is in `token`.
+fn submit_as(url: &str, token: &Path, args: &[&str]) -> std::process::Output {
+    let token = token.to_string_lossy();
+    let mut all = vec!["submit", "--server", url, "--token-file", &token];
+    all.extend_from_slice(args);
+    ladder(&all, &[])
+}
+
 fn submit(url: &str, token: &Path, dir: &Path, manifest: &str) {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("astragal.toml"), manifest).unwrap();
@@ -44,17 +60,7 @@ fn submit(url: &str, token: &Path, dir: &Path, manifest: &str) {
         std::fs::read_to_string(astragal_tests::workspace_root().join("bots/starters/python/bot.py"))
             .unwrap();
     std::fs::write(dir.join("bot.py"), starter).unwrap();
-    let o = ladder(
-        &[
-            "submit",
-            "--server",
-            url,
-            "--token-file",
-            &token.to_string_lossy(),
-            &dir.to_string_lossy(),
-        ],
-        &[],
-    );
+    let o = submit_as(url, token, &[&dir.to_string_lossy()]);
     assert!(o.status.success(), "{}", text(&o));
 }
 
@@ -130,17 +136,7 @@ fn the_viewer_leads_back_to_its_competition_and_failed_versions_stay_the_authors
         );
 
         // The author reads why in a line; the public never sees the version.
-        let o = ladder(
-            &[
-                "author",
-                "--server",
-                &server.url,
-                "--token-file",
-                &alice.to_string_lossy(),
-                "bots",
-            ],
-            &[],
-        );
+        let o = as_author(&server.url, &alice, &["bots"]);
         let mine = String::from_utf8_lossy(&o.stdout).into_owned();
         assert!(
             mine.contains("lucky@2") && mine.contains("its build failed: error: no compiler for lucky"),
@@ -309,17 +305,7 @@ fn the_cpp_and_java_starters_upload_build_and_pass_their_check_as_they_are() {
         for file in files {
             std::fs::copy(kits.join(kit).join(file), dir.join(file)).unwrap();
         }
-        let o = ladder(
-            &[
-                "submit",
-                "--server",
-                &server.url,
-                "--token-file",
-                &author.to_string_lossy(),
-                &dir.to_string_lossy(),
-            ],
-            &[],
-        );
+        let o = submit_as(&server.url, &author, &[&dir.to_string_lossy()]);
         assert!(o.status.success(), "{kit}: {}", text(&o));
     }
     let o = ladder(
@@ -336,17 +322,7 @@ fn the_cpp_and_java_starters_upload_build_and_pass_their_check_as_they_are() {
         &[("ASTRAGAL_WORKER_TOKEN", &worker)],
     );
     assert!(o.status.success(), "{}", text(&o));
-    let o = ladder(
-        &[
-            "author",
-            "--server",
-            &server.url,
-            "--token-file",
-            &author.to_string_lossy(),
-            "bots",
-        ],
-        &[],
-    );
+    let o = as_author(&server.url, &author, &["bots"]);
     let bots = String::from_utf8_lossy(&o.stdout).into_owned();
     for kit in ["cpp", "java"] {
         for game in engine::GAME_IDS {
@@ -379,34 +355,17 @@ fn the_searching_starter_uploads_as_it_is_and_plays_where_the_engine_is_offered(
     admin(&["register-bot", "rnd", "ur", "builtin:random"]);
     admin(&["open", "ur-engine", "--game", "ur", "--max-games", "4"]);
     let kit = astragal_tests::workspace_root().join("bots/starters/python");
-    let o = ladder(
+    let o = submit_as(
+        &server.url,
+        &author,
         &[
-            "submit",
-            "--server",
-            &server.url,
-            "--token-file",
-            &author.to_string_lossy(),
             "--manifest",
             &kit.join("search.toml").to_string_lossy(),
             &kit.to_string_lossy(),
         ],
-        &[],
     );
     assert!(o.status.success(), "{}", text(&o));
-    let bots = || {
-        let o = ladder(
-            &[
-                "author",
-                "--server",
-                &server.url,
-                "--token-file",
-                &author.to_string_lossy(),
-                "bots",
-            ],
-            &[],
-        );
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    };
+    let bots = || String::from_utf8_lossy(&as_author(&server.url, &author, &["bots"]).stdout).into_owned();
     let sandbox: &[&str] = match level {
         Level::Isolated => &["--sandbox", "isolated"],
         Level::None => &["--sandbox", "none", "--allow-unsandboxed"],
@@ -468,19 +427,7 @@ fn a_starter_kit_fits_the_default_cap_and_a_smaller_cap_says_why_not() {
     let server = LadderServer::start(&t.url, ADMIN_TOKEN, &[]);
     let admin = |args: &[&str]| ladder_admin(&server.url, ADMIN_TOKEN, args);
     let kit = astragal_tests::workspace_root().join("bots/starters/python");
-    let upload = |token: &Path| {
-        ladder(
-            &[
-                "submit",
-                "--server",
-                &server.url,
-                "--token-file",
-                &token.to_string_lossy(),
-                &kit.to_string_lossy(),
-            ],
-            &[],
-        )
-    };
+    let upload = |token: &Path| submit_as(&server.url, token, &[&kit.to_string_lossy()]);
     let small = scratch.path().join("erin.token");
     std::fs::write(&small, admin(&["add-author", "erin", "--max-bots", "3"])).unwrap();
     let o = upload(&small);
@@ -491,13 +438,7 @@ fn a_starter_kit_fits_the_default_cap_and_a_smaller_cap_says_why_not() {
             && said.contains("gives you 3 bots, 0 of them made already"),
         "{said}"
     );
-    let author = |token: &Path, args: &[&str]| {
-        let mut all = vec!["author", "--server", &server.url, "--token-file"];
-        let token = token.to_string_lossy().into_owned();
-        all.push(&token);
-        all.extend_from_slice(args);
-        ladder(&all, &[])
-    };
+    let author = |token: &Path, args: &[&str]| as_author(&server.url, token, args);
     let mine = String::from_utf8_lossy(&author(&small, &["bots"]).stdout).into_owned();
     assert!(
         mine.contains("no bots yet"),
