@@ -349,6 +349,44 @@ impl State {
         self.inner.play_action(seat, action).map_err(refused)
     }
 
+    /// OpenSpiel's `apply_action` in one call: decides the draw that waits
+    /// (returning -1), or plays the action of the one seat to act (returning that
+    /// seat). The OpenSpiel wrapper's step, where every call from Python counts.
+    fn apply_at_node(&mut self, action: &Bound<'_, PyAny>) -> PyResult<i64> {
+        if self.inner.chance_range().is_some() {
+            self.apply_chance(action)?;
+            return Ok(-1);
+        }
+        let action = action_arg(action)?;
+        let seat = self.seat_or_to_act(None)?;
+        self.inner.play_action(seat, action).map_err(refused)?;
+        Ok(seat as i64)
+    }
+
+    /// OpenSpiel's `apply_actions` for a step where several seats decide at once:
+    /// `actions[seat]` for each seat to act, played in seat order, all or none (a
+    /// refused action leaves the state as it was).
+    fn play_together(&mut self, actions: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
+        let before = self.inner.clone_box();
+        let played = (|| {
+            for seat in self.inner.to_act() {
+                let Some(action) = actions.get(seat) else {
+                    return Err(MoveRefused::new_err(format!(
+                        "{} actions given; seat {seat} is to act too",
+                        actions.len()
+                    )));
+                };
+                let action = action_arg(action)?;
+                self.inner.play_action(seat, action).map_err(refused)?;
+            }
+            Ok(())
+        })();
+        if played.is_err() {
+            self.inner = before;
+        }
+        played
+    }
+
     /// Plays uniformly random moves (and chance, if explicit) to the end, inside
     /// the engine; returns the number of moves played.
     fn random_playout(&mut self, seed: &Bound<'_, PyAny>) -> PyResult<usize> {

@@ -305,3 +305,64 @@ def test_the_wrappers_chance_outcomes_are_the_engines_and_a_caller_may_change_th
         else:
             s.apply_action(int(rng.choice(s.legal_actions())))
     assert chance_nodes > 10
+
+
+@pytest.mark.parametrize("game,params", SETTINGS)
+def test_the_wrappers_own_node_tests_and_legal_actions_answer_as_pyspiels_do(game, params):
+    # The wrapper answers these from the engine when called from Python;
+    # pyspiel's own (State's methods, through the bridge) must agree everywhere.
+    g = pyspiel.load_game(f"astragal_{game}", params)
+    rng = np.random.RandomState(5)
+    checked = {"chance": 0, "player": 0, "simultaneous": 0, "terminal": 0}
+    for _ in range(3):
+        s = g.new_initial_state()
+        while True:
+            base = pyspiel.State
+            assert s.is_chance_node() == base.is_chance_node(s)
+            assert s.is_simultaneous_node() == base.is_simultaneous_node(s)
+            assert s.is_player_node() == base.is_player_node(s)
+            assert s.legal_actions() == base.legal_actions(s)
+            for p in range(g.num_players()):
+                assert s.legal_actions(p) == base.legal_actions(s, p), (p, str(s))
+            if s.is_terminal():
+                checked["terminal"] += 1
+                break
+            if s.is_chance_node():
+                checked["chance"] += 1
+                s.apply_action(int(rng.choice([o for o, _ in s.chance_outcomes()])))
+            elif s.is_simultaneous_node():
+                checked["simultaneous"] += 1
+                s.apply_actions([int(rng.choice(s.legal_actions(p) or [0])) for p in range(g.num_players())])
+            else:
+                checked["player"] += 1
+                s.apply_action(int(rng.choice(s.legal_actions())))
+    assert checked["terminal"] == 3
+    assert checked["player"] + checked["simultaneous"] > 10
+
+
+def test_a_step_through_the_wrapper_is_refused_as_the_engine_refuses_it():
+    rng = np.random.RandomState(8)
+
+    def past_chance(s):
+        while s.is_chance_node():
+            s.apply_action(int(rng.choice([o for o, _ in s.chance_outcomes()])))
+
+    g = pyspiel.load_game("astragal_ur")
+    s = g.new_initial_state()
+    past_chance(s)
+    history = s.history()
+    with pytest.raises(astragal.MoveRefused, match="is not a legal move of seat"):
+        s.apply_action(g.num_distinct_actions() - 1)
+    assert s.history() == history
+    # Spartan Yahtzee's joint step names the seat an action is missing for.
+    g = pyspiel.load_game("astragal_spartan")
+    s = g.new_initial_state()
+    past_chance(s)
+    before = s.astragal_state.clone()
+    with pytest.raises(astragal.MoveRefused, match="seat 1 is to act too"):
+        s.astragal_state.play_together([s.legal_actions(0)[0]])
+    with pytest.raises(astragal.MoveRefused, match="is not a legal move of seat"):
+        s.apply_actions([s.legal_actions(0)[0], g.num_distinct_actions() + 5])
+    # Neither refusal played seat 0's action.
+    assert s.astragal_state == before
+    assert s.legal_actions(0) == before.legal_actions_of(0)

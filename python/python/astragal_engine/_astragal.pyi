@@ -77,6 +77,10 @@ class State:
         """Plays a move given as notation or as an index into ``legal_moves``."""
     def play_action(self, action: int, seat: Optional[int] = None) -> None:
         """Plays the move with this action number. Raises MoveRefused."""
+    def apply_at_node(self, action: int) -> int:
+        """Decides the draw that waits (returns -1) or plays the one seat to act's action (returns the seat)."""
+    def play_together(self, actions: List[int]) -> None:
+        """Plays ``actions[seat]`` for each seat to act, in seat order. Raises MoveRefused."""
     def random_playout(self, seed: int) -> int:
         """Plays random moves (and chance) to the end in the engine; returns moves played."""
     def observation(self, seat: int) -> Dict[str, Any]:

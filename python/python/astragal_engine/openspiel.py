@@ -229,6 +229,32 @@ class AstragalState(pyspiel.State):
         # simultaneous, -4 terminal) in one call.
         return self.astragal_state.current_player
 
+    # Called from Python, pyspiel's own node tests and `legal_actions` ask the
+    # state back through its bridge (`current_player`, `_legal_actions`, the
+    # list copied into C++ and out again); these answer from the engine at
+    # once, as pyspiel would (tested against it). C++ callers still take
+    # pyspiel's path.
+    def is_chance_node(self) -> bool:
+        return self.astragal_state.is_chance
+
+    def is_simultaneous_node(self) -> bool:
+        return self.astragal_state.current_player == pyspiel.PlayerId.SIMULTANEOUS
+
+    def is_player_node(self) -> bool:
+        return self.astragal_state.current_player >= 0
+
+    def legal_actions(self, player: Optional[int] = None) -> List[int]:
+        s = self.astragal_state
+        if player is None:
+            player = s.current_player
+            if player < 0:
+                # Chance outcomes, a simultaneous node's flat joint actions, or
+                # none at the end: pyspiel's own answers.
+                return pyspiel.State.legal_actions(self)
+        elif player < 0 or s.is_chance:
+            return pyspiel.State.legal_actions(self, player)
+        return s.legal_actions_of(player)
+
     def _legal_actions(self, player: int) -> List[int]:
         return self.astragal_state.legal_actions_of(player)
 
@@ -255,24 +281,18 @@ class AstragalState(pyspiel.State):
             s.apply_chance(outcome)
 
     def _apply_action(self, action: int) -> None:
-        s = self.astragal_state
-        if s.is_chance:
-            if self._opening:
+        if self._opening:
+            s = self.astragal_state
+            if s.is_chance:
                 self._give_chance(s, action, True)
-            else:
-                s.apply_chance(action)
-            self._steps.append((_CHANCE, action))
-            return
-        seat = s.to_act[0]
-        s.play_action(action, seat)
-        self._opening = False
-        self._steps.append((seat, action))
+                self._steps.append((_CHANCE, action))
+                return
+            self._opening = False
+        # One engine call: -1 for chance (_CHANCE), else the seat that moved.
+        self._steps.append((self.astragal_state.apply_at_node(action), action))
 
     def _apply_actions(self, actions: List[int]) -> None:
-        s = self.astragal_state
-        to_act = s.to_act
-        for seat in to_act:
-            s.play_action(actions[seat], seat)
+        self.astragal_state.play_together(actions)
         self._opening = False
         self._steps.append((_TOGETHER, tuple(actions)))
 
