@@ -3,6 +3,7 @@
 //! leases, and ratings recomputed from the records alone.
 
 use astragal_tests::test_stores;
+use ladder::clock::{Clock, system_ms};
 use ladder::server::{self, ServiceConfig};
 use ladder::store::Store;
 use ladder::worker::{self, Client, WorkerConfig};
@@ -32,6 +33,12 @@ async fn start_with(db: &str, lease: Duration, tls: Option<tonic::transport::Ide
 /// A server whose workers may each hold `held` unreported groups.
 async fn start_holding(db: &str, lease: Duration, held: u32) -> Server {
     serve_holding(with_w1(db).await, lease, None, held).await
+}
+
+/// A server whose leases run out by `clock` (a manual one: the test moves it
+/// past a lease instead of waiting for one), workers holding `held` groups each.
+async fn start_clocked(db: &str, lease: Duration, held: u32, clock: &Clock) -> Server {
+    serve_holding(with_w1(db).await.with_clock(clock.clone()), lease, None, held).await
 }
 
 /// The store at `db`, with worker `w1` (token [`WORKER`]) added.
@@ -451,7 +458,14 @@ async fn forged_records_are_refused_and_reports_count_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_lease_goes_to_another_worker() {
     for store in test_stores("lease").await {
-        let server = start(&store.url, Duration::from_millis(800)).await;
+        let clock = Clock::manual(system_ms());
+        let server = start_clocked(
+            &store.url,
+            Duration::from_secs(60),
+            server::HELD_PER_WORKER,
+            &clock,
+        )
+        .await;
         let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
         setup(&mut a, "finkel", 4, &BOTS[..2]).await;
         // A worker leases a group and dies without reporting.
@@ -465,7 +479,11 @@ async fn an_expired_lease_goes_to_another_worker() {
             .into_inner();
         assert!(lost.has_work);
         let records = play_by_hand(&lost).await;
-        tokio::time::sleep(Duration::from_millis(1000)).await;
+        // Its lease runs out, and a whole lease more: the live worker below has
+        // the same token (w1), and a group goes back to the worker that let it
+        // expire only after that. The live worker's own leases do not run out,
+        // as this clock stands still while it plays.
+        clock.advance(Duration::from_secs(121));
         // A live worker finishes everything, the dead worker's group included.
         let reported = worker::run(until_idle(&server.url, "live", 1), std::future::pending())
             .await
@@ -2100,7 +2118,8 @@ async fn lease_up_to_64(w: &mut Client) -> Vec<LeaseReply> {
 async fn a_worker_cannot_hoard_leases_report_anothers_or_see_a_seed_twice() {
     for store in test_stores("hoard").await {
         let kind = store.kind;
-        let server = start_holding(&store.url, Duration::from_millis(800), 4).await;
+        let clock = Clock::manual(system_ms());
+        let server = start_clocked(&store.url, Duration::from_secs(60), 4, &clock).await;
         let mut a = worker::connect(&server.url, ADMIN, None).await.unwrap();
         setup(&mut a, "hoard", 400, BOTS).await;
         let other = a
@@ -2138,8 +2157,8 @@ async fn a_worker_cannot_hoard_leases_report_anothers_or_see_a_seed_twice() {
                 .map_or(true, |r| r.get_ref().outcome() != ReportOutcome::Recorded),
             "{kind}: another worker's lease was recorded: {reply:?}"
         );
-        // Every lease runs out (800 ms).
-        tokio::time::sleep(Duration::from_millis(1000)).await;
+        // Every lease runs out.
+        clock.advance(Duration::from_secs(61));
         let again = lease_up_to_64(&mut w1).await;
         let before: std::collections::HashMap<i64, u64> = held.iter().map(|g| (g.group_id, g.seed)).collect();
         assert!(
