@@ -858,3 +858,107 @@ fn the_deployment_recipes_use_only_flags_that_exist() {
     }
     assert!(checked >= 20, "the recipes' flags were found ({checked})");
 }
+
+/// `ladder serve --help`'s long flags, each with its default when it has one.
+fn serve_flags() -> Vec<(String, Option<String>)> {
+    let help = text(&ladder(&["serve", "--help"], &[]));
+    let mut flags: Vec<(String, Option<String>)> = Vec::new();
+    for line in help.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("--") {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+                .collect();
+            flags.push((name, None));
+        } else if let (Some(last), Some(at)) = (flags.last_mut(), line.rfind("[default: ")) {
+            last.1 = Some(line[at + "[default: ".len()..].trim_end_matches(']').to_owned());
+        }
+    }
+    flags.retain(|(name, _)| name != "help" && name != "config");
+    flags
+}
+
+/// deploy/ladder.toml documents every `ladder serve` flag, each with the
+/// default the command has, so the example cannot fall behind the command.
+#[test]
+fn the_example_config_names_every_serve_flag_with_its_default() {
+    let flags = serve_flags();
+    assert!(flags.len() > 20, "{flags:?}");
+    let example = std::fs::read_to_string(workspace_root().join("deploy/ladder.toml")).unwrap();
+    // Its keys, set or commented out (`# key = value`).
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for line in example.lines() {
+        let line = line.strip_prefix("# ").unwrap_or(line);
+        if let Some((key, value)) = line.split_once(" = ")
+            && key.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+        {
+            keys.push((key.to_owned(), value.to_owned()));
+        }
+    }
+    for (flag, default) in &flags {
+        let given: Vec<&(String, String)> = keys.iter().filter(|(k, _)| k == flag).collect();
+        assert_eq!(
+            given.len(),
+            1,
+            "deploy/ladder.toml names --{flag} {} times",
+            given.len()
+        );
+        if let Some(default) = default {
+            // The file's value as the help writes it: strings unquoted, a list
+            // space-separated.
+            let value = given[0]
+                .1
+                .trim_matches(['[', ']'])
+                .replace("\", \"", " ")
+                .replace('"', "");
+            assert_eq!(&value, default, "deploy/ladder.toml's default of --{flag}");
+        }
+    }
+    for (key, _) in &keys {
+        assert!(
+            flags.iter().any(|(f, _)| f == key),
+            "deploy/ladder.toml names {key}, no flag of ladder serve"
+        );
+    }
+}
+
+/// `--config FILE` sets the flags it names, the command line wins over it, and
+/// a key or value it cannot take stops the server before it starts, naming it.
+#[test]
+fn a_config_file_sets_serves_flags_and_the_command_line_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("config.db").display());
+    let config = dir.path().join("ladder.toml");
+    // `listen` here could not bind; the command line's (the helper's
+    // 127.0.0.1:0) wins. `metrics` comes from the file alone.
+    std::fs::write(
+        &config,
+        "listen = \"256.0.0.1:1\"\nmetrics = \"127.0.0.1:0\"\nlease_seconds = 30\nruntimes = [\"python3\", \"node\"]\n",
+    )
+    .unwrap();
+    let server = LadderServer::start(&db, ADMIN_TOKEN, &["--config", config.to_str().unwrap()]);
+    let metrics = server.metrics.expect("the file's metrics address is served");
+    let (status, _) = astragal_tests::http_get(metrics, "/healthz");
+    assert_eq!(status, 200);
+    drop(server);
+
+    for (file, says) in [
+        ("bogus = 1\n", "unknown key \"bogus\""),
+        ("lease-seconds = \"soon\"\n", "--lease-seconds"),
+        ("runtimes = [\"cobol\"]\n", "unknown runtime \"cobol\""),
+        ("http = { port = 80 }\n", "http: a table is not a flag's value"),
+        ("db = \n", "not TOML"),
+    ] {
+        std::fs::write(&config, file).unwrap();
+        let out = ladder(
+            &["serve", "--db", &db, "--config", config.to_str().unwrap()],
+            &[("ASTRAGAL_ADMIN_TOKEN", ADMIN_TOKEN)],
+        );
+        assert_eq!(out.status.code(), Some(2), "{file}: {}", text(&out));
+        assert!(text(&out).contains(says), "{file}: {}", text(&out));
+    }
+    let missing = dir.path().join("nowhere.toml");
+    let out = ladder(&["serve", "--config", missing.to_str().unwrap()], &[]);
+    assert!(text(&out).contains("cannot read --config"), "{}", text(&out));
+}

@@ -79,6 +79,8 @@ enum Command {
     ///   ladder bench-upload --mib 10 --games 200
     BenchUpload(bench::BenchUploadArgs),
     /// Run the ladder service: gRPC API (admin, reads, worker leases) and a web page.
+    /// Its flags can come from a file too (--config ladder.toml).
+    #[command(args_override_self = true)]
     Serve(serve::ServeArgs),
     /// Lease groups from a ladder server, play them, report the records.
     Worker(worker::WorkerArgs),
@@ -108,7 +110,14 @@ enum Command {
 
 fn main() -> ExitCode {
     referee::cli::quiet_on_closed_stdout();
-    let cli = Cli::parse();
+    let args = match serve::with_config(std::env::args_os().collect()) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("ladder serve: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let cli = Cli::parse_from(args);
     referee::cli::log_to_stderr();
     let result = match cli.command {
         Command::Tournament(a) => tournament::run(a),

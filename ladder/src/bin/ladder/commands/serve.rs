@@ -4,11 +4,18 @@ use anyhow::Context;
 use clap::Args;
 use ladder::store::Store;
 use referee::cli::number_in;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args)]
 pub(crate) struct ServeArgs {
+    /// Read flags from a TOML file: each key a flag's long name, each value
+    /// its value (`lease-seconds = 300`, `runtimes = ["python3", "node"]`). A
+    /// flag given on the command line wins over the file. deploy/ladder.toml
+    /// lists every key with its default.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
     /// Store: sqlite:FILE (or a file path) or postgres://user@host/db.
     #[arg(long)]
     pub(crate) db: String,
@@ -87,8 +94,9 @@ pub(crate) struct ServeArgs {
           value_parser = |s: &str| number_in(s, 1u64, 10_000_000))]
     pub(crate) upload_max_entries: u64,
     /// The runtimes your workers offer, comma-separated: an upload whose
-    /// astragal.toml names another is refused. Known: native, python3, node,
-    /// java, cc, cargo (docs/hosting.md says what each gives).
+    /// astragal.toml names another is refused. Known: native, python3,
+    /// python3-engine, node, java, cc, cargo, remote (docs/hosting.md says what
+    /// each gives).
     #[arg(long, value_delimiter = ',', default_values_t = ladder::submission::all_runtimes(),
           value_parser = known_runtime)]
     pub(crate) runtimes: Vec<String>,
@@ -137,6 +145,78 @@ pub(crate) struct ServeArgs {
     pub(crate) max_author_mib: u64,
 }
 
+/// The command line with `ladder serve --config FILE`'s keys written in as
+/// flags, ahead of the command line's own so that those win (the command is
+/// parsed with `args_override_self`); any other command line as it is. Each
+/// value goes through the flag's own parser, so the file is checked as the
+/// command line is.
+pub(crate) fn with_config(args: Vec<OsString>) -> anyhow::Result<Vec<OsString>> {
+    if args.get(1).is_none_or(|a| a != "serve") {
+        return Ok(args);
+    }
+    let mut path = None;
+    for (i, arg) in args.iter().enumerate().skip(2) {
+        if arg == "--" {
+            break;
+        }
+        if arg == "--config" {
+            path = args.get(i + 1).map(PathBuf::from);
+        } else if let Some(p) = arg.to_str().and_then(|a| a.strip_prefix("--config=")) {
+            path = Some(PathBuf::from(p));
+        }
+    }
+    // No file named (or `--config` without one: clap says so).
+    let Some(path) = path else {
+        return Ok(args);
+    };
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("cannot read --config {}", path.display()))?;
+    let flags = config_flags(&text).with_context(|| format!("in --config {}", path.display()))?;
+    let mut out = args[..2].to_vec();
+    out.extend(flags.into_iter().map(OsString::from));
+    out.extend(args[2..].iter().cloned());
+    Ok(out)
+}
+
+/// The flags a config file's text gives, `--KEY=VALUE` each.
+fn config_flags(text: &str) -> anyhow::Result<Vec<String>> {
+    let table: toml::Table = toml::from_str(text).context("not TOML")?;
+    let known: Vec<String> = ServeArgs::augment_args(clap::Command::new("serve"))
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_owned))
+        .filter(|long| long != "config")
+        .collect();
+    let mut flags = Vec::with_capacity(table.len());
+    for (key, value) in &table {
+        let flag = key.replace('_', "-");
+        if !known.contains(&flag) {
+            anyhow::bail!(
+                "unknown key {key:?}: the keys are `ladder serve`'s flags without their dashes ({})",
+                known.join(", ")
+            );
+        }
+        let scalar = |v: &toml::Value| -> anyhow::Result<String> {
+            Ok(match v {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(n) => n.to_string(),
+                toml::Value::Float(x) => x.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                other => anyhow::bail!("{key}: a {} is not a flag's value", other.type_str()),
+            })
+        };
+        let text = match value {
+            toml::Value::Array(items) => items
+                .iter()
+                .map(scalar)
+                .collect::<anyhow::Result<Vec<_>>>()?
+                .join(","),
+            one => scalar(one)?,
+        };
+        flags.push(format!("--{flag}={text}"));
+    }
+    Ok(flags)
+}
+
 /// `n` days, or `None` (for ever) for 0.
 fn days(n: u32) -> Option<std::time::Duration> {
     (n > 0).then(|| std::time::Duration::from_secs(u64::from(n) * 86_400))
@@ -155,6 +235,9 @@ fn known_runtime(name: &str) -> Result<String, String> {
 }
 
 pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    if let Some(config) = &a.config {
+        eprintln!("ladder: flags from {} and the command line", config.display());
+    }
     let admin_token = read_secret(
         a.admin_token_file.as_deref(),
         "ASTRAGAL_ADMIN_TOKEN",
