@@ -160,3 +160,186 @@ async fn a_database_made_at_schema_9_opens_with_every_game_and_seat() {
         drop(opened);
     }
 }
+
+/// A pool on the store at `url` migrated to `version` only: the schema the
+/// code before that version's successor made.
+async fn database_at(url: &str, kind: &str, version: i64) -> sqlx::AnyPool {
+    sqlx::any::install_default_drivers();
+    let url = if kind == "sqlite" {
+        format!("{url}?mode=rwc")
+    } else {
+        url.to_owned()
+    };
+    let pool = sqlx::any::AnyPoolOptions::new()
+        .max_connections(1)
+        .connect(&url)
+        .await
+        .unwrap();
+    let dialect = if kind == "sqlite" {
+        Dialect::Sqlite
+    } else {
+        Dialect::Postgres
+    };
+    let old: Vec<_> = migrations(dialect)
+        .iter()
+        .filter(|m| m.version <= version)
+        .cloned()
+        .collect();
+    sqlx::migrate::Migrator::with_migrations(old)
+        .run(&pool)
+        .await
+        .unwrap();
+    pool
+}
+
+async fn exec(pool: &sqlx::AnyPool, sql: &str) -> Result<(), String> {
+    sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()))
+        .execute(pool)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Rows with every status each enum stores, as the code at schema 21 wrote
+/// them: one competition per competition status, a group per group status, a
+/// bot per bot status and per who set it.
+async fn every_status(pool: &sqlx::AnyPool) {
+    use ladder::store::{BotStatus, CompetitionStatus, GroupStatus, StatusBy};
+    for (i, status) in CompetitionStatus::ALL.iter().enumerate() {
+        exec(
+            pool,
+            &format!(
+                "INSERT INTO competitions (name, game, options, seats, format, seed, max_games, time, status, config, created_ms)
+                 VALUES ('c{i}', 'ur', '[]', 2, 'round-robin', 1, 0, '', '{status}', '{{}}', 0)"
+            ),
+        )
+        .await
+        .unwrap();
+    }
+    for (i, status) in GroupStatus::ALL.iter().enumerate() {
+        exec(
+            pool,
+            &format!(
+                "INSERT INTO match_groups (competition_id, group_no, seed, status, created_ms)
+                 VALUES ((SELECT MIN(id) FROM competitions), {i}, {i}, '{status}', 0)"
+            ),
+        )
+        .await
+        .unwrap();
+    }
+    for (i, status) in BotStatus::ALL.iter().enumerate() {
+        for (j, by) in StatusBy::ALL.iter().enumerate() {
+            exec(
+                pool,
+                &format!(
+                    "INSERT INTO bots (name, game, spec, created_ms, status, status_by)
+                     VALUES ('b{i}_{j}', 'ur', 'builtin:first', 0, '{status}', '{by}')"
+                ),
+            )
+            .await
+            .unwrap();
+        }
+    }
+}
+
+async fn statuses(pool: &sqlx::AnyPool) -> Vec<String> {
+    let mut all = Vec::new();
+    for sql in [
+        "SELECT name || ':' || status FROM competitions ORDER BY name",
+        "SELECT CAST(group_no AS TEXT) || ':' || status FROM match_groups ORDER BY group_no",
+        "SELECT name || ':' || status || ':' || status_by FROM bots ORDER BY name",
+    ] {
+        for row in sqlx::query(sql).fetch_all(pool).await.unwrap() {
+            all.push(row.try_get::<String, _>(0).unwrap());
+        }
+    }
+    all
+}
+
+/// Migration 0022 puts a CHECK on every status column (SQLite: triggers that
+/// refuse as a CHECK does). On a database made at schema 21 with every status
+/// the code writes, every row is kept; afterwards a word no enum stores is
+/// refused on insert and on update, on both back ends.
+#[tokio::test]
+async fn every_status_column_refuses_a_word_its_enum_lacks_and_keeps_every_row() {
+    for store in astragal_tests::test_stores("checks").await {
+        let kind = store.kind;
+        let pool = database_at(&store.url, kind, 21).await;
+        every_status(&pool).await;
+        let before = statuses(&pool).await;
+        assert_eq!(before.len(), 2 + 4 + 8 * 3, "{kind}");
+        pool.close().await;
+
+        let opened = Store::open(&store.url).await.unwrap();
+        assert!(opened.schema_version().await.unwrap() >= 22, "{kind}");
+        drop(opened);
+        let pool = database_at(&store.url, kind, 22).await;
+        assert_eq!(statuses(&pool).await, before, "{kind}: every row as it was");
+        for (sql, check) in [
+            (
+                "UPDATE competitions SET status = 'paused'",
+                "competitions_status_known",
+            ),
+            (
+                "UPDATE match_groups SET status = 'lost'",
+                "match_groups_status_known",
+            ),
+            ("UPDATE bots SET status = 'retired'", "bots_status_known"),
+            ("UPDATE bots SET status_by = 'nobody'", "bots_status_by_known"),
+            (
+                "INSERT INTO bots (name, game, spec, created_ms, status) VALUES ('x', 'ur', 'builtin:first', 0, 'Active')",
+                "bots_status_known",
+            ),
+            (
+                "INSERT INTO match_groups (competition_id, group_no, seed, status, created_ms)
+                 VALUES ((SELECT MIN(id) FROM competitions), 99, 1, '', 0)",
+                "match_groups_status_known",
+            ),
+        ] {
+            let refused = exec(&pool, sql).await.expect_err(sql);
+            assert!(refused.contains(check), "{kind}: {sql}: {refused}");
+        }
+        assert_eq!(statuses(&pool).await, before, "{kind}: nothing changed");
+        pool.close().await;
+    }
+}
+
+/// A database holding a status no enum stores (written by hand, say) does not
+/// take migration 0022: opening it fails, saying so, and leaves it at schema 21
+/// with its rows; mended, it migrates.
+#[tokio::test]
+async fn a_row_with_an_unknown_status_stops_the_migration_and_nothing_changes() {
+    for store in astragal_tests::test_stores("badstatus").await {
+        let kind = store.kind;
+        let pool = database_at(&store.url, kind, 21).await;
+        every_status(&pool).await;
+        exec(&pool, "UPDATE bots SET status = 'retired' WHERE name = 'b0_0'")
+            .await
+            .unwrap();
+        let before = statuses(&pool).await;
+        pool.close().await;
+        let Err(e) = Store::open(&store.url).await else {
+            panic!("{kind}: the migration took a status no enum stores");
+        };
+        let e = e.to_string();
+        assert!(e.contains("migrating the database"), "{kind}: {e}");
+        assert!(e.contains("bots_status_known"), "{kind}: {e}");
+        let pool = database_at(&store.url, kind, 21).await;
+        let version: i64 = sqlx::query("SELECT MAX(version) FROM _sqlx_migrations")
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+            .try_get(0)
+            .unwrap();
+        assert_eq!(version, 21, "{kind}");
+        assert_eq!(statuses(&pool).await, before, "{kind}");
+        // Nothing of the migration was left half done: with the row mended it
+        // runs whole.
+        exec(&pool, "UPDATE bots SET status = 'removed' WHERE name = 'b0_0'")
+            .await
+            .unwrap();
+        pool.close().await;
+        let opened = Store::open(&store.url).await.unwrap();
+        assert!(opened.schema_version().await.unwrap() >= 22, "{kind}");
+    }
+}

@@ -288,6 +288,10 @@ pub enum GroupStatus {
 macro_rules! stored_as_text {
     ($ty:ident { $($variant:ident = $text:literal),* $(,)? }) => {
         impl $ty {
+            /// Every value, in the order declared: the words the store's
+            /// CHECK on the column allows (a test holds the two together).
+            pub const ALL: &'static [$ty] = &[$($ty::$variant),*];
+
             /// The text the store keeps.
             pub fn as_str(self) -> &'static str {
                 match self { $($ty::$variant => $text),* }
@@ -1306,7 +1310,19 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(b.status, BotStatus::Disabled);
-        sqlx::query("UPDATE bots SET status = 'bogus'")
+        // The store refuses a status its enum lacks (migration 0022)...
+        let refused = sqlx::query("UPDATE bots SET status = 'bogus'")
+            .execute(&store.pool)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("CHECK constraint failed: bots_status_known"),
+            "{refused}"
+        );
+        // ...and one that got in all the same (its check dropped) is read as an
+        // error that names it.
+        sqlx::raw_sql("DROP TRIGGER bots_status_known_update; UPDATE bots SET status = 'bogus'")
             .execute(&store.pool)
             .await
             .unwrap();
