@@ -1,0 +1,414 @@
+//! Playing leased groups: seats set up, rotations in waves behind the
+//! machine's rotation gate, and the long-lived thread that keeps bots between
+//! batches.
+
+use super::*;
+
+/// Plays every rotation of a leased group with the bots of `pool`: [`play_leases`]
+/// of one lease.
+///
+/// # Errors
+/// A lease the referee cannot set up, or this machine failing to start a bot.
+pub fn play_lease(
+    lease: &LeaseReply,
+    log_dir: Option<&PathBuf>,
+    sandbox: &Sandbox,
+    pool: &mut BotPool,
+) -> Result<Vec<String>, WorkerError> {
+    let mut all = play_leases(std::slice::from_ref(lease), log_dir, sandbox, pool)?;
+    Ok(all.pop().unwrap_or_default())
+}
+
+/// One leased group, ready to play.
+pub(super) struct Leased<'a> {
+    pub(super) lease: &'a LeaseReply,
+    pub(super) limits: Limits,
+    /// Its entrants in the order of rotation 0.
+    pub(super) wanted: Vec<SeatSetup>,
+    pub(super) played: PlayedGroup,
+}
+
+/// What a leased group's games gave: its JSON records, one per rotation, and
+/// what only the seats' authors may read.
+#[derive(Debug, Clone, Default)]
+pub struct PlayedGroup {
+    /// One JSON record per rotation.
+    pub records: Vec<String>,
+    /// The seats' private logs (none for a seat with nothing to say).
+    pub logs: Vec<SeatLog>,
+}
+
+/// Plays every rotation of several leased groups in waves, with the bots of `pool`:
+/// rotation 0 of every group, then rotation 1 of every group, and so on. Between
+/// two waves every process has exited (so no process of a bot that saw one
+/// rotation's dice is alive in another rotation of that group, to play it or to
+/// signal to the process that does); the last wave's processes are kept for the
+/// next leases where the same bots play. So a batch of leases starts each bot
+/// about once per rotation, not once per group. Returns each lease's JSON records,
+/// in the leases' order.
+///
+/// # Errors
+/// A lease the referee cannot set up, or this machine failing to start a bot (then
+/// nothing of the batch is reported: its leases run out, and other workers play
+/// the groups with new seeds).
+pub fn play_leases(
+    leases: &[LeaseReply],
+    log_dir: Option<&PathBuf>,
+    sandbox: &Sandbox,
+    pool: &mut BotPool,
+) -> Result<Vec<Vec<String>>, WorkerError> {
+    let played = play_leases_in(leases, &HashMap::new(), log_dir, sandbox, pool)?;
+    Ok(played.into_iter().map(|p| p.records).collect())
+}
+
+/// [`play_leases`], with uploaded bots' folders: `homes` maps an entrant's
+/// artifact to the folder it was unpacked in, where its command runs. An
+/// entrant whose artifact is not there is never run (its command means nothing
+/// outside its folder).
+///
+/// # Errors
+/// As [`play_leases`], and an uploaded bot without its folder.
+pub fn play_leases_in(
+    leases: &[LeaseReply],
+    homes: &HashMap<String, PathBuf>,
+    log_dir: Option<&PathBuf>,
+    sandbox: &Sandbox,
+    pool: &mut BotPool,
+) -> Result<Vec<PlayedGroup>, WorkerError> {
+    let base = Limits {
+        sandbox: sandbox.clone(),
+        ..Limits::default()
+    };
+    play_leases_limited(leases, homes, log_dir, &base, pool)
+}
+
+/// [`play_leases_in`] with the worker's own limits (its sandbox, the authority
+/// that `grpcs://` bots' certificates chain to); each lease sets the time.
+///
+/// # Errors
+/// As [`play_leases_in`].
+pub fn play_leases_limited(
+    leases: &[LeaseReply],
+    homes: &HashMap<String, PathBuf>,
+    log_dir: Option<&PathBuf>,
+    base: &Limits,
+    pool: &mut BotPool,
+) -> Result<Vec<PlayedGroup>, WorkerError> {
+    let mut groups = ready(leases, homes, base)?;
+    pool.retain(|s| groups.iter().any(|g| g.wanted.contains(s)));
+    let waves = groups.iter().map(|g| g.wanted.len()).max().unwrap_or(0);
+    for rotation in 0..waves {
+        play_wave(&mut groups, rotation, log_dir, pool)?;
+    }
+    Ok(groups.into_iter().map(|g| g.played).collect())
+}
+
+/// The leases' groups, their seats set up, nothing played yet.
+pub(super) fn ready<'a>(
+    leases: &'a [LeaseReply],
+    homes: &HashMap<String, PathBuf>,
+    base: &Limits,
+) -> Result<Vec<Leased<'a>>, WorkerError> {
+    let mut groups = Vec::with_capacity(leases.len());
+    for lease in leases {
+        let limits = Limits {
+            tc: lease.time.parse().map_err(WorkerError::Lease)?,
+            ..base.clone()
+        };
+        let wanted = lease
+            .entrants
+            .iter()
+            .map(|e| {
+                let (spec, home) = if e.artifact_sha256.is_empty() || served_remotely(e) {
+                    (BotSpec::parse(&e.spec).map_err(WorkerError::Lease)?, None)
+                } else {
+                    let dir = homes.get(&e.artifact_sha256).ok_or_else(|| {
+                        WorkerError::Artifact(format!(
+                            "{}: its folder {} is not here",
+                            e.bot, e.artifact_sha256
+                        ))
+                    })?;
+                    // An uploaded bot is always a program in its folder.
+                    let home = Home {
+                        dir: dir.clone(),
+                        writable: false,
+                    };
+                    (
+                        BotSpec::Process {
+                            command: e.spec.clone(),
+                        },
+                        Some(home),
+                    )
+                };
+                Ok(SeatSetup {
+                    env: e.env.iter().map(|v| (v.key.clone(), v.value.clone())).collect(),
+                    // The record names the bot, never its command or environment.
+                    shown_as: Some(e.bot.clone()),
+                    home,
+                    artifact: (!e.artifact_sha256.is_empty()).then(|| e.artifact_sha256.clone()),
+                    dial: dial_for(e),
+                    ..SeatSetup::new(spec)
+                })
+            })
+            .collect::<Result<Vec<_>, WorkerError>>()?;
+        groups.push(Leased {
+            lease,
+            limits,
+            played: PlayedGroup {
+                records: Vec::with_capacity(wanted.len()),
+                logs: Vec::new(),
+            },
+            wanted,
+        });
+    }
+    Ok(groups)
+}
+
+/// Plays `rotation` of every group that has it; whether a seat faulted in any
+/// of its games. A wave past the first starts with a turn of the machine's
+/// rotation gate, so that no bot process on this machine lives from one
+/// rotation into the next (where a seat of the wave is a process at all: a
+/// built-in bot is the worker's own code, and a gRPC bot is dealt independent
+/// seeds).
+pub(super) fn play_wave(
+    groups: &mut [Leased<'_>],
+    rotation: usize,
+    log_dir: Option<&PathBuf>,
+    pool: &mut BotPool,
+) -> Result<bool, WorkerError> {
+    let playing = || groups.iter().filter(|g| rotation < g.wanted.len());
+    if rotation > 0 {
+        if playing().any(|g| g.wanted.iter().any(SeatSetup::is_process)) {
+            pool.next_rotation()
+                .map_err(|e| WorkerError::Host(e.to_string()))?;
+        } else {
+            pool.quit_all();
+        }
+    }
+    let mut faulted = false;
+    for g in groups.iter_mut().filter(|g| rotation < g.wanted.len()) {
+        let (rec, logs, faults) = play_rotation(g, rotation, log_dir, pool)?;
+        faulted |= faults;
+        g.played.records.push(rec);
+        g.played.logs.extend(logs);
+    }
+    Ok(faulted)
+}
+
+/// Plays one rotation of a leased group; its JSON record, the seats' private
+/// logs, and whether a seat faulted.
+pub(super) fn play_rotation(
+    g: &Leased<'_>,
+    rotation: usize,
+    log_dir: Option<&PathBuf>,
+    pool: &mut BotPool,
+) -> Result<(String, Vec<SeatLog>, bool), WorkerError> {
+    let lease = g.lease;
+    let setup = GameSetup {
+        game: lease.game.clone(),
+        options: lease.options.clone(),
+        seed: if lease.independent_seeds {
+            crate::store::Seeding::Independent
+        } else {
+            crate::store::Seeding::Mirrored
+        }
+        .game_seed(lease.seed, rotation),
+        position: None,
+        pairing: Some(Pairing {
+            group: lease.group_no,
+            rotation,
+        }),
+    };
+    let seats: Vec<SeatSetup> = seating::seated(&g.wanted, rotation);
+    let logs = LogPlace {
+        dir: log_dir.cloned(),
+        tag: format!("{}-g{}r{rotation}-", lease.competition, lease.group_no),
+        names: seating::seated(&lease.entrants, rotation)
+            .into_iter()
+            .map(|e| e.bot)
+            .collect(),
+        author_tail: lease.author_log_bytes as usize,
+    };
+    let (rec, private) = referee::play_game_logged(&setup, &seats, &g.limits, &logs, pool)?;
+    // This machine failed, not the bot: nothing of the group is reported (its
+    // lease runs out, and another worker plays it with a new seed).
+    if let Some(f) = rec
+        .faults
+        .iter()
+        .find(|f| referee::fault::is_host_failure(f.kind, &f.detail))
+    {
+        return Err(WorkerError::Host(f.detail.clone()));
+    }
+    let logs = private
+        .into_iter()
+        .enumerate()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(seat, p)| SeatLog {
+            rotation: rotation as u32,
+            seat: seat as u32,
+            stderr: p.stderr,
+            stderr_dropped: p.stderr_dropped,
+            faults: p.faults,
+        })
+        .collect();
+    let faulted = !rec.faults.is_empty();
+    let metrics = crate::metrics::worker();
+    metrics.games.inc();
+    for f in &rec.faults {
+        crate::metrics::WorkerMetrics::count(&metrics.faults, f.kind.as_str(), 1);
+    }
+    for took in pool.started() {
+        metrics.sandbox_start_seconds.observe(took.as_secs_f64());
+    }
+    let rec = serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))?;
+    Ok((rec, logs, faulted))
+}
+
+/// Whether an uploaded entrant runs on its author's machine (`grpcs://`): its
+/// files are only its manifest, never fetched or run here.
+pub(super) fn served_remotely(e: &proto::ladder::Entrant) -> bool {
+    matches!(BotSpec::parse(&e.spec), Ok(BotSpec::Grpc { .. }))
+}
+
+/// Where an entrant's server may be dialled: an uploaded bot's address is a
+/// stranger's word, so only a public one (or one in `--remote-allow`); the
+/// host's own gRPC bots (`register-bot`, no upload) wherever the host said.
+pub(super) fn dial_for(e: &proto::ladder::Entrant) -> Dial {
+    if e.artifact_sha256.is_empty() {
+        Dial::Anywhere
+    } else {
+        Dial::PublicOnly
+    }
+}
+
+/// One rotation of some leased groups to play, and where their records go; or
+/// word that no batch comes soon.
+pub(super) enum PlayJob {
+    Wave {
+        leases: Vec<LeaseReply>,
+        homes: HashMap<String, PathBuf>,
+        rotation: usize,
+        reply: tokio::sync::oneshot::Sender<Result<WavePlayed, WorkerError>>,
+    },
+    Rest,
+}
+
+/// What one [`PlayJob::Wave`] gave.
+pub(super) struct WavePlayed {
+    /// Per lease, in order: what this rotation of its group gave (nothing for a
+    /// group with fewer rotations).
+    pub(super) groups: Vec<PlayedGroup>,
+    /// Whether, when the wave ended, another thread or program on this machine
+    /// waited to turn the rotation gate.
+    pub(super) turn_waiting: bool,
+    /// Whether a seat faulted in one of its games.
+    pub(super) faulted: bool,
+}
+
+/// How long kept bots wait for the next batch before they are quit anyway: a
+/// kept process holds the machine's rotation gate shut for every other thread
+/// and program on it (see [`referee::sandbox::RotationGate`]), so it is kept
+/// only across the round trip between two batches, and quit at once when a
+/// turn waits.
+pub(super) const KEPT_BOTS_WAIT: Duration = Duration::from_secs(1);
+
+/// How often a play thread with kept bots looks whether a turn of the gate waits.
+pub(super) const GATE_LOOK: Duration = Duration::from_millis(5);
+
+/// The thread that plays one task's batches of leases ([`play_leases`]), and keeps
+/// their bots from batch to batch. One long-lived thread rather than the runtime's
+/// blocking pool: a bot process dies with the thread that started it (its parent
+/// death signal), and a blocking-pool thread ends when it idles.
+pub(super) struct PlayThread {
+    pub(super) leases: std::sync::mpsc::Sender<PlayJob>,
+}
+
+impl PlayThread {
+    pub(super) fn start(
+        name: &str,
+        log_dir: Option<PathBuf>,
+        base: Limits,
+    ) -> Result<PlayThread, WorkerError> {
+        let (leases, inbox) = std::sync::mpsc::channel::<PlayJob>();
+        std::thread::Builder::new()
+            .name(format!("play-{name}"))
+            .spawn(move || {
+                let mut pool = BotPool::reusing();
+                // Ends when the task drops its sender; the pool's bots go with it.
+                loop {
+                    // Kept bots wait for the next batch, but not past a second,
+                    // nor while a turn of the gate waits for them (looked at
+                    // every few milliseconds).
+                    let kept_since = std::time::Instant::now();
+                    let job = loop {
+                        match inbox.recv_timeout(GATE_LOOK) {
+                            Ok(job) => break Some(job),
+                            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                                if pool.idle() > 0
+                                    && (pool.turn_waiting() || kept_since.elapsed() >= KEPT_BOTS_WAIT)
+                                {
+                                    pool.quit_all();
+                                }
+                                if pool.idle() == 0 {
+                                    break inbox.recv().ok();
+                                }
+                            }
+                            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
+                        }
+                    };
+                    let Some(job) = job else { break };
+                    match job {
+                        PlayJob::Wave {
+                            leases,
+                            homes,
+                            rotation,
+                            reply,
+                        } => {
+                            let played = ready(&leases, &homes, &base).and_then(|mut groups| {
+                                if rotation == 0 {
+                                    pool.retain(|s| groups.iter().any(|g| g.wanted.contains(s)));
+                                }
+                                let faulted = play_wave(&mut groups, rotation, log_dir.as_ref(), &mut pool)?;
+                                Ok(WavePlayed {
+                                    groups: groups.into_iter().map(|g| g.played).collect(),
+                                    turn_waiting: pool.turn_waiting(),
+                                    faulted,
+                                })
+                            });
+                            let _ = reply.send(played);
+                        }
+                        PlayJob::Rest => pool.quit_all(),
+                    }
+                }
+            })
+            .map_err(|e| WorkerError::Task(format!("cannot start a play thread: {e}")))?;
+        Ok(PlayThread { leases })
+    }
+
+    /// Quits the kept bots: no batch comes soon.
+    pub(super) fn rest(&self) {
+        let _ = self.leases.send(PlayJob::Rest);
+    }
+
+    /// Plays `rotation` of the leases' groups (a wave past the first starts with
+    /// a turn of the rotation gate).
+    pub(super) async fn play_wave(
+        &self,
+        leases: Vec<LeaseReply>,
+        homes: HashMap<String, PathBuf>,
+        rotation: usize,
+    ) -> Result<WavePlayed, WorkerError> {
+        let (reply, played) = tokio::sync::oneshot::channel();
+        self.leases
+            .send(PlayJob::Wave {
+                leases,
+                homes,
+                rotation,
+                reply,
+            })
+            .map_err(|_| WorkerError::Task("the play thread is gone".into()))?;
+        played
+            .await
+            .map_err(|_| WorkerError::Task("the play thread stopped mid-lease".into()))?
+    }
+}

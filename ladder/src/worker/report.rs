@@ -1,0 +1,96 @@
+//! Reports: split into calls the server takes, and sent until taken or the
+//! leases would have run out.
+
+use super::*;
+
+/// Splits reports into calls of at most [`crate::server::MAX_BATCH`] groups and
+/// [`REPORT_BATCH_BYTES`] of records (a single larger group goes alone).
+pub(super) fn report_calls(reports: Vec<ReportRequest>) -> Vec<Vec<ReportRequest>> {
+    let mut calls: Vec<Vec<ReportRequest>> = Vec::new();
+    let mut bytes = 0;
+    for r in reports {
+        let size: usize = r.records.iter().map(String::len).sum::<usize>()
+            + r.logs
+                .iter()
+                .map(|l| l.stderr.len() + l.faults.iter().map(String::len).sum::<usize>())
+                .sum::<usize>();
+        match calls.last_mut() {
+            Some(call) if call.len() < crate::server::MAX_BATCH && bytes + size <= REPORT_BATCH_BYTES => {
+                bytes += size;
+                call.push(r);
+            }
+            _ => {
+                bytes = size;
+                calls.push(vec![r]);
+            }
+        }
+    }
+    calls
+}
+
+/// Most bytes of records in one report call: half what the server takes
+/// ([`crate::server::MAX_REPORT_BYTES`]), for the message's own framing.
+pub const REPORT_BATCH_BYTES: usize = crate::server::MAX_REPORT_BYTES / 2;
+
+/// Reports one call's groups; a server restarting is waited for until the leases
+/// would have run out. Returns how many groups the server took (recorded, or
+/// recorded already by another worker).
+pub(super) async fn report(
+    cfg: &WorkerConfig,
+    client: &mut Option<Client>,
+    call: Vec<ReportRequest>,
+    give_up: tokio::time::Instant,
+) -> u64 {
+    let groups: Vec<i64> = call.iter().map(|r| r.group_id).collect();
+    loop {
+        let c = match client.as_mut() {
+            Some(c) => c,
+            None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
+                Ok(c) => client.insert(c),
+                Err(_) if tokio::time::Instant::now() < give_up => {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    continue;
+                }
+                Err(e) => {
+                    tracing::warn!(?groups, "dropping the groups: server unreachable: {e}");
+                    return 0;
+                }
+            },
+        };
+        let req = ReportGroupsRequest {
+            reports: call.clone(),
+        };
+        match compressed(c).report_groups(req).await {
+            Ok(r) => {
+                let mut taken = 0;
+                for o in r.into_inner().outcomes {
+                    if o.outcome() == ReportOutcome::Refused {
+                        tracing::warn!(group = o.group_id, code = o.code, "report refused: {}", o.message);
+                    } else {
+                        tracing::info!(
+                            group = o.group_id,
+                            outcome = o.outcome().as_str_name(),
+                            "reported"
+                        );
+                        taken += 1;
+                    }
+                }
+                return taken;
+            }
+            // A verdict on the call is final; anything else (a server restarting,
+            // a connection cut mid-call) is worth another try.
+            Err(s) if !is_verdict(s.code()) => {
+                *client = None;
+                if tokio::time::Instant::now() >= give_up {
+                    tracing::warn!(?groups, "dropping the groups: {s}");
+                    return 0;
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            Err(s) => {
+                tracing::warn!(?groups, "report refused: {s}");
+                return 0;
+            }
+        }
+    }
+}
