@@ -664,6 +664,8 @@ pub fn forged_faults(record: &referee::GameRecord) -> Vec<(&'static str, referee
 
 /// Headless Chromium for the page tests: CI installs it (`.ci/run`), and there a
 /// missing one fails; elsewhere the browser tests are skipped without it.
+pub mod in_process;
+
 pub mod browser {
     use std::path::{Path, PathBuf};
     use std::process::Command;

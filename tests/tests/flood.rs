@@ -4,6 +4,7 @@
 //! and closes one that stays silent. Its own test binary: it opens hundreds of
 //! sockets.
 
+use astragal_tests::in_process::{InProcessServer, config};
 use ladder::server::conn::ConnLimits;
 use ladder::server::{self, ServiceConfig};
 use ladder::store::Store;
@@ -43,25 +44,15 @@ async fn a_flood_of_silent_connections_neither_stops_a_worker_nor_stays_open() {
         let kind = store.kind;
         let st = Store::open(&store.url).await.unwrap();
         st.add_worker("w1", &server::token_hash(WORKER)).await.unwrap();
-        let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let (grpc_addr, web_addr) = (grpc.local_addr().unwrap(), http.local_addr().unwrap());
-        let url = format!("http://{grpc_addr}");
         let cfg = ServiceConfig {
-            retention: Default::default(),
-            admin_token: ADMIN.into(),
-            lease: Duration::from_secs(60),
-            tls: None,
-            suspend_after: server::SUSPEND_AFTER,
-            held_per_worker: server::HELD_PER_WORKER,
             grpc_connections: TIGHT,
             web_connections: TIGHT,
-            uploads: Default::default(),
+            ..config(ADMIN, Default::default())
         };
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(ladder::serve::run(grpc, Some(http), st, cfg, async move {
-            let _ = stopped.await;
-        }));
+        let server = InProcessServer::start(st, cfg, true).await;
+        let url = server.url.clone();
+        let grpc_addr: std::net::SocketAddr = url.trim_start_matches("http://").parse().unwrap();
+        let web_addr = server.web;
         let mut a = worker::connect(&url, ADMIN, None).await.unwrap();
         for (name, spec) in [("rnd", "builtin:random"), ("first", "builtin:first")] {
             a.register_bot(RegisterBotRequest {
@@ -156,7 +147,6 @@ async fn a_flood_of_silent_connections_neither_stops_a_worker_nor_stays_open() {
             .await
             .unwrap();
         assert_eq!(status, 200, "{kind}: {body}");
-        let _ = stop.send(());
-        task.await.unwrap().unwrap();
+        server.stop().await;
     }
 }

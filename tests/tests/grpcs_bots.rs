@@ -201,7 +201,8 @@ fn a_grpcs_bot_gets_the_secret_over_verified_tls_and_nothing_else() {
 /// server is called by no one.
 #[test]
 fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
-    use ladder::server::{self, ServiceConfig};
+    use astragal_tests::in_process::{InProcessServer, config};
+    use ladder::server;
     use proto::ladder::*;
     let authors_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -220,23 +221,8 @@ fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
         let store = astragal_tests::test_stores("grpcs_ladder").await.remove(0);
         let db = ladder::store::Store::open(&store.url).await.unwrap();
         db.add_worker("w1", &server::token_hash(WORKER)).await.unwrap();
-        let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let ladder_url = format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let cfg = ServiceConfig {
-            retention: Default::default(),
-            admin_token: ADMIN.into(),
-            lease: Duration::from_secs(60),
-            tls: None,
-            suspend_after: server::SUSPEND_AFTER,
-            held_per_worker: server::HELD_PER_WORKER,
-            grpc_connections: server::conn::ConnLimits::GRPC,
-            web_connections: server::conn::ConnLimits::WEB,
-            uploads: Default::default(),
-        };
-        let serving = tokio::spawn(ladder::serve::run(grpc, None, db, cfg, async move {
-            let _ = stopped.await;
-        }));
+        let serving = InProcessServer::start(db, config(ADMIN, Default::default()), false).await;
+        let ladder_url = serving.url.clone();
         let mut admin = ladder::worker::connect(&ladder_url, ADMIN, None).await.unwrap();
         for (name, spec, env) in [
             (
@@ -427,8 +413,7 @@ fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
             (s.calls, s.with_secret)
         };
         assert!(calls > calls_before && with_secret == calls);
-        let _ = stop.send(());
-        serving.await.unwrap().unwrap();
+        serving.stop().await;
     });
     authors_rt.shutdown_background();
 }

@@ -4,8 +4,6 @@
 //! the author's pages hold their session and their forms against another site.
 //! The same in a real browser: `in_a_real_browser_an_author_signs_in_uploads_and_reads_their_logs`.
 
-mod support;
-
 use astragal_tests::author_pages::{csrf_on, get_as, post_form, sign_in};
 use astragal_tests::{http_request, test_stores};
 use ladder::server::{self, UploadConfig};
@@ -20,7 +18,7 @@ const WORKER: &str = "worker-token-author-pages";
 const ALICE: &str = "author-token-alice-pages";
 const BOB: &str = "author-token-bob-pages-2";
 
-use support::in_process::{InProcessServer as Server, config};
+use astragal_tests::in_process::{InProcessServer as Server, config};
 
 /// A server with its pages on `db`: worker `w1`, authors alice and bob.
 async fn serve(db: &str, uploads: UploadConfig) -> Server {

@@ -4,8 +4,6 @@
 //! the host's reads), revoked tokens, caps, and hostile uploads that store
 //! nothing.
 
-mod support;
-
 use astragal_tests::test_stores;
 use ladder::server::{self, UploadConfig};
 use ladder::store::Store;
@@ -18,7 +16,7 @@ const WORKER: &str = "worker-token-authors";
 const ALICE: &str = "author-token-alice-1";
 const BOB: &str = "author-token-bob-22";
 
-use support::in_process::{InProcessServer as Server, config};
+use astragal_tests::in_process::{InProcessServer as Server, config};
 
 /// A server on `db` with worker `w1` and authors alice (2 bots) and bob.
 async fn serve(db: &str, uploads: UploadConfig) -> Server {

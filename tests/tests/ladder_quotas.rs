@@ -4,8 +4,6 @@
 //! a READ COMMITTED transaction with no lock: 20 challenges of 100 games sent at
 //! once against a cap of 200 games a day were granted 7 (708 games).
 
-mod support;
-
 use astragal_tests::test_stores;
 use ladder::server::{self, UploadConfig};
 use ladder::store::{BotStatus, PrepResult, Store, UploadQuota};
@@ -30,7 +28,7 @@ const PATIENT: server::UploadFloor = server::UploadFloor {
     grace: std::time::Duration::from_secs(3600),
 };
 
-use support::in_process::{InProcessServer as Server, config};
+use astragal_tests::in_process::{InProcessServer as Server, config};
 
 /// A server on `db` with author alice (at most `max_bots` bots), every upload
 /// received and checked at once (none waits for a turn: all reach the store

@@ -6,9 +6,8 @@
 //! finals, the season closes, and `ladder verify` checks the public record —
 //! and names what differs in a record tampered four ways.
 
-mod support;
-
 use astragal_tests::author_pages::{csrf_on, get_as, post_form, sign_in};
+use astragal_tests::in_process::{InProcessServer, config};
 use astragal_tests::{ladder, output_text as text, test_stores, workspace_root};
 use ladder::clock::Clock;
 use ladder::season::verify::{VerifyError, verify};
@@ -18,7 +17,6 @@ use ladder::store::Store;
 use ladder::worker;
 use proto::ladder::*;
 use std::time::Duration;
-use support::in_process::{InProcessServer, config};
 
 const ADMIN: &str = "admin-token-season-0123";
 const WORKERS: [&str; 2] = ["worker-token-season-one", "worker-token-season-two"];

@@ -2,6 +2,7 @@
 //! PostgreSQL: tokens, bad input, a full run by a worker, forged records, expired
 //! leases, and ratings recomputed from the records alone.
 
+use astragal_tests::in_process::{InProcessServer as Server, config};
 use astragal_tests::test_stores;
 use ladder::clock::{Clock, system_ms};
 use ladder::server::{self, ServiceConfig};
@@ -14,12 +15,6 @@ use tonic::Code;
 const ADMIN: &str = "admin-token-1";
 /// The token of worker `w1`, which every test's store knows.
 const WORKER: &str = "worker-token-1";
-
-struct Server {
-    url: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<Result<(), Box<dyn std::error::Error + Send + Sync>>>,
-}
 
 async fn start(db: &str, lease: Duration) -> Server {
     start_with(db, lease, None).await
@@ -66,44 +61,13 @@ async fn serve_holding(
     tls: Option<tonic::transport::Identity>,
     held_per_worker: u32,
 ) -> Server {
-    let scheme = if tls.is_some() {
-        "https://localhost"
-    } else {
-        "http://127.0.0.1"
-    };
-    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("{scheme}:{}", grpc.local_addr().unwrap().port());
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let cfg = ServiceConfig {
-        retention: Default::default(),
-        admin_token: ADMIN.into(),
         lease,
         tls,
-        suspend_after: server::SUSPEND_AFTER,
         held_per_worker,
-        grpc_connections: server::conn::ConnLimits::GRPC,
-        web_connections: server::conn::ConnLimits::WEB,
-        uploads: Default::default(),
+        ..config(ADMIN, Default::default())
     };
-    let task = tokio::spawn(async move {
-        ladder::serve::run(grpc, None, store, cfg, async move {
-            let _ = rx.await;
-        })
-        .await
-        .map_err(Into::into)
-    });
-    Server {
-        url,
-        stop: Some(tx),
-        task,
-    }
-}
-
-impl Server {
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        self.task.await.unwrap().unwrap();
-    }
+    Server::start(store, cfg, false).await
 }
 
 /// A server on `db` (60 s leases) with competition `name` opened among `bots`, and
@@ -1455,45 +1419,10 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
 }
 
 /// A server with its web pages on loopback: the gRPC URL, the pages' address.
-struct WebServer {
-    url: String,
-    web: std::net::SocketAddr,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<Result<(), server::ServeError>>,
-}
+type WebServer = Server;
 
 async fn web_server(db: &str) -> WebServer {
-    let store = Store::open(db).await.unwrap();
-    store.add_worker("w1", &server::token_hash(WORKER)).await.unwrap();
-    let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let (url, web) = (
-        format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port()),
-        http.local_addr().unwrap(),
-    );
-    let (stop, rx) = tokio::sync::oneshot::channel::<()>();
-    let cfg = ServiceConfig {
-        retention: Default::default(),
-        admin_token: ADMIN.into(),
-        lease: Duration::from_secs(60),
-        tls: None,
-        suspend_after: server::SUSPEND_AFTER,
-        held_per_worker: server::HELD_PER_WORKER,
-        grpc_connections: server::conn::ConnLimits::GRPC,
-        web_connections: server::conn::ConnLimits::WEB,
-        uploads: Default::default(),
-    };
-    let task = tokio::spawn(ladder::serve::run(grpc, Some(http), store, cfg, async move {
-        let _ = rx.await;
-    }));
-    WebServer { url, web, stop, task }
-}
-
-impl WebServer {
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        self.task.await.unwrap().unwrap();
-    }
+    Server::start(with_w1(db).await, config(ADMIN, Default::default()), true).await
 }
 
 /// A PostgreSQL test store, for a test about PostgreSQL alone. Without

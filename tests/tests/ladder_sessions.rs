@@ -8,8 +8,6 @@
 //! hours, 1,000 wrong tokens were tried in 1.3 s with no slowing, and one
 //! author held 1,751 live sessions after 10 s of sign-ins.
 
-mod support;
-
 use astragal_tests::{http_request, test_stores};
 use ladder::server::throttle::SignInLimits;
 use ladder::server::{self, UploadConfig};
@@ -25,7 +23,7 @@ const ADMIN_2: &str = "admin-token-sessions-two";
 const ALICE: &str = "author-token-alice-sessions";
 const BOB: &str = "author-token-bob-sessions";
 
-use support::in_process::{InProcessServer as Server, config};
+use astragal_tests::in_process::{InProcessServer as Server, config};
 
 /// A server with its pages on `db` under `admin`, with authors alice and bob
 /// (added if they are not there yet); sign-in lets 5 failures through, then one

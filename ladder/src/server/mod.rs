@@ -150,6 +150,28 @@ pub struct ServiceConfig {
     pub retention: RetentionConfig,
 }
 
+/// A lease's shortest period unless the host says otherwise (`ladder serve
+/// --lease-seconds`).
+pub const LEASE: Duration = Duration::from_secs(120);
+
+impl ServiceConfig {
+    /// `ladder serve`'s defaults, with this admin token: what a test or a bench
+    /// starts from, changing only what it is about.
+    pub fn new(admin_token: impl Into<String>) -> ServiceConfig {
+        ServiceConfig {
+            admin_token: admin_token.into(),
+            lease: LEASE,
+            tls: None,
+            suspend_after: SUSPEND_AFTER,
+            held_per_worker: HELD_PER_WORKER,
+            grpc_connections: conn::ConnLimits::GRPC,
+            web_connections: conn::ConnLimits::WEB,
+            uploads: UploadConfig::default(),
+            retention: RetentionConfig::default(),
+        }
+    }
+}
+
 /// How long the store keeps what no game needs to be replayed
 /// ([`crate::store::Store::collect_garbage`]); the rest is kept for ever.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

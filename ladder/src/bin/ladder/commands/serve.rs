@@ -56,7 +56,8 @@ pub(crate) struct ServeArgs {
     /// plays them, so this is how soon a worker that died loses its groups (each
     /// goes to another worker with a new seed). A competition whose time control
     /// allows longer decisions gets three of its longest decisions instead.
-    #[arg(long, default_value_t = 120.0, value_parser = |s: &str| number_in(s, 1.0, 86_400.0))]
+    #[arg(long, default_value_t = ladder::server::LEASE.as_secs_f64(),
+          value_parser = |s: &str| number_in(s, 1.0, 86_400.0))]
     pub(crate) lease_seconds: f64,
     /// Serve gRPC over TLS with this certificate (PEM; with --tls-key).
     #[arg(long, value_name = "FILE", requires = "tls_key")]

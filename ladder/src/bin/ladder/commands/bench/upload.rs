@@ -52,14 +52,6 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
     let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://127.0.0.1:{}", grpc.local_addr()?.port());
     let service = ServiceConfig {
-        retention: Default::default(),
-        admin_token: ADMIN.into(),
-        lease: Duration::from_secs(120),
-        tls: None,
-        suspend_after: server::SUSPEND_AFTER,
-        held_per_worker: server::HELD_PER_WORKER,
-        grpc_connections: server::conn::ConnLimits::GRPC,
-        web_connections: server::conn::ConnLimits::WEB,
         uploads: UploadConfig {
             objects: match &cfg.artifacts {
                 Some(place) => Some(std::sync::Arc::new(
@@ -69,6 +61,7 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
             },
             ..UploadConfig::default()
         },
+        ..ServiceConfig::new(ADMIN)
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let served = tokio::spawn(ladder::serve::run(

@@ -1,15 +1,18 @@
 //! A `ladder` service run in the test's own process on loopback ports: the
-//! gRPC port, and the pages' port if asked for. Shared by the test files that
-//! need the server's store or settings at hand (`mod support;` in each).
+//! gRPC port, and the pages' port if asked for. The one way the tests start an
+//! in-process server ([`crate::LadderServer`] is the one way they start a real
+//! `ladder serve`): a test changes the settings it is about in [`config`]'s and
+//! passes them to [`InProcessServer::start`].
 
-use ladder::server::{self, ServiceConfig, UploadConfig};
+use ladder::server::{ServiceConfig, UploadConfig};
 use ladder::store::Store;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 /// A running service; [`InProcessServer::stop`] ends it and waits.
 pub struct InProcessServer {
-    /// Its gRPC address, `http://127.0.0.1:PORT`.
+    /// Its gRPC address, `http://127.0.0.1:PORT` (`https://localhost:PORT`
+    /// with TLS, the name a test certificate gives).
     pub url: String,
     /// Its pages' address (`0.0.0.0:0` when it serves none).
     pub web: SocketAddr,
@@ -23,15 +26,9 @@ pub struct InProcessServer {
 /// minute's leases and these upload settings.
 pub fn config(admin: &str, uploads: UploadConfig) -> ServiceConfig {
     ServiceConfig {
-        retention: Default::default(),
-        admin_token: admin.into(),
         lease: Duration::from_secs(60),
-        tls: None,
-        suspend_after: server::SUSPEND_AFTER,
-        held_per_worker: server::HELD_PER_WORKER,
-        grpc_connections: server::conn::ConnLimits::GRPC,
-        web_connections: server::conn::ConnLimits::WEB,
         uploads,
+        ..ServiceConfig::new(admin)
     }
 }
 
@@ -39,7 +36,12 @@ impl InProcessServer {
     /// Serves `store` with `cfg`, and its pages if `pages`.
     pub async fn start(store: Store, cfg: ServiceConfig, pages: bool) -> InProcessServer {
         let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://127.0.0.1:{}", grpc.local_addr().unwrap().port());
+        let origin = if cfg.tls.is_some() {
+            "https://localhost"
+        } else {
+            "http://127.0.0.1"
+        };
+        let url = format!("{origin}:{}", grpc.local_addr().unwrap().port());
         let http = if pages {
             Some(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
         } else {
