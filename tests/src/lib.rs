@@ -1001,17 +1001,19 @@ impl LadderServer {
     /// # Panics
     /// If the server does not start.
     pub fn start(db: &str, admin_token: &str, extra: &[&str]) -> LadderServer {
+        LadderServer::start_at(db, admin_token, "127.0.0.1:0", extra)
+    }
+
+    /// [`LadderServer::start`] with its gRPC port at `listen`: a server started
+    /// again where a worker already looks for it (the port the one before it
+    /// got, now free).
+    ///
+    /// # Panics
+    /// If the server does not start.
+    pub fn start_at(db: &str, admin_token: &str, listen: &str, extra: &[&str]) -> LadderServer {
         use std::io::BufRead;
         let mut child = std::process::Command::new(binary("ladder"))
-            .args([
-                "serve",
-                "--db",
-                db,
-                "--listen",
-                "127.0.0.1:0",
-                "--http",
-                "127.0.0.1:0",
-            ])
+            .args(["serve", "--db", db, "--listen", listen, "--http", "127.0.0.1:0"])
             .args(extra)
             .env("ASTRAGAL_ADMIN_TOKEN", admin_token)
             .current_dir(workspace_root())

@@ -3,7 +3,7 @@
 //! records. On SQLite, and on PostgreSQL too when ASTRAGAL_PG_URL is set.
 
 use astragal_tests::attacks::{self, RELAY_CHANCE_HITS, relay_hits};
-use astragal_tests::{Reaped, binary, test_stores, workspace_root};
+use astragal_tests::{LadderServer, Reaped, binary, test_stores, workspace_root};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -159,14 +159,6 @@ fn isolation(test: &str) -> bool {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// The admin token every test server takes (from its environment).
 const ADMIN_TOKEN: &str = "admin-secret-0123456789";
 
@@ -187,41 +179,13 @@ fn add_worker(url: &str, name: &str) -> String {
     admin_at(url, &["add-worker", name]).trim().to_owned()
 }
 
-fn serve(db: &str, port: u16) -> Reaped {
-    let child = Command::new(binary("ladder"))
-        .args([
-            "serve",
-            "--db",
-            db,
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--lease-seconds",
-            "2",
-        ])
-        .env("ASTRAGAL_ADMIN_TOKEN", ADMIN_TOKEN)
-        .current_dir(workspace_root())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Ready when it accepts connections.
-    let start = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Reaped(child)
-}
-
 #[test]
 fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
     let rt = runtime();
     for store in rt.block_on(test_stores("crash")) {
-        let port = free_port();
-        let url = format!("http://127.0.0.1:{port}");
-        let server = serve(&store.url, port);
+        let server = LadderServer::start(&store.url, ADMIN_TOKEN, &["--lease-seconds", "2"]);
+        let url = server.url.clone();
+        let listen = url.trim_start_matches("http://").to_owned();
         let admin = |args: &[&str]| admin_at(&url, args);
         let token = add_worker(&url, "w1");
         admin(&["register-bot", "rnd", "ur", "builtin:random"]);
@@ -268,7 +232,7 @@ fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
         drop(server); // SIGKILL, as `kill -9`
         let at_kill = rt.block_on(s.game_count(comp.id)).unwrap();
         std::thread::sleep(Duration::from_millis(300));
-        let _server = serve(&store.url, port);
+        let _server = LadderServer::start_at(&store.url, ADMIN_TOKEN, &listen, &["--lease-seconds", "2"]);
         let start = Instant::now();
         let status = loop {
             if let Some(st) = worker.0.try_wait().unwrap() {
@@ -538,9 +502,8 @@ fn a_worker_isolates_registered_bots_and_gives_them_only_their_registered_enviro
     let dir = fresh_dir("worker-env");
     let db = dir.join("ladder.db");
     let logs = dir.join("logs");
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let _server = serve(db.to_str().unwrap(), port);
+    let server = LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &["--lease-seconds", "2"]);
+    let url = server.url.clone();
     let admin = |args: &[&str]| admin_at(&url, args);
     let token = add_worker(&url, "w1");
     let attacker = format!(
@@ -725,9 +688,8 @@ fn admin_manages_bots_and_says_refusals_in_plain_sentences() {
     let dir = std::env::temp_dir().join(format!("astragal-admin-bots-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let db = format!("sqlite:{}", dir.join("l.db").display());
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let _server = serve(&db, port);
+    let server = LadderServer::start(&db, ADMIN_TOKEN, &["--lease-seconds", "2"]);
+    let url = server.url.clone();
     let out = admin_at(&url, &["register-bot", "typo", "ur", "pyhton3 nothing.py"]);
     assert!(
         out.contains("typo (ur, v1): pyhton3 nothing.py · active"),
@@ -851,7 +813,7 @@ fn a_workers_token_never_reaches_a_bot_or_a_page() {
     std::fs::create_dir_all(&bot).unwrap();
     std::fs::write(bot.join("notes.txt"), "the bot's own").unwrap();
     let db = dir.join("ladder.db");
-    let server = astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &[]);
+    let server = LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &[]);
     let admin = |args: &[&str]| admin_at(&server.url, args);
     // The worker's token, saved the way the docs say, in the bot's own folder.
     let token_file = bot.join("w1.token");
@@ -1018,8 +980,7 @@ fn an_isolated_bot_beside_the_store_reads_nothing_of_it() {
 fn escapes_a_bot_wrote_never_reach_the_admins_terminal() {
     let dir = fresh_dir("escapes");
     let db = dir.join("ladder.db");
-    let server =
-        astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &["--suspend-after", "1"]);
+    let server = LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &["--suspend-after", "1"]);
     let admin = |args: &[&str]| admin_at(&server.url, args);
     let token = add_worker(&server.url, "w1");
     let hostile = r#"sh -c "printf '\\033]0;pwned\\007\\033[2J\\n' >&2; exit 3""#;
@@ -1108,8 +1069,7 @@ fn ladder_serve_bounds_the_groups_one_worker_holds() {
     use proto::ladder::LeaseGroupsRequest;
     let dir = fresh_dir("held");
     let db = dir.join("ladder.db");
-    let server =
-        astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &["--held-per-worker", "2"]);
+    let server = LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &["--held-per-worker", "2"]);
     let admin = |args: &[&str]| admin_at(&server.url, args);
     let (hoarder, other) = (add_worker(&server.url, "w1"), add_worker(&server.url, "w2"));
     admin(&["register-bot", "first", "ur", "builtin:first"]);
@@ -1146,17 +1106,10 @@ fn ladder_serve_bounds_the_groups_one_worker_holds() {
 /// A real `ladder serve` in a fresh folder `name`, worker `w1`'s token saved
 /// there, and two Spartan bots registered: the attacker (`--attack ATTACK`,
 /// named ATTACK) and the honest `good`. The folder, the server, the token file.
-fn spartan_attack_ladder(
-    name: &str,
-    attack: &str,
-) -> (
-    std::path::PathBuf,
-    astragal_tests::LadderServer,
-    std::path::PathBuf,
-) {
+fn spartan_attack_ladder(name: &str, attack: &str) -> (std::path::PathBuf, LadderServer, std::path::PathBuf) {
     let dir = fresh_dir(name);
     let db = dir.join("ladder.db");
-    let server = astragal_tests::LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &[]);
+    let server = LadderServer::start(db.to_str().unwrap(), ADMIN_TOKEN, &[]);
     let token_file = dir.join("w1.token");
     std::fs::write(&token_file, add_worker(&server.url, "w1")).unwrap();
     let attacker = format!("{} --attack {attack}", env!("CARGO_BIN_EXE_attack_bot"));

@@ -79,20 +79,7 @@ async fn old_database(url: &str, kind: &str) -> sqlx::AnyPool {
             .await
             .unwrap();
     }
-    let pool = sqlx::any::AnyPoolOptions::new()
-        .max_connections(1)
-        .connect(url)
-        .await
-        .unwrap();
-    let old: Vec<_> = migrations(Dialect::Postgres)
-        .iter()
-        .filter(|m| m.version <= FIXTURE_VERSION)
-        .cloned()
-        .collect();
-    sqlx::migrate::Migrator::with_migrations(old)
-        .run(&pool)
-        .await
-        .unwrap();
+    let pool = database_at(url, kind, FIXTURE_VERSION).await;
     let dump = std::fs::read_to_string(data.join("tournament.pg.sql")).unwrap();
     sqlx::raw_sql(sqlx::AssertSqlSafe(dump))
         .execute(&pool)
@@ -105,12 +92,7 @@ async fn old_database(url: &str, kind: &str) -> sqlx::AnyPool {
 async fn a_database_made_at_schema_9_opens_with_every_game_and_seat() {
     for store in astragal_tests::test_stores("upgrade").await {
         let pool = old_database(&store.url, store.kind).await;
-        let version: i64 = sqlx::query("SELECT MAX(version) FROM _sqlx_migrations")
-            .fetch_one(&pool)
-            .await
-            .unwrap()
-            .try_get(0)
-            .unwrap();
+        let version = migrated_to(&pool).await;
         assert_eq!(version, FIXTURE_VERSION, "{}", store.kind);
         let before = old_seats(&pool).await;
         pool.close().await;
@@ -159,6 +141,16 @@ async fn a_database_made_at_schema_9_opens_with_every_game_and_seat() {
         assert_eq!(groups.len(), had + 1, "{}", store.kind);
         drop(opened);
     }
+}
+
+/// The newest migration the store behind `pool` has taken.
+async fn migrated_to(pool: &sqlx::AnyPool) -> i64 {
+    sqlx::query("SELECT MAX(version) FROM _sqlx_migrations")
+        .fetch_one(pool)
+        .await
+        .unwrap()
+        .try_get(0)
+        .unwrap()
 }
 
 /// A pool on the store at `url` migrated to `version` only: the schema the
@@ -325,12 +317,7 @@ async fn a_row_with_an_unknown_status_stops_the_migration_and_nothing_changes() 
         assert!(e.contains("migrating the database"), "{kind}: {e}");
         assert!(e.contains("bots_status_known"), "{kind}: {e}");
         let pool = database_at(&store.url, kind, 21).await;
-        let version: i64 = sqlx::query("SELECT MAX(version) FROM _sqlx_migrations")
-            .fetch_one(&pool)
-            .await
-            .unwrap()
-            .try_get(0)
-            .unwrap();
+        let version = migrated_to(&pool).await;
         assert_eq!(version, 21, "{kind}");
         assert_eq!(statuses(&pool).await, before, "{kind}");
         // Nothing of the migration was left half done: with the row mended it

@@ -8,7 +8,7 @@
 
 use astragal_tests::attacks::{self, RELAY_CHANCE_HITS, relay_hits};
 use astragal_tests::{
-    Reaped, binary, ladder, ladder_admin, output_text as text, test_stores, workspace_root,
+    LadderServer, Reaped, binary, ladder, ladder_admin, output_text as text, test_stores, workspace_root,
 };
 use referee::sandbox::{Level, Sandbox};
 use std::path::{Path, PathBuf};
@@ -16,34 +16,6 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const ADMIN_TOKEN: &str = "admin-secret-uploads-0123";
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn serve(db: &str, port: u16) -> Reaped {
-    let child = Command::new(binary("ladder"))
-        .args(["serve", "--db", db, "--listen", &format!("127.0.0.1:{port}")])
-        .env("ASTRAGAL_ADMIN_TOKEN", ADMIN_TOKEN)
-        .current_dir(workspace_root())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Ready when it accepts connections (an event, not a guess).
-    let start = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Reaped(child)
-}
 
 fn admin(url: &str, args: &[&str]) -> String {
     ladder_admin(url, ADMIN_TOKEN, args)
@@ -136,9 +108,8 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
     for store in rt.block_on(test_stores("uploads")) {
         let scratch = tempfile::tempdir().unwrap();
         let root = scratch.path();
-        let port = free_port();
-        let url = format!("http://127.0.0.1:{port}");
-        let _server = serve(&store.url, port);
+        let server = LadderServer::start(&store.url, ADMIN_TOKEN, &[]);
+        let url = server.url.clone();
         let worker_token = admin(&url, &["add-worker", "w1"]).trim().to_owned();
         admin(&url, &["register-bot", "rnd", "ur", "builtin:random"]);
         let alice = root.join("alice.token");
@@ -631,9 +602,8 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
     }
     let scratch = tempfile::tempdir().unwrap();
     let root = scratch.path();
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let _server = serve(&root.join("ladder.db").to_string_lossy(), port);
+    let server = LadderServer::start(&root.join("ladder.db").to_string_lossy(), ADMIN_TOKEN, &[]);
+    let url = server.url.clone();
     let worker_token = admin(&url, &["add-worker", "w1"]).trim().to_owned();
     let author = root.join("author.token");
     std::fs::write(&author, admin(&url, &["add-author", "eve", "--max-bots", "5"])).unwrap();
@@ -763,8 +733,7 @@ fn an_honest_authors_upload_is_built_soon_beside_a_flooding_author() {
     }
     let scratch = tempfile::tempdir().unwrap();
     let root = scratch.path();
-    let server =
-        astragal_tests::LadderServer::start(&root.join("ladder.db").to_string_lossy(), ADMIN_TOKEN, &[]);
+    let server = LadderServer::start(&root.join("ladder.db").to_string_lossy(), ADMIN_TOKEN, &[]);
     let url = server.url.clone();
     let worker_token = admin(&url, &["add-worker", "w1"]).trim().to_owned();
     let mallory = root.join("mallory.token");
