@@ -185,3 +185,104 @@ fn the_check_finds_a_circle_and_ignores_comments() {
     open.get_mut("c").unwrap().clear();
     assert_eq!(circle(&open), None);
 }
+
+/// The tuples of three or more in the `pub` signatures of `text`: each as
+/// `function: (A, B, C)`. A signature runs from `pub … fn` to its `{` or `;`; a
+/// tuple is a `(` that follows `<`, `-> `, `: `, `[` or `, ` inside it.
+fn wide_tuples(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("pub") {
+        rest = &rest[at + 3..];
+        // `pub(crate)`, `pub(super)`: the visibility's own parentheses.
+        let head = match rest.strip_prefix('(') {
+            Some(inner) => inner.split_once(')').map_or("", |(_, after)| after),
+            None => rest,
+        }
+        .trim_start();
+        let Some(after_fn) = head
+            .strip_prefix("fn ")
+            .or_else(|| head.strip_prefix("async fn "))
+        else {
+            continue;
+        };
+        let end = after_fn.find(['{', ';']).unwrap_or(after_fn.len());
+        let signature = &after_fn[..end];
+        let name: String = signature
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let bytes = signature.as_bytes();
+        for (i, _) in signature.match_indices('(') {
+            let before = &signature[..i];
+            if !["<", "-> ", ": ", "[", ", "].iter().any(|p| before.ends_with(p)) {
+                continue;
+            }
+            let (mut depth, mut commas, mut close) = (0, 0, signature.len());
+            for (j, &b) in bytes.iter().enumerate().skip(i) {
+                match b {
+                    b'(' | b'<' | b'[' => depth += 1,
+                    b')' | b'>' | b']' if !signature[..j].ends_with('-') => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = j;
+                            break;
+                        }
+                    }
+                    b',' if depth == 1 => commas += 1,
+                    _ => {}
+                }
+            }
+            if commas >= 2 {
+                found.push(format!(
+                    "{name}: {}",
+                    &signature[i..=close.min(signature.len() - 1)]
+                ));
+            }
+        }
+    }
+    found
+}
+
+/// No public signature of the ladder takes or gives a tuple of three or more:
+/// such a value gets a struct whose fields say what each part is.
+#[test]
+fn no_public_signature_of_the_ladder_has_a_tuple_of_three() {
+    let mut wide = Vec::new();
+    let mut stack = vec![workspace_root().join("ladder/src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                wide.extend(
+                    wide_tuples(&text)
+                        .into_iter()
+                        .map(|t| format!("{}: {t}", path.display())),
+                );
+            }
+        }
+    }
+    assert!(
+        wide.is_empty(),
+        "tuples of three or more in public signatures:\n{}",
+        wide.join("\n")
+    );
+}
+
+#[test]
+fn the_tuple_check_finds_a_wide_tuple_and_passes_a_pair() {
+    let code = "pub async fn logs(&self, bot: BotId) -> Result<(Option<String>, String, String)> {\n\
+                pub(crate) fn pair(x: (u32, u32)) -> Vec<(u8, u16)> {\n\
+                pub fn closure(f: impl Fn(u8, u8, u8) -> u8) {\n\
+                pub fn take(x: &[(u8, Vec<(u8, u8)>, u8)]);\n";
+    assert_eq!(
+        wide_tuples(code),
+        vec![
+            "logs: (Option<String>, String, String)",
+            "take: (u8, Vec<(u8, u8)>, u8)"
+        ]
+    );
+}

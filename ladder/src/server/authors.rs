@@ -158,6 +158,18 @@ impl LadderService {
     }
 }
 
+/// A challenge opened: its competition (of its own, unrated), the author's
+/// bot and the one it plays.
+#[derive(Debug, Clone)]
+pub struct ChallengeOpened {
+    /// The challenge's competition.
+    pub competition: crate::store::CompetitionRow,
+    /// The author's bot.
+    pub bot: BotRow,
+    /// The bot it plays.
+    pub opponent: BotRow,
+}
+
 impl LadderService {
     /// Opens a challenge: `games` unrated games of `author`'s bot `bot` against
     /// `opponent`, in a competition of their own.
@@ -167,7 +179,7 @@ impl LadderService {
         bot: &str,
         opponent: &str,
         games: u32,
-    ) -> Result<(crate::store::CompetitionRow, BotRow, BotRow), ServiceError> {
+    ) -> Result<ChallengeOpened, ServiceError> {
         let mine = self
             .store
             .bot(bot)
@@ -239,7 +251,11 @@ impl LadderService {
             })?;
         self.scheduler.forget().await;
         tracing::info!(author = %author.name, bot = %mine.name, opponent = %other.name, games, competition = %c.name, "challenge opened");
-        Ok((c, mine, other))
+        Ok(ChallengeOpened {
+            competition: c,
+            bot: mine,
+            opponent: other,
+        })
     }
 
     /// `author`'s challenges, newest first, each with the ids of its games so far

@@ -226,12 +226,12 @@ impl Ladder for LadderService {
             .map_err(status_of)?
             .filter(|b| b.author_id == Some(author.id))
             .ok_or_else(|| Status::permission_denied(format!("{name:?} is not one of your bots")))?;
-        let (source, build_log, check_report) = self.store.bot_logs(bot.id).await.map_err(status_of)?;
+        let logs = self.store.bot_logs(bot.id).await.map_err(status_of)?;
         Ok(Response::new(MyBotLogReply {
             bot: Some(self.bot_info(&bot).await?),
-            source_sha256: source.unwrap_or_default(),
-            build_log,
-            check_report,
+            source_sha256: logs.source_sha256.unwrap_or_default(),
+            build_log: logs.build_log,
+            check_report: logs.check_report,
         }))
     }
 
@@ -276,14 +276,14 @@ impl Ladder for LadderService {
     async fn challenge(&self, req: Request<ChallengeRequest>) -> Result<Response<ChallengeInfo>, Status> {
         let author = self.need_author(&req).await?;
         let r = req.into_inner();
-        let (c, bot, opponent) = LadderService::challenge(self, &author, &r.bot, &r.opponent, r.games)
+        let opened = LadderService::challenge(self, &author, &r.bot, &r.opponent, r.games)
             .await
             .map_err(Status::from)?;
         Ok(Response::new(ChallengeInfo {
-            competition: c.name,
-            bot: bot.name,
-            opponent: opponent.name,
-            games: c.max_games as u32,
+            games: opened.competition.max_games as u32,
+            competition: opened.competition.name,
+            bot: opened.bot.name,
+            opponent: opened.opponent.name,
             played: 0,
             game_ids: vec![],
             created_ms: self.store.now_ms(),
@@ -297,13 +297,13 @@ impl Ladder for LadderService {
     ) -> Result<Response<EnterSeasonReply>, Status> {
         let author = self.need_author(&req).await?;
         let r = req.into_inner();
-        let (c, bot, deadline_ms) = LadderService::enter_season(self, &author, &r.competition, &r.bot)
+        let entry = LadderService::enter_season(self, &author, &r.competition, &r.bot)
             .await
             .map_err(Status::from)?;
         Ok(Response::new(EnterSeasonReply {
-            competition: c.name,
-            bot: bot.name,
-            deadline_ms,
+            competition: entry.season.name,
+            bot: entry.bot.name,
+            deadline_ms: entry.deadline_ms,
         }))
     }
 

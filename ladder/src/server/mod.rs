@@ -24,9 +24,9 @@ pub mod throttle;
 pub mod upkeep;
 
 pub use auth::{TOKEN_CACHE, constant_time_eq, new_token, token_hash};
-pub use authors::{UPLOAD_QUEUE_WAIT, UPLOAD_TIME};
+pub use authors::{ChallengeOpened, UPLOAD_QUEUE_WAIT, UPLOAD_TIME};
 pub use scheduler::{BACKLOG_EVERY, BACKLOG_MIN, Scheduler};
-pub use service::{CALLS_PER_CONNECTION, LadderService};
+pub use service::{CALLS_PER_CONNECTION, LadderService, SeasonEntry};
 
 use crate::server::cache::StandingsCache;
 use crate::store::Store;

@@ -64,8 +64,8 @@ async fn metrics(State(ops): State<Ops>) -> Response {
     let store = &ops.service.store;
     match store.queues(store.now_ms()).await {
         Ok(q) => {
-            let (size, idle, max) = store.pool_stats();
-            ops.service.metrics.sample(&q, size, idle, max);
+            let pool = store.pool_stats();
+            ops.service.metrics.sample(&q, pool.open, pool.idle, pool.max);
         }
         // The counters are still worth a scrape; the queues keep their last values.
         Err(e) => tracing::warn!("metrics: cannot read the queues: {e}"),

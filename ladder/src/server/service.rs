@@ -21,6 +21,18 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
 
+/// An author's entry in a season: the season, the version entered, and the
+/// deadline until which another version may take its place.
+#[derive(Debug, Clone)]
+pub struct SeasonEntry {
+    /// The season's competition.
+    pub season: CompetitionRow,
+    /// The version entered.
+    pub bot: BotRow,
+    /// Entries close then (ms since the Unix epoch).
+    pub deadline_ms: i64,
+}
+
 /// The gRPC service.
 pub struct LadderService {
     pub(super) store: Store,
@@ -202,14 +214,13 @@ impl LadderService {
     }
 
     /// Makes an author's version their entry in a season (`competition`, or
-    /// the one season of the bot's game taking entries); the season, the
-    /// version and the deadline.
+    /// the one season of the bot's game taking entries).
     pub async fn enter_season(
         &self,
         author: &crate::store::AuthorRow,
         competition: &str,
         bot: &str,
-    ) -> Result<(CompetitionRow, BotRow, i64), ServiceError> {
+    ) -> Result<SeasonEntry, ServiceError> {
         // `name@1` is version 1 (the store reads it so).
         let b = self
             .store
@@ -252,7 +263,11 @@ impl LadderService {
         self.store.choose_entry(c.id, author.id, &b).await?;
         let deadline = self.store.season(c.id).await?.map_or(0, |s| s.deadline_ms);
         tracing::info!(season = %c.name, bot = %b.name, author = %author.name, "entry chosen");
-        Ok((c, b, deadline))
+        Ok(SeasonEntry {
+            season: c,
+            bot: b,
+            deadline_ms: deadline,
+        })
     }
 
     pub(super) async fn competition_named(&self, name: &str) -> Result<CompetitionRow, ServiceError> {

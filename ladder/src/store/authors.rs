@@ -4,6 +4,17 @@
 use super::*;
 use crate::submission::Submission;
 
+/// What a version's author may read of how it came to be.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct BotLogs {
+    /// Its upload's SHA-256 (none for the host's own bots).
+    pub source_sha256: Option<String>,
+    /// Its build's log.
+    pub build_log: String,
+    /// Its qualification's report.
+    pub check_report: String,
+}
+
 /// An author known to the service.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct AuthorRow {
@@ -142,12 +153,13 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn bot_logs(&self, bot: BotId) -> Result<(Option<String>, String, String)> {
-        let row = sqlx::query("SELECT source_sha256, build_log, check_report FROM bots WHERE id = $1")
-            .bind(bot)
-            .fetch_one(&self.pool)
-            .await?;
-        Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?))
+    pub async fn bot_logs(&self, bot: BotId) -> Result<BotLogs> {
+        Ok(
+            sqlx::query_as("SELECT source_sha256, build_log, check_report FROM bots WHERE id = $1")
+                .bind(bot)
+                .fetch_one(&self.pool)
+                .await?,
+        )
     }
 
     /// Stores an upload: its files (once, by hash), then for each game it plays
@@ -1088,7 +1100,7 @@ mod tests {
         );
         let one = store.bot("one").await.unwrap().unwrap();
         assert_eq!(one.status, BotStatus::BuildFailed);
-        let (_, log, _) = store.bot_logs(one.id).await.unwrap();
+        let log = store.bot_logs(one.id).await.unwrap().build_log;
         assert!(
             log.contains("3 tries on 1 worker")
                 && log.contains("no room left")

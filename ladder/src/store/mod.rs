@@ -32,12 +32,12 @@ mod tally;
 mod upkeep;
 mod workers;
 
-pub use authors::{AuthorRow, PrepJob, PrepResult, UploadQuota};
+pub use authors::{AuthorRow, BotLogs, PrepJob, PrepResult, UploadQuota};
 pub use challenges::ChallengeRow;
 pub use groups::LeaseAsk;
 pub use ids::{AuthorId, BotId, CompetitionId, GameId, GroupId, WorkerId};
 pub use logs::{GameLogs, NewSeatLog, SeatLogEntry};
-pub use ops::{Collected, Retention, backup_sqlite};
+pub use ops::{Collected, PoolStats, Retention, backup_sqlite};
 pub use seasons::{Candidate, FinalsGameRow, SeasonRow, SeededGroup};
 pub use sessions::{SESSIONS_PER_AUTHOR, SessionOf, WebSession};
 use sql::Sql;

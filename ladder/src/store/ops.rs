@@ -96,9 +96,13 @@ impl Store {
         })
     }
 
-    /// The pool's connections now: open, idle, and the most it opens.
-    pub fn pool_stats(&self) -> (u32, usize, u32) {
-        (self.pool.size(), self.pool.num_idle(), self.max_connections())
+    /// The pool's connections now.
+    pub fn pool_stats(&self) -> PoolStats {
+        PoolStats {
+            open: self.pool.size(),
+            idle: self.pool.num_idle(),
+            max: self.max_connections(),
+        }
     }
 
     /// Whether the database answers and its schema is the one this program
@@ -263,4 +267,15 @@ pub async fn backup_sqlite(url: &str, to: &std::path::Path) -> Result<()> {
         .await?;
     conn.close().await?;
     Ok(())
+}
+
+/// The store's pool of connections at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Connections open.
+    pub open: u32,
+    /// Of those, idle.
+    pub idle: usize,
+    /// The most it opens.
+    pub max: u32,
 }

@@ -649,7 +649,11 @@ async fn bot_page(
 ) -> Result<Response, Refused> {
     let s = signed(&a, &headers).await?;
     let bot = own_bot(&a, &s, &name).await?;
-    let (source, build_log, check_report) = a.site.store.bot_logs(bot.id).await?;
+    let crate::store::BotLogs {
+        source_sha256: source,
+        build_log,
+        check_report,
+    } = a.site.store.bot_logs(bot.id).await?;
     let redactor = Bots::read(&a.site).await?.redactor;
     let public = super::bot::snapshot(&a.site, &bot.name).await?;
     let status_form = match bot.status {

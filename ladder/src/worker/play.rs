@@ -187,22 +187,31 @@ pub(super) fn play_wave(
     }
     let mut faulted = false;
     for g in groups.iter_mut().filter(|g| rotation < g.wanted.len()) {
-        let (rec, logs, faults) = play_rotation(g, rotation, log_dir, pool)?;
-        faulted |= faults;
-        g.played.records.push(rec);
-        g.played.logs.extend(logs);
+        let played = play_rotation(g, rotation, log_dir, pool)?;
+        faulted |= played.faulted;
+        g.played.records.push(played.record);
+        g.played.logs.extend(played.logs);
     }
     Ok(faulted)
 }
 
-/// Plays one rotation of a leased group; its JSON record, the seats' private
-/// logs, and whether a seat faulted.
+/// What one rotation of a leased group gave.
+pub(super) struct RotationPlayed {
+    /// Its record, as JSON.
+    pub(super) record: String,
+    /// The seats' private logs.
+    pub(super) logs: Vec<SeatLog>,
+    /// Whether a seat faulted.
+    pub(super) faulted: bool,
+}
+
+/// Plays one rotation of a leased group.
 pub(super) fn play_rotation(
     g: &Leased<'_>,
     rotation: usize,
     log_dir: Option<&PathBuf>,
     pool: &mut BotPool,
-) -> Result<(String, Vec<SeatLog>, bool), WorkerError> {
+) -> Result<RotationPlayed, WorkerError> {
     let lease = g.lease;
     let setup = GameSetup {
         game: lease.game.clone(),
@@ -260,8 +269,12 @@ pub(super) fn play_rotation(
     for took in pool.started() {
         metrics.sandbox_start_seconds.observe(took.as_secs_f64());
     }
-    let rec = serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))?;
-    Ok((rec, logs, faulted))
+    let record = serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))?;
+    Ok(RotationPlayed {
+        record,
+        logs,
+        faulted,
+    })
 }
 
 /// Whether an uploaded entrant runs on its author's machine (`grpcs://`): its
