@@ -56,7 +56,8 @@ pub struct LadderService {
     /// Workers' built folders being received and checked now (as many again):
     /// never behind the authors'.
     pub(super) artifact_uploads: tokio::sync::Semaphore,
-    /// Authors' uploads arriving now ([`super::UPLOADS_ARRIVING`]).
+    /// Authors' uploads arriving now ([`super::UPLOADS_ARRIVING`], or one
+    /// author's [`super::UploadConfig::arriving_per_author`] if that is more).
     pub(super) arriving: tokio::sync::Semaphore,
     /// Per author, their uploads arriving now
     /// ([`super::UploadConfig::arriving_per_author`] at most).
@@ -160,6 +161,7 @@ impl LadderService {
     /// A service over a store, with the standings cache it shares with the page.
     pub fn new(store: Store, cfg: ServiceConfig, standings: Arc<StandingsCache>) -> LadderService {
         let uploads_at_once = cfg.uploads.at_once.max(1);
+        let arriving_at_once = UPLOADS_ARRIVING.max(cfg.uploads.arriving_per_author);
         // Artifacts' bytes go to the object store, if the host gave one.
         let store = if cfg.uploads.objects.is_some() {
             store.with_artifact_bytes_elsewhere()
@@ -186,7 +188,10 @@ impl LadderService {
             challenge_credit: std::sync::atomic::AtomicU64::new(0),
             uploads: tokio::sync::Semaphore::new(uploads_at_once),
             artifact_uploads: tokio::sync::Semaphore::new(uploads_at_once),
-            arriving: tokio::sync::Semaphore::new(UPLOADS_ARRIVING),
+            // Never fewer than one author may send at once: their uploads share
+            // a connection, and one queued unread would hold back the others'
+            // bytes (HTTP/2's window is the connection's), stalling them all.
+            arriving: tokio::sync::Semaphore::new(arriving_at_once),
             arrivals: std::sync::Mutex::default(),
             metrics: Arc::default(),
             builds_leased: std::sync::Mutex::default(),
