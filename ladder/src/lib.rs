@@ -20,13 +20,15 @@
 //! The `ladder` binary (`src/bin/ladder/`) is one file per command, benchmarks
 //! included; the library has no benchmark in its API.
 
+pub mod app;
 pub mod clock;
+pub mod conn;
 pub mod dealing;
+pub mod grpc;
 pub mod local;
 pub mod metrics;
 pub mod season;
 pub mod serve;
-pub mod server;
 pub mod store;
 pub mod submission;
 pub mod web;

@@ -4,7 +4,7 @@
 //! `ladder serve`): a test changes the settings it is about in [`config`]'s and
 //! passes them to [`InProcessServer::start`].
 
-use ladder::server::{ServiceConfig, UploadConfig};
+use ladder::app::{ServiceConfig, UploadConfig};
 use ladder::store::Store;
 use std::net::SocketAddr;
 use std::time::Duration;

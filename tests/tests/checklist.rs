@@ -157,3 +157,103 @@ fn every_game_is_what_it_declares() {
         );
     }
 }
+
+/// The backticked spans of the section of `docs/architecture.md` headed `heading`.
+fn spans_of_section(heading: &str) -> Vec<String> {
+    let doc = std::fs::read_to_string(repo().join("docs/architecture.md")).expect("the architecture doc");
+    let start = doc
+        .find(heading)
+        .unwrap_or_else(|| panic!("no section {heading:?}"));
+    let body = &doc[start + heading.len()..];
+    let body = &body[..body.find("\n## ").unwrap_or(body.len())];
+    body.split('`').skip(1).step_by(2).map(str::to_owned).collect()
+}
+
+/// Whether `name` is defined (a fn, type, const, field or module) in a Rust
+/// file under `dir`.
+fn defined_under(dir: &Path, name: &str) -> bool {
+    let forms = [
+        format!("fn {name}("),
+        format!("fn {name}<"),
+        format!("struct {name} "),
+        format!("struct {name}<"),
+        format!("enum {name} "),
+        format!("const {name}:"),
+        format!("pub {name}:"),
+        format!("mod {name};"),
+        // An enum's variant.
+        format!("    {name}(String)"),
+    ];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).expect("a source folder") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("a source file");
+                if forms.iter().any(|f| text.contains(f.as_str())) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// What of the spans is not so: a path (with a `/`) that does not exist (a
+/// `<name>` in it is the reader's own), or a Rust item (`a::b`, `Name`) that
+/// no file under `ladder/src` or `tests` defines.
+fn untrue_spans(spans: &[String]) -> Vec<String> {
+    let mut untrue = Vec::new();
+    for span in spans {
+        if span.contains('<') && span.contains('/') {
+            let known = span.split("/<").next().unwrap_or_default();
+            if !repo().join(known).exists() {
+                untrue.push(format!("{span}: no {known}"));
+            }
+        } else if span.contains('/') {
+            if !repo().join(span).exists() {
+                untrue.push(format!("{span}: no such path"));
+            }
+        } else if span.chars().all(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            let name = span.rsplit("::").next().unwrap_or(span);
+            if !defined_under(&repo().join("ladder/src"), name) && !defined_under(&repo().join("tests"), name)
+            {
+                untrue.push(format!("{span}: {name} is defined nowhere"));
+            }
+        }
+    }
+    untrue
+}
+
+#[test]
+fn adding_a_front_end_names_only_paths_and_items_that_exist() {
+    let spans = spans_of_section("## Adding a front end to the ladder");
+    assert!(spans.len() > 15, "the checklist names too little: {spans:?}");
+    let untrue = untrue_spans(&spans);
+    assert!(
+        untrue.is_empty(),
+        "the checklist is out of date:\n{}",
+        untrue.join("\n")
+    );
+}
+
+#[test]
+fn the_checklist_check_finds_a_missing_path_and_an_undefined_item() {
+    let spans: Vec<String> = [
+        "ladder/src/app/views.rs",
+        "ladder/src/nowhere.rs",
+        "LadderService::caller",
+        "LadderService::vanish",
+        "ladder/src/<name>/mod.rs",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let untrue = untrue_spans(&spans);
+    assert_eq!(untrue.len(), 2, "{untrue:?}");
+    assert!(
+        untrue[0].contains("nowhere.rs") && untrue[1].contains("vanish"),
+        "{untrue:?}"
+    );
+}

@@ -5,8 +5,8 @@
 //! sockets.
 
 use astragal_tests::in_process::{InProcessServer, config};
-use ladder::server::conn::ConnLimits;
-use ladder::server::{self, ServiceConfig};
+use ladder::app::{self, ServiceConfig};
+use ladder::conn::ConnLimits;
 use ladder::store::Store;
 use ladder::worker::{self, WorkerConfig};
 use proto::ladder::*;
@@ -43,7 +43,7 @@ async fn a_flood_of_silent_connections_neither_stops_a_worker_nor_stays_open() {
     for store in astragal_tests::test_stores("flood").await {
         let kind = store.kind;
         let st = Store::open(&store.url).await.unwrap();
-        st.add_worker("w1", &server::token_hash(WORKER)).await.unwrap();
+        st.add_worker("w1", &app::token_hash(WORKER)).await.unwrap();
         let cfg = ServiceConfig {
             grpc_connections: TIGHT,
             web_connections: TIGHT,

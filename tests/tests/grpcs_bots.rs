@@ -202,7 +202,7 @@ fn a_grpcs_bot_gets_the_secret_over_verified_tls_and_nothing_else() {
 #[test]
 fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
     use astragal_tests::in_process::{InProcessServer, config};
-    use ladder::server;
+    use ladder::app;
     use proto::ladder::*;
     let authors_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -220,7 +220,7 @@ fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
         const WORKER: &str = "worker-grpcs";
         let store = astragal_tests::test_stores("grpcs_ladder").await.remove(0);
         let db = ladder::store::Store::open(&store.url).await.unwrap();
-        db.add_worker("w1", &server::token_hash(WORKER)).await.unwrap();
+        db.add_worker("w1", &app::token_hash(WORKER)).await.unwrap();
         let serving = InProcessServer::start(db, config(ADMIN, Default::default()), false).await;
         let ladder_url = serving.url.clone();
         let mut admin = ladder::worker::connect(&ladder_url, ADMIN, None).await.unwrap();
@@ -332,7 +332,7 @@ fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
         // Self-service: an author uploads only a manifest naming where the bot is
         // served, with its secret; a worker checks it there and it plays.
         let db = ladder::store::Store::open(&store.url).await.unwrap();
-        db.add_author("alice", &server::token_hash("alice-grpcs-token"), 3)
+        db.add_author("alice", &app::token_hash("alice-grpcs-token"), 3)
             .await
             .unwrap();
         admin

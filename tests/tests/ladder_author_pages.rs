@@ -6,7 +6,7 @@
 
 use astragal_tests::author_pages::{csrf_on, get_as, post_form, sign_in};
 use astragal_tests::{http_request, test_stores};
-use ladder::server::{self, UploadConfig};
+use ladder::app::{self, UploadConfig};
 use ladder::store::Store;
 use ladder::worker::{self, Client, WorkerConfig};
 use proto::ladder::*;
@@ -23,12 +23,9 @@ use astragal_tests::in_process::{InProcessServer as Server, config};
 /// A server with its pages on `db`: worker `w1`, authors alice and bob.
 async fn serve(db: &str, uploads: UploadConfig) -> Server {
     let store = Store::open(db).await.expect("store opens");
-    store.add_worker("w1", &server::token_hash(WORKER)).await.unwrap();
+    store.add_worker("w1", &app::token_hash(WORKER)).await.unwrap();
     for (name, token) in [("alice", ALICE), ("bob", BOB)] {
-        store
-            .add_author(name, &server::token_hash(token), 3)
-            .await
-            .unwrap();
+        store.add_author(name, &app::token_hash(token), 3).await.unwrap();
     }
     Server::start(store, config(ADMIN, uploads), true).await
 }
@@ -860,7 +857,7 @@ async fn a_challenge_plays_unrated_games_within_the_hosts_cap() {
 async fn a_trickled_upload_form_is_cut_like_any_upload() {
     let store = test_stores("author_form_floor").await.remove(0);
     let uploads = UploadConfig {
-        floor: server::UploadFloor {
+        floor: app::UploadFloor {
             bytes_per_s: 16 * 1024,
             grace: Duration::from_millis(300),
         },

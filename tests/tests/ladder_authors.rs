@@ -5,7 +5,7 @@
 //! nothing.
 
 use astragal_tests::test_stores;
-use ladder::server::{self, UploadConfig};
+use ladder::app::{self, UploadConfig};
 use ladder::store::Store;
 use ladder::worker::{self, Client};
 use proto::ladder::*;
@@ -21,15 +21,12 @@ use astragal_tests::in_process::{InProcessServer as Server, config};
 /// A server on `db` with worker `w1` and authors alice (2 bots) and bob.
 async fn serve(db: &str, uploads: UploadConfig) -> Server {
     let store = Store::open(db).await.expect("store opens");
-    store.add_worker("w1", &server::token_hash(WORKER)).await.unwrap();
+    store.add_worker("w1", &app::token_hash(WORKER)).await.unwrap();
     store
-        .add_author("alice", &server::token_hash(ALICE), 2)
+        .add_author("alice", &app::token_hash(ALICE), 2)
         .await
         .unwrap();
-    store
-        .add_author("bob", &server::token_hash(BOB), 3)
-        .await
-        .unwrap();
+    store.add_author("bob", &app::token_hash(BOB), 3).await.unwrap();
     Server::start(store, config(ADMIN, uploads), false).await
 }
 
@@ -569,7 +566,7 @@ async fn a_tampered_or_truncated_artifact_is_never_unpacked_and_a_cache_hit_is_f
 /// and bytes changed in the object store are refused by their hash.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn artifacts_kept_in_an_object_store_are_fetched_and_checked_the_same() {
-    use ladder::server::objects::ObjectArtifacts;
+    use ladder::app::objects::ObjectArtifacts;
     use ladder::worker::artifacts::ArtifactCache;
     for store in test_stores("authors_objects").await {
         let dir = tempfile::tempdir().unwrap();

@@ -895,14 +895,14 @@ fn a_workers_token_never_reaches_a_bot_or_a_page() {
         assert_eq!(astragal_tests::http_get(server.web, path).0, 400, "{path}");
     }
     // Even the host reads the line with the tokens in it hidden.
-    let redactor = ladder::server::redact::Redactor::new(ladder::server::redact::HostSecrets {
+    let redactor = ladder::app::redact::Redactor::new(ladder::app::redact::HostSecrets {
         admin_token: Some(ADMIN_TOKEN.to_owned()),
         token_hashes: rt.block_on(store.token_hashes()).unwrap(),
     });
     let hosts = rt
-        .block_on(ladder::server::logs::readable_logs(
+        .block_on(ladder::app::logs::readable_logs(
             &store,
-            ladder::server::logs::LogReader::Host,
+            ladder::app::logs::LogReader::Host,
             game,
             &redactor,
         ))

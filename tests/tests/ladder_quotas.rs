@@ -5,7 +5,7 @@
 //! once against a cap of 200 games a day were granted 7 (708 games).
 
 use astragal_tests::test_stores;
-use ladder::server::{self, UploadConfig};
+use ladder::app::{self, UploadConfig};
 use ladder::store::{BotStatus, PrepResult, Store, UploadQuota};
 use ladder::worker::{self, Client};
 use proto::ladder::*;
@@ -23,7 +23,7 @@ const AT_ONCE: usize = 40;
 /// the default grace for its first bytes and was cut as too slow (seen in CI).
 /// These tests are of the caps; the floor has its own
 /// (`an_upload_slower_than_the_floor_is_cut_saying_so`).
-const PATIENT: server::UploadFloor = server::UploadFloor {
+const PATIENT: app::UploadFloor = app::UploadFloor {
     bytes_per_s: 1,
     grace: std::time::Duration::from_secs(3600),
 };
@@ -36,7 +36,7 @@ use astragal_tests::in_process::{InProcessServer as Server, config};
 async fn serve(db: &str, max_bots: i64, uploads: UploadConfig) -> Server {
     let store = Store::open(db).await.expect("store opens");
     store
-        .add_author("alice", &server::token_hash(ALICE), max_bots)
+        .add_author("alice", &app::token_hash(ALICE), max_bots)
         .await
         .unwrap();
     let uploads = UploadConfig {
@@ -121,7 +121,7 @@ async fn active_bot(store: &Store, name: &str, seed: u64) {
         .remove(0);
     let worker = format!("w-{name}-{seed}");
     let w = store
-        .add_worker(&worker, &server::token_hash(&worker))
+        .add_worker(&worker, &app::token_hash(&worker))
         .await
         .unwrap();
     store
@@ -302,13 +302,10 @@ async fn builds_are_drawn_round_robin_across_authors() {
     for db in test_stores("quota_builds").await {
         let store = Store::open(&db.url).await.expect("store opens");
         store
-            .add_author("alice", &server::token_hash(ALICE), 10)
+            .add_author("alice", &app::token_hash(ALICE), 10)
             .await
             .unwrap();
-        store
-            .add_author("bob", &server::token_hash(BOB), 10)
-            .await
-            .unwrap();
+        store.add_author("bob", &app::token_hash(BOB), 10).await.unwrap();
         let alice = store.author("alice").await.unwrap().unwrap();
         let bob = store.author("bob").await.unwrap().unwrap();
         let upload = |name: &str, seed: u64| {
@@ -330,7 +327,7 @@ async fn builds_are_drawn_round_robin_across_authors() {
             .await
             .unwrap();
         let w = store
-            .add_worker("w1", &server::token_hash("w1-token"))
+            .add_worker("w1", &app::token_hash("w1-token"))
             .await
             .unwrap();
         let mut order = Vec::new();
@@ -455,7 +452,7 @@ async fn a_trickling_author_holds_up_no_other_author_and_no_worker() {
     for db in test_stores("quota_trickle").await {
         let uploads = UploadConfig {
             at_once: 1,
-            floor: server::UploadFloor {
+            floor: app::UploadFloor {
                 bytes_per_s: 1,
                 grace: std::time::Duration::from_secs(600),
             },
@@ -463,13 +460,10 @@ async fn a_trickling_author_holds_up_no_other_author_and_no_worker() {
         };
         let store = Store::open(&db.url).await.expect("store opens");
         for (name, token) in [("alice", ALICE), ("bob", BOB)] {
-            store
-                .add_author(name, &server::token_hash(token), 3)
-                .await
-                .unwrap();
+            store.add_author(name, &app::token_hash(token), 3).await.unwrap();
         }
         store
-            .add_worker("w1", &server::token_hash("w1-token"))
+            .add_worker("w1", &app::token_hash("w1-token"))
             .await
             .unwrap();
         let server = Server::start(store, config(ADMIN, uploads), false).await;
@@ -506,7 +500,7 @@ async fn a_trickling_author_holds_up_no_other_author_and_no_worker() {
 async fn an_upload_slower_than_the_floor_is_cut_saying_so() {
     for db in test_stores("quota_floor").await {
         let uploads = UploadConfig {
-            floor: server::UploadFloor {
+            floor: app::UploadFloor {
                 bytes_per_s: 16 * 1024,
                 grace: std::time::Duration::from_millis(200),
             },

@@ -9,10 +9,10 @@
 use astragal_tests::author_pages::{csrf_on, get_as, post_form, sign_in};
 use astragal_tests::in_process::{InProcessServer, config};
 use astragal_tests::{ladder, output_text as text, test_stores, workspace_root};
+use ladder::app::{self, UploadConfig};
 use ladder::clock::Clock;
 use ladder::season::verify::{VerifyError, verify};
 use ladder::season::{Phase, SeasonLine};
-use ladder::server::{self, UploadConfig};
 use ladder::store::Store;
 use ladder::worker;
 use proto::ladder::*;
@@ -106,18 +106,15 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
         let store = Store::open(&t.url).await.unwrap().with_clock(clock.clone());
         for (i, token) in WORKERS.iter().enumerate() {
             store
-                .add_worker(&format!("w{i}"), &server::token_hash(token))
+                .add_worker(&format!("w{i}"), &app::token_hash(token))
                 .await
                 .unwrap();
         }
         store
-            .add_author("alice", &server::token_hash(ALICE), 2)
+            .add_author("alice", &app::token_hash(ALICE), 2)
             .await
             .unwrap();
-        store
-            .add_author("bob", &server::token_hash(BOB), 2)
-            .await
-            .unwrap();
+        store.add_author("bob", &app::token_hash(BOB), 2).await.unwrap();
         let server =
             InProcessServer::start(store.clone(), config(ADMIN, UploadConfig::default()), true).await;
         let url = server.url.clone();
@@ -324,7 +321,7 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
         assert!(too_late.is_err_and(|s| s.message().contains("deadline") && s.message().contains("passed")));
         // The test moves the season on itself; the server's own look, once a
         // second, may have done it first: each step happens once either way.
-        server::seasons::advance(&store).await.unwrap();
+        app::seasons::advance(&store).await.unwrap();
         let season = store.season(competition_id(&store).await).await.unwrap().unwrap();
         assert_eq!(season.phase, Phase::Finals);
         let commitment = season.commitment.clone().unwrap();
@@ -355,7 +352,7 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
         assert_eq!(names, ["first", "lucky", "plucky"]);
         let (a, b) = tokio::join!(work_async(&url, WORKERS[0]), work_async(&url, WORKERS[1]));
         let ((), ()) = (a, b);
-        server::seasons::advance(&store).await.unwrap();
+        app::seasons::advance(&store).await.unwrap();
         let season = store.season(competition_id(&store).await).await.unwrap().unwrap();
         assert_eq!(season.phase, Phase::Closed, "{}", t.kind);
         let finals = store.competition("spring-finals").await.unwrap().unwrap();
@@ -655,7 +652,7 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
         let clock = Clock::manual(ladder::clock::system_ms());
         let store = Store::open(&t.url).await.unwrap().with_clock(clock.clone());
         store
-            .add_worker("w0", &server::token_hash(WORKERS[0]))
+            .add_worker("w0", &app::token_hash(WORKERS[0]))
             .await
             .unwrap();
         let server =
@@ -739,7 +736,7 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
         let o = work(&url, WORKERS[0], "none");
         assert!(o.status.success(), "{}", text(&o));
         clock.advance(Duration::from_secs(3_601));
-        server::seasons::advance(&store).await.unwrap();
+        app::seasons::advance(&store).await.unwrap();
         let id = store.competition("autumn").await.unwrap().unwrap().id;
         let season = store.season(id).await.unwrap().unwrap();
         assert_eq!(season.phase, Phase::Finals);
@@ -796,7 +793,7 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
             let before = store.groups(finals_id).await.unwrap().len();
             let o = work(&url, WORKERS[0], "none");
             assert!(o.status.success(), "{}", text(&o));
-            let moved = server::seasons::advance(&store).await.unwrap();
+            let moved = app::seasons::advance(&store).await.unwrap();
             rounds += 1;
             if store.season(id).await.unwrap().unwrap().phase == Phase::Closed {
                 break;

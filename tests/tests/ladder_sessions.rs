@@ -9,8 +9,8 @@
 //! author held 1,751 live sessions after 10 s of sign-ins.
 
 use astragal_tests::{http_request, test_stores};
-use ladder::server::throttle::SignInLimits;
-use ladder::server::{self, UploadConfig};
+use ladder::app::throttle::SignInLimits;
+use ladder::app::{self, UploadConfig};
 use ladder::store::{SESSIONS_PER_AUTHOR, Store};
 use ladder::worker;
 use proto::ladder::*;
@@ -32,10 +32,7 @@ async fn serve(db: &str, admin: &str) -> Server {
     let store = Store::open(db).await.expect("store opens");
     for (name, token) in [("alice", ALICE), ("bob", BOB)] {
         if store.author(name).await.unwrap().is_none() {
-            store
-                .add_author(name, &server::token_hash(token), 3)
-                .await
-                .unwrap();
+            store.add_author(name, &app::token_hash(token), 3).await.unwrap();
         }
     }
     let uploads = UploadConfig {

@@ -4,7 +4,7 @@
 //! worker is voided, and after a store from before the tally counts it once.
 
 use astragal_tests::test_stores;
-use ladder::server::cache::StandingsCache;
+use ladder::app::cache::StandingsCache;
 use ladder::store::{
     BotId, CompetitionFormat, CompetitionRow, LeaseAsk, LeaseReport, NewCompetition, NewGame, Seeding, Store,
     WorkerId, token_hash,

@@ -141,20 +141,28 @@ fn no_crate_has_a_circle_of_modules() {
 }
 
 #[test]
-fn the_ladders_service_never_names_its_pages_and_only_serve_wires_both() {
+fn the_ladders_core_names_no_front_end_and_only_serve_wires_them() {
     let graph = module_graph(&workspace_root().join("ladder/src"));
-    assert!(
-        !graph["server"].contains("web"),
-        "the service names the pages: {:?}",
-        graph["server"]
-    );
-    for (module, uses) in &graph {
+    for front in ["grpc", "web", "serve", "worker", "conn"] {
         assert!(
-            module == "serve" || module == "web" || !uses.contains("web"),
-            "{module} names the pages"
+            !graph["app"].contains(front),
+            "the service (app) names {front}: {:?}",
+            graph["app"]
         );
     }
-    assert!(!graph["store"].contains("server"), "the store names the service");
+    // The two front ends are siblings: neither names the other, and only
+    // `serve` (and the binary) names both.
+    for (module, uses) in &graph {
+        for front in ["grpc", "web"] {
+            assert!(
+                module == "serve" || module == front || !uses.contains(front),
+                "{module} names the front end {front}"
+            );
+        }
+    }
+    for core in ["app", "grpc", "web", "serve", "worker"] {
+        assert!(!graph["store"].contains(core), "the store names {core}");
+    }
     for pure in ["season", "dealing", "clock"] {
         assert!(
             !graph[pure].contains("store"),
@@ -162,6 +170,72 @@ fn the_ladders_service_never_names_its_pages_and_only_serve_wires_both() {
             graph[pure]
         );
     }
+}
+
+/// Where the ladder may name a transport (tonic, or a type of
+/// `ladder.proto`): the gRPC front end, the worker (a gRPC client through and
+/// through), the listeners, the wiring and the binary.
+const TRANSPORT_PLACES: &[&str] = &["grpc/", "worker/", "serve/", "conn.rs", "bin/"];
+
+/// The lines of `text` whose code (comments left out) names tonic or a proto type.
+fn transport_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|line| {
+            let code = match line.find("//") {
+                Some(at) if line[..at].trim().is_empty() || line[..at].ends_with(char::is_whitespace) => {
+                    &line[..at]
+                }
+                _ => line,
+            };
+            code.contains("tonic") || code.contains("proto::")
+        })
+        .map(|line| line.trim().to_owned())
+        .collect()
+}
+
+#[test]
+fn outside_its_front_ends_no_file_of_the_ladder_names_a_transport() {
+    let src = workspace_root().join("ladder/src");
+    let mut found = Vec::new();
+    let mut stack = vec![src.clone()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let relative = path.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            if path.extension().is_none_or(|e| e != "rs")
+                || TRANSPORT_PLACES.iter().any(|p| relative.starts_with(p))
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            found.extend(
+                transport_lines(&text)
+                    .into_iter()
+                    .map(|l| format!("{relative}: {l}")),
+            );
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "these name a transport outside its front ends:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_transport_check_finds_tonic_and_proto_in_code_not_in_comments() {
+    let code = "use tonic::Status;\n// tonic in a comment\nlet x = proto::ladder::LeaseReply::default(); // fine\n/// [`proto::ladder`]\nlet y = 1; // tonic\n";
+    assert_eq!(
+        transport_lines(code),
+        [
+            "use tonic::Status;",
+            "let x = proto::ladder::LeaseReply::default(); // fine"
+        ]
+    );
 }
 
 /// The check itself finds what it must: a circle, a path in code, and not a

@@ -20,7 +20,7 @@ pub mod verify;
 use crate::dealing::Seeding;
 use serde::{Deserialize, Serialize};
 
-/// Where a season stands; it only moves forward ([`crate::server::seasons`] moves it).
+/// Where a season stands; it only moves forward ([`crate::app::seasons`] moves it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {

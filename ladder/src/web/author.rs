@@ -23,7 +23,7 @@
 //!   end-sessions` ends it, and a host session ends when the admin token
 //!   changes; an author keeps at most 8 (a sign-in ends the oldest);
 //! - sign-in is slowed after 5 failures from one address or with one token
-//!   (429 with `Retry-After`: [`crate::server::throttle`]);
+//!   (429 with `Retry-After`: [`crate::app::throttle`]);
 //! - every form that changes something carries the session's own CSRF token,
 //!   compared in constant time, and a request whose `Origin` is another site's
 //!   is refused before anything is read;
@@ -32,10 +32,10 @@
 //!   whether another author's bot or game exists beyond what the public pages do.
 
 use super::{Bots, Marked, Site, WebError, escape, page_html, segment};
-use crate::server::LadderService;
-use crate::server::error::ServiceError;
-use crate::server::logs::{LogReader, SeatLogView, readable_logs};
-use crate::store::{AuthorRow, BotRow, BotStatus, GameId, SessionOf, WebSession};
+use crate::app::LadderService;
+use crate::app::error::ServiceError;
+use crate::app::logs::{LogReader, SeatLogView, readable_logs};
+use crate::store::{AuthorRow, BotRow, BotStatus, GameId, WebSession};
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -57,7 +57,7 @@ struct Authors {
     service: Arc<LadderService>,
     site: Site,
     /// Sign-ins slowed after failures.
-    throttle: Arc<crate::server::throttle::SignInThrottle>,
+    throttle: Arc<crate::app::throttle::SignInThrottle>,
     /// The fingerprint of the admin token host sessions are opened with now.
     host_key: Arc<str>,
 }
@@ -66,7 +66,7 @@ struct Authors {
 /// with: a SHA-256 of the token, salted with what it is for (no other hash
 /// the server keeps is of the same text).
 pub fn host_key(admin_token: &str) -> String {
-    crate::server::token_hash(&format!("astragal host session\n{admin_token}"))
+    crate::app::host_session_key(admin_token)
 }
 
 /// The author's pages over `service` (its store, its upload checks).
@@ -77,7 +77,7 @@ pub fn router(service: Arc<LadderService>) -> Router {
         admin_token: Some(Arc::from(service.config().admin_token.as_str())),
     };
     let upload_limit = service.config().uploads.limits.packed_bytes as usize + (1 << 20);
-    let throttle = Arc::new(crate::server::throttle::SignInThrottle::new(
+    let throttle = Arc::new(crate::app::throttle::SignInThrottle::new(
         service.config().uploads.sign_in,
     ));
     let host_key = Arc::from(host_key(&service.config().admin_token));
@@ -101,7 +101,7 @@ pub fn router(service: Arc<LadderService>) -> Router {
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::SERVICE_UNAVAILABLE,
             // An upload may take its whole time to arrive.
-            crate::server::UPLOAD_TIME + super::PAGE_TIMEOUT,
+            crate::app::UPLOAD_TIME + super::PAGE_TIMEOUT,
         ))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(Authors {
@@ -276,7 +276,7 @@ async fn signed(a: &Authors, headers: &HeaderMap) -> Result<Signed, Refused> {
     match a
         .site
         .store
-        .session(&crate::server::token_hash(cookie), &a.host_key)
+        .session(&crate::app::token_hash(cookie), &a.host_key)
         .await?
     {
         Some(WebSession { author, csrf }) => Ok(Signed { author, csrf }),
@@ -286,7 +286,7 @@ async fn signed(a: &Authors, headers: &HeaderMap) -> Result<Signed, Refused> {
 
 /// A form's CSRF token checked against the session's.
 fn check_csrf(s: &Signed, given: &str) -> Result<(), Refused> {
-    if crate::server::constant_time_eq(given, &s.csrf) {
+    if crate::app::constant_time_eq(given, &s.csrf) {
         Ok(())
     } else {
         Err(Refused::Form(
@@ -320,42 +320,21 @@ struct TokenForm {
 /// (429, `Retry-After`) until the throttle lets them.
 async fn sign_in(
     State(a): State<Authors>,
-    axum::extract::ConnectInfo(crate::server::conn::Peer(peer)): axum::extract::ConnectInfo<
-        crate::server::conn::Peer,
-    >,
+    axum::extract::ConnectInfo(crate::conn::Peer(peer)): axum::extract::ConnectInfo<crate::conn::Peer>,
     axum::Form(form): axum::Form<TokenForm>,
 ) -> Result<Response, Refused> {
     let token = form.token.trim();
     let now = std::time::Instant::now();
     a.throttle.check(peer.ip(), token, now).map_err(Refused::Slow)?;
-    let admin = &a.service.config().admin_token;
-    let who = if !admin.is_empty() && crate::server::constant_time_eq(token, admin) {
-        SessionOf::Host(&a.host_key)
-    } else {
-        match a
-            .site
-            .store
-            .author_by_token_hash(&crate::server::token_hash(token))
-            .await?
-        {
-            Some(author) => SessionOf::Author(author.id),
-            None => {
-                a.throttle.failed(peer.ip(), token, now);
-                return Err(Refused::Form(
-                    StatusCode::UNAUTHORIZED,
-                    "no author has this token (or it was revoked)".into(),
-                ));
-            }
+    let opened = match a.service.sign_in(token, SESSION_HOURS).await {
+        Ok(opened) => opened,
+        Err(ServiceError::Unauthenticated(why)) => {
+            a.throttle.failed(peer.ip(), token, now);
+            return Err(Refused::Form(StatusCode::UNAUTHORIZED, why));
         }
+        Err(e) => return Err(Refused::service("signing in")(e)),
     };
-    let fail = |e: ServiceError| Refused::Page(WebError::internal(e));
-    let cookie = crate::server::new_token().map_err(fail)?;
-    let csrf = crate::server::new_token().map_err(fail)?;
-    let expires = a.site.store.now_ms() + SESSION_HOURS * 3_600_000;
-    a.site
-        .store
-        .open_session(&crate::server::token_hash(&cookie), who, &csrf, expires)
-        .await?;
+    let cookie = opened.cookie;
     let set = format!(
         "{SESSION_COOKIE}={cookie}; Path=/; Max-Age={}; HttpOnly; Secure; SameSite=Strict",
         SESSION_HOURS * 3600
@@ -384,7 +363,7 @@ async fn sign_out(
     if let Some(cookie) = session_cookie(&headers) {
         a.site
             .store
-            .close_session(&crate::server::token_hash(cookie))
+            .close_session(&crate::app::token_hash(cookie))
             .await?;
     }
     let mut r = Redirect::to("/author/sign-in").into_response();
@@ -580,11 +559,7 @@ async fn upload(
                     check_csrf(&s, "")?;
                 }
                 use futures_util::StreamExt;
-                let chunks = field.map(|chunk| {
-                    chunk
-                        .map(|b| b.to_vec())
-                        .map_err(|e| tonic::Status::invalid_argument(e.body_text()))
-                });
+                let chunks = field.map(|chunk| chunk.map(|b| b.to_vec()).map_err(|e| e.body_text()));
                 stored = Some(
                     a.service
                         .submit(&author, Box::pin(chunks))
@@ -596,7 +571,11 @@ async fn upload(
             _ => {}
         }
     }
-    let Some((bots, sha256)) = stored else {
+    let Some(crate::app::Submitted {
+        bots,
+        source_sha256: sha256,
+    }) = stored
+    else {
         if !csrf_checked {
             check_csrf(&s, "")?;
         }
@@ -698,7 +677,7 @@ async fn bot_page(
             form.challenge method="post" action={ "/author/bots/" (segment(&bot.name)) "/challenge" } {
                 input type="hidden" name="csrf" value=(s.csrf);
                 "Challenge " input type="text" name="opponent" placeholder="a bot's name" required size="16";
-                " to " input type="number" name="games" value="2" min="2" max=(crate::server::CHALLENGE_GAMES_MAX) step="2";
+                " to " input type="number" name="games" value="2" min="2" max=(crate::app::CHALLENGE_GAMES_MAX) step="2";
                 " unrated games " button type="submit" { "Ask" }
             }
         }

@@ -87,7 +87,7 @@ pub(super) async fn games_jsonl(
 }
 
 /// One game as a line: redacted, its seed a string, its id added.
-fn line(id: GameId, json: &str, redactor: &crate::server::redact::Redactor) -> Result<String, String> {
+fn line(id: GameId, json: &str, redactor: &crate::app::redact::Redactor) -> Result<String, String> {
     let mut rec: referee::GameRecord =
         serde_json::from_str(json).map_err(|e| format!("game {id} has a corrupt record: {e}"))?;
     redactor.record(&mut rec);

@@ -31,8 +31,8 @@ mod download;
 mod season;
 mod svg;
 
-use crate::server::cache::StandingsCache;
-use crate::server::redact::{self, Redactor};
+use crate::app::cache::StandingsCache;
+use crate::app::redact::{self, Redactor};
 use crate::store::{BotId, GameId, GroupId, ResultRow, Store};
 use axum::Router;
 use axum::extract::{Path, State};

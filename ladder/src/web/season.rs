@@ -56,7 +56,7 @@ pub(super) async fn view(
     };
     let authors = site.store.author_names().await?;
     let by_id: HashMap<BotId, &BotRow> = bots.iter().map(|b| (b.id, b)).collect();
-    let mut entries: Vec<EntryView> = crate::server::seasons::current_entries(&site.store, c, &s)
+    let mut entries: Vec<EntryView> = crate::app::seasons::current_entries(&site.store, c, &s)
         .await?
         .into_iter()
         .filter_map(|(id, finalist)| {
@@ -209,7 +209,7 @@ async fn header(
     c: &CompetitionRow,
     s: &SeasonRow,
 ) -> Result<(SeasonHeader, Vec<(BotId, SealedEntry)>), WebError> {
-    let finalists = crate::server::seasons::finalists_in_seed_order(&site.store, c)
+    let finalists = crate::app::seasons::finalists_in_seed_order(&site.store, c)
         .await
         .map_err(WebError::internal)?;
     let finals = match s.finals_id {
@@ -277,7 +277,7 @@ pub(super) async fn record(State(site): State<Site>, Path(name): Path<String>) -
     let mut text = line_of(&SeasonLine::Season(head))?;
     if let Some(finals_id) = s.finals_id {
         let redactor = super::Bots::read(&site).await?.redactor;
-        let games = crate::server::seasons::finals_games(&site.store, finals_id, &finalists)
+        let games = crate::app::seasons::finals_games(&site.store, finals_id, &finalists)
             .await
             .map_err(WebError::internal)?;
         for (mut g, _) in games {
@@ -332,7 +332,7 @@ pub(super) async fn author_entries(
         let mine = |id: &BotId| own.iter().find(|b| b.id == *id).map(|b| b.name.clone());
         let (entry, how) = if s.phase == Phase::Open {
             let chosen = site.store.entry_choices(c.id).await?.get(&author).copied();
-            let entries = crate::server::seasons::current_entries(&site.store, &c, &s).await?;
+            let entries = crate::app::seasons::current_entries(&site.store, &c, &s).await?;
             let entry = entries.iter().find_map(|(id, _)| mine(id));
             let how = if chosen.and_then(|id| mine(&id)) == entry && chosen.is_some() {
                 "chosen"

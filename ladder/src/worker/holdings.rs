@@ -169,7 +169,7 @@ impl Holdings {
         };
         for (lease, ids) in groups {
             let ids: Vec<i64> = ids.into_iter().collect();
-            for chunk in ids.chunks(crate::server::MAX_BATCH) {
+            for chunk in ids.chunks(crate::app::MAX_BATCH) {
                 let req = RenewLeasesRequest {
                     lease: lease.clone(),
                     group_ids: chunk.to_vec(),

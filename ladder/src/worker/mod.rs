@@ -290,7 +290,7 @@ fn claim(claimed: &AtomicU64, max: Option<u64>, batch: u64) -> u64 {
 /// turn waits for every bot process on the machine to quit, so a task with
 /// `--batch 1` that turned after every group's first game held every other
 /// thread to the same pace.
-const MAX_GROUPS_HELD: usize = crate::server::MAX_BATCH;
+const MAX_GROUPS_HELD: usize = crate::app::MAX_BATCH;
 
 /// How long a task's wave may grow: its groups are reported when it ends, so
 /// this is what growing adds to the time a game's result (and a suspension, a
@@ -315,7 +315,7 @@ async fn work_loop(
         ..Limits::default()
     };
     let player = PlayThread::start(&name, cfg.log_dir.clone(), base)?;
-    let batch = cfg.batch.clamp(1, crate::server::MAX_BATCH) as u64;
+    let batch = cfg.batch.clamp(1, crate::app::MAX_BATCH) as u64;
     let mut just_built = false;
     loop {
         if holdings.stopping() {

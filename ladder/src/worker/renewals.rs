@@ -143,7 +143,7 @@ impl Renewals {
                 .filter(|(l, _)| l == lease)
                 .map(|(_, g)| *g)
                 .collect();
-            for chunk in ids.chunks(crate::server::MAX_BATCH) {
+            for chunk in ids.chunks(crate::app::MAX_BATCH) {
                 let req = RenewLeasesRequest {
                     lease: lease.to_owned(),
                     group_ids: chunk.to_vec(),

@@ -3,7 +3,7 @@
 
 use super::*;
 
-/// Splits reports into calls of at most [`crate::server::MAX_BATCH`] groups and
+/// Splits reports into calls of at most [`crate::app::MAX_BATCH`] groups and
 /// [`REPORT_BATCH_BYTES`] of records (a single larger group goes alone).
 pub(super) fn report_calls(reports: Vec<ReportRequest>) -> Vec<Vec<ReportRequest>> {
     let mut calls: Vec<Vec<ReportRequest>> = Vec::new();
@@ -15,7 +15,7 @@ pub(super) fn report_calls(reports: Vec<ReportRequest>) -> Vec<Vec<ReportRequest
                 .map(|l| l.stderr.len() + l.faults.iter().map(String::len).sum::<usize>())
                 .sum::<usize>();
         match calls.last_mut() {
-            Some(call) if call.len() < crate::server::MAX_BATCH && bytes + size <= REPORT_BATCH_BYTES => {
+            Some(call) if call.len() < crate::app::MAX_BATCH && bytes + size <= REPORT_BATCH_BYTES => {
                 bytes += size;
                 call.push(r);
             }
@@ -29,8 +29,8 @@ pub(super) fn report_calls(reports: Vec<ReportRequest>) -> Vec<Vec<ReportRequest
 }
 
 /// Most bytes of records in one report call: half what the server takes
-/// ([`crate::server::MAX_REPORT_BYTES`]), for the message's own framing.
-pub const REPORT_BATCH_BYTES: usize = crate::server::MAX_REPORT_BYTES / 2;
+/// ([`crate::app::MAX_REPORT_BYTES`]), for the message's own framing.
+pub const REPORT_BATCH_BYTES: usize = crate::app::MAX_REPORT_BYTES / 2;
 
 /// Reports one call's groups; a server restarting is waited for until the leases
 /// would have run out. Returns how many groups the server took (recorded, or

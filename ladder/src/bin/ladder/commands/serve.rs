@@ -35,7 +35,7 @@ pub(crate) struct ServeArgs {
     /// Days each seat's private log (its stderr, info lines and faults, for its
     /// author) is kept after its game; 0 keeps them for ever. Games and their
     /// public records are always kept.
-    #[arg(long, default_value_t = ladder::server::KEEP_DAYS, value_name = "DAYS",
+    #[arg(long, default_value_t = ladder::app::KEEP_DAYS, value_name = "DAYS",
           value_parser = |s: &str| number_in(s, 0u32, 36_500))]
     pub(crate) keep_logs_days: u32,
     /// Days the files (upload and built folder) of a version that never played a
@@ -43,7 +43,7 @@ pub(crate) struct ServeArgs {
     /// or check) are kept after its upload; 0 keeps them for ever. A version that
     /// played keeps its files for as long as the ladder lasts, so that its games
     /// can be played again. Ended sessions of the pages go at once.
-    #[arg(long, default_value_t = ladder::server::KEEP_DAYS, value_name = "DAYS",
+    #[arg(long, default_value_t = ladder::app::KEEP_DAYS, value_name = "DAYS",
           value_parser = |s: &str| number_in(s, 0u32, 36_500))]
     pub(crate) keep_files_days: u32,
     /// File holding the admin token (else $ASTRAGAL_ADMIN_TOKEN): its first line, at
@@ -56,7 +56,7 @@ pub(crate) struct ServeArgs {
     /// plays them, so this is how soon a worker that died loses its groups (each
     /// goes to another worker with a new seed). A competition whose time control
     /// allows longer decisions gets three of its longest decisions instead.
-    #[arg(long, default_value_t = ladder::server::LEASE.as_secs_f64(),
+    #[arg(long, default_value_t = ladder::app::LEASE.as_secs_f64(),
           value_parser = |s: &str| number_in(s, 1.0, 86_400.0))]
     pub(crate) lease_seconds: f64,
     /// Serve gRPC over TLS with this certificate (PEM; with --tls-key).
@@ -68,12 +68,12 @@ pub(crate) struct ServeArgs {
     /// Suspend a bot after this many reported games in a row in which it could not
     /// start or shake hands (a mistyped command, a missing file), so that it stops
     /// taking the schedule; `ladder admin enable NAME` resumes it. 0: never.
-    #[arg(long, default_value_t = ladder::server::SUSPEND_AFTER)]
+    #[arg(long, default_value_t = ladder::app::SUSPEND_AFTER)]
     pub(crate) suspend_after: u32,
     /// Most groups one worker may hold unreported at once; its further leases get
     /// nothing until it reports, so a worker that loops on leases cannot take the
     /// competition from the others. Raise it for workers with many cores.
-    #[arg(long, default_value_t = ladder::server::HELD_PER_WORKER,
+    #[arg(long, default_value_t = ladder::app::HELD_PER_WORKER,
           value_parser = |s: &str| referee::cli::number_in(s, 1u32, 1_000_000))]
     pub(crate) held_per_worker: u32,
     /// The slowest an upload (an author's, or a worker's built folder) may
@@ -116,32 +116,32 @@ pub(crate) struct ServeArgs {
     /// How many bytes of the end of each bot's stderr a game keeps for the bot's
     /// author (and you), apart from its public record, with the bot's `info`
     /// lines and its faults in full. 0 keeps no stderr.
-    #[arg(long, default_value_t = ladder::server::AUTHOR_LOG_BYTES / 1024, value_name = "KIB",
+    #[arg(long, default_value_t = ladder::app::AUTHOR_LOG_BYTES / 1024, value_name = "KIB",
           value_parser = |s: &str| number_in(s, 0u32, 1024))]
     pub(crate) author_log_kib: u32,
     /// Challenge games (an author's unrated games against a bot they name) one
     /// author may ask for in any 24 hours; 0 turns challenges off.
-    #[arg(long, default_value_t = ladder::server::CHALLENGE_GAMES_PER_DAY,
+    #[arg(long, default_value_t = ladder::app::CHALLENGE_GAMES_PER_DAY,
           value_parser = |s: &str| number_in(s, 0u32, 1_000_000))]
     pub(crate) challenge_games_per_day: u32,
     /// The share of the groups leased to workers, in percent, that may be
     /// challenge groups leased ahead of the ladder's groups already waiting: a
     /// challenge starts soon even on a ladder with hundreds of groups
     /// scheduled, and the ladder keeps the rest (0: challenges wait their turn).
-    #[arg(long, default_value_t = ladder::server::CHALLENGE_SHARE, value_name = "PERCENT",
+    #[arg(long, default_value_t = ladder::app::CHALLENGE_SHARE, value_name = "PERCENT",
           value_parser = |s: &str| number_in(s, 0u32, 100))]
     pub(crate) challenge_share: u32,
     /// New versions one author may upload in any 24 hours (an upload that plays
     /// several games makes a version of each). Past it an upload is refused,
     /// saying how many more are taken now; uploads sent at once cannot pass it.
-    #[arg(long, default_value_t = ladder::server::VERSIONS_PER_DAY, value_name = "N",
+    #[arg(long, default_value_t = ladder::app::VERSIONS_PER_DAY, value_name = "N",
           value_parser = |s: &str| number_in(s, 1u32, 1_000_000))]
     pub(crate) max_versions_per_day: u32,
     /// MiB of files the store keeps for one author: every version's upload and
     /// built folder, each file once, for as long as the ladder lasts (so that any
     /// game can be played again with the bot that played it). Past it an upload
     /// is refused; raise it for an author who needs room.
-    #[arg(long, default_value_t = ladder::server::AUTHOR_BYTES >> 20, value_name = "MIB",
+    #[arg(long, default_value_t = ladder::app::AUTHOR_BYTES >> 20, value_name = "MIB",
           value_parser = |s: &str| number_in(s, 1u64, 1 << 30))]
     pub(crate) max_author_mib: u64,
 }
@@ -245,7 +245,7 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         "admin token",
     )?;
     let tls = match (&a.tls_cert, &a.tls_key) {
-        (Some(cert), Some(key)) => Some(tonic::transport::Identity::from_pem(
+        (Some(cert), Some(key)) => Some(ladder::app::Tls::from_pem(
             std::fs::read(cert).with_context(|| format!("cannot read {}", cert.display()))?,
             std::fs::read(key).with_context(|| format!("cannot read {}", key.display()))?,
         )),
@@ -280,8 +280,8 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             }
             None => None,
         };
-        let cfg = ladder::server::ServiceConfig {
-            retention: ladder::server::RetentionConfig {
+        let cfg = ladder::app::ServiceConfig {
+            retention: ladder::app::RetentionConfig {
                 logs: days(a.keep_logs_days),
                 files: days(a.keep_files_days),
                 ..Default::default()
@@ -291,9 +291,9 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             tls,
             suspend_after: a.suspend_after,
             held_per_worker: a.held_per_worker,
-            grpc_connections: ladder::server::conn::ConnLimits::GRPC,
-            web_connections: ladder::server::conn::ConnLimits::WEB,
-            uploads: ladder::server::UploadConfig {
+            grpc_connections: ladder::conn::ConnLimits::GRPC,
+            web_connections: ladder::conn::ConnLimits::WEB,
+            uploads: ladder::app::UploadConfig {
                 limits: ladder::submission::ArchiveLimits {
                     packed_bytes: a.upload_max_mib << 20,
                     unpacked_bytes: a.upload_max_unpacked_mib << 20,
@@ -303,7 +303,7 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 max_bots: a.max_bots_per_author,
                 objects: match &a.artifacts {
                     Some(place) => Some(std::sync::Arc::new(
-                        ladder::server::objects::ObjectArtifacts::open(place).map_err(anyhow::Error::msg)?,
+                        ladder::app::objects::ObjectArtifacts::open(place).map_err(anyhow::Error::msg)?,
                     )),
                     None => None,
                 },
@@ -312,14 +312,14 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 challenge_share: a.challenge_share,
                 versions_per_day: a.max_versions_per_day,
                 author_bytes: a.max_author_mib << 20,
-                floor: ladder::server::UploadFloor {
+                floor: ladder::app::UploadFloor {
                     bytes_per_s: a.upload_min_kib_per_s * 1024,
-                    ..ladder::server::UploadFloor::default()
+                    ..ladder::app::UploadFloor::default()
                 },
-                ..ladder::server::UploadConfig::default()
+                ..ladder::app::UploadConfig::default()
             },
         };
-        let listeners = ladder::server::Listeners { grpc, http, ops };
+        let listeners = ladder::serve::Listeners { grpc, http, ops };
         ladder::serve::serve(listeners, store, cfg, shutdown_signal()).await?;
         anyhow::Ok(())
     })?;

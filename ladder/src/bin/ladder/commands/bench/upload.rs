@@ -5,7 +5,7 @@
 //! registered by the host, in turn.
 
 use anyhow::{Context, bail};
-use ladder::server::{self, ServiceConfig, UploadConfig};
+use ladder::app::{self, ServiceConfig, UploadConfig};
 use ladder::store::{BotStatus, Store};
 use ladder::worker::{self, WorkerConfig, WorkerUploads};
 use referee::sandbox::Sandbox;
@@ -47,15 +47,15 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let db = format!("sqlite:{}", dir.path().join("bench.sqlite").display());
     let store = Store::open(&db).await?;
-    store.add_worker("w1", &server::token_hash(WORKER)).await?;
-    store.add_author("bench", &server::token_hash(AUTHOR), 10).await?;
+    store.add_worker("w1", &app::token_hash(WORKER)).await?;
+    store.add_author("bench", &app::token_hash(AUTHOR), 10).await?;
     let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://127.0.0.1:{}", grpc.local_addr()?.port());
     let service = ServiceConfig {
         uploads: UploadConfig {
             objects: match &cfg.artifacts {
                 Some(place) => Some(std::sync::Arc::new(
-                    server::objects::ObjectArtifacts::open(place).map_err(anyhow::Error::msg)?,
+                    app::objects::ObjectArtifacts::open(place).map_err(anyhow::Error::msg)?,
                 )),
                 None => None,
             },

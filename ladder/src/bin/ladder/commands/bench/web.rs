@@ -8,7 +8,7 @@
 //! more.
 
 use super::service::{TempStore, percentile};
-use ladder::server::cache::StandingsCache;
+use ladder::app::cache::StandingsCache;
 use ladder::store::{BotId, GameId, NewCompetition, NewGame, RatingPoint, SeatFaults, Seeding, Store};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};

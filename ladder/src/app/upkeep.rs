@@ -69,8 +69,8 @@ pub async fn keep_tidy(
             () = tokio::time::sleep(pause) => {}
         }
         pause = service.cfg.retention.every;
-        match service.collect_garbage(false).await {
-            Ok(c) => tracing::info!(
+        match service.collect(false).await {
+            Ok(crate::app::Collection { collected: c, .. }) => tracing::info!(
                 logs = c.logs,
                 log_bytes = c.log_bytes,
                 versions = c.versions,

@@ -4,9 +4,9 @@
 use super::auth::{new_token, token_hash};
 use super::error::ServiceError;
 use super::service::{LadderService, valid_name};
+use super::views::{BotLog, BotView, PrepLeased, PrepReport, PrepVerdict, Submitted};
 use crate::store::{AuthorRow, BotId, BotRow, BotStatus, PrepResult, StatusBy, WorkerRow};
 use crate::submission::{Submission, Tree};
-use proto::ladder::{LeasePrepReply, PrepLease, PrepOutcome, ReportPrepRequest};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -22,7 +22,7 @@ impl LadderService {
     }
 
     /// The standings it keeps, shared with the pages.
-    pub fn standings(&self) -> &std::sync::Arc<crate::server::cache::StandingsCache> {
+    pub fn standings(&self) -> &std::sync::Arc<crate::app::cache::StandingsCache> {
         &self.standings
     }
 
@@ -32,8 +32,9 @@ impl LadderService {
     }
 
     /// Adds an author and makes their token.
-    pub(super) async fn add_author(
+    pub async fn add_author(
         &self,
+        _: &super::auth::AdminCall,
         name: &str,
         max_bots: u32,
     ) -> Result<(AuthorRow, String), ServiceError> {
@@ -58,13 +59,10 @@ impl LadderService {
     /// (more are refused), each within [`UPLOAD_TIME`] and no slower than
     /// [`super::UploadConfig::floor`]; then it waits for one of
     /// [`super::UploadConfig::at_once`] turns to be checked.
-    pub async fn submit<S>(
-        &self,
-        author: &AuthorRow,
-        mut chunks: S,
-    ) -> Result<(Vec<BotRow>, String), ServiceError>
+    pub async fn submit<S, E>(&self, author: &AuthorRow, mut chunks: S) -> Result<Submitted, ServiceError>
     where
-        S: futures_util::Stream<Item = Result<Vec<u8>, tonic::Status>> + Unpin,
+        S: futures_util::Stream<Item = Result<Vec<u8>, E>> + Unpin,
+        E: std::fmt::Display,
     {
         let limits = self.cfg.uploads.limits;
         let bytes = {
@@ -100,7 +98,10 @@ impl LadderService {
             bytes = submission.artifact.bytes.len(),
             "upload stored"
         );
-        Ok((bots, submission.artifact.sha256))
+        Ok(Submitted {
+            bots,
+            source_sha256: submission.artifact.sha256,
+        })
     }
 
     /// Sets the status of one of the author's own bots: out of play, or back
@@ -256,6 +257,57 @@ impl LadderService {
             bot: mine,
             opponent: other,
         })
+    }
+
+    /// The author's own bots.
+    pub async fn my_bots(&self, author: &AuthorRow) -> Result<Vec<BotView>, ServiceError> {
+        let mine = self.store.bots_of_author(author.id).await?;
+        let names: HashMap<BotId, String> = mine.iter().map(|b| (b.id, b.name.clone())).collect();
+        let authors = HashMap::from([(author.id, author.name.clone())]);
+        Ok(mine
+            .into_iter()
+            .map(|b| BotView::of(b, &names, &authors))
+            .collect())
+    }
+
+    /// One of the author's bots (`NAME` or `NAME@VERSION`) with its build log
+    /// and check report.
+    pub async fn my_bot_log(&self, author: &AuthorRow, name: &str) -> Result<BotLog, ServiceError> {
+        let bot = self
+            .store
+            .bot(name)
+            .await?
+            .filter(|b| b.author_id == Some(author.id))
+            .ok_or_else(|| ServiceError::PermissionDenied(format!("{name:?} is not one of your bots")))?;
+        let logs = self.store.bot_logs(bot.id).await?;
+        Ok(BotLog {
+            bot: self.bot_view(bot).await?,
+            logs,
+        })
+    }
+
+    /// A game's private logs, as `caller` may read them: the host all, an
+    /// author their own bots' seats, a worker none.
+    pub async fn game_logs(
+        &self,
+        caller: &super::auth::Caller,
+        game: crate::store::GameId,
+    ) -> Result<Vec<super::logs::SeatLogView>, ServiceError> {
+        use super::auth::Caller;
+        use super::logs::{LogReader, readable_logs};
+        let reader = match caller {
+            Caller::Admin => LogReader::Host,
+            Caller::Author(a) => LogReader::Author(a.id),
+            Caller::Worker(_) => {
+                return Err(ServiceError::PermissionDenied(
+                    "a game's private logs are its bots' authors' and the host's, never a worker's".into(),
+                ));
+            }
+        };
+        let redactor = self.redactor().await?;
+        readable_logs(&self.store, reader, game, &redactor)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(format!("no game {game} with a bot of yours")))
     }
 
     /// `author`'s challenges, newest first, each with the ids of its games so far
@@ -417,9 +469,10 @@ impl Drop for Arriving<'_> {
 
 /// An upload's chunks, whole, refused past `limit` bytes, past [`UPLOAD_TIME`],
 /// or once it falls more than `floor.grace` behind `floor.bytes_per_s`.
-async fn receive<S>(chunks: &mut S, limit: u64, floor: super::UploadFloor) -> Result<Vec<u8>, ServiceError>
+async fn receive<S, E>(chunks: &mut S, limit: u64, floor: super::UploadFloor) -> Result<Vec<u8>, ServiceError>
 where
-    S: futures_util::Stream<Item = Result<Vec<u8>, tonic::Status>> + Unpin,
+    S: futures_util::Stream<Item = Result<Vec<u8>, E>> + Unpin,
+    E: std::fmt::Display,
 {
     use futures_util::StreamExt;
     let start = tokio::time::Instant::now();
@@ -448,8 +501,7 @@ where
                 )));
             }
         };
-        let chunk = chunk
-            .map_err(|s| ServiceError::InvalidArgument(format!("the upload broke off: {}", s.message())))?;
+        let chunk = chunk.map_err(|s| ServiceError::InvalidArgument(format!("the upload broke off: {s}")))?;
         if (bytes.len() + chunk.len()) as u64 > limit {
             return Err(ServiceError::InvalidArgument(format!(
                 "the archive is more than {limit} bytes; this ladder takes at most {limit} bytes packed"
@@ -467,11 +519,11 @@ const CHECK_TIME: Duration = Duration::from_secs(300);
 
 impl LadderService {
     /// Leases a version to build and check to `worker`, of one of `runtimes`.
-    pub(super) async fn lease_prep(
+    pub async fn lease_prep(
         &self,
         worker: &WorkerRow,
         runtimes: &[String],
-    ) -> Result<LeasePrepReply, ServiceError> {
+    ) -> Result<Option<PrepLeased>, ServiceError> {
         let runtimes: Vec<String> = runtimes
             .iter()
             .filter(|r| self.cfg.uploads.runtimes.contains(r))
@@ -494,7 +546,7 @@ impl LadderService {
             )
             .await?
         else {
-            return Ok(LeasePrepReply::default());
+            return Ok(None);
         };
         tracing::info!(bot = %job.name, worker = %worker.name, "build and check leased");
         {
@@ -508,9 +560,8 @@ impl LadderService {
             }
             leased.insert(job.id.0, std::time::Instant::now());
         }
-        Ok(LeasePrepReply {
-            has_work: true,
-            bot_id: job.id.0,
+        Ok(Some(PrepLeased {
+            bot_id: job.id,
             bot: job.name,
             game: job.game,
             runtime: job.runtime,
@@ -519,25 +570,26 @@ impl LadderService {
             secret: job.manifest.secret.clone().unwrap_or_default(),
             source_sha256: job.source_sha256,
             lease,
-            expires_in_ms: period.min(life).as_millis() as u64,
+            period: period.min(life),
             build_seconds: self.cfg.uploads.build_seconds,
             check_games: self.cfg.uploads.check_games,
-        })
+        }))
     }
 
     /// Renews `worker`'s lease of a build and check; how long it now lasts.
-    pub(super) async fn renew_prep(
+    pub async fn renew_prep(
         &self,
         worker: &WorkerRow,
-        r: &PrepLease,
+        bot: BotId,
+        lease: &str,
     ) -> Result<Duration, ServiceError> {
         let now = self.store.now_ms();
         let until = self
             .store
             .renew_prep(
                 worker.id,
-                BotId(r.bot_id),
-                &r.lease,
+                bot,
+                lease,
                 now,
                 now + self.cfg.lease.as_millis() as i64,
             )
@@ -552,38 +604,36 @@ impl LadderService {
 
     /// Counts a build and check that ended as `outcome`, with its duration if
     /// this server leased it.
-    fn build_ended(&self, bot: i64, outcome: &'static str) {
+    fn build_ended(&self, bot: BotId, outcome: &'static str) {
         crate::metrics::ServerMetrics::count(&self.metrics.builds, outcome, 1);
         let leased = self
             .builds_leased
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&bot);
+            .remove(&bot.0);
         if let Some(at) = leased {
             self.metrics.build_seconds.observe(at.elapsed().as_secs_f64());
         }
     }
 
     /// Takes back `worker`'s lease of a build and check it will not finish.
-    pub(super) async fn return_prep(&self, worker: &WorkerRow, r: &PrepLease) -> Result<bool, ServiceError> {
-        let returned = self
-            .store
-            .return_prep(worker.id, BotId(r.bot_id), &r.lease)
-            .await?;
+    pub async fn return_prep(
+        &self,
+        worker: &WorkerRow,
+        bot: BotId,
+        lease: &str,
+    ) -> Result<bool, ServiceError> {
+        let returned = self.store.return_prep(worker.id, bot, lease).await?;
         if returned {
-            self.build_ended(r.bot_id, "returned");
-            tracing::info!(bot = r.bot_id, worker = %worker.name, "build and check given back");
+            self.build_ended(bot, "returned");
+            tracing::info!(bot = %bot, worker = %worker.name, "build and check given back");
         }
         Ok(returned)
     }
 
     /// Records how a build and check went; a version that passed enters its
     /// game's open competitions, and the versions it replaces leave them.
-    pub(super) async fn report_prep(
-        &self,
-        worker: &WorkerRow,
-        r: ReportPrepRequest,
-    ) -> Result<BotRow, ServiceError> {
+    pub async fn report_prep(&self, worker: &WorkerRow, r: &PrepReport) -> Result<BotRow, ServiceError> {
         let kept = |text: &str| {
             let cut = text.len().saturating_sub(PREP_TEXT_KEPT);
             let cut = (cut..=text.len())
@@ -608,34 +658,29 @@ impl LadderService {
                 )))
             }
         };
-        let result = match PrepOutcome::try_from(r.outcome) {
-            Ok(PrepOutcome::Passed) => PrepResult::Passed {
+        let result = match r.verdict {
+            PrepVerdict::Passed => PrepResult::Passed {
                 artifact: artifact(&r.artifact_sha256)?,
                 build_log: kept(&r.build_log),
                 report: kept(&r.check_report),
             },
-            Ok(PrepOutcome::BuildFailed) => PrepResult::BuildFailed {
+            PrepVerdict::BuildFailed => PrepResult::BuildFailed {
                 build_log: kept(&r.build_log),
             },
-            Ok(PrepOutcome::WorkerTrouble) => PrepResult::WorkerTrouble {
+            PrepVerdict::WorkerTrouble => PrepResult::WorkerTrouble {
                 reason: kept(&r.build_log),
             },
-            Ok(PrepOutcome::Rejected) => PrepResult::Rejected {
+            PrepVerdict::Rejected => PrepResult::Rejected {
                 artifact: (!r.artifact_sha256.is_empty())
                     .then(|| artifact(&r.artifact_sha256))
                     .transpose()?,
                 build_log: kept(&r.build_log),
                 report: kept(&r.check_report),
             },
-            _ => {
-                return Err(ServiceError::InvalidArgument(
-                    "say how it went: passed, build-failed, rejected or worker-trouble".into(),
-                ));
-            }
         };
         let done = self
             .store
-            .finish_prep(worker.id, BotId(r.bot_id), &r.lease, &result)
+            .finish_prep(worker.id, r.bot_id, &r.lease, &result)
             .await
             .map_err(|e| match ServiceError::from(e) {
                 ServiceError::AlreadyExists(m) => ServiceError::InvalidArgument(m),
@@ -648,11 +693,11 @@ impl LadderService {
         };
         self.build_ended(
             r.bot_id,
-            match PrepOutcome::try_from(r.outcome) {
-                Ok(PrepOutcome::Passed) => "passed",
-                Ok(PrepOutcome::BuildFailed) => "build_failed",
-                Ok(PrepOutcome::Rejected) => "rejected",
-                _ => "worker_trouble",
+            match r.verdict {
+                PrepVerdict::Passed => "passed",
+                PrepVerdict::BuildFailed => "build_failed",
+                PrepVerdict::Rejected => "rejected",
+                PrepVerdict::WorkerTrouble => "worker_trouble",
             },
         );
         self.enter_open_competitions(&bot).await?;
@@ -665,9 +710,14 @@ impl LadderService {
 
     /// Takes a built folder from a worker: checked as an upload is (its limits,
     /// its paths and links), kept in its canonical form; its hash.
-    pub(super) async fn upload_artifact<S>(&self, mut chunks: S) -> Result<(String, u64), ServiceError>
+    pub async fn upload_artifact<S, E>(
+        &self,
+        _: &WorkerRow,
+        mut chunks: S,
+    ) -> Result<(String, u64), ServiceError>
     where
-        S: futures_util::Stream<Item = Result<Vec<u8>, tonic::Status>> + Unpin,
+        S: futures_util::Stream<Item = Result<Vec<u8>, E>> + Unpin,
+        E: std::fmt::Display,
     {
         let limits = self.cfg.uploads.limits;
         let _turn = turn(&self.artifact_uploads, "receiving other built folders").await?;
@@ -685,6 +735,20 @@ impl LadderService {
         }
         self.store.store_artifact(&artifact).await?;
         Ok((artifact.sha256, artifact.bytes.len() as u64))
+    }
+
+    /// A version's built folder, for a worker to run it.
+    pub async fn fetch_artifact(&self, _: &WorkerRow, sha: &str) -> Result<Vec<u8>, ServiceError> {
+        match self.store.artifact_row(sha).await? {
+            None => Err(ServiceError::NotFound(format!("no artifact {sha:?}"))),
+            Some(Some(bytes)) => Ok(bytes),
+            Some(None) => match &self.cfg.uploads.objects {
+                Some(objects) => objects.get(sha).await.map_err(ServiceError::Internal),
+                None => Err(ServiceError::Internal(format!(
+                    "artifact {sha} is kept in an object store this server was not given (--artifacts)"
+                ))),
+            },
+        }
     }
 }
 

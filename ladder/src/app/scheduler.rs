@@ -2,7 +2,7 @@
 
 use super::error::ServiceError;
 use super::tally::Tally;
-use crate::server::cache::StandingsCache;
+use crate::app::cache::StandingsCache;
 use crate::store::{
     BotId, BotRow, BotStatus, CompetitionFormat, CompetitionId, CompetitionRow, CompetitionStatus, GroupId,
     GroupStatus, Store,

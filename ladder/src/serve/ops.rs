@@ -4,7 +4,7 @@
 //! also on the pages' port, for a load balancer; `/metrics` only on the port
 //! the host names (`ladder serve --metrics ADDR`), never on the public pages.
 
-use super::LadderService;
+use crate::app::LadderService;
 use axum::Router;
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{StatusCode, header};
@@ -51,7 +51,7 @@ async fn readyz(State(ops): State<Ops>) -> Response {
     if *ops.stopping.borrow() {
         return (StatusCode::SERVICE_UNAVAILABLE, "stopping\n").into_response();
     }
-    match ops.service.store.ready().await {
+    match ops.service.store().ready().await {
         Ok(()) => "ready\n".into_response(),
         Err(why) => {
             tracing::warn!("not ready: {why}");
@@ -61,7 +61,7 @@ async fn readyz(State(ops): State<Ops>) -> Response {
 }
 
 async fn metrics(State(ops): State<Ops>) -> Response {
-    let store = &ops.service.store;
+    let store = &ops.service.store();
     match store.queues(store.now_ms()).await {
         Ok(q) => {
             let pool = store.pool_stats();

@@ -1,19 +1,21 @@
 //! The service's logic: leases, reports checked by replay, the catalog of
-//! competitions and bots. The gRPC adapter (`grpc.rs`) calls it.
+//! competitions and bots. Its front ends (`crate::grpc`, `crate::web`) call it.
 
 use super::admission::{Admission, LEASE_POLL, StillInLine};
 use super::auth::TokenCache;
-pub(super) use super::error::{ServiceError, status_of};
-use super::grpc::bot_info;
+pub(super) use super::error::ServiceError;
 use super::scheduler::{Look, Scheduler};
+use super::views::{
+    BotView, CompetitionSummary, FaultRate, GroupReport, Leased, LeasedEntrant, LeasedGroup, ReportedSeatLog,
+    SeasonSummary, WorkerAudit,
+};
 use super::*;
+use crate::app::cache::StandingsCache;
 use crate::local::tournament::new_game;
-use crate::server::cache::StandingsCache;
 use crate::store::{
     BotId, BotRow, BotStatus, CompetitionId, CompetitionRow, CompetitionStatus, Completion, GroupId,
     SeatStart, Seeding, Store, WorkerRow,
 };
-use proto::ladder::*;
 use referee::fault::FaultKind;
 use referee::record::GameRecord;
 use std::collections::HashMap;
@@ -33,7 +35,8 @@ pub struct SeasonEntry {
     pub deadline_ms: i64,
 }
 
-/// The gRPC service.
+/// The ladder's service: every operation a caller can ask, over domain types,
+/// whatever front end asked.
 pub struct LadderService {
     pub(super) store: Store,
     pub(super) cfg: Arc<ServiceConfig>,
@@ -107,7 +110,7 @@ impl LadderService {
     }
 
     /// Every worker with its audit (`crate::audit`).
-    pub(super) async fn worker_infos(&self) -> Result<Vec<WorkerInfo>, ServiceError> {
+    pub(super) async fn worker_audits(&self) -> Result<Vec<WorkerAudit>, ServiceError> {
         let workers = self.store.workers().await?;
         let games = self.store.reported_games().await?;
         let ids: Vec<i64> = workers.iter().map(|w| w.id.0).collect();
@@ -129,7 +132,7 @@ impl LadderService {
             .into_iter()
             .zip(audits)
             .zip(counts.into_iter().zip(lease_audits))
-            .map(|((w, a), (count, lapsed))| WorkerInfo {
+            .map(|((w, a), (count, lapsed))| WorkerAudit {
                 revoked: w.revoked(),
                 name: w.name,
                 groups: a.groups,
@@ -137,7 +140,7 @@ impl LadderService {
                 faults: a
                     .kinds
                     .into_iter()
-                    .map(|k| FaultCount {
+                    .map(|k| FaultRate {
                         kind: k.kind.to_string(),
                         games: k.games,
                         rate: k.rate,
@@ -198,23 +201,41 @@ impl LadderService {
         }
     }
 
-    pub(super) async fn competition_info(&self, c: &CompetitionRow) -> Result<CompetitionInfo, ServiceError> {
+    /// The service's own work, until `stop`: the scheduler keeping groups
+    /// ready, the store's upkeep, retention's rounds and seasons' deadlines.
+    pub async fn run_background(self: Arc<Self>, stop: tokio::sync::watch::Receiver<bool>) {
+        let scheduler = tokio::spawn(self.scheduler.clone().keep_ahead(stop.clone()));
+        let upkeep = tokio::spawn(upkeep::keep_fit(self.store.clone(), stop.clone()));
+        let seasons = tokio::spawn(upkeep::keep_seasons(self.store.clone(), stop.clone()));
+        upkeep::keep_tidy(self, stop).await;
+        let _ = scheduler.await;
+        let _ = upkeep.await;
+        let _ = seasons.await;
+    }
+
+    /// The server is stopping: leases waiting their turn are answered at once.
+    pub fn stop_admitting(&self) {
+        self.admission.close();
+    }
+
+    /// A competition as its readers see it.
+    pub(super) async fn competition_summary(
+        &self,
+        c: CompetitionRow,
+    ) -> Result<CompetitionSummary, ServiceError> {
         let games = self.store.game_count(c.id).await?;
         let bots = self.store.entrants(c.id).await?;
         let season = self.store.season(c.id).await?;
-        Ok(CompetitionInfo {
-            name: c.name.clone(),
-            game: c.game.clone(),
-            options: c.options.clone(),
-            seats: c.seats as u32,
-            status: proto::ladder::CompetitionStatus::from(c.status).into(),
+        Ok(CompetitionSummary {
+            competition: c,
             games: games as u64,
-            max_games: c.max_games as u64,
             active_bots: bots.iter().filter(|b| b.status == BotStatus::Active).count() as u32,
             bots: bots.into_iter().map(|b| b.name).collect(),
-            phase: season.as_ref().map(|s| s.phase.to_string()).unwrap_or_default(),
-            deadline_ms: season.as_ref().map_or(0, |s| s.deadline_ms),
-            commitment: season.and_then(|s| s.commitment).unwrap_or_default(),
+            season: season.map(|s| SeasonSummary {
+                phase: s.phase.to_string(),
+                deadline_ms: s.deadline_ms,
+                commitment: s.commitment,
+            }),
         })
     }
 
@@ -324,14 +345,14 @@ impl LadderService {
     }
 
     /// A bot as the admin is told of it.
-    pub(super) async fn bot_info(&self, b: &BotRow) -> Result<BotInfo, ServiceError> {
+    /// A bot with the names its ids stand for.
+    pub async fn bot_view(&self, b: BotRow) -> Result<BotView, ServiceError> {
         let all = self.store.bots().await?;
-        let names: HashMap<BotId, &str> = all.iter().map(|x| (x.id, x.name.as_str())).collect();
+        let names: HashMap<BotId, String> = all.into_iter().map(|x| (x.id, x.name)).collect();
         let authors = self.store.author_names().await?;
-        Ok(bot_info(b, &names, &authors))
+        Ok(BotView::of(b, &names, &authors))
     }
 
-    /// Enters an active bot in every open competition of its game.
     pub(super) async fn enter_open_competitions(&self, bot: &BotRow) -> Result<(), ServiceError> {
         if bot.status != BotStatus::Active {
             return Ok(());
@@ -360,13 +381,14 @@ impl LadderService {
     /// scheduler keeps groups ready; a lease that finds none wakes it and waits
     /// (at most [`LEASE_WAIT`]) for its next look. "No work" without a
     /// `retry_after_ms` means the scheduler looked and could schedule nothing.
-    pub(super) async fn lease_groups(
+    pub async fn lease_groups(
         &self,
         worker: &WorkerRow,
         max: usize,
         runtimes: &[String],
-    ) -> Result<LeaseGroupsReply, ServiceError> {
+    ) -> Result<Leased, ServiceError> {
         let max = max.clamp(1, MAX_BATCH);
+        let runtimes = &runtimes[..runtimes.len().min(64)];
         // Admission: when the server is already serving as many worker calls as
         // its database can take, one more only makes every call slower (a
         // fleet's closed loop piles up in the database). So a lease waits its
@@ -380,15 +402,14 @@ impl LadderService {
         let (call, queued) = match self.admission.enter_in_turn(worker.id.0, poll).await {
             Ok(entered) => entered,
             Err(StillInLine) => {
-                return Ok(LeaseGroupsReply {
+                return Ok(Leased {
                     groups: Vec::new(),
                     groups_in_progress: true,
-                    retry_after_ms: RETRY_AFTER.as_millis() as u32,
-                    queued_ms: poll.as_millis() as u32,
+                    retry_after: Some(RETRY_AFTER),
+                    queued: poll,
                 });
             }
         };
-        let queued_ms = queued.as_millis().min(u128::from(u32::MAX)) as u32;
         let token = new_token()?;
         let lease_ms = self.cfg.lease.as_millis() as i64;
         let ask = crate::store::LeaseAsk {
@@ -416,7 +437,7 @@ impl LadderService {
         if groups.len() < max {
             self.scheduler.wake.notify_one();
         }
-        let mut retry_after_ms = 0;
+        let mut retry_after = None;
         if groups.is_empty() {
             // Waiting for the scheduler is not serving.
             drop(call);
@@ -426,20 +447,20 @@ impl LadderService {
                     groups = lease_now(max).await?;
                     let could_schedule = looked.borrow().could_schedule;
                     if groups.is_empty() && could_schedule {
-                        retry_after_ms = RETRY_AFTER.as_millis() as u32;
+                        retry_after = Some(RETRY_AFTER);
                     }
                 }
                 // The scheduler is still at work (or stopping): ask again soon.
-                Ok(Err(_)) | Err(_) => retry_after_ms = RETRY_AFTER.as_millis() as u32,
+                Ok(Err(_)) | Err(_) => retry_after = Some(RETRY_AFTER),
             }
         }
         if groups.is_empty() {
             let in_progress = self.store.groups_in_progress().await?;
-            return Ok(LeaseGroupsReply {
+            return Ok(Leased {
                 groups: Vec::new(),
                 groups_in_progress: in_progress > 0,
-                retry_after_ms,
-                queued_ms,
+                retry_after,
+                queued,
             });
         }
         let comp_ids: Vec<CompetitionId> = groups.iter().map(|g| g.competition_id).collect();
@@ -467,10 +488,9 @@ impl LadderService {
                 g.bots.len(),
             );
             lives.entry((period, life)).or_default().push(g.id);
-            out.push(LeaseReply {
-                has_work: true,
+            out.push(LeasedGroup {
                 lease: token.clone(),
-                group_id: g.id.0,
+                group_id: g.id,
                 competition: c.name.clone(),
                 game: c.game.clone(),
                 options: c.options.clone(),
@@ -481,29 +501,17 @@ impl LadderService {
                     .iter()
                     .map(|id| {
                         let bot = bots.get(id);
-                        Entrant {
+                        LeasedEntrant {
                             bot: bot.map(|b| b.name.clone()).unwrap_or_default(),
                             spec: bot.map(|b| b.spec.clone()).unwrap_or_default(),
-                            artifact_sha256: bot.and_then(|b| b.artifact_sha256.clone()).unwrap_or_default(),
-                            env: bot
-                                .map(|b| {
-                                    b.env
-                                        .iter()
-                                        .map(|(key, value)| EnvVar {
-                                            key: key.clone(),
-                                            value: value.clone(),
-                                        })
-                                        .collect()
-                                })
-                                .unwrap_or_default(),
+                            artifact_sha256: bot.and_then(|b| b.artifact_sha256.clone()),
+                            env: bot.map(|b| b.env.clone()).unwrap_or_default(),
                         }
                     })
                     .collect(),
-                time: c.time.to_string(),
-                expires_in_ms: period.as_millis() as u64,
-                groups_in_progress: false,
-                retry_after_ms: 0,
-                independent_seeds: seeding == Seeding::Independent,
+                time: c.time,
+                period,
+                seeding,
                 author_log_bytes: self.cfg.uploads.author_log_bytes,
             });
         }
@@ -520,38 +528,17 @@ impl LadderService {
         }
         tracing::info!(worker = %worker.name, groups = out.len(), "groups leased");
         crate::metrics::ServerMetrics::count(&self.metrics.leases, "granted", out.len() as u64);
-        Ok(LeaseGroupsReply {
+        Ok(Leased {
             groups: out,
             groups_in_progress: false,
-            retry_after_ms: 0,
-            queued_ms,
+            retry_after: None,
+            queued,
         })
-    }
-
-    /// Renews `worker`'s leases of `ids` under `token` that have not run out, each
-    /// for another period of its competition ([`lease_period`]). Returns the
-    /// groups renewed and the shortest of their periods.
-    /// Lets go of what the host's retention does not keep (or, `dry_run`,
-    /// says what it would): private logs, spent versions' files (in the object
-    /// store too), ended sessions.
-    pub async fn collect_garbage(&self, dry_run: bool) -> Result<crate::store::Collected, ServiceError> {
-        let keep = self.cfg.retention.as_of(self.store.now_ms());
-        let collected = self.store.collect_garbage(&keep, dry_run).await?;
-        if !dry_run && let Some(objects) = &self.cfg.uploads.objects {
-            for sha in &collected.files_elsewhere {
-                // The row is gone: a file left behind is only space, and a
-                // later round cannot name it, so it is said.
-                if let Err(e) = objects.delete(sha).await {
-                    tracing::warn!("retention: {e}");
-                }
-            }
-        }
-        Ok(collected)
     }
 
     /// Takes back `worker`'s leases of `ids` under `token`: the groups are
     /// dealt again at once with new seeds.
-    pub(super) async fn return_leases(
+    pub async fn return_leases(
         &self,
         worker: &WorkerRow,
         token: &str,
@@ -570,7 +557,10 @@ impl LadderService {
         Ok(returned)
     }
 
-    pub(super) async fn renew_leases(
+    /// Renews `worker`'s leases of `ids` under `token` that have not run out, each
+    /// for another period of its competition ([`lease_period`]). Returns the
+    /// groups renewed and the shortest of their periods.
+    pub async fn renew_leases(
         &self,
         worker: &WorkerRow,
         token: &str,
@@ -616,10 +606,10 @@ impl LadderService {
     /// Judges and stores several groups' reports: each checked against its lease
     /// and replayed (on the blocking pool, at most one batch per core at once),
     /// then all that pass stored in one transaction. One verdict per report.
-    pub(super) async fn report_groups(
+    pub async fn report_groups(
         &self,
         worker: &WorkerRow,
-        reports: Vec<ReportRequest>,
+        reports: Vec<GroupReport>,
     ) -> Result<Vec<Result<Completion, ServiceError>>, ServiceError> {
         if reports.len() > MAX_BATCH {
             return Err(ServiceError::InvalidArgument(format!(
@@ -628,7 +618,7 @@ impl LadderService {
             )));
         }
         let _call = self.admission.enter_now();
-        let ids: Vec<GroupId> = reports.iter().map(|r| GroupId(r.group_id)).collect();
+        let ids: Vec<GroupId> = reports.iter().map(|r| r.group_id).collect();
         let groups: HashMap<GroupId, crate::store::GroupRow> = self
             .store
             .groups_by_id(&ids)
@@ -654,7 +644,7 @@ impl LadderService {
                 .into_iter()
                 .map(|r| {
                     let group = groups
-                        .get(&GroupId(r.group_id))
+                        .get(&r.group_id)
                         .ok_or_else(|| ServiceError::NotFound(format!("no group {}", r.group_id)))?;
                     // A lease this worker no longer holds (it ran out, or it was
                     // never its own) is not replayed: the group may have a new
@@ -767,11 +757,11 @@ impl LadderService {
         group: &crate::store::GroupRow,
         bots: &HashMap<BotId, BotRow>,
         texts: &[String],
-        logs: &[SeatLog],
+        logs: &[ReportedSeatLog],
         log_cap: usize,
     ) -> Result<(Vec<crate::store::NewGame>, Vec<SeatStart>), ServiceError> {
         let n = c.seats as usize;
-        let mut reported_logs: HashMap<(usize, usize), &SeatLog> = HashMap::new();
+        let mut reported_logs: HashMap<(usize, usize), &ReportedSeatLog> = HashMap::new();
         for l in logs {
             let at = (l.rotation as usize, l.seat as usize);
             if at.0 >= n || at.1 >= n || reported_logs.insert(at, l).is_some() {
@@ -875,7 +865,7 @@ impl LadderService {
 /// faults, each cut as a record cuts a fault's detail. By seat.
 fn private_logs<'a>(
     rec: &mut GameRecord,
-    reported: impl Fn(usize) -> Option<&'a SeatLog>,
+    reported: impl Fn(usize) -> Option<&'a ReportedSeatLog>,
     cap: usize,
 ) -> Vec<(usize, crate::store::SeatLogEntry)> {
     let mut out: Vec<(usize, crate::store::SeatLogEntry)> = (0..rec.seats.len())

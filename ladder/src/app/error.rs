@@ -1,11 +1,12 @@
-//! What the service's own logic answers when it refuses or fails. It is turned
-//! into a gRPC status only at the edge (`grpc.rs`), and there a failure of the
-//! server's own — the store, a task — is logged for the host and said to the
-//! caller without its text, which may name tables, queries or a record's
-//! contents: a worker is told that the server failed, never how.
+//! What the service's own logic answers when it refuses or fails. Each front
+//! end turns it into its own kind of answer at its edge (a gRPC status in
+//! `crate::grpc`, a page in `crate::web`), and there a failure of the server's
+//! own — the store, a task — is logged for the host and said to the caller
+//! without its text ([`ServiceError::public_message`]), which may name tables,
+//! queries or a record's contents: a caller is told that the server failed,
+//! never how.
 
 use crate::store::StoreError;
-use tonic::{Code, Status};
 
 /// A refusal or failure of the service.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -19,6 +20,9 @@ pub enum ServiceError {
     /// A name already taken.
     #[error("{0}")]
     AlreadyExists(String),
+    /// No token, or one no one has (or that was revoked).
+    #[error("{0}")]
+    Unauthenticated(String),
     /// The caller may not do this (another author's bot).
     #[error("{0}")]
     PermissionDenied(String),
@@ -44,24 +48,12 @@ impl ServiceError {
         match self {
             ServiceError::InvalidArgument(t) => ServiceError::InvalidArgument(prefix(t)),
             ServiceError::NotFound(t) => ServiceError::NotFound(prefix(t)),
+            ServiceError::Unauthenticated(t) => ServiceError::Unauthenticated(prefix(t)),
             ServiceError::AlreadyExists(t) => ServiceError::AlreadyExists(prefix(t)),
             ServiceError::PermissionDenied(t) => ServiceError::PermissionDenied(prefix(t)),
             ServiceError::FailedPrecondition(t) => ServiceError::FailedPrecondition(prefix(t)),
             ServiceError::Unavailable(t) => ServiceError::Unavailable(prefix(t)),
             ServiceError::Internal(t) => ServiceError::Internal(prefix(t)),
-        }
-    }
-
-    /// The gRPC code it is sent as.
-    pub fn code(&self) -> Code {
-        match self {
-            ServiceError::InvalidArgument(_) => Code::InvalidArgument,
-            ServiceError::NotFound(_) => Code::NotFound,
-            ServiceError::AlreadyExists(_) => Code::AlreadyExists,
-            ServiceError::PermissionDenied(_) => Code::PermissionDenied,
-            ServiceError::FailedPrecondition(_) => Code::FailedPrecondition,
-            ServiceError::Unavailable(_) => Code::Unavailable,
-            ServiceError::Internal(_) => Code::Internal,
         }
     }
 
@@ -84,39 +76,20 @@ impl From<StoreError> for ServiceError {
     }
 }
 
-impl From<ServiceError> for Status {
-    fn from(e: ServiceError) -> Status {
-        if let ServiceError::Internal(text) = &e {
-            tracing::error!("a call failed: {text}");
-        }
-        Status::new(e.code(), e.public_message())
-    }
-}
-
-/// A store failure as the caller is told it.
-pub fn status_of(e: StoreError) -> Status {
-    ServiceError::from(e).into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A database failure reaches a worker as "the server failed", never as the
-    /// database's words; refusals keep theirs.
+    /// A database failure is said without its words; refusals keep theirs.
     #[test]
     fn an_internal_failure_is_said_without_its_text() {
-        let db = StoreError::Corrupt("games row 7: column fault_kinds of table games".into());
-        let status = status_of(db);
-        assert_eq!(status.code(), Code::Internal);
-        assert_eq!(status.message(), INTERNAL_MESSAGE);
-        assert!(!status.message().contains("games"));
-        let refused =
-            Status::from(ServiceError::InvalidArgument("record 1: does not parse".into()).about("group 3"));
-        assert_eq!(refused.code(), Code::InvalidArgument);
-        assert_eq!(refused.message(), "group 3: record 1: does not parse");
-        let taken = status_of(StoreError::Conflict("a worker named \"w\" exists".into()));
-        assert_eq!(taken.code(), Code::AlreadyExists);
-        assert!(taken.message().contains("\"w\""));
+        let db = ServiceError::from(StoreError::Corrupt(
+            "games row 7: column fault_kinds of table games".into(),
+        ));
+        assert_eq!(db.public_message(), INTERNAL_MESSAGE);
+        let refused = ServiceError::InvalidArgument("record 1: does not parse".into()).about("group 3");
+        assert_eq!(refused.public_message(), "group 3: record 1: does not parse");
+        let taken = ServiceError::from(StoreError::Conflict("a worker named \"w\" exists".into()));
+        assert!(matches!(&taken, ServiceError::AlreadyExists(m) if m.contains("\"w\"")));
     }
 }

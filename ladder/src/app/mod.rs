@@ -1,20 +1,27 @@
-//! `ladder serve`: the gRPC API (admin, reads, worker leases) and a read-only web
-//! page of standings and recent games with its JSON.
+//! The ladder's service without its transports: every operation a caller can
+//! ask (register, submit, lease, renew, report, read standings and logs,
+//! challenge, sign in) is a method of [`LadderService`] over domain types
+//! ([`views`], the store's rows) that answers with a [`ServiceError`]. Who may
+//! ask is decided here too, from the caller's token ([`LadderService::caller`]);
+//! the host's operations take an [`AdminCall`] or a [`HostCall`], which only
+//! that check makes.
+//!
+//! The front ends are siblings that call it: `crate::grpc` (the API of
+//! `ladder.proto`) and `crate::web` (the pages); `crate::serve` wires them. No
+//! file here names a transport.
 //!
 //! Workers are not trusted: every reported record is checked against the lease
 //! (game, options, seed, seats, bots, rotations) and replayed move by move; one that
 //! does not reproduce is refused and nothing of the group is stored.
 
+pub mod admin;
 pub mod admission;
 mod auth;
 mod authors;
 pub mod cache;
-pub mod conn;
 pub mod error;
-mod grpc;
 pub mod logs;
 pub mod objects;
-pub mod ops;
 pub mod redact;
 mod scheduler;
 pub mod seasons;
@@ -22,17 +29,19 @@ mod service;
 pub mod tally;
 pub mod throttle;
 pub mod upkeep;
+pub mod views;
 
-pub use auth::{TOKEN_CACHE, constant_time_eq, new_token, token_hash};
-pub use authors::{ChallengeOpened, UPLOAD_QUEUE_WAIT, UPLOAD_TIME};
+pub use auth::{
+    AdminCall, Caller, HostCall, OpenedSession, TOKEN_CACHE, constant_time_eq, host_session_key, new_token,
+    token_hash,
+};
+pub use authors::{ChallengeOpened, ChallengeView, PREP_TEXT_KEPT, UPLOAD_QUEUE_WAIT, UPLOAD_TIME};
+pub use error::ServiceError;
 pub use scheduler::{BACKLOG_EVERY, BACKLOG_MIN, Scheduler};
 pub use service::{CALLS_PER_CONNECTION, LadderService, SeasonEntry};
+pub use views::*;
 
-use crate::server::cache::StandingsCache;
-use crate::store::Store;
-use proto::ladder::ladder_server::LadderServer;
 use referee::TimeControl;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -123,6 +132,59 @@ pub fn lease_life(
 /// What a worker is told to wait when no group is ready yet but more are coming.
 pub const RETRY_AFTER: Duration = Duration::from_millis(100);
 
+/// The server's certificate chain and private key, in PEM: the front ends
+/// serve TLS with them.
+#[derive(Clone)]
+pub struct Tls {
+    /// The certificate chain.
+    pub cert_pem: Vec<u8>,
+    /// The private key.
+    pub key_pem: Vec<u8>,
+}
+
+impl Tls {
+    /// A certificate chain and its key, in PEM.
+    pub fn from_pem(cert: impl AsRef<[u8]>, key: impl AsRef<[u8]>) -> Tls {
+        Tls {
+            cert_pem: cert.as_ref().to_vec(),
+            key_pem: key.as_ref().to_vec(),
+        }
+    }
+}
+
+/// How a listener bounds its connections (`crate::serve::conn` keeps to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnLimits {
+    /// Connections open at once.
+    pub max: usize,
+    /// The first bytes of a connection (a request's head, HTTP/2's preface) come
+    /// within this long.
+    pub first_bytes: Duration,
+    /// Then it sends something at least this often.
+    pub idle: Duration,
+    /// And it is closed when this old (`None`: never).
+    pub lifetime: Option<Duration>,
+}
+
+impl ConnLimits {
+    /// The web pages: browsers open a few short connections each.
+    pub const WEB: ConnLimits = ConnLimits {
+        max: 512,
+        first_bytes: Duration::from_secs(10),
+        idle: Duration::from_secs(30),
+        lifetime: Some(Duration::from_secs(300)),
+    };
+
+    /// The gRPC API: workers keep one connection for hours and call at least
+    /// every few seconds (tonic's client reconnects when one is closed).
+    pub const GRPC: ConnLimits = ConnLimits {
+        max: 4096,
+        first_bytes: Duration::from_secs(10),
+        idle: Duration::from_secs(300),
+        lifetime: None,
+    };
+}
+
 /// Service settings.
 #[derive(Clone)]
 pub struct ServiceConfig {
@@ -133,17 +195,17 @@ pub struct ServiceConfig {
     /// while the group is played.
     pub lease: Duration,
     /// The server's certificate and key for TLS; plain HTTP/2 without.
-    pub tls: Option<tonic::transport::Identity>,
+    pub tls: Option<Tls>,
     /// Suspend a bot after this many reported games in a row in which it could
     /// not start or shake hands (0: never).
     pub suspend_after: u32,
     /// Most groups one worker holds unreported at once; its further leases get
     /// nothing until it reports (a worker looping on leases cannot hoard).
     pub held_per_worker: u32,
-    /// How the gRPC port bounds its connections ([`conn::ConnLimits::GRPC`]).
-    pub grpc_connections: conn::ConnLimits,
-    /// How the web port bounds its connections ([`conn::ConnLimits::WEB`]).
-    pub web_connections: conn::ConnLimits,
+    /// How the gRPC port bounds its connections ([`ConnLimits::GRPC`]).
+    pub grpc_connections: ConnLimits,
+    /// How the web port bounds its connections ([`ConnLimits::WEB`]).
+    pub web_connections: ConnLimits,
     /// What authors may upload.
     pub uploads: UploadConfig,
     /// How long what the ladder does not need for ever is kept.
@@ -164,8 +226,8 @@ impl ServiceConfig {
             tls: None,
             suspend_after: SUSPEND_AFTER,
             held_per_worker: HELD_PER_WORKER,
-            grpc_connections: conn::ConnLimits::GRPC,
-            web_connections: conn::ConnLimits::WEB,
+            grpc_connections: ConnLimits::GRPC,
+            web_connections: ConnLimits::WEB,
             uploads: UploadConfig::default(),
             retention: RetentionConfig::default(),
         }
@@ -355,129 +417,6 @@ impl std::fmt::Debug for ServiceConfig {
             .field("held_per_worker", &self.held_per_worker)
             .finish_non_exhaustive()
     }
-}
-
-/// Why the service stopped other than by its shutdown.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    /// The gRPC server failed.
-    #[error("the gRPC server: {0}")]
-    Grpc(#[from] tonic::transport::Error),
-    /// The web server failed.
-    #[error("the web server: {0}")]
-    Web(#[from] std::io::Error),
-    /// The web server's task panicked.
-    #[error("the web server's task: {0}")]
-    Task(#[from] tokio::task::JoinError),
-}
-
-/// The ports a server listens on.
-pub struct Listeners {
-    /// The gRPC API.
-    pub grpc: tokio::net::TcpListener,
-    /// The pages (and `/healthz`, `/readyz`), if any.
-    pub http: Option<tokio::net::TcpListener>,
-    /// `/metrics`, `/healthz` and `/readyz` for the host, if any.
-    pub ops: Option<tokio::net::TcpListener>,
-}
-
-/// Serves on `listeners` until `shutdown` completes: from then on `/readyz`
-/// says "stopping", no connection is accepted, the calls and pages under way
-/// are answered, and it returns. The pages are `pages`, made from the service
-/// they call: the web is a front end of this service, not a part of it
-/// (`crate::serve` wires the two).
-///
-/// # Errors
-/// A server that fails.
-pub async fn serve_with_pages(
-    listeners: Listeners,
-    store: Store,
-    cfg: ServiceConfig,
-    pages: impl FnOnce(&Arc<LadderService>, &Arc<StandingsCache>) -> axum::Router,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
-    let Listeners { grpc, http, ops } = listeners;
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    // Told at the start of the stop, for `/readyz`: a load balancer stops
-    // sending before the ports close.
-    let (stopping_tx, stopping_rx) = tokio::sync::watch::channel(false);
-    let standings = Arc::new(StandingsCache::new(store.clone()));
-    let web_limits = cfg.web_connections;
-    let service = Arc::new(LadderService::new(store.clone(), cfg.clone(), standings.clone()));
-    let probes = ops::Ops::new(service.clone(), stopping_rx);
-    let ops_server = ops.map(|listener| {
-        let app = ops::router(probes.clone());
-        let mut rx = stop_rx.clone();
-        tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.wait_for(|s| *s).await;
-                })
-                .await
-        })
-    });
-    let web = http.map(|listener| {
-        let app = pages(&service, &standings)
-            .merge(ops::probes(probes.clone()))
-            .layer(axum::middleware::from_fn_with_state(
-                service.clone(),
-                ops::time_pages,
-            ));
-        let mut rx = stop_rx.clone();
-        tokio::spawn(async move {
-            axum::serve(
-                conn::Bounded::new(listener, web_limits),
-                app.into_make_service_with_connect_info::<conn::Peer>(),
-            )
-            .with_graceful_shutdown(async move {
-                let _ = rx.wait_for(|s| *s).await;
-            })
-            .await
-        })
-    });
-    let incoming = conn::Bounded::new(grpc, cfg.grpc_connections).into_stream();
-    // Pings keep a quiet worker's connection within the idle limit, and find dead
-    // peers; a call that takes longer than any lease or report should is cut.
-    let mut builder = tonic::transport::Server::builder()
-        .http2_keepalive_interval(Some(Duration::from_secs(30)))
-        .http2_keepalive_timeout(Some(Duration::from_secs(20)))
-        .max_concurrent_streams(Some(64))
-        .timeout(Duration::from_secs(120));
-    if let Some(identity) = cfg.tls.clone() {
-        builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
-    }
-    let scheduler = tokio::spawn(service.scheduler.clone().keep_ahead(stop_rx.clone()));
-    let upkeep = tokio::spawn(upkeep::keep_fit(store.clone(), stop_rx.clone()));
-    let tidy = tokio::spawn(upkeep::keep_tidy(service.clone(), stop_rx.clone()));
-    let seasons = tokio::spawn(upkeep::keep_seasons(store.clone(), stop_rx.clone()));
-    let svc = LadderServer::from_arc(service.clone())
-        .max_decoding_message_size(MAX_REPORT_BYTES)
-        .accept_compressed(tonic::codec::CompressionEncoding::Gzip)
-        .send_compressed(tonic::codec::CompressionEncoding::Gzip);
-    // Once stopping, leases waiting their turn are answered at once.
-    let line = service.admission.clone();
-    let shutdown = async move {
-        shutdown.await;
-        let _ = stopping_tx.send(true);
-        tracing::info!("stopping: no new connections; answering the calls under way");
-        line.close();
-    };
-    let result = builder
-        .add_service(auth::RequireToken::new(svc, service))
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await;
-    let _ = stop_tx.send(true);
-    let _ = scheduler.await;
-    let _ = upkeep.await;
-    let _ = tidy.await;
-    let _ = seasons.await;
-    if let Some(web) = web {
-        web.await??;
-    }
-    if let Some(ops) = ops_server {
-        ops.await??;
-    }
-    Ok(result?)
 }
 
 #[cfg(test)]

@@ -75,7 +75,7 @@ impl Redactor {
                 && self
                     .host
                     .token_hashes
-                    .contains(&crate::server::token_hash(&text[start..i]))
+                    .contains(&crate::app::token_hash(&text[start..i]))
             {
                 found.push((start, i));
             }
@@ -130,7 +130,7 @@ mod tests {
         let other = "cd".repeat(32);
         let host = HostSecrets {
             admin_token: Some("admin-secret-0123456789".into()),
-            token_hashes: [crate::server::token_hash(&worker)].into(),
+            token_hashes: [crate::app::token_hash(&worker)].into(),
         };
         let r = Redactor::new(host);
         let said = r.text(&format!(
