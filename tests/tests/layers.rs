@@ -360,3 +360,70 @@ fn the_tuple_check_finds_a_wide_tuple_and_passes_a_pair() {
         ]
     );
 }
+
+/// Every word a status column of the store holds, from the enums themselves.
+fn status_words() -> Vec<&'static str> {
+    use ladder::store::{BotStatus, CompetitionStatus, GroupStatus, Phase, StatusBy};
+    let mut words: Vec<&'static str> = Vec::new();
+    words.extend(BotStatus::ALL.iter().map(|s| s.as_str()));
+    words.extend(GroupStatus::ALL.iter().map(|s| s.as_str()));
+    words.extend(CompetitionStatus::ALL.iter().map(|s| s.as_str()));
+    words.extend(Phase::ALL.iter().map(|s| s.as_str()));
+    words.extend(StatusBy::ALL.iter().map(|s| s.as_str()));
+    words
+}
+
+/// The quoted status words (`'done'`) in the code of `text`, comments left out.
+fn spelt_status_words(text: &str, words: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let code = match line.find("//") {
+            Some(at) if line[..at].trim().is_empty() || line[..at].ends_with(char::is_whitespace) => {
+                &line[..at]
+            }
+            _ => line,
+        };
+        for word in words {
+            if code.contains(&format!("'{word}'")) {
+                found.push(format!("'{word}' in: {}", line.trim()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_statement_of_the_store_spells_a_status_word() {
+    let words = status_words();
+    let store = workspace_root().join("ladder/src/store");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&store).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            found.extend(
+                spelt_status_words(&text, &words)
+                    .into_iter()
+                    .map(|f| format!("{name}: {f}")),
+            );
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "write these from their enums (sql_text!, or .quoted()):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_status_word_check_finds_a_spelt_word_in_code_only() {
+    let words = status_words();
+    assert!(words.contains(&"build-failed") && words.contains(&"scheduled") && words.contains(&"frozen"));
+    let code = "sqlx::query(\"UPDATE bots SET status = 'suspended' WHERE id = $1\")\n\
+                // status <> 'done' is implied\n\
+                sql_text!(\"WHERE status = \", GroupStatus::Done)\n";
+    let found = spelt_status_words(code, &words);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("'suspended'"), "{found:?}");
+}

@@ -219,10 +219,14 @@ impl Store {
             // version (before, an upload superseded the disabled one and played
             // about 30 s later), until the host enables it again.
             if newest.as_ref().is_some_and(|b| b.author_id == Some(author.id)) {
-                let held: Option<(String, String)> = sqlx::query(
+                let held: Option<(String, String)> = sqlx::query(sql_text!(
                     "SELECT name, status_reason FROM bots WHERE (name = $1 OR name LIKE $2 ESCAPE '\\')
-                     AND status = 'disabled' AND status_by = 'admin' ORDER BY version DESC LIMIT 1",
-                )
+                     AND status = ",
+                    BotStatus::Disabled,
+                    " AND status_by = ",
+                    StatusBy::Admin,
+                    " ORDER BY version DESC LIMIT 1"
+                ))
                 .bind(&base)
                 .bind(format!("{}@%", like_escaped(&base)))
                 .fetch_optional(&mut *tx)
@@ -290,9 +294,9 @@ impl Store {
                 }
             };
             sqlx::query(
-                "INSERT INTO bots (name, game, spec, env, created_ms, version, previous_id, status, status_reason,
+                sql_text!("INSERT INTO bots (name, game, spec, env, created_ms, version, previous_id, status, status_reason,
                                    status_by, author_id, manifest, source_sha256, runtime)
-                 VALUES ($1, $2, $3, $12, $4, $5, $6, 'building', $7, 'server', $8, $9, $10, $11)",
+                 VALUES ($1, $2, $3, $12, $4, $5, $6, ", BotStatus::Building, ", $7, ", StatusBy::Server, ", $8, $9, $10, $11)"),
             )
             .bind(&name)
             .bind(game)
@@ -489,10 +493,13 @@ impl Store {
                 .collect::<Vec<_>>()
                 .join("\n")
         );
-        sqlx::query(
-            "UPDATE bots SET status = $2, status_reason = $3, status_by = 'server', build_log = $4,
-             prep_lease = NULL, prep_expires_ms = NULL WHERE id = $1 AND status = 'building'",
-        )
+        sqlx::query(sql_text!(
+            "UPDATE bots SET status = $2, status_reason = $3, status_by = ",
+            StatusBy::Server,
+            ", build_log = $4,
+             prep_lease = NULL, prep_expires_ms = NULL WHERE id = $1 AND status = ",
+            BotStatus::Building
+        ))
         .bind(bot)
         .bind(BotStatus::BuildFailed)
         .bind("no worker could build and check it: its log says what each try met")
@@ -525,10 +532,12 @@ impl Store {
         }
         for _ in 0..4 {
             let now = self.now_ms();
-            let mut sql = Sql::new(
+            let mut sql = Sql::new(sql_text!(
                 "SELECT b.id, b.prep_expires_ms FROM bots b LEFT JOIN authors a ON a.id = b.author_id
-                 WHERE b.status = 'building' AND (b.prep_expires_ms IS NULL OR b.prep_expires_ms < ",
-            );
+                 WHERE b.status = ",
+                BotStatus::Building,
+                " AND (b.prep_expires_ms IS NULL OR b.prep_expires_ms < "
+            ));
             sql.bind(now).push(") AND b.runtime IN ");
             sql.list(runtimes.iter().cloned())
                 .push(" ORDER BY COALESCE(a.last_build_ms, 0), b.id LIMIT 1");
@@ -541,10 +550,12 @@ impl Store {
                 // A lease ran out: a try that did not finish, counted once (the
                 // update that clears it says which server counts it).
                 let mut tx = self.write_tx().await?;
-                let cleared = sqlx::query(
+                let cleared = sqlx::query(sql_text!(
                     "UPDATE bots SET prep_lease = NULL, prep_expires_ms = NULL
-                     WHERE id = $1 AND status = 'building' AND prep_expires_ms = $2",
-                )
+                     WHERE id = $1 AND status = ",
+                    BotStatus::Building,
+                    " AND prep_expires_ms = $2"
+                ))
                 .bind(id)
                 .bind(expired)
                 .execute(&mut *tx)
@@ -569,8 +580,8 @@ impl Store {
                 }
             }
             let taken = sqlx::query(
-                "UPDATE bots SET prep_lease = $2, prep_expires_ms = $3, prepared_by = $4, prep_deadline_ms = $6
-                 WHERE id = $1 AND status = 'building' AND (prep_expires_ms IS NULL OR prep_expires_ms < $5)",
+                sql_text!("UPDATE bots SET prep_lease = $2, prep_expires_ms = $3, prepared_by = $4, prep_deadline_ms = $6
+                 WHERE id = $1 AND status = ", BotStatus::Building, " AND (prep_expires_ms IS NULL OR prep_expires_ms < $5)"),
             )
             .bind(id)
             .bind(lease)
@@ -617,10 +628,10 @@ impl Store {
         expires_ms: i64,
     ) -> Result<Option<i64>> {
         let row = sqlx::query(
-            "UPDATE bots SET prep_expires_ms = CASE WHEN prep_deadline_ms IS NOT NULL AND prep_deadline_ms < $4
+            sql_text!("UPDATE bots SET prep_expires_ms = CASE WHEN prep_deadline_ms IS NOT NULL AND prep_deadline_ms < $4
              THEN prep_deadline_ms ELSE $4 END
-             WHERE id = $1 AND status = 'building' AND prep_lease = $2 AND prepared_by = $3 AND prep_expires_ms >= $5
-             RETURNING prep_expires_ms",
+             WHERE id = $1 AND status = ", BotStatus::Building, " AND prep_lease = $2 AND prepared_by = $3 AND prep_expires_ms >= $5
+             RETURNING prep_expires_ms"),
         )
         .bind(bot)
         .bind(lease)
@@ -639,10 +650,12 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn return_prep(&self, worker: WorkerId, bot: BotId, lease: &str) -> Result<bool> {
-        let done = sqlx::query(
+        let done = sqlx::query(sql_text!(
             "UPDATE bots SET prep_lease = NULL, prep_expires_ms = NULL, prep_deadline_ms = NULL
-             WHERE id = $1 AND status = 'building' AND prep_lease = $2 AND prepared_by = $3",
-        )
+             WHERE id = $1 AND status = ",
+            BotStatus::Building,
+            " AND prep_lease = $2 AND prepared_by = $3"
+        ))
         .bind(bot)
         .bind(lease)
         .bind(worker)
@@ -669,9 +682,10 @@ impl Store {
     ) -> Result<Option<(BotRow, Vec<BotRow>)>> {
         let mut tx = self.write_tx().await?;
         let sql = format!(
-            "SELECT {} FROM bots WHERE id = $1 AND status = 'building' AND prep_lease = $2 AND prepared_by = $3
+            "SELECT {} FROM bots WHERE id = $1 AND status = {} AND prep_lease = $2 AND prepared_by = $3
              AND prep_expires_ms >= $4",
-            Self::BOT_COLUMNS
+            Self::BOT_COLUMNS,
+            BotStatus::Building.quoted()
         );
         let held: Option<BotRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(bot)
@@ -763,11 +777,15 @@ impl Store {
         // after this one was uploaded) is held out too, by the host: the host's
         // word passes to it when it supersedes the older ones.
         let held_out: Option<String> = if status == BotStatus::Active {
-            sqlx::query(
+            sqlx::query(sql_text!(
                 "SELECT status_reason FROM bots WHERE author_id = $1 AND id < $2
-                 AND (name = $3 OR name LIKE $4 ESCAPE '\\') AND status = 'disabled' AND status_by = 'admin'
-                 ORDER BY id DESC LIMIT 1",
-            )
+                 AND (name = $3 OR name LIKE $4 ESCAPE '\\') AND status = ",
+                BotStatus::Disabled,
+                " AND status_by = ",
+                StatusBy::Admin,
+                "
+                 ORDER BY id DESC LIMIT 1"
+            ))
             .bind(held.author_id)
             .bind(bot)
             .bind(base)
@@ -805,8 +823,12 @@ impl Store {
         if status == BotStatus::Active || held_out.is_some() {
             let sql = format!(
                 "SELECT {} FROM bots WHERE author_id = $1 AND id < $2 AND (name = $3 OR name LIKE $4 ESCAPE '\\')
-                 AND status IN ('active', 'disabled', 'suspended', 'building')",
-                Self::BOT_COLUMNS
+                 AND status IN ({}, {}, {}, {})",
+                Self::BOT_COLUMNS,
+                BotStatus::Active.quoted(),
+                BotStatus::Disabled.quoted(),
+                BotStatus::Suspended.quoted(),
+                BotStatus::Building.quoted()
             );
             let older: Vec<BotRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
                 .bind(held.author_id)
@@ -816,11 +838,17 @@ impl Store {
                 .fetch_all(&mut *tx)
                 .await?;
             for old in older {
-                sqlx::query("UPDATE bots SET status = 'superseded', status_reason = $2, status_by = 'server' WHERE id = $1")
-                    .bind(old.id)
-                    .bind(format!("replaced by {}", held.name))
-                    .execute(&mut *tx)
-                    .await?;
+                sqlx::query(sql_text!(
+                    "UPDATE bots SET status = ",
+                    BotStatus::Superseded,
+                    ", status_reason = $2, status_by = ",
+                    StatusBy::Server,
+                    " WHERE id = $1"
+                ))
+                .bind(old.id)
+                .bind(format!("replaced by {}", held.name))
+                .execute(&mut *tx)
+                .await?;
                 Self::withdraw_groups_of(&mut tx, old.id).await?;
                 superseded.push(old);
             }

@@ -167,10 +167,12 @@ impl Store {
         if let Some(author) = bot.author_id {
             self.lock_author(&mut tx, author).await?;
         }
-        sqlx::query(
+        sqlx::query(sql_text!(
             "UPDATE bots SET status = $2, status_reason = $3, status_by = $4,
-             start_failures = CASE WHEN $2 = 'active' THEN 0 ELSE start_failures END WHERE id = $1",
-        )
+             start_failures = CASE WHEN $2 = ",
+            BotStatus::Active,
+            " THEN 0 ELSE start_failures END WHERE id = $1"
+        ))
         .bind(bot.id)
         .bind(status)
         .bind(reason)
@@ -205,10 +207,16 @@ impl Store {
             // A season's finals are never withdrawn: an entry is fixed at the
             // deadline, whatever its author uploads or disables after it, and a
             // withdrawn group would leave the committed schedule incomplete.
-            "UPDATE match_groups SET status = 'withdrawn'
-             WHERE status = 'scheduled'
+            sql_text!(
+                "UPDATE match_groups SET status = ",
+                GroupStatus::Withdrawn,
+                "
+             WHERE status = ",
+                GroupStatus::Scheduled,
+                "
              AND EXISTS (SELECT 1 FROM group_seats s WHERE s.group_id = match_groups.id AND s.bot_id = $1)
-             AND competition_id NOT IN (SELECT finals_id FROM seasons WHERE finals_id IS NOT NULL)",
+             AND competition_id NOT IN (SELECT finals_id FROM seasons WHERE finals_id IS NOT NULL)"
+            ),
         )
         .bind(bot_id)
         .execute(&mut **tx)
@@ -255,11 +263,15 @@ impl Store {
         .bind(old.id)
         .execute(&mut *tx)
         .await?;
-        sqlx::query("UPDATE bots SET status = 'superseded', status_reason = $2 WHERE id = $1")
-            .bind(old.id)
-            .bind(format!("replaced by {new_name}"))
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(sql_text!(
+            "UPDATE bots SET status = ",
+            BotStatus::Superseded,
+            ", status_reason = $2 WHERE id = $1"
+        ))
+        .bind(old.id)
+        .bind(format!("replaced by {new_name}"))
+        .execute(&mut *tx)
+        .await?;
         Self::withdraw_groups_of(&mut tx, old.id).await?;
         tx.commit().await?;
         self.bot(&new_name)
@@ -339,9 +351,10 @@ impl Store {
                 None => *needed.insert(Self::witnesses_needed(tx).await?),
             };
             let sql = format!(
-                "SELECT {} FROM bots WHERE id = $1 AND status = 'active' AND start_failures >= $2
+                "SELECT {} FROM bots WHERE id = $1 AND status = {} AND start_failures >= $2
                  AND (SELECT COUNT(*) FROM start_failure_witnesses w WHERE w.bot_id = bots.id) >= $3",
-                Self::BOT_COLUMNS
+                Self::BOT_COLUMNS,
+                BotStatus::Active.quoted()
             );
             let row = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(bot_id)
@@ -351,11 +364,17 @@ impl Store {
                 .await?;
             if let Some(row) = row {
                 let bot = BotRow::from_row(&row)?;
-                sqlx::query("UPDATE bots SET status = 'suspended', status_reason = $2, status_by = 'server' WHERE id = $1")
-                    .bind(bot_id)
-                    .bind(reason(bot_id, bot.start_failures))
-                    .execute(&mut **tx)
-                    .await?;
+                sqlx::query(sql_text!(
+                    "UPDATE bots SET status = ",
+                    BotStatus::Suspended,
+                    ", status_reason = $2, status_by = ",
+                    StatusBy::Server,
+                    " WHERE id = $1"
+                ))
+                .bind(bot_id)
+                .bind(reason(bot_id, bot.start_failures))
+                .execute(&mut **tx)
+                .await?;
                 Self::withdraw_groups_of(tx, bot_id).await?;
                 suspended.push(bot);
             }

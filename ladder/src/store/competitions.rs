@@ -42,11 +42,17 @@ impl Store {
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         id: CompetitionId,
     ) -> Result<()> {
-        sqlx::query(
+        sqlx::query(sql_text!(
             "INSERT INTO entrants (competition_id, bot_id)
              SELECT c.id, b.id FROM competitions c JOIN bots b ON b.game = c.game WHERE c.id = $1
-             AND b.status NOT IN ('building', 'build-failed', 'rejected')",
-        )
+             AND b.status NOT IN (",
+            BotStatus::Building,
+            ", ",
+            BotStatus::BuildFailed,
+            ", ",
+            BotStatus::Rejected,
+            ")"
+        ))
         .bind(id)
         .execute(&mut **tx)
         .await?;
@@ -63,8 +69,8 @@ impl Store {
         c: &NewCompetition,
     ) -> Result<CompetitionId> {
         let inserted = sqlx::query(
-            "INSERT INTO competitions (name, game, options, seats, format, seed, max_games, time, status, config, created_ms, seeding)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10, $11) ON CONFLICT (name) DO NOTHING RETURNING id",
+            sql_text!("INSERT INTO competitions (name, game, options, seats, format, seed, max_games, time, status, config, created_ms, seeding)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, ", CompetitionStatus::Open, ", $9, $10, $11) ON CONFLICT (name) DO NOTHING RETURNING id"),
         )
         .bind(&c.name)
         .bind(&c.game)

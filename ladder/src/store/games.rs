@@ -200,10 +200,13 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn groups_ready(&self) -> Result<i64> {
-        Ok(sqlx::query(
+        Ok(sqlx::query(sql_text!(
             "SELECT COUNT(*) FROM match_groups g JOIN competitions c ON c.id = g.competition_id
-             WHERE g.status = 'scheduled' AND c.status = 'open'",
-        )
+             WHERE g.status = ",
+            GroupStatus::Scheduled,
+            " AND c.status = ",
+            CompetitionStatus::Open
+        ))
         .fetch_one(&self.pool)
         .await?
         .try_get(0)?)
@@ -214,10 +217,13 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn groups_in_progress(&self) -> Result<i64> {
-        Ok(sqlx::query(
+        Ok(sqlx::query(sql_text!(
             "SELECT COUNT(*) FROM match_groups g JOIN competitions c ON c.id = g.competition_id
-             WHERE c.status = 'open' AND g.status = 'leased'",
-        )
+             WHERE c.status = ",
+            CompetitionStatus::Open,
+            " AND g.status = ",
+            GroupStatus::Leased
+        ))
         .fetch_one(&self.pool)
         .await?
         .try_get(0)?)
@@ -454,18 +460,26 @@ impl Store {
         // `<> 'done'` term is implied by the status asked for, and said so that
         // SQLite sees the partial index applies (else it walks every group of the
         // competition by its plain index).
-        let row = sqlx::query(
+        let row = sqlx::query(sql_text!(
             "SELECT COUNT(DISTINCT lease_worker), COUNT(*) FROM match_groups
-             WHERE status = 'leased' AND status <> 'done' AND lease_expires_ms > $2 AND competition_id = $1",
-        )
+             WHERE status = ",
+            GroupStatus::Leased,
+            " AND status <> ",
+            GroupStatus::Done,
+            " AND lease_expires_ms > $2 AND competition_id = $1"
+        ))
         .bind(competition_id)
         .bind(now)
         .fetch_one(&self.pool)
         .await?;
         let (workers_active, groups_playing): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
-        let groups_waiting: i64 = sqlx::query(
-            "SELECT COUNT(*) FROM match_groups WHERE status = 'scheduled' AND status <> 'done' AND competition_id = $1",
-        )
+        let groups_waiting: i64 = sqlx::query(sql_text!(
+            "SELECT COUNT(*) FROM match_groups WHERE status = ",
+            GroupStatus::Scheduled,
+            " AND status <> ",
+            GroupStatus::Done,
+            " AND competition_id = $1"
+        ))
         .bind(competition_id)
         .fetch_one(&self.pool)
         .await?

@@ -88,11 +88,13 @@ impl Store {
         let mut tx = self.write_tx().await?;
         let now = self.now_ms();
         for (no, bots) in groups {
-            let stored = sqlx::query(
+            let stored = sqlx::query(sql_text!(
                 "INSERT INTO match_groups (competition_id, group_no, seed, status, created_ms)
-                 VALUES ($1, $2, $3, 'scheduled', $4) ON CONFLICT (competition_id, group_no) DO NOTHING
-                 RETURNING id",
-            )
+                 VALUES ($1, $2, $3, ",
+                GroupStatus::Scheduled,
+                ", $4) ON CONFLICT (competition_id, group_no) DO NOTHING
+                 RETURNING id"
+            ))
             .bind(c.id)
             .bind(*no)
             .bind(engine::group_seed(c.seed as u64, *no as u64) as i64)
@@ -153,9 +155,11 @@ impl Store {
         held_max: i64,
     ) -> Result<Vec<GroupRow>> {
         let worker = ask.worker;
-        let held: i64 = sqlx::query(
-            "SELECT COUNT(*) FROM match_groups WHERE status = 'leased' AND lease_worker = $1 AND lease_expires_ms >= $2",
-        )
+        let held: i64 = sqlx::query(sql_text!(
+            "SELECT COUNT(*) FROM match_groups WHERE status = ",
+            GroupStatus::Leased,
+            " AND lease_worker = $1 AND lease_expires_ms >= $2"
+        ))
         .bind(worker)
         .bind(now)
         .fetch_one(&self.pool)
@@ -222,8 +226,10 @@ impl Store {
         // lease never walks past the thousands of groups other workers hold.
         let pick = format!(
             "SELECT g.id AS picked_id FROM match_groups g JOIN competitions c ON c.id = g.competition_id
-             WHERE g.status = 'scheduled' AND c.status = 'open'{filter}
-             ORDER BY g.id LIMIT $4 {lock}"
+             WHERE g.status = {scheduled} AND c.status = {open}{filter}
+             ORDER BY g.id LIMIT $4 {lock}",
+            scheduled = GroupStatus::Scheduled.quoted(),
+            open = CompetitionStatus::Open.quoted(),
         );
         let sql = match self.dialect {
             // The groups are picked once, in a materialized step: as a
@@ -234,15 +240,17 @@ impl Store {
             // trip fewer on the busiest call).
             Dialect::Postgres => format!(
                 "WITH picked AS MATERIALIZED ({pick}),
-                 g AS (UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2,
+                 g AS (UPDATE match_groups SET status = {leased}, lease_token = $1, lease_worker = $2,
                        lease_expires_ms = $3 FROM picked WHERE match_groups.id = picked.picked_id
                        RETURNING {GROUP_COLUMNS})
-                 SELECT {GROUP_SEAT_COLUMNS} FROM g JOIN group_seats s ON s.group_id = g.id ORDER BY g.id, s.seat"
+                 SELECT {GROUP_SEAT_COLUMNS} FROM g JOIN group_seats s ON s.group_id = g.id ORDER BY g.id, s.seat",
+                leased = GroupStatus::Leased.quoted(),
             ),
             // One writer at a time, in process: the seats are read after.
             Dialect::Sqlite => format!(
-                "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2, lease_expires_ms = $3
-                 WHERE id IN ({pick}) RETURNING {GROUP_COLUMNS}"
+                "UPDATE match_groups SET status = {leased}, lease_token = $1, lease_worker = $2, lease_expires_ms = $3
+                 WHERE id IN ({pick}) RETURNING {GROUP_COLUMNS}",
+                leased = GroupStatus::Leased.quoted(),
             ),
         };
         let mut conn = self.pool.acquire().await?;
@@ -275,9 +283,11 @@ impl Store {
         let mut tx = self.write_tx().await?;
         let sql = format!(
             "SELECT g.id, g.lease_worker FROM match_groups g JOIN competitions c ON c.id = g.competition_id
-             WHERE g.status = 'leased' AND g.lease_expires_ms < $1 AND c.status = 'open'
+             WHERE g.status = {leased} AND g.lease_expires_ms < $1 AND c.status = {open}
              AND (g.lease_worker <> $2 OR g.lease_expires_ms < $3){fits}
-             ORDER BY g.lease_expires_ms LIMIT $4 {lock}"
+             ORDER BY g.lease_expires_ms LIMIT $4 {lock}",
+            leased = GroupStatus::Leased.quoted(),
+            open = CompetitionStatus::Open.quoted(),
         );
         let expired: Vec<(GroupId, Option<String>)> = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(now)
@@ -305,8 +315,9 @@ impl Store {
         for (id, _) in expired {
             let seed = Self::deal_again(&mut tx, id).await?;
             let sql = format!(
-                "UPDATE match_groups SET status = 'leased', lease_token = $1, lease_worker = $2,
-                 lease_expires_ms = $3, seed = $4 WHERE id = $5 RETURNING {GROUP_COLUMNS}"
+                "UPDATE match_groups SET status = {leased}, lease_token = $1, lease_worker = $2,
+                 lease_expires_ms = $3, seed = $4 WHERE id = $5 RETURNING {GROUP_COLUMNS}",
+                leased = GroupStatus::Leased.quoted(),
             );
             rows.push(
                 sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -389,9 +400,10 @@ impl Store {
         // whichever server got there first.
         // Withdrawn groups hold numbers but no games: the cap moves past them.
         let last = if c.max_games > 0 {
-            let withdrawn: i64 = sqlx::query(
-                "SELECT COUNT(*) FROM match_groups WHERE competition_id = $1 AND status = 'withdrawn'",
-            )
+            let withdrawn: i64 = sqlx::query(sql_text!(
+                "SELECT COUNT(*) FROM match_groups WHERE competition_id = $1 AND status = ",
+                GroupStatus::Withdrawn
+            ))
             .bind(c.id)
             .fetch_one(&mut *tx)
             .await?
@@ -496,7 +508,11 @@ impl Store {
             sql.bind(expires_ms)
                 .push(", lease_deadline_ms = ")
                 .bind(deadline_ms)
-                .push(" WHERE status = 'leased' AND lease_token = ")
+                .push(sql_text!(
+                    " WHERE status = ",
+                    GroupStatus::Leased,
+                    " AND lease_token = "
+                ))
                 .bind(token.as_str())
                 .push(" AND id IN ")
                 .list(chunk.iter().copied());
@@ -530,7 +546,11 @@ impl Store {
             sql.bind(expires_ms)
                 .push(" THEN lease_deadline_ms ELSE ")
                 .bind(expires_ms)
-                .push(" END WHERE status = 'leased' AND lease_worker = ")
+                .push(sql_text!(
+                    " END WHERE status = ",
+                    GroupStatus::Leased,
+                    " AND lease_worker = "
+                ))
                 .bind(worker)
                 .push(" AND lease_token = ")
                 .bind(token.as_str())
@@ -559,11 +579,15 @@ impl Store {
         let mut tx = self.write_tx().await?;
         let mut returned = Vec::with_capacity(ids.len());
         for &id in ids {
-            let row = sqlx::query(
-                "UPDATE match_groups SET status = 'scheduled', lease_token = NULL, lease_worker = NULL,
+            let row = sqlx::query(sql_text!(
+                "UPDATE match_groups SET status = ",
+                GroupStatus::Scheduled,
+                ", lease_token = NULL, lease_worker = NULL,
                  lease_expires_ms = NULL, lease_deadline_ms = NULL
-                 WHERE id = $1 AND status = 'leased' AND lease_worker = $2 AND lease_token = $3 RETURNING id",
-            )
+                 WHERE id = $1 AND status = ",
+                GroupStatus::Leased,
+                " AND lease_worker = $2 AND lease_token = $3 RETURNING id"
+            ))
             .bind(id)
             .bind(worker)
             .bind(token.as_str())
@@ -595,7 +619,11 @@ impl Store {
         let mut conn = self.pool.acquire().await?;
         let rows = Self::rows_with_ids(
             &mut conn,
-            "SELECT id, lease_token, lease_worker FROM match_groups WHERE status = 'leased' AND id IN ",
+            sql_text!(
+                "SELECT id, lease_token, lease_worker FROM match_groups WHERE status = ",
+                GroupStatus::Leased,
+                " AND id IN "
+            ),
             ids,
             "",
         )
@@ -709,10 +737,14 @@ impl Store {
         groups.dedup();
         let mut finished = Vec::new();
         for id in groups {
-            let done = sqlx::query(
-                "UPDATE match_groups SET status = 'done'
-                 WHERE id = $1 AND status <> 'done' AND (SELECT COUNT(*) FROM games WHERE group_id = $1) >= $2",
-            )
+            let done = sqlx::query(sql_text!(
+                "UPDATE match_groups SET status = ",
+                GroupStatus::Done,
+                "
+                 WHERE id = $1 AND status <> ",
+                GroupStatus::Done,
+                " AND (SELECT COUNT(*) FROM games WHERE group_id = $1) >= $2"
+            ))
             .bind(id)
             .bind(seats)
             .execute(&mut *tx)
@@ -764,9 +796,17 @@ impl Store {
             ids.sort_unstable();
             ids.dedup();
             for chunk in ids.chunks(100) {
-                let mut sql = Sql::new("UPDATE match_groups SET status = 'done', reported_by = ");
+                let mut sql = Sql::new(sql_text!(
+                    "UPDATE match_groups SET status = ",
+                    GroupStatus::Done,
+                    ", reported_by = "
+                ));
                 sql.bind(worker_id)
-                    .push(" WHERE status <> 'done' AND lease_token = ")
+                    .push(sql_text!(
+                        " WHERE status <> ",
+                        GroupStatus::Done,
+                        " AND lease_token = "
+                    ))
                     .bind(hash.as_str())
                     .push(" AND (")
                     .bind(worker_id)

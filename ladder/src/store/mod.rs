@@ -285,6 +285,38 @@ pub enum GroupStatus {
 
 /// A status or kind stored as its text: `as_str`, `FromStr`, `Display`, and the
 /// sqlx traits, so that rows read it and queries bind it as the type itself.
+/// A part of a statement's text ([`sql_text!`]): SQL as written, or a
+/// stored word of an enum, quoted.
+pub(crate) trait SqlPart {
+    /// Appends this part to `text`.
+    fn push_to(&self, text: &mut String);
+}
+
+impl SqlPart for &str {
+    fn push_to(&self, text: &mut String) {
+        text.push_str(self);
+    }
+}
+
+/// A statement's text, put together once (the first time it runs) from SQL
+/// and the stored words of enums (`sql_text!("... status = ", GroupStatus::Done)`
+/// writes `status = 'done'`). So every status word lives in its enum alone
+/// (`tests/tests/layers.rs` holds that no statement spells one), and a renamed
+/// or removed word cannot leave a query behind. The words are written into
+/// the text, not bound: the partial indexes on them (`WHERE status =
+/// 'scheduled'`) serve only a statement whose own text names the same word.
+macro_rules! sql_text {
+    ($($part:expr),+ $(,)?) => {{
+        static TEXT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            let mut text = String::new();
+            $( $crate::store::SqlPart::push_to(&$part, &mut text); )+
+            text
+        });
+        TEXT.as_str()
+    }};
+}
+pub(crate) use sql_text;
+
 macro_rules! stored_as_text {
     ($ty:ident { $($variant:ident = $text:literal),* $(,)? }) => {
         impl $ty {
@@ -295,6 +327,18 @@ macro_rules! stored_as_text {
             /// The text the store keeps.
             pub fn as_str(self) -> &'static str {
                 match self { $($ty::$variant => $text),* }
+            }
+
+            /// The text as an SQL string literal (`'done'`), to write into a
+            /// statement ([`sql_text!`]).
+            pub fn quoted(self) -> &'static str {
+                match self { $($ty::$variant => concat!("'", $text, "'")),* }
+            }
+        }
+
+        impl SqlPart for $ty {
+            fn push_to(&self, text: &mut String) {
+                text.push_str(self.quoted());
             }
         }
 

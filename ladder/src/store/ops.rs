@@ -44,10 +44,21 @@ pub struct Collected {
 /// checked), so no game was played with them. (A version that entered and
 /// played nothing keeps its files: the scan that would tell is the one the
 /// seats' table has no index for.)
-const SPENT_VERSIONS: &str = "FROM bots b WHERE b.author_id IS NOT NULL
-     AND b.status IN ('superseded', 'removed', 'build-failed', 'rejected') AND b.created_ms < $1
+fn spent_versions() -> &'static str {
+    sql_text!(
+        "FROM bots b WHERE b.author_id IS NOT NULL AND b.status IN (",
+        BotStatus::Superseded,
+        ", ",
+        BotStatus::Removed,
+        ", ",
+        BotStatus::BuildFailed,
+        ", ",
+        BotStatus::Rejected,
+        ") AND b.created_ms < $1
      AND (b.source_sha256 IS NOT NULL OR b.artifact_sha256 IS NOT NULL)
-     AND NOT EXISTS (SELECT 1 FROM entrants e WHERE e.bot_id = b.id)";
+     AND NOT EXISTS (SELECT 1 FROM entrants e WHERE e.bot_id = b.id)"
+    )
+}
 
 /// Files no version names (those of spent versions once they are let go).
 const UNNAMED_FILES: &str = "FROM artifacts WHERE artifacts.created_ms < $1
@@ -73,22 +84,22 @@ impl Store {
         };
         Ok(Queues {
             groups_waiting: one(
-                "SELECT COUNT(*) FROM match_groups g JOIN competitions c ON c.id = g.competition_id
-                 WHERE g.status = 'scheduled' AND c.status = 'open'",
+                sql_text!("SELECT COUNT(*) FROM match_groups g JOIN competitions c ON c.id = g.competition_id
+                 WHERE g.status = ", GroupStatus::Scheduled, " AND c.status = ", CompetitionStatus::Open),
             )
             .await?,
             challenge_groups_waiting: one(
-                "SELECT COUNT(*) FROM match_groups g JOIN challenges ch ON ch.competition_id = g.competition_id
-                 WHERE g.status = 'scheduled'",
+                sql_text!("SELECT COUNT(*) FROM match_groups g JOIN challenges ch ON ch.competition_id = g.competition_id
+                 WHERE g.status = ", GroupStatus::Scheduled),
             )
             .await?,
             groups_leased: at_now(
-                "SELECT COUNT(*) FROM match_groups WHERE status = 'leased' AND lease_expires_ms >= $1",
+                sql_text!("SELECT COUNT(*) FROM match_groups WHERE status = ", GroupStatus::Leased, " AND lease_expires_ms >= $1"),
             )
                 .await?,
-            builds_waiting: one("SELECT COUNT(*) FROM bots WHERE status = 'building'").await?,
+            builds_waiting: one(sql_text!("SELECT COUNT(*) FROM bots WHERE status = ", BotStatus::Building)).await?,
             workers_active: at_now(
-                "SELECT COUNT(DISTINCT lease_worker) FROM match_groups WHERE status = 'leased' AND lease_expires_ms >= $1",
+                sql_text!("SELECT COUNT(DISTINCT lease_worker) FROM match_groups WHERE status = ", GroupStatus::Leased, " AND lease_expires_ms >= $1"),
             )
             .await?,
             leases_expired: one("SELECT CAST(COALESCE(SUM(leases_expired), 0) AS BIGINT) FROM workers")
@@ -158,11 +169,14 @@ impl Store {
             }
         }
         if let Some(before) = keep.files_before_ms {
-            out.versions = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) {SPENT_VERSIONS}")))
-                .bind(before)
-                .fetch_one(&mut *tx)
-                .await?
-                .try_get(0)?;
+            out.versions = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT COUNT(*) {}",
+                spent_versions()
+            )))
+            .bind(before)
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get(0)?;
             // Which files would no longer be named: those named by spent
             // versions and by no other, and those named by none already.
             let files_sql = if dry_run {
@@ -170,12 +184,14 @@ impl Store {
                     "SELECT a.sha256, a.size, CAST(CASE WHEN a.content IS NULL THEN 1 ELSE 0 END AS BIGINT) FROM artifacts a
                      WHERE a.created_ms < $1 AND NOT EXISTS (SELECT 1 FROM bots b WHERE
                        (b.source_sha256 = a.sha256 OR b.artifact_sha256 = a.sha256)
-                       AND b.id NOT IN (SELECT b.id {SPENT_VERSIONS}))"
+                       AND b.id NOT IN (SELECT b.id {}))",
+                    spent_versions()
                 )
             } else {
                 sqlx::query(sqlx::AssertSqlSafe(format!(
                     "UPDATE bots SET source_sha256 = NULL, artifact_sha256 = NULL
-                     WHERE id IN (SELECT b.id {SPENT_VERSIONS})"
+                     WHERE id IN (SELECT b.id {})",
+                    spent_versions()
                 )))
                 .bind(before)
                 .execute(&mut *tx)

@@ -224,13 +224,16 @@ impl Store {
         conn: &mut sqlx::AnyConnection,
         competition_id: CompetitionId,
     ) -> Result<Vec<GroupId>> {
-        sqlx::query("SELECT id FROM match_groups WHERE competition_id = $1 AND status <> 'done'")
-            .bind(competition_id)
-            .fetch_all(&mut *conn)
-            .await?
-            .iter()
-            .map(|r| Ok(r.try_get(0)?))
-            .collect()
+        sqlx::query(sql_text!(
+            "SELECT id FROM match_groups WHERE competition_id = $1 AND status <> ",
+            GroupStatus::Done
+        ))
+        .bind(competition_id)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(|r| Ok(r.try_get(0)?))
+        .collect()
     }
 
     /// A read-only transaction that sees one moment (`REPEATABLE READ` on
@@ -345,14 +348,16 @@ impl Store {
                 .bind(c)
                 .execute(&mut *tx)
                 .await?;
-            let done: Vec<GroupId> =
-                sqlx::query("SELECT id FROM match_groups WHERE competition_id = $1 AND status = 'done'")
-                    .bind(c)
-                    .fetch_all(&mut *tx)
-                    .await?
-                    .iter()
-                    .map(|r| r.try_get(0))
-                    .collect::<std::result::Result<_, _>>()?;
+            let done: Vec<GroupId> = sqlx::query(sql_text!(
+                "SELECT id FROM match_groups WHERE competition_id = $1 AND status = ",
+                GroupStatus::Done
+            ))
+            .bind(c)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<std::result::Result<_, _>>()?;
             for chunk in done.chunks(10_000) {
                 self.tally_stored_groups(&mut tx, chunk, 1).await?;
             }

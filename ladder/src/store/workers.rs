@@ -4,8 +4,13 @@ use super::*;
 
 /// Groups a voided worker's reports are taken back from: all but a closed
 /// season's finals (SQL on `match_groups`).
-const OPEN_TO_VOID: &str =
-    "competition_id NOT IN (SELECT finals_id FROM seasons WHERE phase = 'closed' AND finals_id IS NOT NULL)";
+fn open_to_void() -> &'static str {
+    sql_text!(
+        "competition_id NOT IN (SELECT finals_id FROM seasons WHERE phase = ",
+        Phase::Closed,
+        " AND finals_id IS NOT NULL)"
+    )
+}
 
 use rating::audit::ReportedGame;
 
@@ -188,7 +193,8 @@ impl Store {
         // A closed season's finals are final: their record is published and
         // verified by entrants; a voided worker's part in them stays.
         for row in sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT id, status FROM match_groups WHERE reported_by = $1 AND {OPEN_TO_VOID}"
+            "SELECT id, status FROM match_groups WHERE reported_by = $1 AND {}",
+            open_to_void()
         )))
         .bind(id)
         .fetch_all(&mut *tx)
@@ -203,16 +209,16 @@ impl Store {
         self.tally_stored_groups(&mut tx, &finished, -1).await?;
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "DELETE FROM faults WHERE game_id IN (SELECT g.id FROM games g
-                 JOIN match_groups m ON m.id = g.group_id WHERE m.reported_by = $1 AND m.{OPEN_TO_VOID})"
+                 JOIN match_groups m ON m.id = g.group_id WHERE m.reported_by = $1 AND m.{})",
+            open_to_void()
         )))
         .bind(id)
         .execute(&mut *tx)
         .await?;
-        let games = sqlx::query(
-            sqlx::AssertSqlSafe(format!(
-                "DELETE FROM games WHERE group_id IN (SELECT id FROM match_groups WHERE reported_by = $1 AND {OPEN_TO_VOID})"
-            )),
-        )
+        let games = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DELETE FROM games WHERE group_id IN (SELECT id FROM match_groups WHERE reported_by = $1 AND {})",
+            open_to_void()
+        )))
         .bind(id)
         .execute(&mut *tx)
         .await?
@@ -222,10 +228,12 @@ impl Store {
         // derived one, so the finals stay checkable.
         for group in &voided {
             let seed = Self::deal_again(&mut tx, GroupId(*group)).await?;
-            sqlx::query(
-                "UPDATE match_groups SET status = 'scheduled', lease_token = NULL, lease_worker = NULL,
-                 lease_expires_ms = NULL, reported_by = NULL, seed = $2 WHERE id = $1",
-            )
+            sqlx::query(sql_text!(
+                "UPDATE match_groups SET status = ",
+                GroupStatus::Scheduled,
+                ", lease_token = NULL, lease_worker = NULL,
+                 lease_expires_ms = NULL, reported_by = NULL, seed = $2 WHERE id = $1"
+            ))
             .bind(group)
             .bind(seed as i64)
             .execute(&mut *tx)
@@ -235,10 +243,14 @@ impl Store {
         // Its part of every run of failed starts goes, and a bot it helped suspend
         // is put back in play (a run the other workers still see suspends it again
         // at their next report).
-        sqlx::query(
-            "UPDATE bots SET status = 'active', status_reason = '' WHERE status = 'suspended'
-             AND id IN (SELECT bot_id FROM start_failure_witnesses WHERE worker_id = $1)",
-        )
+        sqlx::query(sql_text!(
+            "UPDATE bots SET status = ",
+            BotStatus::Active,
+            ", status_reason = '' WHERE status = ",
+            BotStatus::Suspended,
+            "
+             AND id IN (SELECT bot_id FROM start_failure_witnesses WHERE worker_id = $1)"
+        ))
         .bind(id)
         .execute(&mut *tx)
         .await?;
