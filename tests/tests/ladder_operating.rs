@@ -80,7 +80,7 @@ fn worker(url: &str, token: &str, extra: &[&str]) -> Reaped {
             ])
             .args(extra)
             .env("ASTRAGAL_WORKER_TOKEN", token)
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", "info,ladder::worker::holdings=debug")
             .current_dir(workspace_root())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -98,6 +98,31 @@ fn sigterm(child: &Child) {
 }
 
 /// What a stopped worker wrote, and that it ended well.
+/// What `w` wrote to its stderr up to the first line holding `needle` (an
+/// event it logs), read a byte at a time so that nothing after it is taken
+/// from the pipe ([`ended`] reads the rest).
+fn until_line(w: &mut Reaped, needle: &str) -> String {
+    use std::io::Read;
+    let pipe = w.0.stderr.as_mut().expect("the worker's stderr is piped");
+    let mut seen = Vec::new();
+    let mut byte = [0u8];
+    loop {
+        if pipe.read(&mut byte).unwrap() == 0 {
+            panic!(
+                "the worker ended before it said {needle:?}: {}",
+                String::from_utf8_lossy(&seen)
+            );
+        }
+        seen.push(byte[0]);
+        if byte[0] == b'\n' {
+            let text = String::from_utf8_lossy(&seen);
+            if text.lines().last().is_some_and(|l| l.contains(needle)) {
+                return text.into_owned();
+            }
+        }
+    }
+}
+
 fn ended(mut w: Reaped) -> String {
     let mut err = String::new();
     if let Some(pipe) = w.0.stderr.take() {
@@ -164,13 +189,15 @@ fn a_worker_stopped_mid_batch_gives_back_at_once_what_it_holds_and_every_group_i
             &["--batch", "4", "--concurrency", "1", "--stop-within", "0"],
         );
         let leased = "SELECT COUNT(*) FROM match_groups WHERE status = 'leased'";
-        wait_for_count(&t.url, leased, 1, &mut w.0);
+        // Once the worker says it holds them (the store shows a lease a moment
+        // before the worker has the reply).
+        let before = until_line(&mut w, "groups held");
         let held = rows(
             &t.url,
             "SELECT id, seed FROM match_groups WHERE status = 'leased' ORDER BY id",
         );
         sigterm(&w.0);
-        let said = ended(w);
+        let said = before + &ended(w);
         assert!(said.contains("leases given back"), "{}: {said}", t.kind);
         // None waits out its hour: each is scheduled again, with a new seed
         // (the worker may have seen the old one's dice).
@@ -213,9 +240,9 @@ fn a_worker_stopped_mid_batch_with_time_to_finish_reports_its_games_and_leases_n
             &["--batch", "2", "--concurrency", "1", "--stop-within", "600"],
         );
         let leased = "SELECT COUNT(*) FROM match_groups WHERE status = 'leased'";
-        wait_for_count(&t.url, leased, 1, &mut w.0);
+        let before = until_line(&mut w, "groups held");
         sigterm(&w.0);
-        let said = ended(w);
+        let said = before + &ended(w);
         assert!(!said.contains("leases given back"), "{}: {said}", t.kind);
         assert_eq!(count(&t.url, leased), 0, "{}: nothing left leased", t.kind);
         // What it held was played and reported; it took nothing new.
@@ -323,10 +350,12 @@ fn a_build_is_given_back_on_sigterm_and_outlives_a_killed_worker_by_one_lease_pe
         let tries = "SELECT COUNT(*) FROM prep_tries";
 
         // SIGTERM mid-build: given back at once, and the version charged nothing.
+        // Sent once the worker says it holds the build (the store shows the
+        // lease a moment before the worker has the reply).
         let mut w = builder(&token, "0");
-        wait_for_count(&t.url, leased, 1, &mut w.0);
+        let before = until_line(&mut w, "building and checking");
         sigterm(&w.0);
-        let said = ended(w);
+        let said = before + &ended(w);
         assert!(said.contains("build=true"), "{}: {said}", t.kind);
         assert_eq!(
             count(&t.url, leased),

@@ -91,9 +91,12 @@ impl Holdings {
         for g in leases {
             groups.entry(g.lease.clone()).or_default().insert(g.group_id);
         }
-        crate::metrics::worker()
-            .groups_held
-            .set(groups.values().map(|g| g.len() as i64).sum());
+        let held: i64 = groups.values().map(|g| g.len() as i64).sum();
+        crate::metrics::worker().groups_held.set(held);
+        if !leases.is_empty() {
+            // Said once they are held, so a stop from here on gives them back.
+            tracing::debug!(groups = leases.len(), held, "groups held");
+        }
     }
 
     /// These groups are no longer held (reported, or their report given up).

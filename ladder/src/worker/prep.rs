@@ -52,12 +52,13 @@ pub async fn prep_once(
     if !job.has_work {
         return Ok(false);
     }
-    tracing::info!(bot = %job.bot, build = !job.build.is_empty(), "building and checking");
     let held = PrepLease {
         bot_id: job.bot_id,
         lease: job.lease.clone(),
     };
     holdings.prep_leased(held.clone());
+    // Said once the lease is held, so a stop from here on gives it back.
+    tracing::info!(bot = %job.bot, build = !job.build.is_empty(), "building and checking");
     // The lease is renewed every third of its period while the build and
     // check go on, on a client of its own.
     let mut renewer = client.clone();
