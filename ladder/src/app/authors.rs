@@ -104,6 +104,16 @@ impl LadderService {
         })
     }
 
+    /// One of `author`'s own bots, by name (`NAME@VERSION` a version); anyone
+    /// else's is refused as not theirs.
+    async fn authors_bot(&self, author: &AuthorRow, name: &str) -> Result<BotRow, ServiceError> {
+        self.store
+            .bot(name)
+            .await?
+            .filter(|b| b.author_id == Some(author.id))
+            .ok_or_else(|| ServiceError::PermissionDenied(format!("{name:?} is not one of your bots")))
+    }
+
     /// Sets the status of one of the author's own bots: out of play, or back
     /// into play if the author or the server took it out (never the host).
     pub async fn set_my_bot_status(
@@ -112,12 +122,7 @@ impl LadderService {
         name: &str,
         status: BotStatus,
     ) -> Result<BotRow, ServiceError> {
-        let bot = self
-            .store
-            .bot(name)
-            .await?
-            .filter(|b| b.author_id == Some(author.id))
-            .ok_or_else(|| ServiceError::PermissionDenied(format!("{name:?} is not one of your bots")))?;
+        let bot = self.authors_bot(author, name).await?;
         let allowed = match status {
             BotStatus::Disabled => matches!(bot.status, BotStatus::Active | BotStatus::Suspended),
             BotStatus::Active => {
@@ -181,12 +186,7 @@ impl LadderService {
         opponent: &str,
         games: u32,
     ) -> Result<ChallengeOpened, ServiceError> {
-        let mine = self
-            .store
-            .bot(bot)
-            .await?
-            .filter(|b| b.author_id == Some(author.id))
-            .ok_or_else(|| ServiceError::PermissionDenied(format!("{bot:?} is not one of your bots")))?;
+        let mine = self.authors_bot(author, bot).await?;
         let other = self
             .store
             .bot(opponent)
@@ -273,12 +273,7 @@ impl LadderService {
     /// One of the author's bots (`NAME` or `NAME@VERSION`) with its build log
     /// and check report.
     pub async fn my_bot_log(&self, author: &AuthorRow, name: &str) -> Result<BotLog, ServiceError> {
-        let bot = self
-            .store
-            .bot(name)
-            .await?
-            .filter(|b| b.author_id == Some(author.id))
-            .ok_or_else(|| ServiceError::PermissionDenied(format!("{name:?} is not one of your bots")))?;
+        let bot = self.authors_bot(author, name).await?;
         let logs = self.store.bot_logs(bot.id).await?;
         Ok(BotLog {
             bot: self.bot_view(bot).await?,
