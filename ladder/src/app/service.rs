@@ -463,6 +463,19 @@ impl LadderService {
                 queued,
             });
         }
+        self.hand_out(worker, &token, groups, queued).await
+    }
+
+    /// The groups `worker` just leased under `token`, as it plays them: each
+    /// with its competition, bots and lease period, their leases' periods and
+    /// lives set in the store.
+    async fn hand_out(
+        &self,
+        worker: &WorkerRow,
+        token: &str,
+        groups: Vec<crate::store::GroupRow>,
+        queued: Duration,
+    ) -> Result<Leased, ServiceError> {
         let comp_ids: Vec<CompetitionId> = groups.iter().map(|g| g.competition_id).collect();
         let bot_ids: Vec<BotId> = groups.iter().flat_map(|g| g.bots.iter().copied()).collect();
         let catalog = self.catalog(&comp_ids, &bot_ids).await?;
@@ -489,26 +502,14 @@ impl LadderService {
             );
             lives.entry((period, life)).or_default().push(g.id);
             out.push(LeasedGroup {
-                lease: token.clone(),
+                lease: token.to_owned(),
                 group_id: g.id,
                 competition: c.name.clone(),
                 game: c.game.clone(),
                 options: c.options.clone(),
                 seed: g.seed as u64,
                 group_no: g.group_no as u64,
-                entrants: g
-                    .bots
-                    .iter()
-                    .map(|id| {
-                        let bot = bots.get(id);
-                        LeasedEntrant {
-                            bot: bot.map(|b| b.name.clone()).unwrap_or_default(),
-                            spec: bot.map(|b| b.spec.clone()).unwrap_or_default(),
-                            artifact_sha256: bot.and_then(|b| b.artifact_sha256.clone()),
-                            env: bot.map(|b| b.env.clone()).unwrap_or_default(),
-                        }
-                    })
-                    .collect(),
+                entrants: g.bots.iter().map(|id| LeasedEntrant::of(bots.get(id))).collect(),
                 time: c.time,
                 period,
                 seeding,
@@ -519,7 +520,7 @@ impl LadderService {
         for ((period, life), ids) in lives {
             self.store
                 .start_leases(
-                    &token,
+                    token,
                     &ids,
                     now + period.as_millis() as i64,
                     now + life.as_millis() as i64,

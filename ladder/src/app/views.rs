@@ -330,3 +330,15 @@ impl BotView {
         }
     }
 }
+
+impl LeasedEntrant {
+    /// `bot` as a worker runs it (a bot the catalog lacks: empty fields).
+    pub(crate) fn of(bot: Option<&BotRow>) -> LeasedEntrant {
+        LeasedEntrant {
+            bot: bot.map(|b| b.name.clone()).unwrap_or_default(),
+            spec: bot.map(|b| b.spec.clone()).unwrap_or_default(),
+            artifact_sha256: bot.and_then(|b| b.artifact_sha256.clone()),
+            env: bot.map(|b| b.env.clone()).unwrap_or_default(),
+        }
+    }
+}
