@@ -138,9 +138,41 @@ async fn play_by_hand(lease: &LeaseReply) -> Vec<String> {
     .unwrap()
 }
 
+/// How many times [`lease_ready`] and [`lease_groups_ready`] ask.
+const ASKS: usize = 100;
+
+/// Leases a group as a worker does: asks again at once while the server answers
+/// none with `retry_after_ms` (its scheduler had not looked within the lease's
+/// wait, as on a loaded machine), at most [`ASKS`] times, so a slow scheduler is
+/// not taken for "no work". A lease that must come back empty asks once.
+async fn lease_ready(w: &mut Client, ask: LeaseRequest) -> LeaseReply {
+    for _ in 1..ASKS {
+        let r = w.lease(ask.clone()).await.unwrap().into_inner();
+        if r.has_work || r.retry_after_ms == 0 {
+            return r;
+        }
+    }
+    w.lease(ask).await.unwrap().into_inner()
+}
+
+/// Up to `max` groups, asked for as [`lease_ready`] asks.
+async fn lease_groups_ready(w: &mut Client, max: u32) -> Vec<LeaseReply> {
+    let ask = LeaseGroupsRequest {
+        max_groups: max,
+        ..Default::default()
+    };
+    for _ in 1..ASKS {
+        let r = w.lease_groups(ask.clone()).await.unwrap().into_inner();
+        if !r.groups.is_empty() || r.retry_after_ms == 0 {
+            return r.groups;
+        }
+    }
+    w.lease_groups(ask).await.unwrap().into_inner().groups
+}
+
 /// Leases a group and plays it honestly: the lease and its records, not reported.
 async fn lease_and_play(w: &mut Client) -> (LeaseReply, Vec<String>) {
-    let lease = w.lease(LeaseRequest::default()).await.unwrap().into_inner();
+    let lease = lease_ready(w, LeaseRequest::default()).await;
     assert!(lease.has_work);
     let records = play_by_hand(&lease).await;
     (lease, records)
@@ -423,13 +455,13 @@ async fn an_expired_lease_goes_to_another_worker() {
         setup(&mut a, "finkel", 4, &BOTS[..2]).await;
         // A worker leases a group and dies without reporting.
         let mut dead = worker::connect(&server.url, WORKER, None).await.unwrap();
-        let lost = dead
-            .lease(LeaseRequest {
+        let lost = lease_ready(
+            &mut dead,
+            LeaseRequest {
                 worker: "dead".into(),
-            })
-            .await
-            .unwrap()
-            .into_inner();
+            },
+        )
+        .await;
         assert!(lost.has_work);
         let records = play_by_hand(&lost).await;
         // Its lease runs out, and a whole lease more: the live worker below has
@@ -852,27 +884,14 @@ async fn a_batch_is_leased_and_reported_in_one_call_and_a_forged_group_in_it_is_
     for store in test_stores("batch").await {
         let (server, mut a) = opened(&store.url, "finkel", 16, &BOTS[..2]).await;
         let mut w = worker::connect(&server.url, WORKER, None).await.unwrap();
-        let leased = w
-            .lease_groups(LeaseGroupsRequest {
-                max_groups: 5,
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        assert_eq!(leased.groups.len(), 5, "{}", store.kind);
-        let mut ids: Vec<i64> = leased.groups.iter().map(|g| g.group_id).collect();
+        let leased = lease_groups_ready(&mut w, 5).await;
+        assert_eq!(leased.len(), 5, "{}", store.kind);
+        let mut ids: Vec<i64> = leased.iter().map(|g| g.group_id).collect();
         ids.dedup();
         assert_eq!(ids.len(), 5, "five different groups");
-        assert!(
-            leased
-                .groups
-                .iter()
-                .all(|g| g.lease == leased.groups[0].lease && g.has_work)
-        );
-        let played = play_all(&leased.groups).await;
+        assert!(leased.iter().all(|g| g.lease == leased[0].lease && g.has_work));
+        let played = play_all(&leased).await;
         let reports: Vec<ReportRequest> = leased
-            .groups
             .iter()
             .zip(&played)
             .map(|(l, records)| ReportRequest {
@@ -1941,7 +1960,7 @@ async fn in_a_real_browser_the_ladder_pages_show_what_their_json_says() {
 /// tell such a spawn fault from a real one. Returns whether there was a group to
 /// forge.
 async fn forge_spawn_faults(w: &mut Client, victim: &str) -> bool {
-    let lease = w.lease(LeaseRequest::default()).await.unwrap().into_inner();
+    let lease = lease_ready(w, LeaseRequest::default()).await;
     if !lease.has_work {
         return false;
     }
@@ -2051,14 +2070,14 @@ async fn a_worker_cannot_hoard_leases_report_anothers_or_see_a_seed_twice() {
             .token;
         let mut w1 = worker::connect(&server.url, WORKER, None).await.unwrap();
         let mut w2 = worker::connect(&server.url, &other, None).await.unwrap();
-        let held = lease_up_to_64(&mut w1).await;
+        let held = lease_groups_ready(&mut w1, 64).await;
         assert_eq!(held.len(), 4, "{kind}");
         assert!(
             lease_up_to_64(&mut w1).await.is_empty(),
             "{kind}: a fifth group while holding four"
         );
         assert_eq!(
-            lease_up_to_64(&mut w2).await.len(),
+            lease_groups_ready(&mut w2, 64).await.len(),
             4,
             "{kind}: the others still get work"
         );
@@ -2086,7 +2105,7 @@ async fn a_worker_cannot_hoard_leases_report_anothers_or_see_a_seed_twice() {
             again.iter().all(|g| !before.contains_key(&g.group_id)),
             "{kind}: w1 got back a group it let expire"
         );
-        let theirs = lease_up_to_64(&mut w2).await;
+        let theirs = lease_groups_ready(&mut w2, 64).await;
         let back: Vec<&LeaseReply> = theirs
             .iter()
             .filter(|g| before.contains_key(&g.group_id))

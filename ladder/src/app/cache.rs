@@ -13,7 +13,7 @@ use crate::store::{BotId, CompetitionId, CompetitionRow, GameId, RatingPoint, St
 use rating::standings::Standings;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How old standings may get while games keep arriving.
 pub const MAX_AGE: Duration = Duration::from_secs(2);
@@ -65,7 +65,8 @@ struct Entry {
     games: i64,
     /// The competition's newest game key when it was fit.
     newest: GameId,
-    at: Instant,
+    /// When it was fit (the store's clock, ms).
+    at_ms: i64,
     fit: Fit,
 }
 
@@ -105,7 +106,10 @@ impl StandingsCache {
         // Keys are shared by all competitions: the difference is at most the games
         // new to this one (a count would walk every game; this is one index probe).
         let new = newest.0 - e.newest.0;
-        let stale = new > 0 && (current || new >= (e.games / 20).max(20) || e.at.elapsed() >= self.max_age);
+        let stale = new > 0
+            && (current
+                || new >= (e.games / 20).max(20)
+                || self.store.now_ms() - e.at_ms >= self.max_age.as_millis() as i64);
         (!stale).then(|| e.fit.clone())
     }
 
@@ -254,7 +258,7 @@ impl StandingsCache {
                 Entry {
                     games: fit.standings.games as i64,
                     newest,
-                    at: Instant::now(),
+                    at_ms: self.store.now_ms(),
                     fit: fit.clone(),
                 },
             );

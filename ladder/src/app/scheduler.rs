@@ -26,6 +26,9 @@ pub struct Scheduler {
     pub(super) wanted: std::sync::atomic::AtomicU64,
     /// Rung by a lease that found too few groups ready.
     pub(super) wake: tokio::sync::Notify,
+    /// Looks at the backlog begun so far: a lease waits for a look begun after
+    /// its own query, since one begun before may have missed what it asks for.
+    pub(super) looks_begun: std::sync::atomic::AtomicU64,
     /// Told after every look at the backlog, for leases waiting on one.
     pub(super) looks: tokio::sync::watch::Sender<Look>,
 }
@@ -36,6 +39,8 @@ pub(super) struct Look {
     /// Groups were ready, or it stored some: a lease that found none should ask
     /// again. False: every open competition is full or has too few bots.
     pub(super) could_schedule: bool,
+    /// Its place among the looks begun (`Scheduler::looks_begun` once begun).
+    pub(super) begun: u64,
 }
 
 impl Scheduler {
@@ -114,7 +119,11 @@ impl Scheduler {
                 continue;
             }
             let tally = tallies.entry(c.id).or_default();
-            for g in self.store.groups_after(c.id, GroupId(tally.read_from())).await? {
+            for g in self
+                .store
+                .groups_after(c.id, GroupId(tally.read_from(self.store.now_ms())))
+                .await?
+            {
                 if g.status != GroupStatus::Withdrawn {
                     tally.add(g.id.0, &rating_keys(&g.bots), c.seats as u64);
                 }
@@ -208,7 +217,8 @@ impl Scheduler {
     /// [`BACKLOG_MIN`]), so a lease is one query and never waits for the scheduler;
     /// looks every [`BACKLOG_EVERY`] or when a lease found too few. Ends with `stop`.
     pub async fn keep_ahead(self: Arc<Self>, mut stop: tokio::sync::watch::Receiver<bool>) {
-        let mut last = (std::time::Instant::now(), 0u64);
+        // When (the store's clock, ms) the rate was last measured, and the demand then.
+        let mut last = (self.store.now_ms(), 0u64);
         let mut rate = 0.0f64;
         loop {
             tokio::select! {
@@ -216,13 +226,15 @@ impl Scheduler {
                 () = self.wake.notified() => {}
                 () = tokio::time::sleep(BACKLOG_EVERY) => {}
             }
+            let begun = self.looks_begun.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             let wanted = self.wanted.load(std::sync::atomic::Ordering::Relaxed);
-            let secs = last.0.elapsed().as_secs_f64();
+            let now_ms = self.store.now_ms();
+            let secs = (now_ms - last.0) as f64 / 1000.0;
             if secs >= 0.05 {
                 // Groups leased per second, smoothed over a few looks.
                 let now = (wanted - last.1) as f64 / secs;
                 rate = if rate == 0.0 { now } else { 0.7 * rate + 0.3 * now };
-                last = (std::time::Instant::now(), wanted);
+                last = (now_ms, wanted);
             }
             // Two seconds of demand: a fleet's leases arrive in bursts (every
             // worker of a batch comes back at once), and a lease that finds the
@@ -247,7 +259,10 @@ impl Scheduler {
                     }
                 }
             }
-            self.looks.send_replace(Look { could_schedule });
+            self.looks.send_replace(Look {
+                could_schedule,
+                begun,
+            });
         }
     }
 }
@@ -300,6 +315,7 @@ mod tests {
             tallies: Mutex::new(HashMap::new()),
             wanted: std::sync::atomic::AtomicU64::new(0),
             wake: tokio::sync::Notify::new(),
+            looks_begun: std::sync::atomic::AtomicU64::new(0),
             looks: tokio::sync::watch::Sender::new(Look::default()),
         };
         let count = |c: CompetitionId| {

@@ -181,6 +181,7 @@ impl LadderService {
                 tallies: Mutex::new(HashMap::new()),
                 wanted: std::sync::atomic::AtomicU64::new(0),
                 wake: tokio::sync::Notify::new(),
+                looks_begun: std::sync::atomic::AtomicU64::new(0),
                 looks: tokio::sync::watch::Sender::new(Look::default()),
             }),
             catalog: std::sync::Mutex::new(Arc::default()),
@@ -432,7 +433,13 @@ impl LadderService {
         self.scheduler
             .wanted
             .fetch_add(max as u64, std::sync::atomic::Ordering::Relaxed);
-        // Subscribed before the wake, so the look the wake causes is not missed.
+        // Only a look begun after the query above answers it: one already under
+        // way may have read the competitions before a change the query saw
+        // (a competition just opened), and would say "nothing to schedule".
+        let asked_after = self
+            .scheduler
+            .looks_begun
+            .load(std::sync::atomic::Ordering::SeqCst);
         let mut looked = self.scheduler.looks.subscribe();
         if groups.len() < max {
             self.scheduler.wake.notify_one();
@@ -441,12 +448,13 @@ impl LadderService {
         if groups.is_empty() {
             // Waiting for the scheduler is not serving.
             drop(call);
-            let look = tokio::time::timeout(LEASE_WAIT, looked.changed()).await;
+            let look = tokio::time::timeout(LEASE_WAIT, looked.wait_for(|l| l.begun > asked_after))
+                .await
+                .map(|r| r.map(|l| *l));
             match look {
-                Ok(Ok(())) => {
+                Ok(Ok(look)) => {
                     groups = lease_now(max).await?;
-                    let could_schedule = looked.borrow().could_schedule;
-                    if groups.is_empty() && could_schedule {
+                    if groups.is_empty() && look.could_schedule {
                         retry_after = Some(RETRY_AFTER);
                     }
                 }

@@ -9,8 +9,8 @@ use rating::schedule::Meetings;
 pub struct Tally {
     /// Highest group key counted.
     cursor: i64,
-    /// When the tally last read back over the overlap.
-    overlap_read: Option<std::time::Instant>,
+    /// When (the store's clock, ms) the tally last read back over the overlap.
+    overlap_read: Option<i64>,
     /// Keys counted within [`Tally::OVERLAP`] below the cursor: another server's
     /// group can commit after one with a higher key was read, so each refresh
     /// reads that far back and skips what it has.
@@ -33,14 +33,13 @@ impl Tally {
     /// keys above the cursor (a late commit is a matter of milliseconds).
     pub const OVERLAP_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
-    /// The key after which a refresh reads now: above the cursor, or over the
-    /// overlap when that was last done [`Tally::OVERLAP_EVERY`] ago.
-    pub fn read_from(&mut self) -> i64 {
-        if self
-            .overlap_read
-            .is_none_or(|t| t.elapsed() >= Self::OVERLAP_EVERY)
-        {
-            self.overlap_read = Some(std::time::Instant::now());
+    /// The key after which a refresh at `now_ms` (the store's clock) reads:
+    /// above the cursor, or over the overlap when that was last done
+    /// [`Tally::OVERLAP_EVERY`] ago.
+    pub fn read_from(&mut self, now_ms: i64) -> i64 {
+        let every = Self::OVERLAP_EVERY.as_millis() as i64;
+        if self.overlap_read.is_none_or(|t| now_ms - t >= every) {
+            self.overlap_read = Some(now_ms);
             self.forgotten_below()
         } else {
             self.cursor
@@ -91,8 +90,15 @@ mod tests {
         t.add(1, &[10, 11], 2);
         t.add(3, &[10, 12], 2);
         // A refresh reads from the overlap again: nothing counts twice.
-        assert_eq!(t.read_from(), 0);
-        assert_eq!(t.read_from(), 3, "the overlap is read again only now and then");
+        assert_eq!(t.read_from(1_000), 0);
+        assert_eq!(
+            t.read_from(1_001),
+            3,
+            "the overlap is read again only now and then"
+        );
+        let again = 1_000 + Tally::OVERLAP_EVERY.as_millis() as i64;
+        assert_eq!(t.read_from(again - 1), 3);
+        assert_eq!(t.read_from(again), 0, "and once OVERLAP_EVERY has passed");
         t.add(1, &[10, 11], 2);
         t.add(3, &[10, 12], 2);
         // Another server's group with a lower key, committed late, still counts.
