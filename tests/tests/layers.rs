@@ -46,18 +46,20 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     graph
 }
 
+/// A line's code: what comes before its comment. A comment starts at `//`
+/// at the line's start or after a space (not in `http://`).
+fn code_of(line: &str) -> &str {
+    match line.find("//") {
+        Some(at) if line[..at].trim().is_empty() || line[..at].ends_with(char::is_whitespace) => &line[..at],
+        _ => line,
+    }
+}
+
 /// The first segments of the `crate::` paths in `text`, comments left out.
 fn crate_paths(text: &str) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
     for line in text.lines() {
-        // A comment starts at `//` at the line's start or after a space (not in
-        // `http://`).
-        let code = match line.find("//") {
-            Some(0) => "",
-            Some(at) if line[..at].ends_with(char::is_whitespace) => &line[..at],
-            _ => line,
-        };
-        let mut rest = code;
+        let mut rest = code_of(line);
         while let Some(at) = rest.find("crate::") {
             let before = rest[..at].chars().last();
             rest = &rest[at + "crate::".len()..];
@@ -181,12 +183,7 @@ const TRANSPORT_PLACES: &[&str] = &["grpc/", "worker/", "serve/", "conn.rs", "bi
 fn transport_lines(text: &str) -> Vec<String> {
     text.lines()
         .filter(|line| {
-            let code = match line.find("//") {
-                Some(at) if line[..at].trim().is_empty() || line[..at].ends_with(char::is_whitespace) => {
-                    &line[..at]
-                }
-                _ => line,
-            };
+            let code = code_of(line);
             code.contains("tonic") || code.contains("proto::")
         })
         .map(|line| line.trim().to_owned())
@@ -377,12 +374,7 @@ fn status_words() -> Vec<&'static str> {
 fn spelt_status_words(text: &str, words: &[&str]) -> Vec<String> {
     let mut found = Vec::new();
     for line in text.lines() {
-        let code = match line.find("//") {
-            Some(at) if line[..at].trim().is_empty() || line[..at].ends_with(char::is_whitespace) => {
-                &line[..at]
-            }
-            _ => line,
-        };
+        let code = code_of(line);
         for word in words {
             if code.contains(&format!("'{word}'")) {
                 found.push(format!("'{word}' in: {}", line.trim()));
