@@ -1,7 +1,8 @@
 //! `ladder admin`: the host's calls to a running server.
 use super::{Connection, Role, runtime, said, say};
 use clap::{Args, Subcommand};
-use proto::ladder::BotStatus;
+use ladder::worker::Client;
+use proto::ladder::*;
 use referee::cli::number_in;
 use std::process::ExitCode;
 
@@ -29,60 +30,7 @@ pub(crate) enum AdminAction {
         env: Vec<String>,
     },
     /// Open a competition among the game's bots.
-    Open {
-        /// Unique name.
-        name: String,
-        /// Game id.
-        #[arg(long)]
-        game: String,
-        /// Game option key=value (repeatable).
-        #[arg(long = "opt")]
-        opts: Vec<String>,
-        /// Seats per game (default: the game's own number, as `referee` plays it: 4 for
-        /// Cuatto). A competition schedules games once it has that many active bots.
-        #[arg(long, default_value_t = 0, value_parser = |s: &str| number_in(s, 0u32, 64))]
-        seats: u32,
-        /// Games in all (0: keep playing).
-        #[arg(long, default_value_t = 0)]
-        max_games: u64,
-        /// The competition's seed, for a reproducible run: every group's dice
-        /// derive from it, so anyone who knows it knows them. Without it the server
-        /// draws 64 bits from its random source (recommended).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Milliseconds per move.
-        #[arg(long, default_value_t = 5000, value_parser = |s: &str| number_in(s, 1u64, referee::clock::MAX_MOVE_MS))]
-        movetime: u64,
-        /// Deal every game of a group its own seed instead of mirroring the
-        /// group's dice: for bots that cannot be held apart across a group's games
-        /// (groups with a gRPC bot are dealt so anyway). About twice the games for
-        /// the same precision in luck-heavy games: see docs/ladder.md.
-        #[arg(long)]
-        independent_seeds: bool,
-        /// Make it a season: submissions close at this UTC time
-        /// (2026-12-01T12:00:00Z, "2026-12-01 12:00" or 2026-12-01). Each author's
-        /// entry is then fixed (the version they chose with `ladder author enter`,
-        /// else their newest active one), the ladder stops, and finals among the
-        /// top entries follow, their seeds committed to on the page before the
-        /// first game and revealed at the close (see docs/hosting.md, "Running a
-        /// season").
-        #[arg(long, value_name = "UTC", value_parser = |s: &str| ladder::season::parse_utc(s))]
-        deadline: Option<i64>,
-        /// Finalists: the top N entries by the ladder's standings at the deadline.
-        #[arg(long, default_value_t = 4, requires = "deadline", value_parser = |s: &str| number_in(s, 2u32, ladder::season::MAX_FINALISTS))]
-        finals_top: u32,
-        /// Groups each set of finalists plays per round (a group is one game per
-        /// seat rotation, the dice mirrored across them).
-        #[arg(long, default_value_t = 10, requires = "deadline", value_parser = |s: &str| number_in(s, 1u32, 100_000))]
-        finals_groups: u32,
-        /// Play further rounds until the top three's 95% intervals are apart (or
-        /// --finals-max-games would be passed).
-        #[arg(long, requires = "deadline")]
-        finals_until_separated: bool,
-        /// Most finals games in all, with --finals-until-separated (0: no cap).
-        #[arg(long, default_value_t = 0, requires = "deadline")]
-        finals_max_games: u64,
-    },
+    Open(OpenArgs),
     /// Stop scheduling a competition.
     Close {
         /// Its name.
@@ -192,333 +140,359 @@ pub(crate) enum AdminAction {
     },
 }
 
+/// `ladder admin open`'s arguments.
+#[derive(Args)]
+pub(crate) struct OpenArgs {
+    /// Unique name.
+    pub(crate) name: String,
+    /// Game id.
+    #[arg(long)]
+    pub(crate) game: String,
+    /// Game option key=value (repeatable).
+    #[arg(long = "opt")]
+    pub(crate) opts: Vec<String>,
+    /// Seats per game (default: the game's own number, as `referee` plays it: 4 for
+    /// Cuatto). A competition schedules games once it has that many active bots.
+    #[arg(long, default_value_t = 0, value_parser = |s: &str| number_in(s, 0u32, 64))]
+    pub(crate) seats: u32,
+    /// Games in all (0: keep playing).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) max_games: u64,
+    /// The competition's seed, for a reproducible run: every group's dice
+    /// derive from it, so anyone who knows it knows them. Without it the server
+    /// draws 64 bits from its random source (recommended).
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+    /// Milliseconds per move.
+    #[arg(long, default_value_t = 5000, value_parser = |s: &str| number_in(s, 1u64, referee::clock::MAX_MOVE_MS))]
+    pub(crate) movetime: u64,
+    /// Deal every game of a group its own seed instead of mirroring the
+    /// group's dice: for bots that cannot be held apart across a group's games
+    /// (groups with a gRPC bot are dealt so anyway). About twice the games for
+    /// the same precision in luck-heavy games: see docs/ladder.md.
+    #[arg(long)]
+    pub(crate) independent_seeds: bool,
+    /// Make it a season: submissions close at this UTC time
+    /// (2026-12-01T12:00:00Z, "2026-12-01 12:00" or 2026-12-01). Each author's
+    /// entry is then fixed (the version they chose with `ladder author enter`,
+    /// else their newest active one), the ladder stops, and finals among the
+    /// top entries follow, their seeds committed to on the page before the
+    /// first game and revealed at the close (see docs/hosting.md, "Running a
+    /// season").
+    #[arg(long, value_name = "UTC", value_parser = |s: &str| ladder::season::parse_utc(s))]
+    pub(crate) deadline: Option<i64>,
+    /// Finalists: the top N entries by the ladder's standings at the deadline.
+    #[arg(long, default_value_t = 4, requires = "deadline", value_parser = |s: &str| number_in(s, 2u32, ladder::season::MAX_FINALISTS))]
+    pub(crate) finals_top: u32,
+    /// Groups each set of finalists plays per round (a group is one game per
+    /// seat rotation, the dice mirrored across them).
+    #[arg(long, default_value_t = 10, requires = "deadline", value_parser = |s: &str| number_in(s, 1u32, 100_000))]
+    pub(crate) finals_groups: u32,
+    /// Play further rounds until the top three's 95% intervals are apart (or
+    /// --finals-max-games would be passed).
+    #[arg(long, requires = "deadline")]
+    pub(crate) finals_until_separated: bool,
+    /// Most finals games in all, with --finals-until-separated (0: no cap).
+    #[arg(long, default_value_t = 0, requires = "deadline")]
+    pub(crate) finals_max_games: u64,
+}
+
 pub(crate) fn run(a: AdminArgs) -> anyhow::Result<ExitCode> {
-    use proto::ladder::*;
     let rt = runtime()?;
     // The address authors reach, as this command reached it (said to them on add-author).
     let server = a.connection.server.clone();
     rt.block_on(async {
         let mut c = a.connection.connect(Role::Admin).await?;
-        let describe = |i: CompetitionInfo| {
-            // An open competition short of bots schedules nothing: say so.
-            let short = i.status == CompetitionStatus::Open as i32 && i.active_bots < i.seats;
-            let waits = if short {
-                format!(" · needs {} active bots, has {}", i.seats, i.active_bots)
-            } else {
-                String::new()
-            };
-            format!(
-                "{}: {} {} · {} seats · {} · {} games{} · bots: {}{waits}",
-                i.name,
-                i.game,
-                i.options.join(" "),
-                i.seats,
-                enum_word(
-                    CompetitionStatus::try_from(i.status)
-                        .ok()
-                        .map(|s| s.as_str_name())
-                ),
-                i.games,
-                if i.max_games > 0 {
-                    format!(" of {}", i.max_games)
-                } else {
-                    String::new()
-                },
-                i.bots.join(", ")
-            ) + &season_words(&i)
-        };
-        match a.action {
-            AdminAction::RegisterBot {
-                name,
-                game,
-                spec,
-                env,
-            } => {
-                let env = env_vars(&env)?;
-                let b = c
-                    .register_bot(RegisterBotRequest {
-                        name,
-                        game,
-                        spec,
-                        env,
-                    })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                say(&describe_bot(&b))?;
-            }
-            AdminAction::Bots => {
-                for b in c
-                    .list_bots(ListBotsRequest {})
-                    .await
-                    .map_err(said)?
-                    .into_inner()
-                    .bots
-                {
-                    say(&describe_bot(&b))?;
-                }
-            }
-            AdminAction::Disable { name, reason } => {
-                set_bot_status(&mut c, name, BotStatus::Disabled, reason).await?;
-            }
-            AdminAction::Enable { name } => {
-                set_bot_status(&mut c, name, BotStatus::Active, String::new()).await?
-            }
-            AdminAction::Remove { name, reason } => {
-                set_bot_status(&mut c, name, BotStatus::Removed, reason).await?
-            }
-            AdminAction::Update { name, spec, env } => {
-                let env = env_vars(&env)?;
-                let b = c
-                    .update_bot(RegisterBotRequest {
-                        name,
-                        game: String::new(),
-                        spec,
-                        env,
-                    })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                say(&describe_bot(&b))?;
-            }
-            AdminAction::Open {
-                name,
-                game,
-                opts,
-                seats,
-                max_games,
-                seed,
-                movetime,
-                independent_seeds,
-                deadline,
-                finals_top,
-                finals_groups,
-                finals_until_separated,
-                finals_max_games,
-            } => {
-                let season = deadline.is_some();
-                let i = c
-                    .open_competition(OpenCompetitionRequest {
-                        name,
-                        game,
-                        options: opts,
-                        seats,
-                        seed,
-                        max_games,
-                        movetime_ms: movetime,
-                        tc: String::new(),
-                        independent_seeds,
-                        deadline_ms: deadline,
-                        finals_top: if season { finals_top } else { 0 },
-                        finals_groups: if season { finals_groups } else { 0 },
-                        finals_until_separated,
-                        finals_max_games,
-                    })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                say(&describe(i))?;
-            }
-            AdminAction::Close { name } => {
-                let i = c
-                    .close_competition(CloseCompetitionRequest { name })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                say(&describe(i))?;
-            }
-            AdminAction::List => {
-                for i in c
-                    .list_competitions(ListCompetitionsRequest {})
-                    .await
-                    .map_err(said)?
-                    .into_inner()
-                    .competitions
-                {
-                    say(&describe(i))?;
-                }
-            }
-            AdminAction::Standings { name } => {
-                let s = c
-                    .standings(StandingsRequest { competition: name })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                say(&format!(
-                    "{:>4}  {:<24} {:>7} {:>6} {:>7} {:>7}",
-                    "rank", "bot", "Elo", "±95%", "games", "score"
-                ))?;
-                for r in s.rows {
-                    // The cells every table of standings uses: a bound for a separated bot.
-                    let separated = match r.separated() {
-                        Separation::None => None,
-                        Separation::NeverLost => Some(rating::separation::Separation::NeverLost),
-                        Separation::NeverWon => Some(rating::separation::Separation::NeverWon),
-                    };
-                    let (elo, ci) = rating::standings::elo_cells(r.elo, r.ci95, separated);
-                    say(&format!(
-                        "{:>4}  {:<24} {:>7} {:>6} {:>7} {:>6.1}%",
-                        r.rank, r.bot, elo, ci, r.games, r.score
-                    ))?;
-                }
-                say(&format!("{} games; {}", s.games, s.anchor))?;
-            }
-            AdminAction::AddWorker { name } => {
-                let w = c
-                    .add_worker(AddWorkerRequest { name })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                eprintln!(
-                    "worker {}: its token is below, shown once. Save it to a file only the worker reads \
-                     and run `ladder worker --token-file FILE`.",
-                    w.name
-                );
-                keep_stdout_private()?;
-                say(&w.token)?;
-            }
-            AdminAction::AddAuthor { name, max_bots } => {
-                let a = c
-                    .add_author(AddAuthorRequest {
-                        name,
-                        max_bots: max_bots.unwrap_or(0),
-                    })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                eprintln!(
-                    "author {} (up to {} bots): their token is below, shown once. Give it to them \
-                     privately; they upload with `ladder submit --server {server} --token-file FILE FOLDER`.",
-                    a.name, a.max_bots
-                );
-                keep_stdout_private()?;
-                say(&a.token)?;
-            }
-            AdminAction::RevokeAuthor { name } => {
-                let a = c
-                    .revoke_author(AuthorRequest { name })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                say(&format!(
-                    "author {} revoked (their bots stay as they are)",
-                    a.name
-                ))?;
-            }
-            AdminAction::EndSessions { author } => {
-                let who = author.clone().unwrap_or_default();
-                let ended = c
-                    .end_sessions(EndSessionsRequest { author: who })
-                    .await
-                    .map_err(said)?
-                    .into_inner()
-                    .ended;
-                say(&match author {
-                    Some(name) => format!("{ended} sessions of {name} ended"),
-                    None => format!("{ended} sessions ended (every one there was)"),
-                })?;
-            }
-            AdminAction::Gc { dry_run } => {
-                let r = c
-                    .collect_garbage(CollectGarbageRequest { dry_run })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                let kept = |days: u32| match days {
-                    0 => "kept for ever".to_owned(),
-                    d => format!("kept {d} days"),
-                };
-                let verb = if dry_run { "would free" } else { "freed" };
-                say(&format!(
-                    "{verb}: {} private logs ({} bytes; {}), the files of {} versions ({} files, {} bytes; {}), {} ended sessions",
-                    r.logs,
-                    r.log_bytes,
-                    kept(r.keep_logs_days),
-                    r.versions,
-                    r.files.len(),
-                    r.file_bytes,
-                    kept(r.keep_files_days),
-                    r.sessions
-                ))?;
-            }
-            AdminAction::RevokeWorker { name } => {
-                let w = c
-                    .revoke_worker(WorkerRequest { name })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                say(&format!(
-                    "worker {} revoked ({} groups, {} games reported stay)",
-                    w.name, w.groups, w.games
-                ))?;
-            }
-            AdminAction::Workers => {
-                let list = c
-                    .list_workers(ListWorkersRequest {})
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                say(&format!(
-                    "{:<20} {:>8} {:>7} {:>8} {:>16}  faulted games (rate, others' rate, z)",
-                    "worker", "status", "groups", "games", "leases lapsed"
-                ))?;
-                for w in list.workers {
-                    let faults: Vec<String> = w
-                        .faults
-                        .iter()
-                        .filter(|f| f.games > 0)
-                        .map(|f| {
-                            format!(
-                                "{} {} ({:.1}%, {:.1}%, {:+.1})",
-                                f.kind,
-                                f.games,
-                                100.0 * f.rate,
-                                100.0 * f.others_rate,
-                                f.z
-                            )
-                        })
-                        .collect();
-                    say(&format!(
-                        "{:<20} {:>8} {:>7} {:>8} {:>16}  {}",
-                        w.name,
-                        if w.revoked { "revoked" } else { "active" },
-                        w.groups,
-                        w.games,
-                        format!("{}/{}", w.leases_expired, w.groups_leased),
-                        if faults.is_empty() {
-                            "-".into()
-                        } else {
-                            faults.join("; ")
-                        }
-                    ))?;
-                    if !w.flag.is_empty() {
-                        say(&format!("{:<20} FLAGGED: {}", "", w.flag))?;
-                    }
-                }
-            }
-            AdminAction::VoidWorker { name } => {
-                let v = c
-                    .void_worker(WorkerRequest { name })
-                    .await
-                    .map_err(said)?
-                    .into_inner();
-                say(&format!(
-                    "worker {} revoked; {} games of {} groups removed, to be played again",
-                    v.name, v.games, v.groups
-                ))?;
-            }
-        }
-        anyhow::Ok(())
+        act(&mut c, a.action, &server).await
     })?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn env_vars(pairs: &[String]) -> anyhow::Result<Vec<proto::ladder::EnvVar>> {
+/// One action: its call to the server, and what it prints.
+async fn act(c: &mut Client, action: AdminAction, server: &str) -> anyhow::Result<()> {
+    match action {
+        AdminAction::RegisterBot {
+            name,
+            game,
+            spec,
+            env,
+        } => {
+            let env = env_vars(&env)?;
+            let ask = RegisterBotRequest {
+                name,
+                game,
+                spec,
+                env,
+            };
+            let b = c.register_bot(ask).await.map_err(said)?.into_inner();
+            Ok(say(&describe_bot(&b))?)
+        }
+        AdminAction::Update { name, spec, env } => {
+            let env = env_vars(&env)?;
+            let ask = RegisterBotRequest {
+                name,
+                game: String::new(),
+                spec,
+                env,
+            };
+            let b = c.update_bot(ask).await.map_err(said)?.into_inner();
+            Ok(say(&describe_bot(&b))?)
+        }
+        AdminAction::Bots => {
+            let bots = c
+                .list_bots(ListBotsRequest {})
+                .await
+                .map_err(said)?
+                .into_inner()
+                .bots;
+            Ok(bots.iter().try_for_each(|b| say(&describe_bot(b)))?)
+        }
+        AdminAction::Disable { name, reason } => set_bot_status(c, name, BotStatus::Disabled, reason).await,
+        AdminAction::Enable { name } => set_bot_status(c, name, BotStatus::Active, String::new()).await,
+        AdminAction::Remove { name, reason } => set_bot_status(c, name, BotStatus::Removed, reason).await,
+        AdminAction::Open(o) => open(c, o).await,
+        AdminAction::Close { name } => {
+            let ask = CloseCompetitionRequest { name };
+            let i = c.close_competition(ask).await.map_err(said)?.into_inner();
+            Ok(say(&describe_competition(&i))?)
+        }
+        AdminAction::List => {
+            let ask = ListCompetitionsRequest {};
+            let list = c.list_competitions(ask).await.map_err(said)?.into_inner();
+            Ok(list
+                .competitions
+                .iter()
+                .try_for_each(|i| say(&describe_competition(i)))?)
+        }
+        AdminAction::Standings { name } => standings(c, name).await,
+        AdminAction::AddWorker { name } => {
+            let w = c
+                .add_worker(AddWorkerRequest { name })
+                .await
+                .map_err(said)?
+                .into_inner();
+            eprintln!(
+                "worker {}: its token is below, shown once. Save it to a file only the worker reads \
+                 and run `ladder worker --token-file FILE`.",
+                w.name
+            );
+            keep_stdout_private()?;
+            Ok(say(&w.token)?)
+        }
+        AdminAction::AddAuthor { name, max_bots } => {
+            let ask = AddAuthorRequest {
+                name,
+                max_bots: max_bots.unwrap_or(0),
+            };
+            let a = c.add_author(ask).await.map_err(said)?.into_inner();
+            eprintln!(
+                "author {} (up to {} bots): their token is below, shown once. Give it to them \
+                 privately; they upload with `ladder submit --server {server} --token-file FILE FOLDER`.",
+                a.name, a.max_bots
+            );
+            keep_stdout_private()?;
+            Ok(say(&a.token)?)
+        }
+        AdminAction::RevokeAuthor { name } => {
+            let a = c
+                .revoke_author(AuthorRequest { name })
+                .await
+                .map_err(said)?
+                .into_inner();
+            Ok(say(&format!(
+                "author {} revoked (their bots stay as they are)",
+                a.name
+            ))?)
+        }
+        AdminAction::EndSessions { author } => {
+            let ask = EndSessionsRequest {
+                author: author.clone().unwrap_or_default(),
+            };
+            let ended = c.end_sessions(ask).await.map_err(said)?.into_inner().ended;
+            Ok(say(&match author {
+                Some(name) => format!("{ended} sessions of {name} ended"),
+                None => format!("{ended} sessions ended (every one there was)"),
+            })?)
+        }
+        AdminAction::Gc { dry_run } => gc(c, dry_run).await,
+        AdminAction::RevokeWorker { name } => {
+            let w = c
+                .revoke_worker(WorkerRequest { name })
+                .await
+                .map_err(said)?
+                .into_inner();
+            Ok(say(&format!(
+                "worker {} revoked ({} groups, {} games reported stay)",
+                w.name, w.groups, w.games
+            ))?)
+        }
+        AdminAction::Workers => workers(c).await,
+        AdminAction::VoidWorker { name } => {
+            let v = c
+                .void_worker(WorkerRequest { name })
+                .await
+                .map_err(said)?
+                .into_inner();
+            Ok(say(&format!(
+                "worker {} revoked; {} games of {} groups removed, to be played again",
+                v.name, v.games, v.groups
+            ))?)
+        }
+    }
+}
+
+/// `ladder admin open`.
+async fn open(c: &mut Client, o: OpenArgs) -> anyhow::Result<()> {
+    let season = o.deadline.is_some();
+    let ask = OpenCompetitionRequest {
+        name: o.name,
+        game: o.game,
+        options: o.opts,
+        seats: o.seats,
+        seed: o.seed,
+        max_games: o.max_games,
+        movetime_ms: o.movetime,
+        tc: String::new(),
+        independent_seeds: o.independent_seeds,
+        deadline_ms: o.deadline,
+        finals_top: if season { o.finals_top } else { 0 },
+        finals_groups: if season { o.finals_groups } else { 0 },
+        finals_until_separated: o.finals_until_separated,
+        finals_max_games: o.finals_max_games,
+    };
+    let i = c.open_competition(ask).await.map_err(said)?.into_inner();
+    Ok(say(&describe_competition(&i))?)
+}
+
+/// `ladder admin standings`: a table, with a bound for a separated bot.
+async fn standings(c: &mut Client, name: String) -> anyhow::Result<()> {
+    let ask = StandingsRequest { competition: name };
+    let s = c.standings(ask).await.map_err(said)?.into_inner();
+    say(&format!(
+        "{:>4}  {:<24} {:>7} {:>6} {:>7} {:>7}",
+        "rank", "bot", "Elo", "±95%", "games", "score"
+    ))?;
+    for r in s.rows {
+        // The cells every table of standings uses: a bound for a separated bot.
+        let separated = match r.separated() {
+            Separation::None => None,
+            Separation::NeverLost => Some(rating::separation::Separation::NeverLost),
+            Separation::NeverWon => Some(rating::separation::Separation::NeverWon),
+        };
+        let (elo, ci) = rating::standings::elo_cells(r.elo, r.ci95, separated);
+        say(&format!(
+            "{:>4}  {:<24} {:>7} {:>6} {:>7} {:>6.1}%",
+            r.rank, r.bot, elo, ci, r.games, r.score
+        ))?;
+    }
+    Ok(say(&format!("{} games; {}", s.games, s.anchor))?)
+}
+
+/// `ladder admin gc`: what retention freed (or would).
+async fn gc(c: &mut Client, dry_run: bool) -> anyhow::Result<()> {
+    let ask = CollectGarbageRequest { dry_run };
+    let r = c.collect_garbage(ask).await.map_err(said)?.into_inner();
+    let kept = |days: u32| match days {
+        0 => "kept for ever".to_owned(),
+        d => format!("kept {d} days"),
+    };
+    let verb = if dry_run { "would free" } else { "freed" };
+    Ok(say(&format!(
+        "{verb}: {} private logs ({} bytes; {}), the files of {} versions ({} files, {} bytes; {}), {} ended sessions",
+        r.logs,
+        r.log_bytes,
+        kept(r.keep_logs_days),
+        r.versions,
+        r.files.len(),
+        r.file_bytes,
+        kept(r.keep_files_days),
+        r.sessions
+    ))?)
+}
+
+/// `ladder admin workers`: a table, a worker a line, and a line more for a flag.
+async fn workers(c: &mut Client) -> anyhow::Result<()> {
+    let list = c
+        .list_workers(ListWorkersRequest {})
+        .await
+        .map_err(said)?
+        .into_inner();
+    say(&format!(
+        "{:<20} {:>8} {:>7} {:>8} {:>16}  faulted games (rate, others' rate, z)",
+        "worker", "status", "groups", "games", "leases lapsed"
+    ))?;
+    for w in list.workers {
+        let faults: Vec<String> = w
+            .faults
+            .iter()
+            .filter(|f| f.games > 0)
+            .map(|f| {
+                format!(
+                    "{} {} ({:.1}%, {:.1}%, {:+.1})",
+                    f.kind,
+                    f.games,
+                    100.0 * f.rate,
+                    100.0 * f.others_rate,
+                    f.z
+                )
+            })
+            .collect();
+        say(&format!(
+            "{:<20} {:>8} {:>7} {:>8} {:>16}  {}",
+            w.name,
+            if w.revoked { "revoked" } else { "active" },
+            w.groups,
+            w.games,
+            format!("{}/{}", w.leases_expired, w.groups_leased),
+            if faults.is_empty() {
+                "-".into()
+            } else {
+                faults.join("; ")
+            }
+        ))?;
+        if !w.flag.is_empty() {
+            say(&format!("{:<20} FLAGGED: {}", "", w.flag))?;
+        }
+    }
+    Ok(())
+}
+
+/// A competition in a line; an open one short of bots schedules nothing, which
+/// it says.
+fn describe_competition(i: &CompetitionInfo) -> String {
+    let short = i.status == CompetitionStatus::Open as i32 && i.active_bots < i.seats;
+    let waits = if short {
+        format!(" · needs {} active bots, has {}", i.seats, i.active_bots)
+    } else {
+        String::new()
+    };
+    format!(
+        "{}: {} {} · {} seats · {} · {} games{} · bots: {}{waits}",
+        i.name,
+        i.game,
+        i.options.join(" "),
+        i.seats,
+        enum_word(
+            CompetitionStatus::try_from(i.status)
+                .ok()
+                .map(|s| s.as_str_name())
+        ),
+        i.games,
+        if i.max_games > 0 {
+            format!(" of {}", i.max_games)
+        } else {
+            String::new()
+        },
+        i.bots.join(", ")
+    ) + &season_words(i)
+}
+
+fn env_vars(pairs: &[String]) -> anyhow::Result<Vec<EnvVar>> {
     pairs
         .iter()
         .map(|kv| {
             referee::sandbox::parse_env_pair(kv)
-                .map(|(key, value)| proto::ladder::EnvVar { key, value })
+                .map(|(key, value)| EnvVar { key, value })
                 .map_err(|e| anyhow::anyhow!("--env: {e}"))
         })
         .collect()
@@ -526,13 +500,13 @@ fn env_vars(pairs: &[String]) -> anyhow::Result<Vec<proto::ladder::EnvVar>> {
 
 /// `ladder admin disable|enable|remove`: sets the status and prints the bot.
 async fn set_bot_status(
-    c: &mut ladder::worker::Client,
+    c: &mut Client,
     name: String,
     status: BotStatus,
     reason: String,
 ) -> anyhow::Result<()> {
     let b = c
-        .set_bot_status(proto::ladder::SetBotStatusRequest {
+        .set_bot_status(SetBotStatusRequest {
             name,
             status: status.into(),
             reason,
@@ -544,10 +518,9 @@ async fn set_bot_status(
     Ok(())
 }
 
-/// A proto enum value as a word: `BOT_STATUS_ACTIVE` is "active".
 /// A season's phase and deadline (and its finals' commitment); empty for any
 /// other competition.
-fn season_words(i: &proto::ladder::CompetitionInfo) -> String {
+fn season_words(i: &CompetitionInfo) -> String {
     let mut out = String::new();
     if !i.phase.is_empty() {
         out.push_str(&format!(
@@ -562,6 +535,7 @@ fn season_words(i: &proto::ladder::CompetitionInfo) -> String {
     out
 }
 
+/// A proto enum value as a word: `BOT_STATUS_ACTIVE` is "active".
 fn enum_word(name: Option<&str>) -> String {
     let Some(name) = name else { return "unknown".into() };
     let word = ["BOT_STATUS_", "COMPETITION_STATUS_"]
@@ -571,7 +545,7 @@ fn enum_word(name: Option<&str>) -> String {
     word.to_lowercase()
 }
 
-fn describe_bot(b: &proto::ladder::BotInfo) -> String {
+fn describe_bot(b: &BotInfo) -> String {
     let mut line = format!(
         "{} ({}, v{}): {} · {}",
         b.name,
