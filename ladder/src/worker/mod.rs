@@ -307,39 +307,35 @@ async fn work_loop(
     holdings: &Holdings,
 ) -> Result<(), WorkerError> {
     let name = format!("{}/{k}", cfg.name);
-    let mut client: Option<Client> = None;
     let base = Limits {
         sandbox: cfg.sandbox.clone(),
         grpc_ca: cfg.uploads.grpc_ca.clone(),
         remote_allow: cfg.uploads.remote_allow.clone(),
         ..Limits::default()
     };
-    let player = PlayThread::start(&name, cfg.log_dir.clone(), base)?;
-    let batch = cfg.batch.clamp(1, crate::app::MAX_BATCH) as u64;
+    let mut task = Task {
+        cfg,
+        cache,
+        claimed,
+        reported,
+        holdings,
+        client: None,
+        player: PlayThread::start(&name, cfg.log_dir.clone(), base)?,
+        batch: cfg.batch.clamp(1, crate::app::MAX_BATCH) as u64,
+    };
     let mut just_built = false;
     loop {
         if holdings.stopping() {
             return Ok(());
         }
-        let want = claim(claimed, cfg.max_groups, batch);
+        let want = claim(claimed, cfg.max_groups, task.batch);
         if want == 0 {
             return Ok(());
         }
         // This call leases without building first: the last one built.
         let build_skipped = k == 0 && just_built;
         let builder = (k == 0).then_some(&mut just_built);
-        let Some(leased) = lease(
-            cfg,
-            cache,
-            &mut client,
-            claimed,
-            want,
-            Patience::UntilLeased,
-            builder,
-            holdings,
-        )
-        .await?
-        else {
+        let Some(leased) = task.lease(want, Patience::UntilLeased, builder).await? else {
             continue;
         };
         holdings.leased(&leased.groups);
@@ -353,7 +349,7 @@ async fn work_loop(
             if cfg.exit_when_idle && !leased.groups_in_progress && leased.retry_after_ms == 0 {
                 return Ok(());
             }
-            player.rest();
+            task.player.rest();
             let wait = match leased.retry_after_ms {
                 0 => 500,
                 ms => u64::from(ms).min(5_000),
@@ -362,7 +358,7 @@ async fn work_loop(
             continue;
         }
         let mut held = Held::default();
-        if let Err(e) = held.fetch(&leased.groups, &mut client, cache).await {
+        if let Err(e) = held.fetch(&leased.groups, &mut task.client, cache).await {
             // Its leases run out, and the server deals its groups again.
             tracing::error!("not playing a batch: {e}");
             holdings.reported(leased.groups.iter().map(|g| (g.lease.clone(), g.group_id)));
@@ -370,57 +366,190 @@ async fn work_loop(
             continue;
         }
         let mut renewals = Renewals::new(&leased.groups);
-        // Rotation 0 of this batch, then of more batches while nothing waits to
-        // turn the gate: for at most `GROWING` (and half a lease period, so the
-        // later rotations still fit well inside the leases' lives), and not
-        // past a game in which a seat faulted, so the server hears of a broken
-        // bot (and suspends it) as soon as it would from one batch.
+        task.play_growing(&mut held, &mut renewals, leased.groups).await?;
+        task.report_played(held).await;
+    }
+}
+
+/// One of the worker's tasks: what it leases, plays and reports with.
+struct Task<'a> {
+    cfg: &'a WorkerConfig,
+    cache: &'a Arc<artifacts::ArtifactCache>,
+    /// Groups claimed by all tasks together (against `--max-groups`).
+    claimed: &'a AtomicU64,
+    /// Groups the server took from all tasks together.
+    reported: &'a AtomicU64,
+    holdings: &'a Holdings,
+    /// Its connection, made when first needed and again after a failure.
+    client: Option<Client>,
+    player: PlayThread,
+    /// Groups asked for in one lease.
+    batch: u64,
+}
+
+impl Task<'_> {
+    /// Asks the server for up to `want` groups (claimed already; what is not leased
+    /// is given back to `claimed`). `None`: no answer (with [`Patience::Once`]), or
+    /// a build took the turn (ask again). `builder`, for the task that also builds
+    /// authors' versions: whether its last call built one (then this one leases
+    /// first), set when this one does.
+    ///
+    /// # Errors
+    /// A token or certificate the server refuses.
+    async fn lease(
+        &mut self,
+        want: u64,
+        patience: Patience,
+        mut builder: Option<&mut bool>,
+    ) -> Result<Option<LeaseGroupsReply>, WorkerError> {
+        let (cfg, cache, claimed, holdings) = (self.cfg, self.cache, self.claimed, self.holdings);
+        let client = &mut self.client;
+        let unclaim = |got: u64| {
+            if cfg.max_groups.is_some() && got < want {
+                claimed.fetch_sub(want - got, Ordering::Relaxed);
+            }
+        };
+        loop {
+            if holdings.stopping() {
+                unclaim(0);
+                return Ok(None);
+            }
+            let c = match client.as_mut() {
+                Some(c) => c,
+                None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
+                    Ok(c) => client.insert(c),
+                    Err(e @ WorkerError::Certificate(_)) => return Err(e),
+                    Err(e) => {
+                        tracing::warn!("cannot reach {}: {e}; retrying", cfg.server);
+                        if patience == Patience::Once {
+                            unclaim(0);
+                            return Ok(None);
+                        }
+                        holdings.nap(Duration::from_millis(500)).await;
+                        continue;
+                    }
+                },
+            };
+            // The first task also builds and checks authors' new versions, one
+            // between two batches: a version waits for at most one batch of games,
+            // and a queue of builds (one author's flood, say) holds back the games
+            // of the versions already built by no more than half.
+            let build = match builder.as_deref_mut() {
+                Some(just_built) if patience == Patience::UntilLeased && !cfg.uploads.runtimes.is_empty() => {
+                    !std::mem::take(just_built)
+                }
+                _ => false,
+            };
+            if build {
+                match prep::prep_once(c, cfg, cache, holdings).await {
+                    Ok(true) => {
+                        if let Some(just_built) = builder.as_deref_mut() {
+                            *just_built = true;
+                        }
+                        unclaim(0);
+                        return Ok(None);
+                    }
+                    Ok(false) => {}
+                    Err(e) => {
+                        tracing::warn!("cannot build and check: {e}; retrying");
+                        *client = None;
+                        holdings.nap(Duration::from_millis(500)).await;
+                        continue;
+                    }
+                }
+            }
+            let req = LeaseGroupsRequest {
+                max_groups: want as u32,
+                runtimes: cfg.uploads.runtimes.clone(),
+            };
+            match c.lease_groups(req).await {
+                Ok(r) => {
+                    let r = r.into_inner();
+                    unclaim(r.groups.len() as u64);
+                    return Ok(Some(r));
+                }
+                Err(s)
+                    if matches!(
+                        s.code(),
+                        tonic::Code::Unauthenticated | tonic::Code::PermissionDenied
+                    ) =>
+                {
+                    return Err(WorkerError::Token(format!(
+                        "the server refuses it: {}",
+                        s.message()
+                    )));
+                }
+                Err(s) => {
+                    let why = referee::cli::error_chain(&s);
+                    if certificate_refused(&why) {
+                        return Err(WorkerError::Certificate(why));
+                    }
+                    tracing::warn!("lease failed: {why}; retrying");
+                    *client = None;
+                    if patience == Patience::Once {
+                        unclaim(0);
+                        return Ok(None);
+                    }
+                    holdings.nap(Duration::from_millis(500)).await;
+                }
+            }
+        }
+    }
+
+    /// Plays rotation 0 of `first`, then of more batches while nothing waits to
+    /// turn the gate: for at most `GROWING` (and half a lease period, so the
+    /// later rotations still fit well inside the leases' lives), and not past a
+    /// game in which a seat faulted, so the server hears of a broken bot (and
+    /// suspends it) as soon as it would from one batch. Then the other
+    /// rotations of every group held.
+    async fn play_growing(
+        &mut self,
+        held: &mut Held,
+        renewals: &mut Renewals,
+        first: Vec<LeaseReply>,
+    ) -> Result<(), WorkerError> {
         let grow_until = tokio::time::Instant::now() + GROWING.min(renewals.period / 2);
         let mut wave = held
-            .play(&player, leased.groups, 0, &mut renewals, cfg, &mut client)
+            .play(&self.player, first, 0, renewals, self.cfg, &mut self.client)
             .await?;
         while !wave.turn_waiting
             && !wave.faulted
-            && !holdings.stopping()
-            && held.leases.len() + batch as usize <= MAX_GROUPS_HELD
+            && !self.holdings.stopping()
+            && held.leases.len() + self.batch as usize <= MAX_GROUPS_HELD
             && tokio::time::Instant::now() < grow_until
         {
-            let want = claim(claimed, cfg.max_groups, batch);
+            let want = claim(self.claimed, self.cfg.max_groups, self.batch);
             if want == 0 {
                 break;
             }
-            let more = match lease(
-                cfg,
-                cache,
-                &mut client,
-                claimed,
-                want,
-                Patience::Once,
-                None,
-                holdings,
-            )
-            .await?
-            {
+            let more = match self.lease(want, Patience::Once, None).await? {
                 Some(more) if !more.groups.is_empty() => more,
                 _ => break,
             };
-            holdings.leased(&more.groups);
-            if let Err(e) = held.fetch(&more.groups, &mut client, cache).await {
+            self.holdings.leased(&more.groups);
+            if let Err(e) = held.fetch(&more.groups, &mut self.client, self.cache).await {
                 tracing::error!("not playing a batch: {e}");
-                holdings.reported(more.groups.iter().map(|g| (g.lease.clone(), g.group_id)));
+                self.holdings
+                    .reported(more.groups.iter().map(|g| (g.lease.clone(), g.group_id)));
                 break;
             }
             renewals.add(&more.groups);
             wave = held
-                .play(&player, more.groups, 0, &mut renewals, cfg, &mut client)
+                .play(&self.player, more.groups, 0, renewals, self.cfg, &mut self.client)
                 .await?;
         }
         let rotations = held.leases.iter().map(|l| l.entrants.len()).max().unwrap_or(0);
         for rotation in 1..rotations {
             let all = held.leases.clone();
-            held.play(&player, all, rotation, &mut renewals, cfg, &mut client)
+            held.play(&self.player, all, rotation, renewals, self.cfg, &mut self.client)
                 .await?;
         }
+        Ok(())
+    }
+
+    /// Reports what `held` played, in calls of a bounded size, and counts what
+    /// the server took.
+    async fn report_played(&mut self, held: Held) {
         let Held {
             leases, played, pins, ..
         } = held;
@@ -442,16 +571,16 @@ async fn work_loop(
             .collect();
         for call in report_calls(reports) {
             let sent: Vec<(String, i64)> = call.iter().map(|r| (r.lease.clone(), r.group_id)).collect();
-            let n = report(cfg, &mut client, call, give_up).await;
-            reported.fetch_add(n, Ordering::Relaxed);
+            let n = report(self.cfg, &mut self.client, call, give_up).await;
+            self.reported.fetch_add(n, Ordering::Relaxed);
             crate::metrics::worker().groups_reported.inc_by(n);
             // Taken, refused or dropped: nothing of these is held any more.
-            holdings.reported(sent);
+            self.holdings.reported(sent);
         }
     }
 }
 
-/// How hard [`lease`] tries.
+/// How hard [`Task::lease`] tries.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Patience {
     /// Through a server restarting or unreachable (and, for the first task,
@@ -459,117 +588,4 @@ enum Patience {
     UntilLeased,
     /// One call: a task that holds groups already plays them rather than wait.
     Once,
-}
-
-/// Asks the server for up to `want` groups (claimed already; what is not leased
-/// is given back to `claimed`). `None`: no answer (with [`Patience::Once`]), or
-/// a build took the turn (ask again). `builder`, for the task that also builds
-/// authors' versions: whether its last call built one (then this one leases
-/// first), set when this one does.
-///
-/// # Errors
-/// A token or certificate the server refuses.
-// Each argument is one thing a lease call reads or moves; bundling them
-// would only name the bundle (issue 57 reshapes the worker).
-#[allow(clippy::too_many_arguments)]
-async fn lease(
-    cfg: &WorkerConfig,
-    cache: &Arc<artifacts::ArtifactCache>,
-    client: &mut Option<Client>,
-    claimed: &AtomicU64,
-    want: u64,
-    patience: Patience,
-    mut builder: Option<&mut bool>,
-    holdings: &Holdings,
-) -> Result<Option<LeaseGroupsReply>, WorkerError> {
-    let unclaim = |got: u64| {
-        if cfg.max_groups.is_some() && got < want {
-            claimed.fetch_sub(want - got, Ordering::Relaxed);
-        }
-    };
-    loop {
-        if holdings.stopping() {
-            unclaim(0);
-            return Ok(None);
-        }
-        let c = match client.as_mut() {
-            Some(c) => c,
-            None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
-                Ok(c) => client.insert(c),
-                Err(e @ WorkerError::Certificate(_)) => return Err(e),
-                Err(e) => {
-                    tracing::warn!("cannot reach {}: {e}; retrying", cfg.server);
-                    if patience == Patience::Once {
-                        unclaim(0);
-                        return Ok(None);
-                    }
-                    holdings.nap(Duration::from_millis(500)).await;
-                    continue;
-                }
-            },
-        };
-        // The first task also builds and checks authors' new versions, one
-        // between two batches: a version waits for at most one batch of games,
-        // and a queue of builds (one author's flood, say) holds back the games
-        // of the versions already built by no more than half.
-        let build = match builder.as_deref_mut() {
-            Some(just_built) if patience == Patience::UntilLeased && !cfg.uploads.runtimes.is_empty() => {
-                !std::mem::take(just_built)
-            }
-            _ => false,
-        };
-        if build {
-            match prep::prep_once(c, cfg, cache, holdings).await {
-                Ok(true) => {
-                    if let Some(just_built) = builder.as_deref_mut() {
-                        *just_built = true;
-                    }
-                    unclaim(0);
-                    return Ok(None);
-                }
-                Ok(false) => {}
-                Err(e) => {
-                    tracing::warn!("cannot build and check: {e}; retrying");
-                    *client = None;
-                    holdings.nap(Duration::from_millis(500)).await;
-                    continue;
-                }
-            }
-        }
-        let req = LeaseGroupsRequest {
-            max_groups: want as u32,
-            runtimes: cfg.uploads.runtimes.clone(),
-        };
-        match c.lease_groups(req).await {
-            Ok(r) => {
-                let r = r.into_inner();
-                unclaim(r.groups.len() as u64);
-                return Ok(Some(r));
-            }
-            Err(s)
-                if matches!(
-                    s.code(),
-                    tonic::Code::Unauthenticated | tonic::Code::PermissionDenied
-                ) =>
-            {
-                return Err(WorkerError::Token(format!(
-                    "the server refuses it: {}",
-                    s.message()
-                )));
-            }
-            Err(s) => {
-                let why = referee::cli::error_chain(&s);
-                if certificate_refused(&why) {
-                    return Err(WorkerError::Certificate(why));
-                }
-                tracing::warn!("lease failed: {why}; retrying");
-                *client = None;
-                if patience == Patience::Once {
-                    unclaim(0);
-                    return Ok(None);
-                }
-                holdings.nap(Duration::from_millis(500)).await;
-            }
-        }
-    }
 }
