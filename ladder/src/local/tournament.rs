@@ -14,7 +14,7 @@ use referee::runner::{Finished, GameJob, RunOptions, run_games_then};
 use referee::sandbox::Sandbox;
 use referee::seating;
 use referee::spec::BotSpec;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
@@ -215,75 +215,11 @@ pub fn run(
     cfg: &TournamentConfig,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<TournamentReport, TournamentError> {
-    let info = engine::game_info(&cfg.game).map_err(|e| TournamentError::Setup(e.to_string()))?;
-    let seats = cfg.seats.unwrap_or(*info.seats.start());
-    let game = engine::new_game(&cfg.game, &cfg.options, Some(seats), 0)
-        .map_err(|e| TournamentError::Setup(e.to_string()))?;
-    let options = game.options().to_vec();
-    if cfg.bots.len() < seats {
-        return Err(TournamentError::Setup(format!(
-            "{} bots for {seats}-seat games: give at least {seats} --bot",
-            cfg.bots.len()
-        )));
-    }
-    let mut names = HashSet::new();
-    for (name, _) in &cfg.bots {
-        if !names.insert(name) {
-            return Err(TournamentError::Setup(format!(
-                "two bots are named {name:?}; name them NAME=SPEC"
-            )));
-        }
-    }
-    let stored = rt.block_on(store.competition(&cfg.name))?;
-    let seed = cfg
-        .seed
-        .or(stored.as_ref().map(|c| c.seed as u64))
-        .unwrap_or_else(referee::seed::os_seed);
-    let config = fingerprint(cfg, seed, &options, seats);
-    let comp: CompetitionRow = match stored {
-        Some(c) => {
-            if c.config != config {
-                return Err(TournamentError::Mismatch {
-                    name: cfg.name.clone(),
-                    what: describe_difference(&c.config, &config),
-                });
-            }
-            c
-        }
-        None => rt.block_on(store.create_competition(&NewCompetition {
-            name: cfg.name.clone(),
-            game: cfg.game.clone(),
-            options: options.clone(),
-            seats: seats as i64,
-            format: cfg.format.into(),
-            seed: seed as i64,
-            max_games: cfg.games as i64,
-            time: cfg.time,
-            config,
-            seeding: if cfg.independent_seeds {
-                Seeding::Independent
-            } else {
-                Seeding::Mirrored
-            },
-        }))?,
-    };
-    let mut bot_ids = Vec::new();
-    for (name, spec) in &cfg.bots {
-        let bot = rt.block_on(store.register_bot(name, &cfg.game, &spec.to_string(), &[]))?;
-        rt.block_on(store.add_entrant(comp.id, bot.id))?;
-        bot_ids.push(bot.id);
-    }
-    let sets = pairings(cfg.format, cfg.bots.len(), seats);
-    let groups = cfg.games.div_ceil(seats as u64).max(1);
-    let plan: Vec<(i64, Vec<BotId>)> = (0..groups)
-        .map(|g| {
-            (
-                g as i64,
-                seating(&sets, g as usize).iter().map(|&i| bot_ids[i]).collect(),
-            )
-        })
-        .collect();
-    rt.block_on(store.schedule_groups(&comp, &plan))?;
+    let (seats, options) = checked_setup(cfg)?;
+    let comp = open_or_resume(rt, store, cfg, seats, options)?;
+    // The stored seed: a resumed run's fingerprint names the same one.
+    let seed = comp.seed as u64;
+    let bot_ids = enter_and_schedule(rt, store, cfg, &comp, seats)?;
 
     // What is left: every rotation of every scheduled group not yet stored.
     let stored: HashSet<(GroupId, i64)> = rt
@@ -298,12 +234,12 @@ pub fn run(
         .flat_map(|g| (0..seats).map(move |r| (g.clone(), r)))
         .filter(|(g, r)| !stored.contains(&(g.id, *r as i64)))
         .collect();
-    let specs: std::collections::HashMap<BotId, (String, BotSpec)> = bot_ids
+    let specs: HashMap<BotId, (String, BotSpec)> = bot_ids
         .iter()
         .zip(&cfg.bots)
         .map(|(&id, b)| (id, b.clone()))
         .collect();
-    let spec_texts: std::collections::HashMap<BotId, String> = specs
+    let spec_texts: HashMap<BotId, String> = specs
         .iter()
         .map(|(&id, (_, spec))| (id, spec.to_string()))
         .collect();
@@ -331,36 +267,14 @@ pub fn run(
             return None;
         }
         let (group, rotation) = jobs.get(k as usize)?;
-        let seat_bots = seating::seated(&group.bots, *rotation);
-        let seeding = Seeding::of_group(comp.seeding, group.bots.iter().map(|id| spec_texts[id].as_str()));
-        Some(GameJob {
-            setup: GameSetup {
-                game: comp.game.clone(),
-                options: comp.options.clone(),
-                seed: seeding.game_seed(group.seed as u64, *rotation),
-                position: None,
-                pairing: Some(Pairing {
-                    group: group.group_no as u64,
-                    rotation: *rotation,
-                }),
-            },
-            seats: seat_bots
-                .iter()
-                .map(|id| SeatSetup {
-                    // A tournament's store may be served: its records name bots,
-                    // never their commands.
-                    shown_as: Some(specs[id].0.clone()),
-                    ..SeatSetup::new(specs[id].1.clone())
-                })
-                .collect(),
-            logs: LogPlace {
-                dir: cfg.log_dir.clone(),
-                tag: format!("{}-g{}r{rotation}-", comp.name, group.group_no),
-                names: seat_bots.iter().map(|id| specs[id].0.clone()).collect(),
-                author_tail: 0,
-            },
-            tag: (group.id, *rotation, seat_bots),
-        })
+        Some(game_job(
+            &comp,
+            group,
+            *rotation,
+            &specs,
+            &spec_texts,
+            &cfg.log_dir,
+        ))
     };
     let options = RunOptions {
         stop: cfg.stop.clone(),
@@ -429,6 +343,142 @@ pub fn run(
         setup_faults,
         total,
     })
+}
+
+/// What [`run_games_then`] plays of one rotation of a group, tagged with the
+/// group, the rotation and who sat where.
+fn game_job(
+    comp: &CompetitionRow,
+    group: &crate::store::GroupRow,
+    rotation: usize,
+    specs: &HashMap<BotId, (String, BotSpec)>,
+    spec_texts: &HashMap<BotId, String>,
+    log_dir: &Option<PathBuf>,
+) -> GameJob<(GroupId, usize, Vec<BotId>)> {
+    let seat_bots = seating::seated(&group.bots, rotation);
+    let seeding = Seeding::of_group(comp.seeding, group.bots.iter().map(|id| spec_texts[id].as_str()));
+    GameJob {
+        setup: GameSetup {
+            game: comp.game.clone(),
+            options: comp.options.clone(),
+            seed: seeding.game_seed(group.seed as u64, rotation),
+            position: None,
+            pairing: Some(Pairing {
+                group: group.group_no as u64,
+                rotation,
+            }),
+        },
+        seats: seat_bots
+            .iter()
+            .map(|id| SeatSetup {
+                // A tournament's store may be served: its records name bots,
+                // never their commands.
+                shown_as: Some(specs[id].0.clone()),
+                ..SeatSetup::new(specs[id].1.clone())
+            })
+            .collect(),
+        logs: LogPlace {
+            dir: log_dir.clone(),
+            tag: format!("{}-g{}r{rotation}-", comp.name, group.group_no),
+            names: seat_bots.iter().map(|id| specs[id].0.clone()).collect(),
+            author_tail: 0,
+        },
+        tag: (group.id, rotation, seat_bots),
+    }
+}
+
+/// The game's seats and options, once the game, its options and the bots are
+/// known to fit.
+fn checked_setup(cfg: &TournamentConfig) -> Result<(usize, Vec<String>), TournamentError> {
+    let info = engine::game_info(&cfg.game).map_err(|e| TournamentError::Setup(e.to_string()))?;
+    let seats = cfg.seats.unwrap_or(*info.seats.start());
+    let game = engine::new_game(&cfg.game, &cfg.options, Some(seats), 0)
+        .map_err(|e| TournamentError::Setup(e.to_string()))?;
+    let options = game.options().to_vec();
+    if cfg.bots.len() < seats {
+        return Err(TournamentError::Setup(format!(
+            "{} bots for {seats}-seat games: give at least {seats} --bot",
+            cfg.bots.len()
+        )));
+    }
+    let mut names = HashSet::new();
+    for (name, _) in &cfg.bots {
+        if !names.insert(name) {
+            return Err(TournamentError::Setup(format!(
+                "two bots are named {name:?}; name them NAME=SPEC"
+            )));
+        }
+    }
+    Ok((seats, options))
+}
+
+/// The competition `cfg` names: stored now, or the stored one if its settings
+/// are the same (a run resumed), else an error naming what differs.
+fn open_or_resume(
+    rt: &tokio::runtime::Runtime,
+    store: &Store,
+    cfg: &TournamentConfig,
+    seats: usize,
+    options: Vec<String>,
+) -> Result<CompetitionRow, TournamentError> {
+    let stored = rt.block_on(store.competition(&cfg.name))?;
+    let seed = cfg
+        .seed
+        .or(stored.as_ref().map(|c| c.seed as u64))
+        .unwrap_or_else(referee::seed::os_seed);
+    let config = fingerprint(cfg, seed, &options, seats);
+    match stored {
+        Some(c) if c.config != config => Err(TournamentError::Mismatch {
+            name: cfg.name.clone(),
+            what: describe_difference(&c.config, &config),
+        }),
+        Some(c) => Ok(c),
+        None => Ok(rt.block_on(store.create_competition(&NewCompetition {
+            name: cfg.name.clone(),
+            game: cfg.game.clone(),
+            options,
+            seats: seats as i64,
+            format: cfg.format.into(),
+            seed: seed as i64,
+            max_games: cfg.games as i64,
+            time: cfg.time,
+            config,
+            seeding: if cfg.independent_seeds {
+                Seeding::Independent
+            } else {
+                Seeding::Mirrored
+            },
+        }))?),
+    }
+}
+
+/// Registers the bots, enters them and schedules every group (what is stored
+/// already stays); the bots' keys, in `cfg.bots`' order.
+fn enter_and_schedule(
+    rt: &tokio::runtime::Runtime,
+    store: &Store,
+    cfg: &TournamentConfig,
+    comp: &CompetitionRow,
+    seats: usize,
+) -> Result<Vec<BotId>, TournamentError> {
+    let mut bot_ids = Vec::new();
+    for (name, spec) in &cfg.bots {
+        let bot = rt.block_on(store.register_bot(name, &cfg.game, &spec.to_string(), &[]))?;
+        rt.block_on(store.add_entrant(comp.id, bot.id))?;
+        bot_ids.push(bot.id);
+    }
+    let sets = pairings(cfg.format, cfg.bots.len(), seats);
+    let groups = cfg.games.div_ceil(seats as u64).max(1);
+    let plan: Vec<(i64, Vec<BotId>)> = (0..groups)
+        .map(|g| {
+            (
+                g as i64,
+                seating(&sets, g as usize).iter().map(|&i| bot_ids[i]).collect(),
+            )
+        })
+        .collect();
+    rt.block_on(store.schedule_groups(comp, &plan))?;
+    Ok(bot_ids)
 }
 
 /// A record as the store keeps it.
@@ -519,7 +569,7 @@ mod tests {
         assert_eq!(seating(&sets, 0), vec![0, 1, 2]);
         assert_eq!(seating(&sets, 1), vec![2, 1, 0]);
         // Over two groups, each bot sits right after each other bot equally often.
-        let mut follows = std::collections::HashMap::new();
+        let mut follows = HashMap::new();
         for g in 0..2 {
             let s = seating(&sets, g);
             for r in 0..3 {
