@@ -169,6 +169,27 @@ pub fn check_bot(
             .join(" "),
         items: Vec::new(),
     };
+    let Some(seats) = check_conversation(&mut report, seat, game, options, limits) else {
+        return report;
+    };
+    let played = games.max(seats as u64);
+    match play_checked_games(seat, game, options, limits, seats, played) {
+        Ok(seen) => seen.report(&mut report, played, matches!(seat.spec, BotSpec::Grpc { .. })),
+        Err(e) => report.push(false, "game", e),
+    }
+    report
+}
+
+/// The handshake, the name, a ping and a quit, each an item of `report`; the
+/// game's seats, or `None` when the bot could not be started or the game is
+/// unknown (nothing more can be checked).
+fn check_conversation(
+    report: &mut CheckReport,
+    seat: &SeatSetup,
+    game: &str,
+    options: &[String],
+    limits: &Limits,
+) -> Option<usize> {
     let start = Instant::now();
     let log = std::env::temp_dir().join(format!(
         "astragal-check-{}-{:x}.stderr.log",
@@ -187,7 +208,7 @@ pub fn check_bot(
         Ok(p) => p,
         Err(f) => {
             report.push(false, "handshake", handshake_failure(&f, tail));
-            return report;
+            return None;
         }
     };
     let h = &player.hello;
@@ -214,7 +235,7 @@ pub fn check_bot(
     );
     let Ok(info) = engine::game_info(game) else {
         report.push(false, "game", format!("unknown game {game:?}"));
-        return report;
+        return None;
     };
     let seats = info.default_seats.max(2);
     let mut player = player;
@@ -257,13 +278,25 @@ pub fn check_bot(
             },
         );
     }
+    Some(seats)
+}
 
+/// Plays `played` games, the bot in every seat in turn against the random bot,
+/// one after another in one process, as a match plays them; what was seen of
+/// the bot, or why a game could not be played.
+fn play_checked_games(
+    seat: &SeatSetup,
+    game: &str,
+    options: &[String],
+    limits: &Limits,
+    seats: usize,
+    played: u64,
+) -> Result<GamesSeen, String> {
     let random = SeatSetup::new(BotSpec::parse("builtin:random").unwrap_or(BotSpec::Human));
-    let (mut moves, mut total_us, mut max_us, mut late) = (0u64, 0u64, 0u64, 0u64);
-    let mut faults: Vec<(String, Vec<u64>)> = Vec::new();
+    let mut seen = GamesSeen::default();
     // Game after game in the same process, as a match plays them.
     let mut pool = BotPool::reusing();
-    for g in 0..games.max(seats as u64) {
+    for g in 0..played {
         let my_seat = (g as usize) % seats;
         let table: Vec<SeatSetup> = (0..seats)
             .map(|s| {
@@ -283,78 +316,98 @@ pub fn check_bot(
         };
         let rec = match play_game_in(&setup, &table, limits, &LogPlace::default(), &mut pool) {
             Ok(r) => r,
-            Err(e) => {
-                report.push(false, "game", e.to_string());
-                return report;
-            }
+            Err(e) => return Err(e.to_string()),
         };
-        late += rec.seats[my_seat].late_replies + rec.seats[my_seat].early_replies;
+        seen.late += rec.seats[my_seat].late_replies + rec.seats[my_seat].early_replies;
         for m in rec.moves.iter().filter(|m| m.seat == my_seat && !m.fallback) {
-            moves += 1;
-            total_us += m.us;
-            max_us = max_us.max(m.us);
+            seen.moves += 1;
+            seen.total_us += m.us;
+            seen.max_us = seen.max_us.max(m.us);
         }
         for f in rec.faults.iter().filter(|f| f.seat == my_seat) {
             let said = format!("{} {}", f.kind, f.detail);
-            match faults.iter_mut().find(|(text, _)| *text == said) {
+            match seen.faults.iter_mut().find(|(text, _)| *text == said) {
                 Some((_, games)) => games.push(g + 1),
-                None => faults.push((said, vec![g + 1])),
+                None => seen.faults.push((said, vec![g + 1])),
             }
         }
     }
-    let played = games.max(seats as u64);
-    if !faults.is_empty() {
-        // One line per distinct fault, with the games it came in.
-        let lines: Vec<String> = faults
-            .iter()
-            .map(|(text, games)| {
-                let list: Vec<String> = games.iter().map(u64::to_string).collect();
-                let which = if games.len() == 1 { "game" } else { "games" };
-                format!("{which} {}: {text}", list.join(", "))
-            })
-            .collect();
-        report.push(false, "games", lines.join("\n"));
-    } else if moves == 0 {
-        report.push(
-            false,
-            "games",
-            format!("{played} games, but the bot was never asked to move"),
-        );
-    } else {
-        report.push(
-            true,
-            "games",
-            format!("{played} games from every seat, one after another in one process, {moves} legal moves"),
-        );
-    }
-    // Ids and speed only from what was seen: no move, nothing to say.
-    if moves == 0 {
-        report.push_status(Status::NotChecked, "ids", "no legal move was made");
-        report.push_status(Status::NotChecked, "speed", "no move was timed");
-    } else {
-        report.push(
-            late == 0,
-            "ids",
-            if late == 0 {
-                format!("all {moves} replies echoed their request id")
-            } else {
-                format!("{late} replies to old request ids or sent before their request")
-            },
-        );
-        report.push(
-            true,
-            "speed",
-            format!(
-                "{:.2} ms per move on average, {:.2} ms at most ({moves} moves{})",
-                total_us as f64 / moves as f64 / 1000.0,
-                max_us as f64 / 1000.0,
-                if remote {
-                    ", timed at the referee: the network included"
+    Ok(seen)
+}
+
+/// What the check saw of the bot over its games.
+#[derive(Default)]
+struct GamesSeen {
+    /// Its own moves (not the referee's fallbacks), their time in all and at most.
+    moves: u64,
+    total_us: u64,
+    max_us: u64,
+    /// Replies to old request ids, or sent before their request.
+    late: u64,
+    /// Each distinct fault, with the games (from 1) it came in.
+    faults: Vec<(String, Vec<u64>)>,
+}
+
+impl GamesSeen {
+    /// The items "games", "ids" and "speed"; `remote`: a gRPC bot, timed with
+    /// the network.
+    fn report(&self, report: &mut CheckReport, played: u64, remote: bool) {
+        let (moves, total_us, max_us, late) = (self.moves, self.total_us, self.max_us, self.late);
+        let faults = &self.faults;
+        if !faults.is_empty() {
+            // One line per distinct fault, with the games it came in.
+            let lines: Vec<String> = faults
+                .iter()
+                .map(|(text, games)| {
+                    let list: Vec<String> = games.iter().map(u64::to_string).collect();
+                    let which = if games.len() == 1 { "game" } else { "games" };
+                    format!("{which} {}: {text}", list.join(", "))
+                })
+                .collect();
+            report.push(false, "games", lines.join("\n"));
+        } else if moves == 0 {
+            report.push(
+                false,
+                "games",
+                format!("{played} games, but the bot was never asked to move"),
+            );
+        } else {
+            report.push(
+                true,
+                "games",
+                format!(
+                    "{played} games from every seat, one after another in one process, {moves} legal moves"
+                ),
+            );
+        }
+        // Ids and speed only from what was seen: no move, nothing to say.
+        if moves == 0 {
+            report.push_status(Status::NotChecked, "ids", "no legal move was made");
+            report.push_status(Status::NotChecked, "speed", "no move was timed");
+        } else {
+            report.push(
+                late == 0,
+                "ids",
+                if late == 0 {
+                    format!("all {moves} replies echoed their request id")
                 } else {
-                    ""
-                }
-            ),
-        );
+                    format!("{late} replies to old request ids or sent before their request")
+                },
+            );
+            report.push(
+                true,
+                "speed",
+                format!(
+                    "{:.2} ms per move on average, {:.2} ms at most ({moves} moves{})",
+                    total_us as f64 / moves as f64 / 1000.0,
+                    max_us as f64 / 1000.0,
+                    if remote {
+                        ", timed at the referee: the network included"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+        }
     }
-    report
 }
