@@ -34,7 +34,7 @@ pub struct Scheduler {
 }
 
 /// What the scheduler's last look at the backlog found.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Look {
     /// Groups were ready, or it stored some: a lease that found none should ask
     /// again. False: every open competition is full or has too few bots.
@@ -44,6 +44,21 @@ pub(super) struct Look {
 }
 
 impl Scheduler {
+    /// The first look begun after `asked_after` looks had begun, once it ends,
+    /// if one ends within `wait`. A look begun earlier may have read the
+    /// competitions before the asker's own query, so it does not answer it.
+    pub(super) async fn look_begun_after(
+        looked: &mut tokio::sync::watch::Receiver<Look>,
+        asked_after: u64,
+        wait: Duration,
+    ) -> Option<Look> {
+        match tokio::time::timeout(wait, looked.wait_for(|l| l.begun > asked_after)).await {
+            Ok(Ok(look)) => Some(*look),
+            // None in time, or the scheduler stopped.
+            Ok(Err(_)) | Err(_) => None,
+        }
+    }
+
     /// Forgets what was scheduled, so the next batch reads it again: after
     /// groups were withdrawn, which no longer count.
     pub async fn forget(&self) {
@@ -283,6 +298,43 @@ fn rating_keys(bots: &[BotId]) -> Vec<i64> {
 mod tests {
     use super::*;
     use crate::store::NewCompetition;
+
+    /// A look that began before a lease's query and ends after the lease began
+    /// waiting does not answer the lease ("nothing to schedule" from it was a
+    /// false "no work"); the next look does.
+    #[tokio::test(start_paused = true)]
+    async fn only_a_look_begun_after_the_query_answers_a_lease() {
+        let looks = tokio::sync::watch::Sender::new(Look::default());
+        let mut looked = looks.subscribe();
+        // The lease read 1 look begun; that look ends now.
+        let under_way = Look {
+            could_schedule: false,
+            begun: 1,
+        };
+        looks.send_replace(under_way);
+        let wait = crate::app::LEASE_WAIT;
+        assert_eq!(Scheduler::look_begun_after(&mut looked, 1, wait).await, None);
+        let next = Look {
+            could_schedule: true,
+            begun: 2,
+        };
+        looks.send_replace(next);
+        assert_eq!(
+            Scheduler::look_begun_after(&mut looked, 1, wait).await,
+            Some(next)
+        );
+        // A look that began after the query and ended before the wait answers at once.
+        assert_eq!(
+            Scheduler::look_begun_after(&mut looked, 1, wait).await,
+            Some(next)
+        );
+        drop(looks);
+        assert_eq!(
+            Scheduler::look_begun_after(&mut looked, 2, wait).await,
+            None,
+            "stopped"
+        );
+    }
 
     /// A challenge takes a tenth of a batch while a ladder can take the rest, and
     /// the whole batch once no ladder can.

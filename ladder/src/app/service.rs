@@ -448,18 +448,15 @@ impl LadderService {
         if groups.is_empty() {
             // Waiting for the scheduler is not serving.
             drop(call);
-            let look = tokio::time::timeout(LEASE_WAIT, looked.wait_for(|l| l.begun > asked_after))
-                .await
-                .map(|r| r.map(|l| *l));
-            match look {
-                Ok(Ok(look)) => {
+            match Scheduler::look_begun_after(&mut looked, asked_after, LEASE_WAIT).await {
+                Some(look) => {
                     groups = lease_now(max).await?;
                     if groups.is_empty() && look.could_schedule {
                         retry_after = Some(RETRY_AFTER);
                     }
                 }
                 // The scheduler is still at work (or stopping): ask again soon.
-                Ok(Err(_)) | Err(_) => retry_after = Some(RETRY_AFTER),
+                None => retry_after = Some(RETRY_AFTER),
             }
         }
         if groups.is_empty() {
