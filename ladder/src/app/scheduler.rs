@@ -44,6 +44,20 @@ pub(super) struct Look {
 }
 
 impl Scheduler {
+    /// A scheduler over `store` that has looked at nothing yet; `standings`
+    /// is the cache the pairing reads.
+    pub(super) fn new(store: Store, standings: Arc<StandingsCache>) -> Scheduler {
+        Scheduler {
+            store,
+            standings,
+            tallies: Mutex::new(HashMap::new()),
+            wanted: std::sync::atomic::AtomicU64::new(0),
+            wake: tokio::sync::Notify::new(),
+            looks_begun: std::sync::atomic::AtomicU64::new(0),
+            looks: tokio::sync::watch::Sender::new(Look::default()),
+        }
+    }
+
     /// The first look begun after `asked_after` looks had begun, once it ends,
     /// if one ends within `wait`. A look begun earlier may have read the
     /// competitions before the asker's own query, so it does not answer it.
@@ -361,15 +375,7 @@ mod tests {
             .open_challenge(&asked, author.id, ids[0], ids[1], 1000)
             .await
             .unwrap();
-        let scheduler = Scheduler {
-            store: store.clone(),
-            standings: Arc::new(StandingsCache::new(store.clone())),
-            tallies: Mutex::new(HashMap::new()),
-            wanted: std::sync::atomic::AtomicU64::new(0),
-            wake: tokio::sync::Notify::new(),
-            looks_begun: std::sync::atomic::AtomicU64::new(0),
-            looks: tokio::sync::watch::Sender::new(Look::default()),
-        };
+        let scheduler = Scheduler::new(store.clone(), Arc::new(StandingsCache::new(store.clone())));
         let count = |c: CompetitionId| {
             let store = store.clone();
             async move { store.groups(c).await.unwrap().len() }

@@ -2,9 +2,9 @@
 //! competitions and bots. Its front ends (`crate::grpc`, `crate::web`) call it.
 
 use super::admission::{Admission, LEASE_POLL, StillInLine};
-use super::auth::TokenCache;
 pub(super) use super::error::ServiceError;
-use super::scheduler::{Look, Scheduler};
+use super::scheduler::Scheduler;
+use super::tokens::TokenCache;
 use super::views::{
     BotView, CompetitionSummary, FaultRate, GroupReport, Leased, LeasedEntrant, LeasedGroup, ReportedSeatLog,
     SeasonSummary, WorkerAudit,
@@ -175,15 +175,7 @@ impl LadderService {
             store: store.clone(),
             cfg: Arc::new(cfg),
             standings: standings.clone(),
-            scheduler: Arc::new(Scheduler {
-                store: store.clone(),
-                standings: standings.clone(),
-                tallies: Mutex::new(HashMap::new()),
-                wanted: std::sync::atomic::AtomicU64::new(0),
-                wake: tokio::sync::Notify::new(),
-                looks_begun: std::sync::atomic::AtomicU64::new(0),
-                looks: tokio::sync::watch::Sender::new(Look::default()),
-            }),
+            scheduler: Arc::new(Scheduler::new(store.clone(), standings.clone())),
             catalog: std::sync::Mutex::new(Arc::default()),
             replays: tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, usize::from)),
             admission: Admission::new((CALLS_PER_CONNECTION * store.max_connections() as usize).min(4)),
