@@ -11,6 +11,7 @@
 use astragal_tests::{http_request, test_stores};
 use ladder::app::throttle::SignInLimits;
 use ladder::app::{self, UploadConfig};
+use ladder::clock::{Clock, system_ms};
 use ladder::store::{SESSIONS_PER_AUTHOR, Store};
 use ladder::worker;
 use proto::ladder::*;
@@ -29,7 +30,13 @@ use astragal_tests::in_process::{InProcessServer as Server, config};
 /// (added if they are not there yet); sign-in lets 5 failures through, then one
 /// an hour (so that no refill happens while a test runs).
 async fn serve(db: &str, admin: &str) -> Server {
-    let store = Store::open(db).await.expect("store opens");
+    serve_by(db, admin, Clock::system()).await
+}
+
+/// [`serve`], its time read from `clock` (a manual one: the test moves it past
+/// a refill instead of waiting an hour).
+async fn serve_by(db: &str, admin: &str, clock: Clock) -> Server {
+    let store = Store::open(db).await.expect("store opens").with_clock(clock);
     for (name, token) in [("alice", ALICE), ("bob", BOB)] {
         if store.author(name).await.unwrap().is_none() {
             store.add_author(name, &app::token_hash(token), 3).await.unwrap();
@@ -228,12 +235,14 @@ async fn fifty_sign_ins_at_once_leave_at_most_the_cap_live() {
 /// other is answered 429 with a `Retry-After`, and so is the right token from
 /// that address; another address signs in. One wrong token tried from five
 /// addresses is then refused from a sixth, while another token is still tried
-/// there.
+/// there. Once the ladder's clock has moved on by a refill, the slowed address
+/// signs in again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_is_slowed_after_failures_per_address_and_per_token() {
     // The throttle lives in the server's memory, not the store: one store is enough.
     let db = test_stores("sessions_throttle").await.remove(0);
-    let server = serve(&db.url, ADMIN).await;
+    let clock = Clock::manual(system_ms());
+    let server = serve_by(&db.url, ADMIN, clock.clone()).await;
     let web = server.web;
     let (mut tried, mut slowed) = (0, 0);
     for k in 0..1000 {
@@ -261,5 +270,19 @@ async fn sign_in_is_slowed_after_failures_per_address_and_per_token() {
     }
     assert_eq!(sign_in_from(web, "127.0.0.9", "a-leaked-old-token").await.0, 429);
     assert_eq!(sign_in_from(web, "127.0.0.9", "another-wrong-one").await.0, 401);
+
+    // One refill later (the hour passes on the ladder's clock, not the test's).
+    clock.advance(Duration::from_secs(3599));
+    assert_eq!(
+        sign_in_from(web, "127.0.0.2", ALICE).await.0,
+        429,
+        "not yet refilled"
+    );
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(
+        sign_in_from(web, "127.0.0.2", ALICE).await.0,
+        303,
+        "refilled: tried, and right"
+    );
     server.stop().await;
 }

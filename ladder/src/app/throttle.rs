@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How many failed sign-ins are let through, and how fast the allowance comes
 /// back.
@@ -41,9 +41,10 @@ pub const MAX_KEYS: usize = 65_536;
 
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
-    /// Failures still let through, as of `at`.
+    /// Failures still let through, as of `at_ms`.
     level: f64,
-    at: Instant,
+    /// By the ladder's clock ([`crate::clock::Clock`]), so a test moves it.
+    at_ms: i64,
 }
 
 /// The two maps of buckets.
@@ -85,11 +86,11 @@ impl SignInThrottle {
         }
     }
 
-    /// A bucket's level at `now`.
-    fn level(&self, b: &Bucket, now: Instant) -> f64 {
+    /// A bucket's level at `now_ms` (a clock set back refills nothing).
+    fn level(&self, b: &Bucket, now_ms: i64) -> f64 {
         let burst = f64::from(self.limits.burst);
-        let refilled =
-            now.saturating_duration_since(b.at).as_secs_f64() / self.limits.refill.as_secs_f64().max(1e-9);
+        let elapsed_s = now_ms.saturating_sub(b.at_ms).max(0) as f64 / 1000.0;
+        let refilled = elapsed_s / self.limits.refill.as_secs_f64().max(1e-9);
         (b.level + refilled).min(burst)
     }
 
@@ -98,12 +99,12 @@ impl SignInThrottle {
         self.limits.refill.mul_f64((1.0 - level).max(0.0))
     }
 
-    /// Whether a sign-in from `addr` with `token` may be tried at `now`; if
-    /// not, how long to wait.
+    /// Whether a sign-in from `addr` with `token` may be tried at `now_ms`
+    /// (the ladder's clock); if not, how long to wait.
     ///
     /// # Errors
     /// The wait, when the address's or the token's bucket is empty.
-    pub fn check(&self, addr: IpAddr, token: &str, now: Instant) -> Result<(), Duration> {
+    pub fn check(&self, addr: IpAddr, token: &str, now_ms: i64) -> Result<(), Duration> {
         let state = self
             .state
             .lock()
@@ -111,8 +112,8 @@ impl SignInThrottle {
         let by_address = state
             .addresses
             .get(&address_key(addr))
-            .map(|b| self.level(b, now));
-        let by_token = state.tokens.get(&token_key(token)).map(|b| self.level(b, now));
+            .map(|b| self.level(b, now_ms));
+        let by_token = state.tokens.get(&token_key(token)).map(|b| self.level(b, now_ms));
         let lowest = by_address
             .into_iter()
             .chain(by_token)
@@ -124,33 +125,33 @@ impl SignInThrottle {
         }
     }
 
-    /// A failed sign-in from `addr` with `token` at `now`: one less from both.
-    pub fn failed(&self, addr: IpAddr, token: &str, now: Instant) {
+    /// A failed sign-in from `addr` with `token` at `now_ms`: one less from both.
+    pub fn failed(&self, addr: IpAddr, token: &str, now_ms: i64) {
         let mut state = self
             .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let State { addresses, tokens } = &mut *state;
-        self.take(addresses, address_key(addr), now);
-        self.take(tokens, token_key(token), now);
+        self.take(addresses, address_key(addr), now_ms);
+        self.take(tokens, token_key(token), now_ms);
     }
 
-    fn take<K: std::hash::Hash + Eq>(&self, map: &mut HashMap<K, Bucket>, key: K, now: Instant) {
+    fn take<K: std::hash::Hash + Eq>(&self, map: &mut HashMap<K, Bucket>, key: K, now_ms: i64) {
         if map.len() >= MAX_KEYS && !map.contains_key(&key) {
             let burst = f64::from(self.limits.burst);
-            map.retain(|_, b| self.level(b, now) < burst);
+            map.retain(|_, b| self.level(b, now_ms) < burst);
             if map.len() >= MAX_KEYS {
                 map.clear();
             }
         }
         let level = map
             .get(&key)
-            .map_or(f64::from(self.limits.burst), |b| self.level(b, now));
+            .map_or(f64::from(self.limits.burst), |b| self.level(b, now_ms));
         map.insert(
             key,
             Bucket {
                 level: (level - 1.0).max(0.0),
-                at: now,
+                at_ms: now_ms,
             },
         );
     }
@@ -174,7 +175,7 @@ mod tests {
             refill: Duration::from_secs(10),
         };
         let t = SignInThrottle::new(limits);
-        let start = Instant::now();
+        let start = 1_700_000_000_000_i64;
         let a = ip("203.0.113.7");
         for k in 0..3 {
             assert_eq!(t.check(a, &format!("wrong{k}"), start), Ok(()), "failure {k}");
@@ -182,11 +183,10 @@ mod tests {
         }
         let wait = t.check(a, "another", start).unwrap_err();
         assert_eq!(wait, Duration::from_secs(10));
-        assert_eq!(
-            t.check(a, "another", start + Duration::from_secs(4)),
-            Err(Duration::from_secs(6))
-        );
-        assert_eq!(t.check(a, "another", start + Duration::from_secs(10)), Ok(()));
+        assert_eq!(t.check(a, "another", start + 4_000), Err(Duration::from_secs(6)));
+        assert_eq!(t.check(a, "another", start + 10_000), Ok(()));
+        // A clock set back refills nothing.
+        assert_eq!(t.check(a, "another", start - 5_000), Err(Duration::from_secs(10)));
         assert_eq!(t.check(ip("203.0.113.8"), "another", start), Ok(()));
         // IPv6: the /64 is the address.
         let v6 = ip("2001:db8:1:2::1");
@@ -207,7 +207,7 @@ mod tests {
             burst: 2,
             refill: Duration::from_secs(60),
         });
-        let now = Instant::now();
+        let now = 1_700_000_000_000_i64;
         t.failed(ip("198.51.100.1"), "leaked", now);
         t.failed(ip("198.51.100.2"), "leaked", now);
         assert_eq!(
@@ -221,7 +221,7 @@ mod tests {
     #[test]
     fn the_maps_stay_bounded() {
         let t = SignInThrottle::new(SignInLimits::default());
-        let now = Instant::now();
+        let now = 1_700_000_000_000_i64;
         for k in 0..(MAX_KEYS as u32 + 10) {
             t.failed(IpAddr::V4(k.into()), &k.to_string(), now);
         }
