@@ -6,6 +6,7 @@
 
 use ladder::app::{ServiceConfig, UploadConfig};
 use ladder::store::Store;
+use proto::ladder::{LeaseGroupsRequest, LeaseReply, LeaseRequest};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -75,4 +76,43 @@ impl InProcessServer {
         }
         (&mut self.task).await.unwrap();
     }
+}
+
+/// Most times [`lease_ready`] and [`lease_groups_ready`] ask.
+pub const LEASE_ASKS: usize = 100;
+
+/// Leases a group as a worker does: asks again at once while the server answers
+/// none with `retry_after_ms` (its scheduler had not looked within the lease's
+/// wait, as on a loaded machine), at most [`LEASE_ASKS`] times, so a slow
+/// scheduler is not taken for "no work". A lease that must come back empty
+/// asks once.
+///
+/// # Panics
+/// If a lease call fails.
+pub async fn lease_ready(w: &mut ladder::worker::Client, ask: LeaseRequest) -> LeaseReply {
+    for _ in 1..LEASE_ASKS {
+        let r = w.lease(ask.clone()).await.expect("lease").into_inner();
+        if r.has_work || r.retry_after_ms == 0 {
+            return r;
+        }
+    }
+    w.lease(ask).await.expect("lease").into_inner()
+}
+
+/// Up to `max` groups, asked for as [`lease_ready`] asks.
+///
+/// # Panics
+/// If a lease call fails.
+pub async fn lease_groups_ready(w: &mut ladder::worker::Client, max: u32) -> Vec<LeaseReply> {
+    let ask = LeaseGroupsRequest {
+        max_groups: max,
+        ..Default::default()
+    };
+    for _ in 1..LEASE_ASKS {
+        let r = w.lease_groups(ask.clone()).await.expect("lease").into_inner();
+        if !r.groups.is_empty() || r.retry_after_ms == 0 {
+            return r.groups;
+        }
+    }
+    w.lease_groups(ask).await.expect("lease").into_inner().groups
 }

@@ -7,7 +7,7 @@
 //! and names what differs in a record tampered four ways.
 
 use astragal_tests::author_pages::{csrf_on, get_as, post_form, sign_in};
-use astragal_tests::in_process::{InProcessServer, config};
+use astragal_tests::in_process::{InProcessServer, config, lease_groups_ready};
 use astragal_tests::{ladder, output_text as text, test_stores, workspace_root};
 use ladder::app::{self, UploadConfig};
 use ladder::clock::Clock;
@@ -745,23 +745,9 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
         // again, its seed the next derived one (deal 1), never one from
         // nowhere.
         let mut w0 = worker::connect(&url, WORKERS[0], None).await.unwrap();
-        // Asked again while the server says to (its scheduler had not looked
-        // within the lease's wait), as a worker does.
-        let mut lease = LeaseGroupsReply::default();
-        for _ in 0..100 {
-            lease = w0
-                .lease_groups(LeaseGroupsRequest {
-                    max_groups: 1,
-                    runtimes: vec![],
-                })
-                .await
-                .unwrap()
-                .into_inner();
-            if !lease.groups.is_empty() || lease.retry_after_ms == 0 {
-                break;
-            }
-        }
-        let held = &lease.groups[0];
+        // Asked again while the server says to, as a worker does.
+        let lease = lease_groups_ready(&mut w0, 1).await;
+        let held = &lease[0];
         let master = season.master_seed.clone().unwrap();
         let digest =
             ladder::season::seal::digest_from_hex(season.entries_digest.as_deref().unwrap()).unwrap();

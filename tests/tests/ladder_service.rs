@@ -2,7 +2,7 @@
 //! PostgreSQL: tokens, bad input, a full run by a worker, forged records, expired
 //! leases, and ratings recomputed from the records alone.
 
-use astragal_tests::in_process::{InProcessServer as Server, config};
+use astragal_tests::in_process::{InProcessServer as Server, config, lease_groups_ready, lease_ready};
 use astragal_tests::test_stores;
 use ladder::app::{self, ServiceConfig};
 use ladder::clock::{Clock, system_ms};
@@ -136,38 +136,6 @@ async fn play_by_hand(lease: &LeaseReply) -> Vec<String> {
     })
     .await
     .unwrap()
-}
-
-/// How many times [`lease_ready`] and [`lease_groups_ready`] ask.
-const ASKS: usize = 100;
-
-/// Leases a group as a worker does: asks again at once while the server answers
-/// none with `retry_after_ms` (its scheduler had not looked within the lease's
-/// wait, as on a loaded machine), at most [`ASKS`] times, so a slow scheduler is
-/// not taken for "no work". A lease that must come back empty asks once.
-async fn lease_ready(w: &mut Client, ask: LeaseRequest) -> LeaseReply {
-    for _ in 1..ASKS {
-        let r = w.lease(ask.clone()).await.unwrap().into_inner();
-        if r.has_work || r.retry_after_ms == 0 {
-            return r;
-        }
-    }
-    w.lease(ask).await.unwrap().into_inner()
-}
-
-/// Up to `max` groups, asked for as [`lease_ready`] asks.
-async fn lease_groups_ready(w: &mut Client, max: u32) -> Vec<LeaseReply> {
-    let ask = LeaseGroupsRequest {
-        max_groups: max,
-        ..Default::default()
-    };
-    for _ in 1..ASKS {
-        let r = w.lease_groups(ask.clone()).await.unwrap().into_inner();
-        if !r.groups.is_empty() || r.retry_after_ms == 0 {
-            return r.groups;
-        }
-    }
-    w.lease_groups(ask).await.unwrap().into_inner().groups
 }
 
 /// Leases a group and plays it honestly: the lease and its records, not reported.
