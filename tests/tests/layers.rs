@@ -419,3 +419,323 @@ fn the_status_word_check_finds_a_spelt_word_in_code_only() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].starts_with("'suspended'"), "{found:?}");
 }
+
+/// The module a source file is, as its path's segments inside its crate:
+/// `app/service.rs` is `app::service`, `app/mod.rs` is `app`, the crate's root
+/// file is the empty path.
+fn module_of(relative: &Path) -> Vec<String> {
+    let mut segments: Vec<String> = relative
+        .with_extension("")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if segments.last().is_some_and(|s| s == "mod") || segments == ["lib"] || segments == ["main"] {
+        segments.pop();
+    }
+    segments
+}
+
+/// The paths of a use tree or a path in code, from just after its `crate::`,
+/// `super::` or `self::` (or a `use `): `a::{b, c::d as e}, …` gives `a::b` and
+/// `a::c::d`, each with the name it is known by (`b`, `e`).
+fn path_tree(code: &str) -> Vec<(Vec<String>, String)> {
+    fn skip_space(s: &[u8], i: &mut usize) {
+        while *i < s.len() && s[*i].is_ascii_whitespace() {
+            *i += 1;
+        }
+    }
+    fn word(s: &[u8], i: &mut usize) -> String {
+        let start = *i;
+        while *i < s.len() && (s[*i].is_ascii_alphanumeric() || s[*i] == b'_' || s[*i] == b'*') {
+            *i += 1;
+        }
+        String::from_utf8_lossy(&s[start..*i]).into_owned()
+    }
+    fn tree(s: &[u8], i: &mut usize, prefix: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
+        let outer = prefix.len();
+        loop {
+            skip_space(s, i);
+            if *i < s.len() && s[*i] == b'{' {
+                // A group: each item a tree of its own under the prefix.
+                *i += 1;
+                loop {
+                    skip_space(s, i);
+                    if *i >= s.len() || s[*i] == b'}' {
+                        *i += 1;
+                        break;
+                    }
+                    tree(s, i, prefix, out);
+                    skip_space(s, i);
+                    match s.get(*i) {
+                        Some(b',') => *i += 1,
+                        Some(b'}') => {
+                            *i += 1;
+                            break;
+                        }
+                        _ => break,
+                    }
+                }
+                prefix.truncate(outer);
+                return;
+            }
+            let segment = word(s, i);
+            if segment.is_empty() {
+                break;
+            }
+            prefix.push(segment);
+            if s[*i..].starts_with(b"::") {
+                *i += 2;
+                continue;
+            }
+            break;
+        }
+        if prefix.len() > outer {
+            let mut known_as = prefix.last().cloned().unwrap_or_default();
+            skip_space(s, i);
+            if s[*i..].starts_with(b"as ") {
+                *i += 3;
+                skip_space(s, i);
+                known_as = word(s, i);
+            }
+            out.push((prefix.clone(), known_as));
+        }
+        prefix.truncate(outer);
+    }
+    let mut out = Vec::new();
+    tree(code.as_bytes(), &mut 0, &mut Vec::new(), &mut out);
+    out
+}
+
+/// The code of a source file: comments left out, and its test module (which
+/// reaches into what it tests) cut off.
+fn code_without_tests(text: &str) -> String {
+    let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
+    text.lines().map(code_of).collect::<Vec<_>>().join("\n")
+}
+
+/// What the file of module `at` names, as absolute paths inside its crate: its
+/// `crate::`, `super::` and `self::` paths, and its other `use` trees (which
+/// start at its own submodules), each with the name it brings in.
+fn named_paths(code: &str, at: &[String]) -> Vec<(Vec<String>, String)> {
+    let mut found = Vec::new();
+    for prefix in ["crate::", "super::", "self::", "use "] {
+        let mut rest = code;
+        while let Some(k) = rest.find(prefix) {
+            let before = rest[..k].chars().last();
+            rest = &rest[k + prefix.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let base: Vec<String> = match prefix {
+                "crate::" => Vec::new(),
+                "super::" => at[..at.len().saturating_sub(1)].to_vec(),
+                _ => at.to_vec(),
+            };
+            for (path, known_as) in path_tree(rest) {
+                let mut absolute = base.clone();
+                let mut segments = path.into_iter().peekable();
+                // `super::super::x`, and `use crate::…` / `use super::…`, which
+                // the other prefixes read.
+                if prefix == "use "
+                    && segments
+                        .peek()
+                        .is_some_and(|s| ["crate", "super", "self"].contains(&s.as_str()))
+                {
+                    continue;
+                }
+                while segments.peek().is_some_and(|s| s == "super") {
+                    segments.next();
+                    absolute.pop();
+                }
+                absolute.extend(segments);
+                found.push((absolute, known_as));
+            }
+        }
+    }
+    found
+}
+
+/// Each module of the crate rooted at `root` (its `lib.rs` or `main.rs` and the
+/// folders beside it; `skip` left out) that has submodules, with the graph of
+/// its submodules: which names which, by a path through the module or through
+/// a name the module's own file brings in from a submodule (`pub use`).
+fn submodule_graphs(root: &Path, skip: &[&str]) -> BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> {
+    let mut files: Vec<(Vec<String>, String)> = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let relative = path.strip_prefix(root).unwrap();
+            if skip.iter().any(|s| relative == Path::new(s)) {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let code = code_without_tests(&std::fs::read_to_string(&path).unwrap());
+                files.push((module_of(relative), code));
+            }
+        }
+    }
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|(m, _)| m.clone()).collect();
+    let mut graphs: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for module in &modules {
+        for depth in 0..module.len() {
+            graphs
+                .entry(module[..depth].to_vec())
+                .or_default()
+                .entry(module[depth].clone())
+                .or_default();
+        }
+    }
+    // The names a module's own file brings in from its submodules.
+    let mut brought: BTreeMap<(Vec<String>, String), String> = BTreeMap::new();
+    for (module, code) in &files {
+        let Some(children) = graphs.get(module) else {
+            continue;
+        };
+        for (path, known_as) in named_paths(code, module) {
+            if let Some(child) = path.get(module.len())
+                && path.starts_with(module)
+                && children.contains_key(child)
+                && path.len() > module.len() + 1
+            {
+                brought.insert((module.clone(), known_as), child.clone());
+            }
+        }
+    }
+    for (module, code) in &files {
+        for (parent, graph) in &mut graphs {
+            if module.len() <= parent.len() || !module.starts_with(parent) {
+                continue;
+            }
+            let from = &module[parent.len()];
+            for (path, _) in named_paths(code, module) {
+                let Some(next) = path.get(parent.len()).filter(|_| path.starts_with(parent)) else {
+                    continue;
+                };
+                let to = if graph.contains_key(next) {
+                    next.clone()
+                } else if let Some(child) = brought.get(&(parent.clone(), next.clone())) {
+                    child.clone()
+                } else {
+                    continue;
+                };
+                if &to != from {
+                    graph.get_mut(from).unwrap().insert(to);
+                }
+            }
+        }
+    }
+    graphs
+}
+
+/// The crates' roots: each library's `src` and each binary of its own folder
+/// or file under `src/bin`.
+fn crate_roots() -> Vec<(std::path::PathBuf, Vec<&'static str>)> {
+    let root = workspace_root();
+    let mut roots = Vec::new();
+    for krate in [
+        "engine", "rating", "referee", "ladder", "bots", "python", "proto", "tests",
+    ] {
+        let src = root.join(krate).join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        roots.push((src.clone(), vec!["bin"]));
+        let Ok(bins) = std::fs::read_dir(src.join("bin")) else {
+            continue;
+        };
+        for bin in bins {
+            let path = bin.unwrap().path();
+            if path.is_dir() {
+                roots.push((path, vec![]));
+            }
+        }
+    }
+    roots
+}
+
+/// No module of any crate (a library, or a binary with its own folder) has
+/// submodules that name each other in a circle, at any depth: the ladder's
+/// `app` as much as the crate's top level.
+#[test]
+fn no_module_has_a_circle_of_submodules() {
+    let mut seen = 0;
+    for (root, skip) in crate_roots() {
+        for (module, graph) in submodule_graphs(&root, &skip) {
+            seen += 1;
+            if let Some(found) = circle(&graph) {
+                panic!(
+                    "{}: in module `{}`, the submodules {} name each other in a circle",
+                    root.display(),
+                    if module.is_empty() {
+                        "crate".to_owned()
+                    } else {
+                        module.join("::")
+                    },
+                    found.join(" -> ")
+                );
+            }
+        }
+    }
+    assert!(seen > 20, "the check read the modules ({seen} with submodules)");
+}
+
+/// The submodule check reads what it must: groups, `as`, `super::super`, a
+/// test module left out, and a name a module brings in from a submodule.
+#[test]
+fn the_submodule_check_reads_groups_supers_and_brought_names() {
+    assert_eq!(
+        path_tree("a::{b, c::d as e}, x;"),
+        [
+            (vec!["a".to_owned(), "b".to_owned()], "b".to_owned()),
+            (
+                vec!["a".to_owned(), "c".to_owned(), "d".to_owned()],
+                "e".to_owned()
+            )
+        ]
+    );
+    let at = vec!["app".to_owned(), "auth".to_owned()];
+    let named: Vec<Vec<String>> = named_paths(
+        "use super::{service::S, tokens::T};\nlet r = super::super::store::x();\n",
+        &at,
+    )
+    .into_iter()
+    .map(|(p, _)| p)
+    .collect();
+    for expected in [
+        vec!["app", "service", "S"],
+        vec!["app", "tokens", "T"],
+        vec!["store", "x"],
+    ] {
+        let expected: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
+        assert!(named.contains(&expected), "{expected:?} in {named:?}");
+    }
+    // A circle through a name `mod.rs` brings in: a uses S (from b), b uses a.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("m")).unwrap();
+    std::fs::write(dir.path().join("lib.rs"), "mod m;\n").unwrap();
+    std::fs::write(dir.path().join("m/mod.rs"), "mod a;\nmod b;\npub use b::S;\n").unwrap();
+    std::fs::write(dir.path().join("m/a.rs"), "use super::S;\n").unwrap();
+    std::fs::write(dir.path().join("m/b.rs"), "pub struct S;\n").unwrap();
+    let graphs = submodule_graphs(dir.path(), &[]);
+    assert_eq!(circle(&graphs[&vec!["m".to_owned()]]), None);
+    std::fs::write(
+        dir.path().join("m/b.rs"),
+        "pub struct S;\nfn f() { super::a::g() }\n#[cfg(test)]\nmod tests { use super::super::a; }\n",
+    )
+    .unwrap();
+    let graphs = submodule_graphs(dir.path(), &[]);
+    assert_eq!(circle(&graphs[&vec!["m".to_owned()]]).unwrap(), ["a", "b", "a"]);
+    // Only the test module names a: no circle.
+    std::fs::write(
+        dir.path().join("m/b.rs"),
+        "pub struct S;\n#[cfg(test)]\nmod tests { use super::super::a; }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        circle(&submodule_graphs(dir.path(), &[])[&vec!["m".to_owned()]]),
+        None
+    );
+}

@@ -2,9 +2,9 @@
 //! [`AdminCall`] (only [`LadderService::admin`] makes one) or, for the host's
 //! readings, a [`HostCall`].
 
-use super::auth::{AdminCall, HostCall, new_token, token_hash};
 use super::error::ServiceError;
 use super::service::{LadderService, valid_name};
+use super::tokens::{AdminCall, HostCall, new_token, token_hash};
 use super::views::{
     BotAsk, BotView, Collection, CompetitionAsk, CompetitionSummary, NewWorker, Voided, WorkerAudit,
 };

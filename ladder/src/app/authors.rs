@@ -1,9 +1,9 @@
 //! Authors' calls: an upload received, checked off the executor and stored as
 //! new versions; an author's own bots, and their status.
 
-use super::auth::{new_token, token_hash};
 use super::error::ServiceError;
 use super::service::{LadderService, valid_name};
+use super::tokens::{new_token, token_hash};
 use super::views::{BotLog, BotView, PrepLeased, PrepReport, PrepVerdict, Submitted};
 use crate::store::{AuthorRow, BotId, BotRow, BotStatus, PrepResult, StatusBy, WorkerRow};
 use crate::submission::{Submission, Tree};
@@ -34,7 +34,7 @@ impl LadderService {
     /// Adds an author and makes their token.
     pub async fn add_author(
         &self,
-        _: &super::auth::AdminCall,
+        _: &super::tokens::AdminCall,
         name: &str,
         max_bots: u32,
     ) -> Result<(AuthorRow, String), ServiceError> {
@@ -285,11 +285,11 @@ impl LadderService {
     /// author their own bots' seats, a worker none.
     pub async fn game_logs(
         &self,
-        caller: &super::auth::Caller,
+        caller: &super::tokens::Caller,
         game: crate::store::GameId,
     ) -> Result<Vec<super::logs::SeatLogView>, ServiceError> {
-        use super::auth::Caller;
         use super::logs::{LogReader, readable_logs};
+        use super::tokens::Caller;
         let reader = match caller {
             Caller::Admin => LogReader::Host,
             Caller::Author(a) => LogReader::Author(a.id),

@@ -28,17 +28,18 @@ pub mod seasons;
 mod service;
 pub mod tally;
 pub mod throttle;
+mod tokens;
 pub mod upkeep;
 pub mod views;
 
-pub use auth::{
-    AdminCall, Caller, HostCall, OpenedSession, TOKEN_CACHE, constant_time_eq, host_session_key, new_token,
-    token_hash,
-};
 pub use authors::{ChallengeOpened, ChallengeView, PREP_TEXT_KEPT, UPLOAD_QUEUE_WAIT, UPLOAD_TIME};
 pub use error::ServiceError;
 pub use scheduler::{BACKLOG_EVERY, BACKLOG_MIN, Scheduler};
 pub use service::{CALLS_PER_CONNECTION, LadderService, SeasonEntry};
+pub use tokens::{
+    AdminCall, Caller, HostCall, OpenedSession, TOKEN_CACHE, constant_time_eq, host_session_key, new_token,
+    token_hash,
+};
 pub use views::*;
 
 use referee::TimeControl;
