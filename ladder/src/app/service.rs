@@ -100,6 +100,26 @@ pub(super) fn valid_name(what: &str, name: &str) -> Result<(), ServiceError> {
     Ok(())
 }
 
+/// A report whose records replayed as its group and lease say: what the store
+/// records of it.
+struct CheckedReport {
+    group_id: GroupId,
+    lease: String,
+    games: Vec<crate::store::NewGame>,
+    starts: Vec<SeatStart>,
+}
+
+impl CheckedReport {
+    fn as_lease_report(&self) -> crate::store::LeaseReport<'_> {
+        crate::store::LeaseReport {
+            group_id: self.group_id,
+            token: &self.lease,
+            games: &self.games,
+            starts: &self.starts,
+        }
+    }
+}
+
 impl LadderService {
     /// How many groups of a lease of `want` may be challenge groups leased
     /// ahead of the ladder's: the host's share of every group asked for, its
@@ -616,6 +636,35 @@ impl LadderService {
             )));
         }
         let _call = self.admission.enter_now();
+        let checked = self.check_reports(worker, reports).await?;
+        let passed: Vec<crate::store::LeaseReport<'_>> = checked
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .map(CheckedReport::as_lease_report)
+            .collect();
+        let (stored, suspended) = self
+            .store
+            .complete_leases(&passed, Some(worker.id), i64::from(self.cfg.suspend_after))
+            .await?;
+        let out = Self::report_outcomes(&checked, stored);
+        self.count_reports(worker, &checked, &out);
+        for bot in &suspended {
+            tracing::warn!(bot = %bot.name, "bot suspended: it broke (could not start, crashed or broke the protocol) in {} reported games in a row", self.cfg.suspend_after);
+        }
+        if !suspended.is_empty() {
+            self.scheduler.forget().await;
+        }
+        Ok(out)
+    }
+
+    /// Each report replayed against its group and lease (on the blocking pool,
+    /// no more batches at once than there are cores): what the store would
+    /// record of it, or why not.
+    async fn check_reports(
+        &self,
+        worker: &WorkerRow,
+        reports: Vec<GroupReport>,
+    ) -> Result<Vec<Result<CheckedReport, ServiceError>>, ServiceError> {
         let ids: Vec<GroupId> = reports.iter().map(|r| r.group_id).collect();
         let groups: HashMap<GroupId, crate::store::GroupRow> = self
             .store
@@ -630,14 +679,13 @@ impl LadderService {
         let bot_ids: Vec<BotId> = groups.values().flat_map(|g| g.bots.iter().copied()).collect();
         let catalog = self.catalog(&comp_ids, &bot_ids).await?;
         let log_cap = self.cfg.uploads.author_log_bytes as usize;
-        // Replaying is CPU work: on the blocking pool, not an executor thread, and
-        // no more batches at once than there are cores.
+        // Replaying is CPU work: on the blocking pool, not an executor thread.
         let _permit = self
             .replays
             .acquire()
             .await
             .map_err(|_| ServiceError::Unavailable("the server is stopping".into()))?;
-        let checked = tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             reports
                 .into_iter()
                 .map(|r| {
@@ -649,7 +697,12 @@ impl LadderService {
                     // seed by now, and replay is the server's dearest work.
                     if group.status == crate::store::GroupStatus::Done {
                         // Stored already: the store answers `already_recorded`.
-                        return Ok((group.id, r.lease, Vec::new(), Vec::new()));
+                        return Ok(CheckedReport {
+                            group_id: group.id,
+                            lease: r.lease,
+                            games: Vec::new(),
+                            starts: Vec::new(),
+                        });
                     }
                     if let Some((token, by)) = holders.get(&group.id)
                         && (*token != crate::store::token_hash(&r.lease) || *by != holder)
@@ -664,45 +717,51 @@ impl LadderService {
                     })?;
                     let (games, starts) = Self::verify(c, group, &catalog.bots, &r.records, &r.logs, log_cap)
                         .map_err(|e| e.about(format_args!("group {}", group.id)))?;
-                    Ok((group.id, r.lease, games, starts))
+                    Ok(CheckedReport {
+                        group_id: group.id,
+                        lease: r.lease,
+                        games,
+                        starts,
+                    })
                 })
-                .collect::<Vec<Result<_, ServiceError>>>()
+                .collect()
         })
         .await
-        .map_err(|e| ServiceError::Internal(format!("the replay failed: {e}")))?;
-        drop(_permit);
-        let passed: Vec<crate::store::LeaseReport<'_>> = checked
-            .iter()
-            .filter_map(|r| r.as_ref().ok())
-            .map(|(group_id, lease, games, starts)| crate::store::LeaseReport {
-                group_id: *group_id,
-                token: lease,
-                games,
-                starts,
-            })
-            .collect();
-        let (stored, suspended) = self
-            .store
-            .complete_leases(&passed, Some(worker.id), i64::from(self.cfg.suspend_after))
-            .await?;
+        .map_err(|e| ServiceError::Internal(format!("the replay failed: {e}")))
+    }
+
+    /// Each report's answer: its refusal, or what the store made of the ones
+    /// that passed (`stored`, in their order).
+    fn report_outcomes(
+        checked: &[Result<CheckedReport, ServiceError>],
+        stored: Vec<Result<Completion, crate::store::StoreError>>,
+    ) -> Vec<Result<Completion, ServiceError>> {
         let mut stored = stored.into_iter();
-        let mut out = Vec::with_capacity(checked.len());
-        for r in &checked {
-            out.push(match r {
-                Err(e) => {
-                    tracing::warn!(worker = %worker.name, "report refused: {e}");
-                    Err(e.clone())
-                }
-                Ok((group_id, ..)) => match stored.next() {
+        checked
+            .iter()
+            .map(|r| match r {
+                Err(e) => Err(e.clone()),
+                Ok(report) => match stored.next() {
                     Some(Ok(Completion::LeaseLost)) => Err(ServiceError::FailedPrecondition(format!(
-                        "the lease on group {group_id} expired and the group went to another worker"
+                        "the lease on group {} expired and the group went to another worker",
+                        report.group_id
                     ))),
                     Some(Ok(done)) => Ok(done),
                     Some(Err(e)) => Err(e.into()),
                     None => Err(ServiceError::Internal("no outcome for a report".into())),
                 },
-            });
-        }
+            })
+            .collect()
+    }
+
+    /// The metrics and the log of a batch of reports: groups and games
+    /// recorded, refusals by reason.
+    fn count_reports(
+        &self,
+        worker: &WorkerRow,
+        checked: &[Result<CheckedReport, ServiceError>],
+        out: &[Result<Completion, ServiceError>],
+    ) {
         let recorded = out
             .iter()
             .filter(|r| matches!(r, Ok(Completion::Recorded)))
@@ -710,13 +769,14 @@ impl LadderService {
         self.metrics.groups_recorded.inc_by(recorded as u64);
         let games: usize = checked
             .iter()
-            .zip(&out)
+            .zip(out)
             .filter(|(_, o)| matches!(o, Ok(Completion::Recorded)))
             .filter_map(|(c, _)| c.as_ref().ok())
-            .map(|(_, _, games, _)| games.len())
+            .map(|c| c.games.len())
             .sum();
         self.metrics.games_recorded.inc_by(games as u64);
         for refused in out.iter().filter_map(|r| r.as_ref().err()) {
+            tracing::warn!(worker = %worker.name, "report refused: {refused}");
             let reason = match refused {
                 ServiceError::InvalidArgument(_) => "invalid",
                 ServiceError::FailedPrecondition(_) => "lease_lost",
@@ -727,13 +787,6 @@ impl LadderService {
             crate::metrics::ServerMetrics::count(&self.metrics.reports_refused, reason, 1);
         }
         tracing::info!(worker = %worker.name, groups = recorded, "groups recorded");
-        for bot in &suspended {
-            tracing::warn!(bot = %bot.name, "bot suspended: it broke (could not start, crashed or broke the protocol) in {} reported games in a row", self.cfg.suspend_after);
-        }
-        if !suspended.is_empty() {
-            self.scheduler.forget().await;
-        }
-        Ok(out)
     }
 
     /// How a group's games are dealt: the competition's way, or independent seeds
