@@ -214,63 +214,23 @@ pub fn run_match(
     cfg: MatchConfig,
     mut progress: impl FnMut(&MatchSummary, &GameRecord) -> ControlFlow<()>,
 ) -> Result<MatchSummary, MatchError> {
-    let n = cfg.entrants.len();
-    for position in cfg
-        .positions
-        .iter()
-        .map(Some)
-        .chain(cfg.positions.is_empty().then_some(None))
-    {
-        crate::game::create_game(
-            &GameSetup {
-                game: cfg.game.clone(),
-                options: cfg.options.clone(),
-                seed: cfg.seed,
-                position: position.cloned(),
-                pairing: None,
-            },
-            n,
-        )?;
-    }
-    if let Some(dir) = &cfg.log_dir {
-        std::fs::create_dir_all(dir).map_err(|e| MatchError::Io {
-            path: dir.clone(),
-            source: e,
-        })?;
-    }
-    // A game's place in the match: game k is (group k / n, rotation k % n) when
-    // mirrored, (group k, rotation k % n) with its own seed.
-    let total = if cfg.independent_seeds {
-        cfg.games.max(1)
-    } else {
-        cfg.games.div_ceil(n as u64).max(1) * n as u64
-    };
-    let place = |k: u64| Pairing {
-        group: if cfg.independent_seeds { k } else { k / n as u64 },
-        rotation: (k % n as u64) as usize,
-    };
-    let index = |p: Pairing| {
-        if cfg.independent_seeds {
-            (p.rotation as u64 == p.group % n as u64).then_some(p.group)
-        } else {
-            Some(p.group * n as u64 + p.rotation as u64)
-        }
-    };
+    check_setups(&cfg)?;
+    let plan = MatchPlan::of(&cfg);
     let mut summary = MatchSummary {
-        entrants: (0..n)
+        entrants: (0..plan.entrants)
             .map(|e| EntrantStats {
                 name: cfg.names.get(e).cloned().unwrap_or_default(),
                 ..EntrantStats::default()
             })
             .collect(),
-        planned: total,
+        planned: plan.total,
         ..MatchSummary::default()
     };
     let start = std::time::Instant::now();
     let mut done_before = std::collections::HashSet::new();
     for rec in &cfg.played_before {
-        if let Some(k) = rec.pairing.and_then(index)
-            && k < total
+        if let Some(k) = rec.pairing.and_then(|p| plan.index(p))
+            && k < plan.total
             && done_before.insert(k)
         {
             summary.add(rec);
@@ -278,38 +238,10 @@ pub fn run_match(
     }
     let skipped = summary.games;
     // The jobs still to play, in order.
-    let todo: Vec<u64> = (0..total).filter(|k| !done_before.contains(k)).collect();
+    let todo: Vec<u64> = (0..plan.total).filter(|k| !done_before.contains(k)).collect();
     let job = |i: u64| -> Option<GameJob<()>> {
         let &k = todo.get(usize::try_from(i).ok()?)?;
-        if cfg.stop.load(Ordering::Relaxed) {
-            return None;
-        }
-        let pairing = place(k);
-        let order: Vec<SeatSetup> = crate::seating::match_order(n, pairing.group)
-            .into_iter()
-            .map(|e| cfg.entrants[e].clone())
-            .collect();
-        Some(GameJob {
-            setup: GameSetup {
-                game: cfg.game.clone(),
-                options: cfg.options.clone(),
-                seed: engine::group_seed(cfg.seed, pairing.group),
-                position: (!cfg.positions.is_empty())
-                    .then(|| cfg.positions[(pairing.group % cfg.positions.len() as u64) as usize].clone()),
-                pairing: Some(pairing),
-            },
-            logs: LogPlace {
-                dir: cfg.log_dir.clone(),
-                tag: format!("g{}r{}-", pairing.group, pairing.rotation),
-                names: crate::seating::seated(&order, pairing.rotation)
-                    .iter()
-                    .map(|s| s.spec.short_name())
-                    .collect(),
-                author_tail: 0,
-            },
-            seats: crate::seating::seated(&order, pairing.rotation),
-            tag: (),
-        })
+        (!cfg.stop.load(Ordering::Relaxed)).then(|| game_job(&cfg, plan.place(k)))
     };
     let mut failure = None;
     let options = RunOptions {
@@ -348,9 +280,107 @@ pub fn run_match(
         return Err(e);
     }
     summary.seconds = start.elapsed().as_secs_f64();
-    summary.interrupted = summary.games < total;
+    summary.interrupted = summary.games < plan.total;
     summary.resumed = skipped;
     Ok(summary)
+}
+
+/// That every game of the match can be set up (each given position, or the
+/// game's start), and its logs' folder made, before any bot starts.
+fn check_setups(cfg: &MatchConfig) -> Result<(), MatchError> {
+    let positions = cfg.positions.iter().map(Some);
+    for position in positions.chain(cfg.positions.is_empty().then_some(None)) {
+        crate::game::create_game(
+            &GameSetup {
+                game: cfg.game.clone(),
+                options: cfg.options.clone(),
+                seed: cfg.seed,
+                position: position.cloned(),
+                pairing: None,
+            },
+            cfg.entrants.len(),
+        )?;
+    }
+    if let Some(dir) = &cfg.log_dir {
+        std::fs::create_dir_all(dir).map_err(|e| MatchError::Io {
+            path: dir.clone(),
+            source: e,
+        })?;
+    }
+    Ok(())
+}
+
+/// A match's games and their places: game k is (group k / n, rotation k % n)
+/// when mirrored, (group k, rotation k % n) with its own seed.
+#[derive(Clone, Copy)]
+struct MatchPlan {
+    entrants: usize,
+    independent_seeds: bool,
+    /// Games planned: mirrored matches play whole groups.
+    total: u64,
+}
+
+impl MatchPlan {
+    fn of(cfg: &MatchConfig) -> MatchPlan {
+        let n = cfg.entrants.len() as u64;
+        MatchPlan {
+            entrants: cfg.entrants.len(),
+            independent_seeds: cfg.independent_seeds,
+            total: if cfg.independent_seeds {
+                cfg.games.max(1)
+            } else {
+                cfg.games.div_ceil(n).max(1) * n
+            },
+        }
+    }
+
+    /// Game `k`'s place.
+    fn place(self, k: u64) -> Pairing {
+        let n = self.entrants as u64;
+        Pairing {
+            group: if self.independent_seeds { k } else { k / n },
+            rotation: (k % n) as usize,
+        }
+    }
+
+    /// The game at place `p`, if it is one of this match's (a record of
+    /// another plan has places this one never gives).
+    fn index(self, p: Pairing) -> Option<u64> {
+        let n = self.entrants as u64;
+        if self.independent_seeds {
+            (p.rotation as u64 == p.group % n).then_some(p.group)
+        } else {
+            Some(p.group * n + p.rotation as u64)
+        }
+    }
+}
+
+/// The game at `pairing`: its seed from the group's, the entrants seated in the
+/// group's order and rotated, its logs' names.
+fn game_job(cfg: &MatchConfig, pairing: Pairing) -> GameJob<()> {
+    let order: Vec<SeatSetup> = crate::seating::match_order(cfg.entrants.len(), pairing.group)
+        .into_iter()
+        .map(|e| cfg.entrants[e].clone())
+        .collect();
+    let seats = crate::seating::seated(&order, pairing.rotation);
+    GameJob {
+        setup: GameSetup {
+            game: cfg.game.clone(),
+            options: cfg.options.clone(),
+            seed: engine::group_seed(cfg.seed, pairing.group),
+            position: (!cfg.positions.is_empty())
+                .then(|| cfg.positions[(pairing.group % cfg.positions.len() as u64) as usize].clone()),
+            pairing: Some(pairing),
+        },
+        logs: LogPlace {
+            dir: cfg.log_dir.clone(),
+            tag: format!("g{}r{}-", pairing.group, pairing.rotation),
+            names: seats.iter().map(|s| s.spec.short_name()).collect(),
+            author_tail: 0,
+        },
+        seats,
+        tag: (),
+    }
 }
 
 /// Why a match could not be played to its end.
