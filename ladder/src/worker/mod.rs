@@ -165,25 +165,7 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> Resul
             source: e,
         })?;
     }
-    // Uploaded bots' folders: the host's cache, or one of this run's own.
-    let (cache_dir, _temporary) = match &cfg.uploads.cache_dir {
-        Some(dir) => (dir.clone(), None),
-        None => {
-            let t = tempfile::Builder::new()
-                .prefix("astragal-artifacts-")
-                .tempdir()
-                .map_err(|e| WorkerError::Io {
-                    path: std::env::temp_dir(),
-                    source: e,
-                })?;
-            (t.path().join("cache"), Some(t))
-        }
-    };
-    let cache =
-        artifacts::ArtifactCache::open(&cache_dir, cfg.uploads.cache_bytes).map_err(|e| WorkerError::Io {
-            path: cache_dir.clone(),
-            source: e,
-        })?;
+    let (cache, _temporary) = open_cache(&cfg)?;
     let cfg = Arc::new(cfg);
     let reported = Arc::new(AtomicU64::new(0));
     let claimed = Arc::new(AtomicU64::new(0));
@@ -210,44 +192,7 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> Resul
             }
         })
     });
-    // Asked to stop: no task leases again; the games in hand go on for
-    // `stop_within` to be played and reported, then what is still held is
-    // given back (a task that fails gives back what it held too).
-    let mut finished = Ok(());
-    let mut stop_by: Option<tokio::time::Instant> = None;
-    tokio::pin!(shutdown);
-    loop {
-        let out_of_time = async {
-            match stop_by {
-                Some(t) => tokio::time::sleep_until(t).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            joined = tasks.join_next() => match joined {
-                None => break,
-                Some(Ok(Ok(()))) => {}
-                Some(Ok(Err(e))) => {
-                    finished = Err(e);
-                    break;
-                }
-                Some(Err(e)) => {
-                    finished = Err(WorkerError::Task(e.to_string()));
-                    break;
-                }
-            },
-            () = &mut shutdown, if stop_by.is_none() => {
-                holdings.stop();
-                tracing::info!(
-                    groups = holdings.groups_held(),
-                    "stopping: no more leases; the games in hand have {:?} to finish",
-                    cfg.stop_within
-                );
-                stop_by = Some(tokio::time::Instant::now() + cfg.stop_within);
-            }
-            () = out_of_time => break,
-        }
-    }
+    let finished = supervise(&mut tasks, shutdown, &holdings, cfg.stop_within).await;
     holdings.stop();
     tasks.abort_all();
     let given = holdings.give_back(&cfg).await;
@@ -264,6 +209,71 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> Resul
     }
     finished?;
     Ok(reported.load(Ordering::Relaxed))
+}
+
+/// The cache of uploaded bots' folders: the host's (`--cache-dir`), or one of
+/// this run's own, removed with the temporary folder it returns.
+fn open_cache(
+    cfg: &WorkerConfig,
+) -> Result<(Arc<artifacts::ArtifactCache>, Option<tempfile::TempDir>), WorkerError> {
+    let (cache_dir, temporary) = match &cfg.uploads.cache_dir {
+        Some(dir) => (dir.clone(), None),
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix("astragal-artifacts-")
+                .tempdir()
+                .map_err(|e| WorkerError::Io {
+                    path: std::env::temp_dir(),
+                    source: e,
+                })?;
+            (t.path().join("cache"), Some(t))
+        }
+    };
+    let cache =
+        artifacts::ArtifactCache::open(&cache_dir, cfg.uploads.cache_bytes).map_err(|e| WorkerError::Io {
+            path: cache_dir.clone(),
+            source: e,
+        })?;
+    Ok((cache, temporary))
+}
+
+/// Waits for the tasks to end, one to fail, or `shutdown`. Asked to stop, no
+/// task leases again; the games in hand go on for `stop_within` to be played
+/// and reported (what is still held is then given back by the caller, as it
+/// is when a task fails).
+async fn supervise(
+    tasks: &mut tokio::task::JoinSet<Result<(), WorkerError>>,
+    shutdown: impl Future<Output = ()>,
+    holdings: &Holdings,
+    stop_within: Duration,
+) -> Result<(), WorkerError> {
+    let mut stop_by: Option<tokio::time::Instant> = None;
+    tokio::pin!(shutdown);
+    loop {
+        let out_of_time = async {
+            match stop_by {
+                Some(t) => tokio::time::sleep_until(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            joined = tasks.join_next() => match joined {
+                None => return Ok(()),
+                Some(Ok(Ok(()))) => {}
+                Some(Ok(Err(e))) => return Err(e),
+                Some(Err(e)) => return Err(WorkerError::Task(e.to_string())),
+            },
+            () = &mut shutdown, if stop_by.is_none() => {
+                holdings.stop();
+                tracing::info!(
+                    groups = holdings.groups_held(),
+                    "stopping: no more leases; the games in hand have {stop_within:?} to finish"
+                );
+                stop_by = Some(tokio::time::Instant::now() + stop_within);
+            }
+            () = out_of_time => return Ok(()),
+        }
+    }
 }
 
 /// Takes up to `batch` from what is left of `max` (all tasks together); 0 when

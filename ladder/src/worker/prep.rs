@@ -32,6 +32,26 @@ struct Outcome {
     report: String,
 }
 
+impl Outcome {
+    /// The build's fault, said in its log: nothing to check.
+    fn build_failed(build_log: String) -> Outcome {
+        Outcome {
+            outcome: PrepOutcome::BuildFailed,
+            build_log,
+            artifact: String::new(),
+            report: String::new(),
+        }
+    }
+}
+
+/// What building a job's source came to.
+enum Build {
+    /// Built and sent: the artifact's hash, and the build's log.
+    Sent { artifact: String, log: String },
+    /// The build's fault (it failed, or the server refused what it made): its log.
+    Failed(String),
+}
+
 /// Asks for a version to build and check and does it. Whether there was one.
 ///
 /// # Errors
@@ -122,67 +142,12 @@ async fn prepare(
     cache: &Arc<ArtifactCache>,
     job: &LeasePrepReply,
 ) -> Result<Outcome, WorkerError> {
-    let mut build_log = String::new();
-    let artifact = if job.build.is_empty() {
-        job.source_sha256.clone()
+    let (artifact, build_log) = if job.build.is_empty() {
+        (job.source_sha256.clone(), String::new())
     } else {
-        let source = fetch(client, &job.source_sha256).await?;
-        let (sandbox, command) = (cfg.sandbox.clone(), job.build.clone());
-        let limit = Duration::from_secs(u64::from(job.build_seconds.max(1)));
-        let sha = job.source_sha256.clone();
-        let built = tokio::task::spawn_blocking(move || build(&sha, &source, &command, &sandbox, limit))
-            .await
-            .map_err(|e| WorkerError::Task(e.to_string()))??;
-        match built {
-            Built::Failed(log) => {
-                return Ok(Outcome {
-                    outcome: PrepOutcome::BuildFailed,
-                    build_log: log,
-                    artifact: String::new(),
-                    report: String::new(),
-                });
-            }
-            Built::Folder { log, bytes } => {
-                build_log = log;
-                let local = sha256_hex(&bytes);
-                let chunks: Vec<UploadChunk> = bytes
-                    .chunks(1 << 20)
-                    .map(|c| UploadChunk { data: c.to_vec() })
-                    .collect();
-                let sent = client.upload_artifact(tokio_stream::iter(chunks)).await;
-                let info = match sent {
-                    Ok(info) => info.into_inner(),
-                    // The server refused the built folder (a link out of it,
-                    // too large): the build's fault, said in its log.
-                    Err(s) if s.code() == tonic::Code::InvalidArgument => {
-                        build_log.push_str(&format!(
-                            "\nthe ladder refused the built folder: {}\n",
-                            s.message()
-                        ));
-                        return Ok(Outcome {
-                            outcome: PrepOutcome::BuildFailed,
-                            build_log,
-                            artifact: String::new(),
-                            report: String::new(),
-                        });
-                    }
-                    Err(s) => {
-                        return Err(WorkerError::Artifact(format!(
-                            "sending the built folder: {}",
-                            s.message()
-                        )));
-                    }
-                };
-                if info.sha256 == local {
-                    // The server keeps the same canonical bytes: no need to fetch them back.
-                    let this = cache.clone();
-                    let sha = local.clone();
-                    tokio::task::spawn_blocking(move || this.insert(&sha, &bytes).map(drop))
-                        .await
-                        .map_err(|e| WorkerError::Task(e.to_string()))??;
-                }
-                info.sha256
-            }
+        match build_and_send(client, cfg, cache, job).await? {
+            Build::Sent { artifact, log } => (artifact, log),
+            Build::Failed(log) => return Ok(Outcome::build_failed(log)),
         }
     };
     // A remote bot is checked where its author serves it; its upload is only its
@@ -193,29 +158,7 @@ async fn prepare(
     } else {
         Some(cache.folder(client, &artifact).await?)
     };
-    let seat = match &folder {
-        // Served where its author says: a stranger's address, dialled only if
-        // public (or in --remote-allow), its failures told as "could not connect".
-        None => SeatSetup {
-            shown_as: Some(job.bot.clone()),
-            env: (!job.secret.is_empty())
-                .then(|| (referee::session::BOT_SECRET_ENV.to_owned(), job.secret.clone()))
-                .into_iter()
-                .collect(),
-            dial: referee::dial::Dial::PublicOnly,
-            ..SeatSetup::new(BotSpec::parse(&job.run).map_err(WorkerError::Lease)?)
-        },
-        Some(folder) => SeatSetup {
-            home: Some(Home {
-                dir: folder.dir.clone(),
-                writable: false,
-            }),
-            shown_as: Some(job.bot.clone()),
-            ..SeatSetup::new(BotSpec::Process {
-                command: job.run.clone(),
-            })
-        },
-    };
+    let seat = checked_seat(job, folder.as_ref().map(|f| f.dir.clone()))?;
     let limits = Limits {
         sandbox: cfg.sandbox.clone(),
         tc: referee::TimeControl::MoveTime(CHECK_MOVETIME),
@@ -238,6 +181,86 @@ async fn prepare(
         build_log,
         artifact,
         report: report.text(),
+    })
+}
+
+/// Builds the job's source in the sandbox and sends the built folder to the
+/// server.
+async fn build_and_send(
+    client: &mut Client,
+    cfg: &WorkerConfig,
+    cache: &Arc<ArtifactCache>,
+    job: &LeasePrepReply,
+) -> Result<Build, WorkerError> {
+    let source = fetch(client, &job.source_sha256).await?;
+    let (sandbox, command) = (cfg.sandbox.clone(), job.build.clone());
+    let limit = Duration::from_secs(u64::from(job.build_seconds.max(1)));
+    let sha = job.source_sha256.clone();
+    let built = tokio::task::spawn_blocking(move || build(&sha, &source, &command, &sandbox, limit))
+        .await
+        .map_err(|e| WorkerError::Task(e.to_string()))??;
+    let (mut build_log, bytes) = match built {
+        Built::Failed(log) => return Ok(Build::Failed(log)),
+        Built::Folder { log, bytes } => (log, bytes),
+    };
+    let local = sha256_hex(&bytes);
+    let chunks: Vec<UploadChunk> = bytes
+        .chunks(1 << 20)
+        .map(|c| UploadChunk { data: c.to_vec() })
+        .collect();
+    let info = match client.upload_artifact(tokio_stream::iter(chunks)).await {
+        Ok(info) => info.into_inner(),
+        // The server refused the built folder (a link out of it, too large):
+        // the build's fault, said in its log.
+        Err(s) if s.code() == tonic::Code::InvalidArgument => {
+            build_log.push_str(&format!(
+                "\nthe ladder refused the built folder: {}\n",
+                s.message()
+            ));
+            return Ok(Build::Failed(build_log));
+        }
+        Err(s) => {
+            return Err(WorkerError::Artifact(format!(
+                "sending the built folder: {}",
+                s.message()
+            )));
+        }
+    };
+    if info.sha256 == local {
+        // The server keeps the same canonical bytes: no need to fetch them back.
+        let this = cache.clone();
+        tokio::task::spawn_blocking(move || this.insert(&local, &bytes).map(drop))
+            .await
+            .map_err(|e| WorkerError::Task(e.to_string()))??;
+    }
+    Ok(Build::Sent {
+        artifact: info.sha256,
+        log: build_log,
+    })
+}
+
+/// The seat the check plays: the bot run from its unpacked folder `dir`,
+/// read-only, or (no folder: a remote bot) dialled where its author serves it,
+/// only if public (or in --remote-allow), its failures told as "could not
+/// connect".
+fn checked_seat(job: &LeasePrepReply, dir: Option<std::path::PathBuf>) -> Result<SeatSetup, WorkerError> {
+    Ok(match dir {
+        None => SeatSetup {
+            shown_as: Some(job.bot.clone()),
+            env: (!job.secret.is_empty())
+                .then(|| (referee::session::BOT_SECRET_ENV.to_owned(), job.secret.clone()))
+                .into_iter()
+                .collect(),
+            dial: referee::dial::Dial::PublicOnly,
+            ..SeatSetup::new(BotSpec::parse(&job.run).map_err(WorkerError::Lease)?)
+        },
+        Some(dir) => SeatSetup {
+            home: Some(Home { dir, writable: false }),
+            shown_as: Some(job.bot.clone()),
+            ..SeatSetup::new(BotSpec::Process {
+                command: job.run.clone(),
+            })
+        },
     })
 }
 

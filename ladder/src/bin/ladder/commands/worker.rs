@@ -109,77 +109,11 @@ pub(crate) struct WorkerArgs {
 }
 
 pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
-    let mut sandbox = a.sandbox.sandbox(Level::Isolated).map_err(anyhow::Error::msg)?;
-    sandbox.build_area = a.build_area << 20;
-    if let Some(dir) = &a.python_engine {
-        let dir = engine_folder(dir)?;
-        sandbox
-            .env
-            .push(("PYTHONPATH".to_owned(), dir.to_string_lossy().into_owned()));
-        sandbox.read_only.push(dir);
-    }
-    if sandbox.level == Level::None && !a.allow_unsandboxed {
-        bail!(
-            "a worker runs programs strangers registered: it refuses `--sandbox none` unless you also pass \
-             --allow-unsandboxed (see docs/security.md)"
-        );
-    }
-    // A worker that cannot start bots as asked would charge every bot with its
-    // own failure: it stops here, saying what is missing.
-    match sandbox.check() {
-        Ok(()) => {}
-        Err(e @ referee::sandbox::SandboxError::Unavailable(_)) => {
-            return Err(anyhow::Error::new(e).context(
-                "bots cannot be isolated on this machine; to run them anyway, pass \
-                 `--sandbox none --allow-unsandboxed` (see docs/security.md)",
-            ));
-        }
-        Err(e) => return Err(e.into()),
-    }
+    let mut sandbox = worker_sandbox(&a)?;
     if let Some(dir) = &a.log_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
     }
-    let declared = a.runtimes.is_some();
-    let runtimes = match a.runtimes {
-        None => ladder::worker::detect_runtimes(a.python_engine.is_some()),
-        Some(list) if list == ["none"] => Vec::new(),
-        Some(list) => {
-            let known = ladder::submission::all_runtimes();
-            if let Some(bad) = list.iter().find(|r| !known.contains(r)) {
-                bail!(
-                    "--runtimes: unknown runtime {bad:?}; the ladder knows {}",
-                    known.join(", ")
-                );
-            }
-            list
-        }
-    };
-    // Each runtime is a promise to authors: kept (a tiny program built and run in
-    // the builds' sandbox) before it is offered, so a broken toolchain never
-    // turns authors' versions into build failures.
-    let mut kept = Vec::with_capacity(runtimes.len());
-    for runtime in runtimes {
-        match ladder::worker::promise::check_runtime(&runtime, &sandbox) {
-            Ok(found) => {
-                eprintln!("ladder worker: runtime {runtime}: {found}");
-                kept.push(runtime);
-            }
-            Err(why) if declared && runtime == "python3-engine" && a.python_engine.is_none() => bail!(
-                "--runtimes: python3-engine needs the engine's package: give --python-engine DIR ({why})"
-            ),
-            Err(why) if declared => bail!("--runtimes: {runtime} is not kept on this machine: {why}"),
-            Err(why) => eprintln!("ladder worker: runtime {runtime} not offered: {why}"),
-        }
-    }
-    let runtimes = kept;
-    eprintln!(
-        "ladder worker: uploaded bots of {}",
-        if runtimes.is_empty() {
-            "no runtime".to_owned()
-        } else {
-            runtimes.join(", ")
-        }
-    );
+    let runtimes = kept_runtimes(a.runtimes, a.python_engine.is_some(), &sandbox)?;
     // The worker's own files are masked wherever they lie in a folder a bot is shown.
     sandbox.hide(
         a.log_dir
@@ -234,6 +168,88 @@ pub(crate) fn run(a: WorkerArgs) -> anyhow::Result<ExitCode> {
     // sandbox dies with this process, which does not wait for it.
     rt.shutdown_background();
     Ok(ExitCode::SUCCESS)
+}
+
+/// The sandbox the worker's bots and builds run in, checked to work here.
+fn worker_sandbox(a: &WorkerArgs) -> anyhow::Result<referee::sandbox::Sandbox> {
+    let mut sandbox = a.sandbox.sandbox(Level::Isolated).map_err(anyhow::Error::msg)?;
+    sandbox.build_area = a.build_area << 20;
+    if let Some(dir) = &a.python_engine {
+        let dir = engine_folder(dir)?;
+        sandbox
+            .env
+            .push(("PYTHONPATH".to_owned(), dir.to_string_lossy().into_owned()));
+        sandbox.read_only.push(dir);
+    }
+    if sandbox.level == Level::None && !a.allow_unsandboxed {
+        bail!(
+            "a worker runs programs strangers registered: it refuses `--sandbox none` unless you also pass \
+             --allow-unsandboxed (see docs/security.md)"
+        );
+    }
+    // A worker that cannot start bots as asked would charge every bot with its
+    // own failure: it stops here, saying what is missing.
+    match sandbox.check() {
+        Ok(()) => {}
+        Err(e @ referee::sandbox::SandboxError::Unavailable(_)) => {
+            return Err(anyhow::Error::new(e).context(
+                "bots cannot be isolated on this machine; to run them anyway, pass \
+                 `--sandbox none --allow-unsandboxed` (see docs/security.md)",
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(sandbox)
+}
+
+/// The runtimes this worker offers: those named (`--runtimes`; `none` for
+/// none), or those found here, each kept (a tiny program built and run in the
+/// builds' sandbox) before it is offered, so a broken toolchain never turns
+/// authors' versions into build failures. A named runtime that is not kept
+/// stops the worker.
+fn kept_runtimes(
+    named: Option<Vec<String>>,
+    python_engine: bool,
+    sandbox: &referee::sandbox::Sandbox,
+) -> anyhow::Result<Vec<String>> {
+    let declared = named.is_some();
+    let runtimes = match named {
+        None => ladder::worker::detect_runtimes(python_engine),
+        Some(list) if list == ["none"] => Vec::new(),
+        Some(list) => {
+            let known = ladder::submission::all_runtimes();
+            if let Some(bad) = list.iter().find(|r| !known.contains(r)) {
+                bail!(
+                    "--runtimes: unknown runtime {bad:?}; the ladder knows {}",
+                    known.join(", ")
+                );
+            }
+            list
+        }
+    };
+    let mut kept = Vec::with_capacity(runtimes.len());
+    for runtime in runtimes {
+        match ladder::worker::promise::check_runtime(&runtime, sandbox) {
+            Ok(found) => {
+                eprintln!("ladder worker: runtime {runtime}: {found}");
+                kept.push(runtime);
+            }
+            Err(why) if declared && runtime == "python3-engine" && !python_engine => bail!(
+                "--runtimes: python3-engine needs the engine's package: give --python-engine DIR ({why})"
+            ),
+            Err(why) if declared => bail!("--runtimes: {runtime} is not kept on this machine: {why}"),
+            Err(why) => eprintln!("ladder worker: runtime {runtime} not offered: {why}"),
+        }
+    }
+    eprintln!(
+        "ladder worker: uploaded bots of {}",
+        if kept.is_empty() {
+            "no runtime".to_owned()
+        } else {
+            kept.join(", ")
+        }
+    );
+    Ok(kept)
 }
 
 /// The folder `--python-engine` names, as bots will see it: a real folder
