@@ -206,93 +206,13 @@ impl Store {
             } else {
                 format!("{}-{game}", m.name)
             };
-            let sql = format!(
-                "SELECT {} FROM bots WHERE name = $1 OR name LIKE $2 ESCAPE '\\' ORDER BY version DESC LIMIT 1",
-                Self::BOT_COLUMNS
-            );
-            let newest: Option<BotRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                .bind(&base)
-                .bind(format!("{}@%", like_escaped(&base)))
-                .fetch_optional(&mut *tx)
+            let NextVersion {
+                name,
+                version,
+                previous,
+            } = self
+                .next_version(&mut tx, author, m, game, base, &mut made_here)
                 .await?;
-            // The host's word holds: a bot the host disabled takes no new
-            // version (before, an upload superseded the disabled one and played
-            // about 30 s later), until the host enables it again.
-            if newest.as_ref().is_some_and(|b| b.author_id == Some(author.id)) {
-                let held: Option<(String, String)> = sqlx::query(sql_text!(
-                    "SELECT name, status_reason FROM bots WHERE (name = $1 OR name LIKE $2 ESCAPE '\\')
-                     AND status = ",
-                    BotStatus::Disabled,
-                    " AND status_by = ",
-                    StatusBy::Admin,
-                    " ORDER BY version DESC LIMIT 1"
-                ))
-                .bind(&base)
-                .bind(format!("{}@%", like_escaped(&base)))
-                .fetch_optional(&mut *tx)
-                .await?
-                .map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?)))
-                .transpose()?;
-                if let Some((disabled, reason)) = held {
-                    let why = if reason.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({reason})")
-                    };
-                    return Err(StoreError::Conflict(format!(
-                        "the host disabled {disabled}{why}: no new version of {base:?} is taken until the host \
-                         enables it again"
-                    )));
-                }
-            }
-            let (name, version, previous) = match newest {
-                Some(b) if b.author_id != Some(author.id) => {
-                    return Err(StoreError::Conflict(format!(
-                        "the bot name {base:?} is taken by {}: choose another `name` in astragal.toml",
-                        if b.author_id.is_some() {
-                            "another author"
-                        } else {
-                            "the host"
-                        }
-                    )));
-                }
-                Some(b) if b.game != *game => {
-                    return Err(StoreError::Conflict(format!(
-                        "your bot {base:?} plays {}, not {game}: give this one another name",
-                        b.game
-                    )));
-                }
-                Some(b) => (format!("{base}@{}", b.version + 1), b.version + 1, Some(b.id)),
-                None => {
-                    let owned: i64 =
-                        sqlx::query("SELECT COUNT(*) FROM bots WHERE author_id = $1 AND previous_id IS NULL")
-                            .bind(author.id)
-                            .fetch_one(&mut *tx)
-                            .await?
-                            .try_get(0)?;
-                    if owned >= author.max_bots {
-                        let had = owned - made_here;
-                        return Err(StoreError::Conflict(if m.games.len() > 1 {
-                            format!(
-                                "this upload makes a bot for each of its {} games ({}), and this ladder gives \
-                                 you {} bots, {had} of them made already: list fewer `games` in \
-                                 astragal.toml, or ask the host for more (`ladder admin add-author --max-bots`)",
-                                m.games.len(),
-                                m.games.join(", "),
-                                author.max_bots
-                            )
-                        } else {
-                            format!(
-                                "you have {had} bots, the most this ladder gives you ({}): \
-                                 upload a new version of one of them instead (the same `name`)",
-                                author.max_bots
-                            )
-                        }));
-                    }
-                    made_here += 1;
-                    (base, 1, None)
-                }
-            };
             sqlx::query(
                 sql_text!("INSERT INTO bots (name, game, spec, env, created_ms, version, previous_id, status, status_reason,
                                    status_by, author_id, manifest, source_sha256, runtime)
@@ -329,6 +249,115 @@ impl Store {
             );
         }
         Ok(bots)
+    }
+
+    /// The version an upload makes of `base` for `game`: the next of the
+    /// author's bot of that name, or (counted in `made_here`) a new bot within
+    /// the author's cap. Refused: a name another author or the host holds, the
+    /// same name at another game, a bot the host disabled.
+    async fn next_version(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        author: &AuthorRow,
+        m: &crate::submission::Manifest,
+        game: &str,
+        base: String,
+        made_here: &mut i64,
+    ) -> Result<NextVersion> {
+        let sql = format!(
+            "SELECT {} FROM bots WHERE name = $1 OR name LIKE $2 ESCAPE '\\' ORDER BY version DESC LIMIT 1",
+            Self::BOT_COLUMNS
+        );
+        let newest: Option<BotRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(&base)
+            .bind(format!("{}@%", like_escaped(&base)))
+            .fetch_optional(&mut **tx)
+            .await?;
+        // The host's word holds: a bot the host disabled takes no new version
+        // (before, an upload superseded the disabled one and played about 30 s
+        // later), until the host enables it again.
+        if newest.as_ref().is_some_and(|b| b.author_id == Some(author.id)) {
+            Self::refuse_if_disabled_by_host(tx, &base).await?;
+        }
+        Ok(match newest {
+            Some(b) if b.author_id != Some(author.id) => {
+                return Err(StoreError::Conflict(format!(
+                    "the bot name {base:?} is taken by {}: choose another `name` in astragal.toml",
+                    if b.author_id.is_some() {
+                        "another author"
+                    } else {
+                        "the host"
+                    }
+                )));
+            }
+            Some(b) if b.game != *game => {
+                return Err(StoreError::Conflict(format!(
+                    "your bot {base:?} plays {}, not {game}: give this one another name",
+                    b.game
+                )));
+            }
+            Some(b) => NextVersion {
+                name: format!("{base}@{}", b.version + 1),
+                version: b.version + 1,
+                previous: Some(b.id),
+            },
+            None => {
+                let owned: i64 =
+                    sqlx::query("SELECT COUNT(*) FROM bots WHERE author_id = $1 AND previous_id IS NULL")
+                        .bind(author.id)
+                        .fetch_one(&mut **tx)
+                        .await?
+                        .try_get(0)?;
+                if owned >= author.max_bots {
+                    return Err(StoreError::Conflict(over_cap(
+                        m,
+                        author.max_bots,
+                        owned - *made_here,
+                    )));
+                }
+                *made_here += 1;
+                NextVersion {
+                    name: base,
+                    version: 1,
+                    previous: None,
+                }
+            }
+        })
+    }
+
+    /// Refuses a version of `base` while the host holds its newest disabled.
+    async fn refuse_if_disabled_by_host(
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        base: &str,
+    ) -> Result<()> {
+        let held: Option<(String, String)> = sqlx::query(sql_text!(
+            "SELECT name, status_reason FROM bots WHERE (name = $1 OR name LIKE $2 ESCAPE '\\')
+             AND status = ",
+            BotStatus::Disabled,
+            " AND status_by = ",
+            StatusBy::Admin,
+            " ORDER BY version DESC LIMIT 1"
+        ))
+        .bind(base)
+        .bind(format!("{}@%", like_escaped(base)))
+        .fetch_optional(&mut **tx)
+        .await?
+        .map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?)))
+        .transpose()?;
+        match held {
+            None => Ok(()),
+            Some((disabled, reason)) => {
+                let why = if reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({reason})")
+                };
+                Err(StoreError::Conflict(format!(
+                    "the host disabled {disabled}{why}: no new version of {base:?} is taken until the host \
+                     enables it again"
+                )))
+            }
+        }
     }
 }
 
@@ -441,6 +470,80 @@ pub enum PrepResult {
         build_log: String,
         report: String,
     },
+}
+
+/// The version an upload makes of a bot: its name, number and predecessor.
+struct NextVersion {
+    name: String,
+    version: i64,
+    previous: Option<BotId>,
+}
+
+/// Why an upload that would make a new bot past the author's cap of
+/// `max_bots` (`had` made before it) is refused.
+fn over_cap(m: &crate::submission::Manifest, max_bots: i64, had: i64) -> String {
+    if m.games.len() > 1 {
+        format!(
+            "this upload makes a bot for each of its {} games ({}), and this ladder gives \
+             you {max_bots} bots, {had} of them made already: list fewer `games` in \
+             astragal.toml, or ask the host for more (`ladder admin add-author --max-bots`)",
+            m.games.len(),
+            m.games.join(", "),
+        )
+    } else {
+        format!(
+            "you have {had} bots, the most this ladder gives you ({max_bots}): \
+             upload a new version of one of them instead (the same `name`)"
+        )
+    }
+}
+
+/// What a finished build and check says of a version: its status and why,
+/// what is kept of it, and the artifact it plays.
+struct PrepVerdict<'a> {
+    status: BotStatus,
+    reason: String,
+    build_log: &'a str,
+    report: &'a str,
+    artifact: Option<&'a str>,
+}
+
+impl<'a> PrepVerdict<'a> {
+    /// The verdict of `result`, or (the worker's own trouble: no verdict) its reason.
+    fn of(result: &'a PrepResult) -> std::result::Result<PrepVerdict<'a>, &'a str> {
+        Ok(match result {
+            PrepResult::WorkerTrouble { reason } => return Err(reason),
+            PrepResult::Passed {
+                artifact,
+                build_log,
+                report,
+            } => PrepVerdict {
+                status: BotStatus::Active,
+                reason: String::new(),
+                build_log,
+                report,
+                artifact: Some(artifact),
+            },
+            PrepResult::BuildFailed { build_log } => PrepVerdict {
+                status: BotStatus::BuildFailed,
+                reason: format!("its build failed: {}", first_failing_line(build_log, false)),
+                build_log,
+                report: "",
+                artifact: None,
+            },
+            PrepResult::Rejected {
+                artifact,
+                build_log,
+                report,
+            } => PrepVerdict {
+                status: BotStatus::Rejected,
+                reason: format!("it failed {}", first_failing_line(report, true)),
+                build_log,
+                report,
+                artifact: artifact.as_deref(),
+            },
+        })
+    }
 }
 
 /// A version whose builds and checks this many leases did not finish (a
@@ -681,119 +784,44 @@ impl Store {
         result: &PrepResult,
     ) -> Result<Option<(BotRow, Vec<BotRow>)>> {
         let mut tx = self.write_tx().await?;
-        let sql = format!(
-            "SELECT {} FROM bots WHERE id = $1 AND status = {} AND prep_lease = $2 AND prepared_by = $3
-             AND prep_expires_ms >= $4",
-            Self::BOT_COLUMNS,
-            BotStatus::Building.quoted()
-        );
-        let held: Option<BotRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(bot)
-            .bind(lease)
-            .bind(worker)
-            .bind(self.now_ms())
-            .fetch_optional(&mut *tx)
-            .await?;
-        let Some(held) = held else {
+        let Some(held) = self.prep_held(&mut tx, worker, bot, lease).await? else {
             return Ok(None);
         };
         if let Some(author) = held.author_id {
             self.lock_author(&mut tx, author).await?;
         }
-        if let PrepResult::WorkerTrouble { reason } = result {
-            // Not judged: the lease is given back at once, the try counted.
-            sqlx::query("UPDATE bots SET prep_lease = NULL, prep_expires_ms = NULL WHERE id = $1")
-                .bind(bot)
-                .execute(&mut *tx)
+        let verdict = match PrepVerdict::of(result) {
+            Ok(verdict) => verdict,
+            Err(reason) => {
+                // Not judged: the lease is given back at once, the try counted.
+                sqlx::query("UPDATE bots SET prep_lease = NULL, prep_expires_ms = NULL WHERE id = $1")
+                    .bind(bot)
+                    .execute(&mut *tx)
+                    .await?;
+                self.record_prep_try(
+                    &mut tx,
+                    bot,
+                    Some(worker),
+                    &format!("a worker's own trouble: {reason}"),
+                )
                 .await?;
-            self.record_prep_try(
-                &mut tx,
-                bot,
-                Some(worker),
-                &format!("a worker's own trouble: {reason}"),
-            )
-            .await?;
-            let sql = format!("SELECT {} FROM bots WHERE id = $1", Self::BOT_COLUMNS);
-            let now: BotRow = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                .bind(bot)
-                .fetch_one(&mut *tx)
-                .await?;
-            tx.commit().await?;
-            return Ok(Some((now, Vec::new())));
-        }
-        let (source, build): (String, Option<String>) = {
-            let row = sqlx::query("SELECT source_sha256, manifest FROM bots WHERE id = $1")
-                .bind(bot)
-                .fetch_one(&mut *tx)
-                .await?;
-            let manifest: JsonText<crate::submission::Manifest> = row.try_get(1)?;
-            (row.try_get(0)?, manifest.0.build)
-        };
-        let artifact = match result {
-            PrepResult::Passed { artifact, .. } => Some(artifact),
-            PrepResult::Rejected { artifact, .. } => artifact.as_ref(),
-            PrepResult::BuildFailed { .. } | PrepResult::WorkerTrouble { .. } => None,
-        };
-        if let Some(artifact) = artifact {
-            if build.is_none() && *artifact != source {
-                return Err(StoreError::Conflict(format!(
-                    "{} has no build: it plays its upload ({source}), not {artifact}",
-                    held.name
-                )));
+                let sql = format!("SELECT {} FROM bots WHERE id = $1", Self::BOT_COLUMNS);
+                let now: BotRow = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                    .bind(bot)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                return Ok(Some((now, Vec::new())));
             }
-            let stored: i64 = sqlx::query("SELECT COUNT(*) FROM artifacts WHERE sha256 = $1")
-                .bind(artifact)
-                .fetch_one(&mut *tx)
-                .await?
-                .try_get(0)?;
-            if stored == 0 {
-                return Err(StoreError::Conflict(format!(
-                    "no artifact {artifact} is stored: upload the built folder first (UploadArtifact)"
-                )));
-            }
-        }
-        let (status, reason, build_log, report) = match result {
-            PrepResult::Passed {
-                build_log, report, ..
-            } => (BotStatus::Active, String::new(), build_log, report.as_str()),
-            PrepResult::BuildFailed { build_log } => (
-                BotStatus::BuildFailed,
-                format!("its build failed: {}", first_failing_line(build_log, false)),
-                build_log,
-                "",
-            ),
-            PrepResult::WorkerTrouble { .. } => unreachable!("handled above"),
-            PrepResult::Rejected {
-                build_log, report, ..
-            } => (
-                BotStatus::Rejected,
-                format!("it failed {}", first_failing_line(report, true)),
-                build_log,
-                report.as_str(),
-            ),
         };
-        let base = held.name.split_once('@').map_or(held.name.as_str(), |(b, _)| b);
+        if let Some(artifact) = verdict.artifact {
+            Self::check_prep_artifact(&mut tx, &held, artifact).await?;
+        }
         // A version that passes while the host holds an older one out (disabled
         // after this one was uploaded) is held out too, by the host: the host's
         // word passes to it when it supersedes the older ones.
-        let held_out: Option<String> = if status == BotStatus::Active {
-            sqlx::query(sql_text!(
-                "SELECT status_reason FROM bots WHERE author_id = $1 AND id < $2
-                 AND (name = $3 OR name LIKE $4 ESCAPE '\\') AND status = ",
-                BotStatus::Disabled,
-                " AND status_by = ",
-                StatusBy::Admin,
-                "
-                 ORDER BY id DESC LIMIT 1"
-            ))
-            .bind(held.author_id)
-            .bind(bot)
-            .bind(base)
-            .bind(format!("{}@%", like_escaped(base)))
-            .fetch_optional(&mut *tx)
-            .await?
-            .map(|r| r.try_get::<String, _>(0))
-            .transpose()?
+        let held_out = if verdict.status == BotStatus::Active {
+            Self::held_out_by_host(&mut tx, &held).await?
         } else {
             None
         };
@@ -804,7 +832,7 @@ impl Store {
                 "disabled by the host".to_owned(),
             ),
             Some(why) => (BotStatus::Disabled, StatusBy::Admin, why.clone()),
-            None => (status, StatusBy::Server, reason),
+            None => (verdict.status, StatusBy::Server, verdict.reason),
         };
         sqlx::query(
             "UPDATE bots SET status = $2, status_reason = $3, status_by = $7, artifact_sha256 = $4,
@@ -813,52 +841,144 @@ impl Store {
         .bind(bot)
         .bind(status)
         .bind(&reason)
-        .bind(artifact)
-        .bind(build_log)
-        .bind(report)
+        .bind(verdict.artifact)
+        .bind(verdict.build_log)
+        .bind(verdict.report)
         .bind(by)
         .execute(&mut *tx)
         .await?;
-        let mut superseded = Vec::new();
-        if status == BotStatus::Active || held_out.is_some() {
-            let sql = format!(
-                "SELECT {} FROM bots WHERE author_id = $1 AND id < $2 AND (name = $3 OR name LIKE $4 ESCAPE '\\')
-                 AND status IN ({}, {}, {}, {})",
-                Self::BOT_COLUMNS,
-                BotStatus::Active.quoted(),
-                BotStatus::Disabled.quoted(),
-                BotStatus::Suspended.quoted(),
-                BotStatus::Building.quoted()
-            );
-            let older: Vec<BotRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                .bind(held.author_id)
-                .bind(bot)
-                .bind(base)
-                .bind(format!("{}@%", like_escaped(base)))
-                .fetch_all(&mut *tx)
-                .await?;
-            for old in older {
-                sqlx::query(sql_text!(
-                    "UPDATE bots SET status = ",
-                    BotStatus::Superseded,
-                    ", status_reason = $2, status_by = ",
-                    StatusBy::Server,
-                    " WHERE id = $1"
-                ))
-                .bind(old.id)
-                .bind(format!("replaced by {}", held.name))
-                .execute(&mut *tx)
-                .await?;
-                Self::withdraw_groups_of(&mut tx, old.id).await?;
-                superseded.push(old);
-            }
-        }
+        let superseded = if status == BotStatus::Active || held_out.is_some() {
+            Self::supersede_older(&mut tx, &held).await?
+        } else {
+            Vec::new()
+        };
         tx.commit().await?;
         let bot = self
             .bot(&held.name)
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("bot {:?} vanished", held.name)))?;
         Ok(Some((bot, superseded)))
+    }
+
+    /// Version `bot`, if `worker` still holds its build and check under `lease`.
+    async fn prep_held(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        worker: WorkerId,
+        bot: BotId,
+        lease: &str,
+    ) -> Result<Option<BotRow>> {
+        let sql = format!(
+            "SELECT {} FROM bots WHERE id = $1 AND status = {} AND prep_lease = $2 AND prepared_by = $3
+             AND prep_expires_ms >= $4",
+            Self::BOT_COLUMNS,
+            BotStatus::Building.quoted()
+        );
+        Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(bot)
+            .bind(lease)
+            .bind(worker)
+            .bind(self.now_ms())
+            .fetch_optional(&mut **tx)
+            .await?)
+    }
+
+    /// That `artifact` may be what version `held` plays: stored, and (a version
+    /// without a build) its upload itself.
+    async fn check_prep_artifact(
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        held: &BotRow,
+        artifact: &str,
+    ) -> Result<()> {
+        let row = sqlx::query("SELECT source_sha256, manifest FROM bots WHERE id = $1")
+            .bind(held.id)
+            .fetch_one(&mut **tx)
+            .await?;
+        let source: String = row.try_get(0)?;
+        let manifest: JsonText<crate::submission::Manifest> = row.try_get(1)?;
+        if manifest.0.build.is_none() && artifact != source {
+            return Err(StoreError::Conflict(format!(
+                "{} has no build: it plays its upload ({source}), not {artifact}",
+                held.name
+            )));
+        }
+        let stored: i64 = sqlx::query("SELECT COUNT(*) FROM artifacts WHERE sha256 = $1")
+            .bind(artifact)
+            .fetch_one(&mut **tx)
+            .await?
+            .try_get(0)?;
+        if stored == 0 {
+            return Err(StoreError::Conflict(format!(
+                "no artifact {artifact} is stored: upload the built folder first (UploadArtifact)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The host's reason, if it holds out an older version of `held`'s name
+    /// (disabled by the admin).
+    async fn held_out_by_host(
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        held: &BotRow,
+    ) -> Result<Option<String>> {
+        let base = held.name.split_once('@').map_or(held.name.as_str(), |(b, _)| b);
+        Ok(sqlx::query(sql_text!(
+            "SELECT status_reason FROM bots WHERE author_id = $1 AND id < $2
+             AND (name = $3 OR name LIKE $4 ESCAPE '\\') AND status = ",
+            BotStatus::Disabled,
+            " AND status_by = ",
+            StatusBy::Admin,
+            "
+             ORDER BY id DESC LIMIT 1"
+        ))
+        .bind(held.author_id)
+        .bind(held.id)
+        .bind(base)
+        .bind(format!("{}@%", like_escaped(base)))
+        .fetch_optional(&mut **tx)
+        .await?
+        .map(|r| r.try_get::<String, _>(0))
+        .transpose()?)
+    }
+
+    /// Supersedes the older versions of `held`'s name still in play (or
+    /// building, or held out), withdrawing their unplayed groups; them.
+    async fn supersede_older(
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        held: &BotRow,
+    ) -> Result<Vec<BotRow>> {
+        let base = held.name.split_once('@').map_or(held.name.as_str(), |(b, _)| b);
+        let sql = format!(
+            "SELECT {} FROM bots WHERE author_id = $1 AND id < $2 AND (name = $3 OR name LIKE $4 ESCAPE '\\')
+             AND status IN ({}, {}, {}, {})",
+            Self::BOT_COLUMNS,
+            BotStatus::Active.quoted(),
+            BotStatus::Disabled.quoted(),
+            BotStatus::Suspended.quoted(),
+            BotStatus::Building.quoted()
+        );
+        let older: Vec<BotRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(held.author_id)
+            .bind(held.id)
+            .bind(base)
+            .bind(format!("{}@%", like_escaped(base)))
+            .fetch_all(&mut **tx)
+            .await?;
+        for old in &older {
+            sqlx::query(sql_text!(
+                "UPDATE bots SET status = ",
+                BotStatus::Superseded,
+                ", status_reason = $2, status_by = ",
+                StatusBy::Server,
+                " WHERE id = $1"
+            ))
+            .bind(old.id)
+            .bind(format!("replaced by {}", held.name))
+            .execute(&mut **tx)
+            .await?;
+            Self::withdraw_groups_of(tx, old.id).await?;
+        }
+        Ok(older)
     }
 
     /// Stores an artifact a worker built (checked as an upload is, by the caller).
