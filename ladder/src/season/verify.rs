@@ -64,6 +64,54 @@ pub enum VerifyError {
 /// The first thing that does not hold.
 pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> {
     let (header, games, standings) = read(text)?;
+    let sealed = check_commitment(&header, noted)?;
+    let (n, seats) = (header.finalists.len(), header.seats as usize);
+    let sets = super::sets(n, seats);
+    if sets.is_empty() {
+        return Err(VerifyError::Commitment(format!(
+            "{n} finalists cannot fill {seats}-seat games"
+        )));
+    }
+    let mut seen = GamesSeen::default();
+    let mut games_of: Vec<(FinalsGame, Vec<usize>)> = Vec::with_capacity(games.len());
+    for (line, g) in games {
+        let by_seat = check_game(&header, &sealed, &sets, &mut seen, line, &g)?;
+        games_of.push((g, by_seat));
+    }
+    let per_round = sets.len() as u64 * u64::from(header.plan.groups);
+    let rounds = seen.whole_rounds(per_round)?;
+    let Some(published) = standings else {
+        return Err(VerifyError::Standings("the record has no standings line".into()));
+    };
+    let names: Vec<String> = header.finalists.iter().map(|e| e.name.clone()).collect();
+    check_rounds(&header, &names, &games_of, rounds, per_round)?;
+    let fit = super::final_standings(&names, seats, &games_of).map_err(VerifyError::Standings)?;
+    compare(&fit, &published)?;
+    let dealt = &seen.dealt;
+    Ok(Verified {
+        competition: header.competition,
+        groups: fit.groups,
+        games: fit.games,
+        redeals: dealt.values().filter(|(d, _)| *d > 0).count() as u64,
+        extra_deals: dealt.values().map(|(d, _)| d).sum(),
+        most_deals: dealt.values().map(|(d, _)| d + 1).max().unwrap_or(0),
+        forfeits: seen.forfeits,
+        rounds,
+        winner: fit.rows.first().map(|r| r.name.clone()).unwrap_or_default(),
+    })
+}
+
+/// What a closed record commits to, once checked: the master seed and the
+/// finalists' digest, from which every deal derives.
+struct Sealed {
+    master: MasterSeed,
+    digest: [u8; 32],
+}
+
+/// That the record is of a closed season whose master seed, finalists and
+/// terms make its commitment (and the one `noted`, if given), with finals of a
+/// size the check can afford (a hostile record must not make it run away).
+fn check_commitment(header: &SeasonHeader, noted: Option<&str>) -> Result<Sealed, VerifyError> {
     let Some(master_hex) = header.master_seed.as_deref() else {
         return Err(VerifyError::NotClosed(format!(
             "it is in its {} phase, and the master seed is revealed only at the close",
@@ -74,7 +122,6 @@ pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> 
         return Err(VerifyError::NotClosed(format!("its phase is {}", header.phase)));
     }
     let master = MasterSeed::from_hex(master_hex).map_err(|e| VerifyError::Commitment(e.to_string()))?;
-    // A hostile record must not make the check itself run away.
     if header.finalists.len() > super::MAX_FINALISTS as usize || !(1..=MAX_SEATS).contains(&header.seats) {
         return Err(VerifyError::Commitment(format!(
             "{} finalists of {}-seat games: no finals are so made (at most {} finalists, {MAX_SEATS} seats)",
@@ -113,132 +160,157 @@ pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> 
             noted.trim()
         )));
     }
-    let seats = header.seats as usize;
-    let n = header.finalists.len();
-    let sets = super::sets(n, seats);
-    if sets.is_empty() {
-        return Err(VerifyError::Commitment(format!(
-            "{n} finalists cannot fill {seats}-seat games"
-        )));
-    }
-    let mut seen: BTreeMap<u64, Vec<bool>> = BTreeMap::new();
-    // Each group's one deal and one way of dealing, as its first game says.
-    let mut dealt: BTreeMap<u64, (u64, crate::dealing::Seeding)> = BTreeMap::new();
-    let mut played = Vec::with_capacity(games.len());
-    let mut forfeits = 0;
-    for (line, g) in games {
-        let rec = &g.record;
-        let rotation = rec.pairing.map_or(usize::MAX, |p| p.rotation);
-        let bad = |why: String| VerifyError::Game {
-            line,
-            group: g.group,
-            rotation,
-            why,
-        };
-        let pairing = rec
-            .pairing
-            .ok_or_else(|| bad("the record has no pairing".into()))?;
-        if pairing.group != g.group || rotation >= seats {
-            return Err(bad(format!(
-                "its pairing says group {} rotation {}, not a rotation of group {} of {seats}-seat games",
-                pairing.group, pairing.rotation, g.group
-            )));
-        }
-        if rec.game != header.game || rec.options != header.options || rec.seats.len() != seats {
-            return Err(bad(format!(
-                "it is {} {:?} with {} seats, not the finals' {} {:?} with {seats}",
-                rec.game,
-                rec.options,
-                rec.seats.len(),
-                header.game,
-                header.options
-            )));
-        }
-        let set = super::group_set(&sets, header.plan.groups, g.group);
-        let by_seat = referee::seating::seated(set, rotation);
-        for (s, &i) in by_seat.iter().enumerate() {
-            let want = &header.finalists[i];
-            let got = &rec.seats[s];
-            if got.entrant.as_deref() != Some(want.name.as_str()) || got.artifact != want.artifact_sha256 {
-                return Err(bad(format!(
-                    "seat {s} is {:?} running {:?}, but the schedule seats {} running {:?}",
-                    got.entrant, got.artifact, want.name, want.artifact_sha256
-                )));
-            }
-        }
-        // A group is dealt once for all its games, mirrored unless the terms
-        // deal independently or a finalist in it plays over gRPC.
-        let remote = set.iter().any(|&i| header.finalists[i].remote);
-        let must = if remote {
-            crate::dealing::Seeding::Independent
-        } else {
-            header.seeding
-        };
-        if g.seeding != must {
-            return Err(bad(format!(
-                "it was dealt {}, but this group is dealt {must}",
-                g.seeding
-            )));
-        }
-        let first = *dealt.entry(g.group).or_insert((g.deal, g.seeding));
-        if first != (g.deal, g.seeding) {
-            return Err(bad(format!(
-                "it was dealt deal {} {}, but another game of its group deal {} {}",
-                g.deal, g.seeding, first.0, first.1
-            )));
-        }
-        let group_seed = seal::group_seed(&master, &digest, g.group, g.deal);
-        let seed = g.seeding.game_seed(group_seed, rotation);
-        if rec.seed != seed {
-            return Err(bad(format!(
-                "it was dealt seed {}, but deal {} of the group derives seed {seed}",
-                rec.seed, g.deal
-            )));
-        }
-        referee::replay::replay(rec).map_err(|e| bad(format!("it does not replay: {e}")))?;
-        let rotations = seen.entry(g.group).or_insert_with(|| vec![false; seats]);
-        if std::mem::replace(&mut rotations[rotation], true) {
-            return Err(bad("the record holds this game twice".into()));
-        }
-        if rec.termination == referee::Termination::Forfeit {
-            forfeits += 1;
-        }
-        played.push((g, by_seat));
-    }
-    let per_round = sets.len() as u64 * u64::from(header.plan.groups);
-    let groups = seen.keys().next_back().map_or(0, |last| last + 1);
-    let whole_rounds = groups.div_ceil(per_round.max(1)) * per_round;
-    for group in 0..whole_rounds.max(per_round) {
-        match seen.get(&group) {
-            None => {
-                return Err(VerifyError::Missing(format!(
-                    "group {group} has no game (a round is {per_round} groups)"
-                )));
-            }
-            Some(r) => {
-                if let Some(rot) = r.iter().position(|s| !s) {
+    Ok(Sealed { master, digest })
+}
+
+/// The games checked so far: each group's rotations seen, its one deal and
+/// way of dealing (as its first game says), and the forfeits.
+#[derive(Default)]
+struct GamesSeen {
+    rotations: BTreeMap<u64, Vec<bool>>,
+    dealt: BTreeMap<u64, (u64, crate::dealing::Seeding)>,
+    forfeits: u64,
+}
+
+impl GamesSeen {
+    /// The rounds the games make, once every group of them is whole (every
+    /// rotation of every group up to the last round's end); at least one.
+    fn whole_rounds(&self, per_round: u64) -> Result<u64, VerifyError> {
+        let groups = self.rotations.keys().next_back().map_or(0, |last| last + 1);
+        let whole_rounds = groups.div_ceil(per_round.max(1)) * per_round;
+        for group in 0..whole_rounds.max(per_round) {
+            match self.rotations.get(&group) {
+                None => {
                     return Err(VerifyError::Missing(format!(
-                        "group {group} rotation {rot} is missing"
+                        "group {group} has no game (a round is {per_round} groups)"
                     )));
+                }
+                Some(r) => {
+                    if let Some(rot) = r.iter().position(|s| !s) {
+                        return Err(VerifyError::Missing(format!(
+                            "group {group} rotation {rot} is missing"
+                        )));
+                    }
                 }
             }
         }
+        Ok(whole_rounds.max(per_round) / per_round.max(1))
     }
-    let Some(published) = standings else {
-        return Err(VerifyError::Standings("the record has no standings line".into()));
+}
+
+/// Checks the game on `line`: the finals' game and terms, the finalists the
+/// schedule seats in its group and rotation, its group's one deal and the seed
+/// it derives, its moves (replayed), and that it is there once. The finalists
+/// by seat.
+fn check_game(
+    header: &SeasonHeader,
+    sealed: &Sealed,
+    sets: &[Vec<usize>],
+    seen: &mut GamesSeen,
+    line: usize,
+    g: &FinalsGame,
+) -> Result<Vec<usize>, VerifyError> {
+    let seats = header.seats as usize;
+    let rec = &g.record;
+    let rotation = rec.pairing.map_or(usize::MAX, |p| p.rotation);
+    let bad = |why: String| VerifyError::Game {
+        line,
+        group: g.group,
+        rotation,
+        why,
     };
-    let names: Vec<String> = header.finalists.iter().map(|e| e.name.clone()).collect();
-    let games_of: Vec<(FinalsGame, Vec<usize>)> = played.into_iter().map(|(g, s)| (g.clone(), s)).collect();
-    // As many rounds as the plan's rule gives, no more and no fewer: after each
-    // round, the standings so far say whether the finals stop there.
-    let rounds = whole_rounds.max(per_round) / per_round.max(1);
+    let pairing = rec
+        .pairing
+        .ok_or_else(|| bad("the record has no pairing".into()))?;
+    if pairing.group != g.group || rotation >= seats {
+        return Err(bad(format!(
+            "its pairing says group {} rotation {}, not a rotation of group {} of {seats}-seat games",
+            pairing.group, pairing.rotation, g.group
+        )));
+    }
+    if rec.game != header.game || rec.options != header.options || rec.seats.len() != seats {
+        return Err(bad(format!(
+            "it is {} {:?} with {} seats, not the finals' {} {:?} with {seats}",
+            rec.game,
+            rec.options,
+            rec.seats.len(),
+            header.game,
+            header.options
+        )));
+    }
+    let set = super::group_set(sets, header.plan.groups, g.group);
+    let by_seat = referee::seating::seated(set, rotation);
+    for (s, &i) in by_seat.iter().enumerate() {
+        let want = &header.finalists[i];
+        let got = &rec.seats[s];
+        if got.entrant.as_deref() != Some(want.name.as_str()) || got.artifact != want.artifact_sha256 {
+            return Err(bad(format!(
+                "seat {s} is {:?} running {:?}, but the schedule seats {} running {:?}",
+                got.entrant, got.artifact, want.name, want.artifact_sha256
+            )));
+        }
+    }
+    // A group is dealt once for all its games, mirrored unless the terms
+    // deal independently or a finalist in it plays over gRPC.
+    let remote = set.iter().any(|&i| header.finalists[i].remote);
+    let must = if remote {
+        crate::dealing::Seeding::Independent
+    } else {
+        header.seeding
+    };
+    if g.seeding != must {
+        return Err(bad(format!(
+            "it was dealt {}, but this group is dealt {must}",
+            g.seeding
+        )));
+    }
+    let first = *seen.dealt.entry(g.group).or_insert((g.deal, g.seeding));
+    if first != (g.deal, g.seeding) {
+        return Err(bad(format!(
+            "it was dealt deal {} {}, but another game of its group deal {} {}",
+            g.deal, g.seeding, first.0, first.1
+        )));
+    }
+    let group_seed = seal::group_seed(&sealed.master, &sealed.digest, g.group, g.deal);
+    let seed = g.seeding.game_seed(group_seed, rotation);
+    if rec.seed != seed {
+        return Err(bad(format!(
+            "it was dealt seed {}, but deal {} of the group derives seed {seed}",
+            rec.seed, g.deal
+        )));
+    }
+    referee::replay::replay(rec).map_err(|e| bad(format!("it does not replay: {e}")))?;
+    let rotations = seen
+        .rotations
+        .entry(g.group)
+        .or_insert_with(|| vec![false; seats]);
+    if std::mem::replace(&mut rotations[rotation], true) {
+        return Err(bad("the record holds this game twice".into()));
+    }
+    if rec.termination == referee::Termination::Forfeit {
+        seen.forfeits += 1;
+    }
+    Ok(by_seat)
+}
+
+/// That the record holds as many rounds as the plan's rule gives, no more and
+/// no fewer: after each round, the standings so far say whether the finals
+/// stop there.
+fn check_rounds(
+    header: &SeasonHeader,
+    names: &[String],
+    games_of: &[(FinalsGame, Vec<usize>)],
+    rounds: u64,
+    per_round: u64,
+) -> Result<(), VerifyError> {
+    let (n, seats) = (header.finalists.len(), header.seats as usize);
     for r in 1..=rounds {
         let upto: Vec<(FinalsGame, Vec<usize>)> = games_of
             .iter()
             .filter(|(g, _)| g.group < r * per_round)
             .cloned()
             .collect();
-        let so_far = super::final_standings(&names, seats, &upto).map_err(VerifyError::Standings)?;
+        let so_far = super::final_standings(names, seats, &upto).map_err(VerifyError::Standings)?;
         let stop = super::finals_stop(&header.plan, &so_far, n, seats);
         if stop && r < rounds {
             return Err(VerifyError::Missing(format!(
@@ -251,19 +323,7 @@ pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> 
             )));
         }
     }
-    let fit = super::final_standings(&names, seats, &games_of).map_err(VerifyError::Standings)?;
-    compare(&fit, &published)?;
-    Ok(Verified {
-        competition: header.competition,
-        groups: fit.groups,
-        games: fit.games,
-        redeals: dealt.values().filter(|(d, _)| *d > 0).count() as u64,
-        extra_deals: dealt.values().map(|(d, _)| d).sum(),
-        most_deals: dealt.values().map(|(d, _)| d + 1).max().unwrap_or(0),
-        forfeits,
-        rounds,
-        winner: fit.rows.first().map(|r| r.name.clone()).unwrap_or_default(),
-    })
+    Ok(())
 }
 
 /// The record's lines: the season, its games (with their line numbers), its
