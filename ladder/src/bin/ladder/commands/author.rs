@@ -208,28 +208,7 @@ pub(crate) fn run(a: AuthorArgs) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(said)?
                     .into_inner();
-                if let Some(b) = &r.bot {
-                    say(&describe(b))?;
-                }
-                say(&format!("upload: sha256 {}", r.source_sha256))?;
-                say("--- build log ---")?;
-                say(if r.build_log.is_empty() {
-                    "(no build)"
-                } else {
-                    &r.build_log
-                })?;
-                say("--- check report ---")?;
-                let failed_build = r
-                    .bot
-                    .as_ref()
-                    .is_some_and(|b| b.status == BotStatus::BuildFailed as i32);
-                say(if r.check_report.is_empty() && failed_build {
-                    "(not checked: its build failed, as its log above says)"
-                } else if r.check_report.is_empty() {
-                    "(not checked yet)"
-                } else {
-                    &r.check_report
-                })?;
+                print_bot_log(&r)?;
             }
             AuthorAction::Challenge { bot, opponent, games } => {
                 let c = c
@@ -265,24 +244,7 @@ pub(crate) fn run(a: AuthorArgs) -> anyhow::Result<ExitCode> {
                     .map_err(said)?
                     .into_inner()
                     .challenges;
-                if all.is_empty() {
-                    say("no challenges yet (ladder author challenge BOT OPPONENT)")?;
-                }
-                for ch in all {
-                    let ids: Vec<String> = ch.game_ids.iter().map(i64::to_string).collect();
-                    say(&format!(
-                        "{}: {} v {}, {}/{} games{}{}{}{}",
-                        ch.competition,
-                        ch.bot,
-                        ch.opponent,
-                        ch.played,
-                        ch.games,
-                        if ids.is_empty() { "" } else { ": " },
-                        ids.join(" "),
-                        if ch.withdrawn.is_empty() { "" } else { "; " },
-                        ch.withdrawn
-                    ))?;
-                }
+                print_challenges(&all)?;
             }
             AuthorAction::Game { id, json } => {
                 let r = c
@@ -290,37 +252,7 @@ pub(crate) fn run(a: AuthorArgs) -> anyhow::Result<ExitCode> {
                     .await
                     .map_err(said)?
                     .into_inner();
-                if json {
-                    let seats: Vec<serde_json::Value> = r
-                        .seats
-                        .iter()
-                        .map(|s| {
-                            serde_json::json!({
-                                "seat": s.seat, "bot": s.bot, "stderr": s.stderr,
-                                "stderr_dropped": s.stderr_dropped, "faults": s.faults,
-                                "info": s.info.iter().map(|i| (i.move_index, &i.line)).collect::<Vec<_>>(),
-                            })
-                        })
-                        .collect();
-                    say(&serde_json::json!({ "game": r.game_id, "seats": seats }).to_string())?;
-                } else {
-                    for s in &r.seats {
-                        say(&format!("--- seat {}: {} ---", s.seat, s.bot))?;
-                        for f in &s.faults {
-                            say(&format!("fault: {f}"))?;
-                        }
-                        for i in &s.info {
-                            // Numbered from 1, as the viewer numbers moves.
-                            say(&format!("move {}: info {}", i.move_index + 1, i.line))?;
-                        }
-                        if s.stderr_dropped > 0 {
-                            say(&format!("stderr (the first {} bytes cut):", s.stderr_dropped))?;
-                        } else {
-                            say("stderr:")?;
-                        }
-                        say(&s.stderr)?;
-                    }
-                }
+                print_game_logs(&r, json)?;
             }
             AuthorAction::Enable { name } => {
                 let b = c
@@ -333,6 +265,92 @@ pub(crate) fn run(a: AuthorArgs) -> anyhow::Result<ExitCode> {
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A version's upload, build log and check report, as `ladder author log` shows them.
+fn print_bot_log(r: &proto::ladder::MyBotLogReply) -> anyhow::Result<()> {
+    if let Some(b) = &r.bot {
+        say(&describe(b))?;
+    }
+    say(&format!("upload: sha256 {}", r.source_sha256))?;
+    say("--- build log ---")?;
+    say(if r.build_log.is_empty() {
+        "(no build)"
+    } else {
+        &r.build_log
+    })?;
+    say("--- check report ---")?;
+    let failed_build = r
+        .bot
+        .as_ref()
+        .is_some_and(|b| b.status == BotStatus::BuildFailed as i32);
+    say(if r.check_report.is_empty() && failed_build {
+        "(not checked: its build failed, as its log above says)"
+    } else if r.check_report.is_empty() {
+        "(not checked yet)"
+    } else {
+        &r.check_report
+    })?;
+    Ok(())
+}
+
+/// The author's challenges, a line each, with their games.
+fn print_challenges(all: &[proto::ladder::ChallengeInfo]) -> anyhow::Result<()> {
+    if all.is_empty() {
+        say("no challenges yet (ladder author challenge BOT OPPONENT)")?;
+    }
+    for ch in all {
+        let ids: Vec<String> = ch.game_ids.iter().map(i64::to_string).collect();
+        say(&format!(
+            "{}: {} v {}, {}/{} games{}{}{}{}",
+            ch.competition,
+            ch.bot,
+            ch.opponent,
+            ch.played,
+            ch.games,
+            if ids.is_empty() { "" } else { ": " },
+            ids.join(" "),
+            if ch.withdrawn.is_empty() { "" } else { "; " },
+            ch.withdrawn
+        ))?;
+    }
+    Ok(())
+}
+
+/// A game's logs: each seat's faults, info lines and stderr (or all as JSON).
+fn print_game_logs(r: &proto::ladder::GameLogsReply, json: bool) -> anyhow::Result<()> {
+    if json {
+        let seats: Vec<serde_json::Value> = r
+            .seats
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "seat": s.seat, "bot": s.bot, "stderr": s.stderr,
+                    "stderr_dropped": s.stderr_dropped, "faults": s.faults,
+                    "info": s.info.iter().map(|i| (i.move_index, &i.line)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        say(&serde_json::json!({ "game": r.game_id, "seats": seats }).to_string())?;
+    } else {
+        for s in &r.seats {
+            say(&format!("--- seat {}: {} ---", s.seat, s.bot))?;
+            for f in &s.faults {
+                say(&format!("fault: {f}"))?;
+            }
+            for i in &s.info {
+                // Numbered from 1, as the viewer numbers moves.
+                say(&format!("move {}: info {}", i.move_index + 1, i.line))?;
+            }
+            if s.stderr_dropped > 0 {
+                say(&format!("stderr (the first {} bytes cut):", s.stderr_dropped))?;
+            } else {
+                say("stderr:")?;
+            }
+            say(&s.stderr)?;
+        }
+    }
+    Ok(())
 }
 
 /// One version, as its author reads it.
