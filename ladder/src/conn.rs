@@ -18,7 +18,38 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Sleep};
 
-pub use crate::app::ConnLimits;
+/// How a listener bounds its connections ([`Bounded`] keeps to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnLimits {
+    /// Connections open at once.
+    pub max: usize,
+    /// The first bytes of a connection (a request's head, HTTP/2's preface) come
+    /// within this long.
+    pub first_bytes: Duration,
+    /// Then it sends something at least this often.
+    pub idle: Duration,
+    /// And it is closed when this old (`None`: never).
+    pub lifetime: Option<Duration>,
+}
+
+impl ConnLimits {
+    /// The web pages: browsers open a few short connections each.
+    pub const WEB: ConnLimits = ConnLimits {
+        max: 512,
+        first_bytes: Duration::from_secs(10),
+        idle: Duration::from_secs(30),
+        lifetime: Some(Duration::from_secs(300)),
+    };
+
+    /// The gRPC API: workers keep one connection for hours and call at least
+    /// every few seconds (tonic's client reconnects when one is closed).
+    pub const GRPC: ConnLimits = ConnLimits {
+        max: 4096,
+        first_bytes: Duration::from_secs(10),
+        idle: Duration::from_secs(300),
+        lifetime: None,
+    };
+}
 
 /// A listener that takes connections within [`ConnLimits`].
 #[derive(Debug)]

@@ -5,6 +5,7 @@
 //! passes them to [`InProcessServer::start`].
 
 use ladder::app::{ServiceConfig, UploadConfig};
+use ladder::serve::Transport;
 use ladder::store::Store;
 use proto::ladder::{LeaseGroupsRequest, LeaseReply, LeaseRequest};
 use std::net::SocketAddr;
@@ -34,10 +35,22 @@ pub fn config(admin: &str, uploads: UploadConfig) -> ServiceConfig {
 }
 
 impl InProcessServer {
-    /// Serves `store` with `cfg`, and its pages if `pages`.
+    /// Serves `store` with `cfg`, and its pages if `pages`, over plain HTTP/2
+    /// with the default bounds on connections.
     pub async fn start(store: Store, cfg: ServiceConfig, pages: bool) -> InProcessServer {
+        Self::start_with(store, cfg, Transport::default(), pages).await
+    }
+
+    /// [`InProcessServer::start`], listening as `transport` says (TLS, the
+    /// bounds on connections).
+    pub async fn start_with(
+        store: Store,
+        cfg: ServiceConfig,
+        transport: Transport,
+        pages: bool,
+    ) -> InProcessServer {
         let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let origin = if cfg.tls.is_some() {
+        let origin = if transport.tls.is_some() {
             "https://localhost"
         } else {
             "http://127.0.0.1"
@@ -54,7 +67,7 @@ impl InProcessServer {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let serving = store.clone();
         let task = tokio::spawn(async move {
-            ladder::serve::run(grpc, http, serving, cfg, async move {
+            ladder::serve::run(grpc, http, transport, serving, cfg, async move {
                 let _ = rx.await;
             })
             .await

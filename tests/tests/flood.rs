@@ -5,8 +5,9 @@
 //! sockets.
 
 use astragal_tests::in_process::{InProcessServer, config};
-use ladder::app::{self, ServiceConfig};
+use ladder::app;
 use ladder::conn::ConnLimits;
+use ladder::serve::Transport;
 use ladder::store::Store;
 use ladder::worker::{self, WorkerConfig};
 use proto::ladder::*;
@@ -44,12 +45,12 @@ async fn a_flood_of_silent_connections_neither_stops_a_worker_nor_stays_open() {
         let kind = store.kind;
         let st = Store::open(&store.url).await.unwrap();
         st.add_worker("w1", &app::token_hash(WORKER)).await.unwrap();
-        let cfg = ServiceConfig {
+        let tight = Transport {
             grpc_connections: TIGHT,
             web_connections: TIGHT,
-            ..config(ADMIN, Default::default())
+            ..Default::default()
         };
-        let server = InProcessServer::start(st, cfg, true).await;
+        let server = InProcessServer::start_with(st, config(ADMIN, Default::default()), tight, true).await;
         let url = server.url.clone();
         let grpc_addr: std::net::SocketAddr = url.trim_start_matches("http://").parse().unwrap();
         let web_addr = server.web;

@@ -6,6 +6,7 @@ use astragal_tests::in_process::{InProcessServer as Server, config, lease_groups
 use astragal_tests::test_stores;
 use ladder::app::{self, ServiceConfig};
 use ladder::clock::{Clock, system_ms};
+use ladder::serve::{Tls, Transport};
 use ladder::store::Store;
 use ladder::worker::{self, Client, WorkerConfig};
 use proto::ladder::*;
@@ -21,7 +22,7 @@ async fn start(db: &str, lease: Duration) -> Server {
 }
 
 /// A server on `localhost` (the name its certificate gives) over TLS.
-async fn start_with(db: &str, lease: Duration, tls: Option<app::Tls>) -> Server {
+async fn start_with(db: &str, lease: Duration, tls: Option<Tls>) -> Server {
     serve(with_w1(db).await, lease, tls).await
 }
 
@@ -51,18 +52,21 @@ async fn start_another(db: &str, lease: Duration) -> Server {
     serve(Store::open(db).await.expect("store opens"), lease, None).await
 }
 
-async fn serve(store: Store, lease: Duration, tls: Option<app::Tls>) -> Server {
+async fn serve(store: Store, lease: Duration, tls: Option<Tls>) -> Server {
     serve_holding(store, lease, tls, app::HELD_PER_WORKER).await
 }
 
-async fn serve_holding(store: Store, lease: Duration, tls: Option<app::Tls>, held_per_worker: u32) -> Server {
+async fn serve_holding(store: Store, lease: Duration, tls: Option<Tls>, held_per_worker: u32) -> Server {
     let cfg = ServiceConfig {
         lease,
-        tls,
         held_per_worker,
         ..config(ADMIN, Default::default())
     };
-    Server::start(store, cfg, false).await
+    let transport = Transport {
+        tls,
+        ..Default::default()
+    };
+    Server::start_with(store, cfg, transport, false).await
 }
 
 /// A server on `db` (60 s leases) with competition `name` opened among `bots`, and
@@ -779,7 +783,7 @@ async fn an_info_flood_and_a_3_mb_grpc_move_are_recorded_and_charged_never_stall
 async fn the_service_serves_tls_and_workers_verify_it() {
     let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
     let (cert_pem, key_pem) = (cert.cert.pem(), cert.signing_key.serialize_pem());
-    let identity = app::Tls::from_pem(&cert_pem, &key_pem);
+    let identity = Tls::from_pem(&cert_pem, &key_pem);
     let store = &test_stores("tls").await[0];
     let server = start_with(&store.url, Duration::from_secs(60), Some(identity)).await;
     assert!(server.url.starts_with("https://"));

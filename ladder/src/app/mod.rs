@@ -133,59 +133,6 @@ pub fn lease_life(
 /// What a worker is told to wait when no group is ready yet but more are coming.
 pub const RETRY_AFTER: Duration = Duration::from_millis(100);
 
-/// The server's certificate chain and private key, in PEM: the front ends
-/// serve TLS with them.
-#[derive(Clone)]
-pub struct Tls {
-    /// The certificate chain.
-    pub cert_pem: Vec<u8>,
-    /// The private key.
-    pub key_pem: Vec<u8>,
-}
-
-impl Tls {
-    /// A certificate chain and its key, in PEM.
-    pub fn from_pem(cert: impl AsRef<[u8]>, key: impl AsRef<[u8]>) -> Tls {
-        Tls {
-            cert_pem: cert.as_ref().to_vec(),
-            key_pem: key.as_ref().to_vec(),
-        }
-    }
-}
-
-/// How a listener bounds its connections (`crate::serve::conn` keeps to it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConnLimits {
-    /// Connections open at once.
-    pub max: usize,
-    /// The first bytes of a connection (a request's head, HTTP/2's preface) come
-    /// within this long.
-    pub first_bytes: Duration,
-    /// Then it sends something at least this often.
-    pub idle: Duration,
-    /// And it is closed when this old (`None`: never).
-    pub lifetime: Option<Duration>,
-}
-
-impl ConnLimits {
-    /// The web pages: browsers open a few short connections each.
-    pub const WEB: ConnLimits = ConnLimits {
-        max: 512,
-        first_bytes: Duration::from_secs(10),
-        idle: Duration::from_secs(30),
-        lifetime: Some(Duration::from_secs(300)),
-    };
-
-    /// The gRPC API: workers keep one connection for hours and call at least
-    /// every few seconds (tonic's client reconnects when one is closed).
-    pub const GRPC: ConnLimits = ConnLimits {
-        max: 4096,
-        first_bytes: Duration::from_secs(10),
-        idle: Duration::from_secs(300),
-        lifetime: None,
-    };
-}
-
 /// Service settings.
 #[derive(Clone)]
 pub struct ServiceConfig {
@@ -195,18 +142,12 @@ pub struct ServiceConfig {
     /// its competition's time control if that is longer, and its worker renews it
     /// while the group is played.
     pub lease: Duration,
-    /// The server's certificate and key for TLS; plain HTTP/2 without.
-    pub tls: Option<Tls>,
     /// Suspend a bot after this many reported games in a row in which it could
     /// not start or shake hands (0: never).
     pub suspend_after: u32,
     /// Most groups one worker holds unreported at once; its further leases get
     /// nothing until it reports (a worker looping on leases cannot hoard).
     pub held_per_worker: u32,
-    /// How the gRPC port bounds its connections ([`ConnLimits::GRPC`]).
-    pub grpc_connections: ConnLimits,
-    /// How the web port bounds its connections ([`ConnLimits::WEB`]).
-    pub web_connections: ConnLimits,
     /// What authors may upload.
     pub uploads: UploadConfig,
     /// How long what the ladder does not need for ever is kept.
@@ -224,11 +165,8 @@ impl ServiceConfig {
         ServiceConfig {
             admin_token: admin_token.into(),
             lease: LEASE,
-            tls: None,
             suspend_after: SUSPEND_AFTER,
             held_per_worker: HELD_PER_WORKER,
-            grpc_connections: ConnLimits::GRPC,
-            web_connections: ConnLimits::WEB,
             uploads: UploadConfig::default(),
             retention: RetentionConfig::default(),
         }
@@ -413,7 +351,6 @@ impl std::fmt::Debug for ServiceConfig {
         // Never the token or the key.
         f.debug_struct("ServiceConfig")
             .field("lease", &self.lease)
-            .field("tls", &self.tls.is_some())
             .field("suspend_after", &self.suspend_after)
             .field("held_per_worker", &self.held_per_worker)
             .finish_non_exhaustive()

@@ -28,7 +28,61 @@ pub enum ServeError {
     Task(#[from] tokio::task::JoinError),
 }
 
-/// The ports a server listens on.
+/// The server's certificate chain and private key, in PEM: the gRPC port
+/// serves TLS with them.
+#[derive(Clone)]
+pub struct Tls {
+    /// The certificate chain.
+    pub cert_pem: Vec<u8>,
+    /// The private key.
+    pub key_pem: Vec<u8>,
+}
+
+impl Tls {
+    /// A certificate chain and its key, in PEM.
+    pub fn from_pem(cert: impl AsRef<[u8]>, key: impl AsRef<[u8]>) -> Tls {
+        Tls {
+            cert_pem: cert.as_ref().to_vec(),
+            key_pem: key.as_ref().to_vec(),
+        }
+    }
+}
+
+/// How the ports listen: the transport's own settings, apart from the
+/// service's ([`ServiceConfig`] names no listener, certificate or socket).
+#[derive(Clone)]
+pub struct Transport {
+    /// The gRPC port's certificate and key for TLS; plain HTTP/2 without.
+    pub tls: Option<Tls>,
+    /// How the gRPC port bounds its connections ([`conn::ConnLimits::GRPC`]).
+    pub grpc_connections: conn::ConnLimits,
+    /// How the web port bounds its connections ([`conn::ConnLimits::WEB`]).
+    pub web_connections: conn::ConnLimits,
+}
+
+impl Default for Transport {
+    /// Plain HTTP/2, the default limits.
+    fn default() -> Transport {
+        Transport {
+            tls: None,
+            grpc_connections: conn::ConnLimits::GRPC,
+            web_connections: conn::ConnLimits::WEB,
+        }
+    }
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key.
+        f.debug_struct("Transport")
+            .field("tls", &self.tls.is_some())
+            .field("grpc_connections", &self.grpc_connections)
+            .field("web_connections", &self.web_connections)
+            .finish()
+    }
+}
+
+/// The ports a server listens on, and how.
 pub struct Listeners {
     /// The gRPC API.
     pub grpc: tokio::net::TcpListener,
@@ -36,6 +90,8 @@ pub struct Listeners {
     pub http: Option<tokio::net::TcpListener>,
     /// `/metrics`, `/healthz` and `/readyz` for the host, if any.
     pub ops: Option<tokio::net::TcpListener>,
+    /// TLS and the connections' bounds.
+    pub transport: Transport,
 }
 
 /// Serves on `listeners` until `shutdown` completes: the gRPC API, and the pages
@@ -60,14 +116,15 @@ pub async fn serve(
     serve_with_pages(listeners, store, cfg, pages, shutdown).await
 }
 
-/// Serves the gRPC API on `grpc` and, if given, the web page on `http`, until
-/// `shutdown` completes: [`serve`] without a port for the host's metrics.
+/// Serves the gRPC API on `grpc` and, if given, the web page on `http`, as
+/// `transport` says, until `shutdown` completes: [`serve`] without a port for the host's metrics.
 ///
 /// # Errors
 /// A server that fails.
 pub async fn run(
     grpc: tokio::net::TcpListener,
     http: Option<tokio::net::TcpListener>,
+    transport: Transport,
     store: Store,
     cfg: ServiceConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -77,6 +134,7 @@ pub async fn run(
             grpc,
             http,
             ops: None,
+            transport,
         },
         store,
         cfg,
@@ -96,15 +154,22 @@ pub async fn serve_with_pages(
     pages: impl FnOnce(&Arc<LadderService>, &Arc<StandingsCache>) -> axum::Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let Listeners { grpc, http, ops } = listeners;
+    let Listeners {
+        grpc,
+        http,
+        ops,
+        transport,
+    } = listeners;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     // Told at the start of the stop, for `/readyz`: a load balancer stops
     // sending before the ports close.
     let (stopping_tx, stopping_rx) = tokio::sync::watch::channel(false);
     let standings = Arc::new(StandingsCache::new(store.clone()));
-    let web_limits = cfg.web_connections;
-    let grpc_limits = cfg.grpc_connections;
-    let tls = cfg.tls.clone();
+    let Transport {
+        tls,
+        grpc_connections: grpc_limits,
+        web_connections: web_limits,
+    } = transport;
     let service = Arc::new(LadderService::new(store.clone(), cfg, standings.clone()));
     let probes = ops::Ops::new(service.clone(), stopping_rx);
     let ops_server = ops.map(|listener| {

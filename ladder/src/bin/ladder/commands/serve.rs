@@ -245,7 +245,7 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         "admin token",
     )?;
     let tls = match (&a.tls_cert, &a.tls_key) {
-        (Some(cert), Some(key)) => Some(ladder::app::Tls::from_pem(
+        (Some(cert), Some(key)) => Some(ladder::serve::Tls::from_pem(
             std::fs::read(cert).with_context(|| format!("cannot read {}", cert.display()))?,
             std::fs::read(key).with_context(|| format!("cannot read {}", key.display()))?,
         )),
@@ -288,11 +288,8 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             },
             admin_token,
             lease: std::time::Duration::from_secs_f64(a.lease_seconds),
-            tls,
             suspend_after: a.suspend_after,
             held_per_worker: a.held_per_worker,
-            grpc_connections: ladder::conn::ConnLimits::GRPC,
-            web_connections: ladder::conn::ConnLimits::WEB,
             uploads: ladder::app::UploadConfig {
                 limits: ladder::submission::ArchiveLimits {
                     packed_bytes: a.upload_max_mib << 20,
@@ -319,7 +316,15 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 ..ladder::app::UploadConfig::default()
             },
         };
-        let listeners = ladder::serve::Listeners { grpc, http, ops };
+        let listeners = ladder::serve::Listeners {
+            grpc,
+            http,
+            ops,
+            transport: ladder::serve::Transport {
+                tls,
+                ..Default::default()
+            },
+        };
         ladder::serve::serve(listeners, store, cfg, shutdown_signal()).await?;
         anyhow::Ok(())
     })?;

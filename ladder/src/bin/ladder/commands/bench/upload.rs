@@ -67,6 +67,7 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
     let served = tokio::spawn(ladder::serve::run(
         grpc,
         None,
+        ladder::serve::Transport::default(),
         store.clone(),
         service,
         async move {
