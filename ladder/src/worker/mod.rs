@@ -412,96 +412,107 @@ impl Task<'_> {
         patience: Patience,
         mut builder: Option<&mut bool>,
     ) -> Result<Option<LeaseGroupsReply>, WorkerError> {
-        let (cfg, cache, claimed, holdings) = (self.cfg, self.cache, self.claimed, self.holdings);
-        let client = &mut self.client;
-        let unclaim = |got: u64| {
-            if cfg.max_groups.is_some() && got < want {
-                claimed.fetch_sub(want - got, Ordering::Relaxed);
-            }
-        };
         loop {
-            if holdings.stopping() {
-                unclaim(0);
+            if self.holdings.stopping() {
+                self.unclaim(want, 0);
                 return Ok(None);
             }
-            let c = match client.as_mut() {
-                Some(c) => c,
-                None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
-                    Ok(c) => client.insert(c),
-                    Err(e @ WorkerError::Certificate(_)) => return Err(e),
-                    Err(e) => {
-                        tracing::warn!("cannot reach {}: {e}; retrying", cfg.server);
-                        if patience == Patience::Once {
-                            unclaim(0);
-                            return Ok(None);
-                        }
-                        holdings.nap(Duration::from_millis(500)).await;
-                        continue;
-                    }
-                },
-            };
-            // The first task also builds and checks authors' new versions, one
-            // between two batches: a version waits for at most one batch of games,
-            // and a queue of builds (one author's flood, say) holds back the games
-            // of the versions already built by no more than half.
-            let build = match builder.as_deref_mut() {
-                Some(just_built) if patience == Patience::UntilLeased && !cfg.uploads.runtimes.is_empty() => {
-                    !std::mem::take(just_built)
-                }
-                _ => false,
-            };
-            if build {
-                match prep::prep_once(c, cfg, cache, holdings).await {
-                    Ok(true) => {
-                        if let Some(just_built) = builder.as_deref_mut() {
-                            *just_built = true;
-                        }
-                        unclaim(0);
-                        return Ok(None);
-                    }
-                    Ok(false) => {}
-                    Err(e) => {
-                        tracing::warn!("cannot build and check: {e}; retrying");
-                        *client = None;
-                        holdings.nap(Duration::from_millis(500)).await;
-                        continue;
-                    }
-                }
-            }
-            let req = LeaseGroupsRequest {
-                max_groups: want as u32,
-                runtimes: cfg.uploads.runtimes.clone(),
-            };
-            match c.lease_groups(req).await {
-                Ok(r) => {
-                    let r = r.into_inner();
-                    unclaim(r.groups.len() as u64);
+            match self.try_lease(want, patience, builder.as_deref_mut()).await? {
+                Tried::Leased(r) => {
+                    self.unclaim(want, r.groups.len() as u64);
                     return Ok(Some(r));
                 }
-                Err(s)
-                    if matches!(
-                        s.code(),
-                        tonic::Code::Unauthenticated | tonic::Code::PermissionDenied
-                    ) =>
-                {
-                    return Err(WorkerError::Token(format!(
-                        "the server refuses it: {}",
-                        s.message()
-                    )));
+                Tried::Built => {
+                    self.unclaim(want, 0);
+                    return Ok(None);
                 }
-                Err(s) => {
-                    let why = referee::cli::error_chain(&s);
-                    if certificate_refused(&why) {
-                        return Err(WorkerError::Certificate(why));
-                    }
-                    tracing::warn!("lease failed: {why}; retrying");
-                    *client = None;
-                    if patience == Patience::Once {
-                        unclaim(0);
-                        return Ok(None);
-                    }
-                    holdings.nap(Duration::from_millis(500)).await;
+                Tried::Failed if patience == Patience::Once => {
+                    self.unclaim(want, 0);
+                    return Ok(None);
                 }
+                Tried::Failed => self.holdings.nap(Duration::from_millis(500)).await,
+            }
+        }
+    }
+
+    /// Gives back to `claimed` what of `want` groups was not leased (`got`).
+    fn unclaim(&self, want: u64, got: u64) {
+        if self.cfg.max_groups.is_some() && got < want {
+            self.claimed.fetch_sub(want - got, Ordering::Relaxed);
+        }
+    }
+
+    /// One try at [`Task::lease`]: connects if need be, builds and checks an
+    /// author's version first if it is this task's turn (`builder`), then
+    /// leases.
+    ///
+    /// # Errors
+    /// A token or certificate the server refuses.
+    async fn try_lease(
+        &mut self,
+        want: u64,
+        patience: Patience,
+        builder: Option<&mut bool>,
+    ) -> Result<Tried, WorkerError> {
+        let cfg = self.cfg;
+        let c = match self.client.as_mut() {
+            Some(c) => c,
+            None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
+                Ok(c) => self.client.insert(c),
+                Err(e @ WorkerError::Certificate(_)) => return Err(e),
+                Err(e) => {
+                    tracing::warn!("cannot reach {}: {e}; retrying", cfg.server);
+                    return Ok(Tried::Failed);
+                }
+            },
+        };
+        // The first task also builds and checks authors' new versions, one
+        // between two batches: a version waits for at most one batch of games,
+        // and a queue of builds (one author's flood, say) holds back the games
+        // of the versions already built by no more than half.
+        if let Some(just_built) = builder
+            && patience == Patience::UntilLeased
+            && !cfg.uploads.runtimes.is_empty()
+            && !std::mem::take(just_built)
+        {
+            match prep::prep_once(c, cfg, self.cache, self.holdings).await {
+                Ok(true) => {
+                    *just_built = true;
+                    return Ok(Tried::Built);
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!("cannot build and check: {e}; retrying");
+                    self.client = None;
+                    return Ok(Tried::Failed);
+                }
+            }
+        }
+        let req = LeaseGroupsRequest {
+            max_groups: want as u32,
+            runtimes: cfg.uploads.runtimes.clone(),
+        };
+        match c.lease_groups(req).await {
+            Ok(r) => Ok(Tried::Leased(r.into_inner())),
+            Err(s)
+                if matches!(
+                    s.code(),
+                    tonic::Code::Unauthenticated | tonic::Code::PermissionDenied
+                ) =>
+            {
+                Err(WorkerError::Token(format!(
+                    "the server refuses it: {}",
+                    s.message()
+                )))
+            }
+            Err(s) => {
+                let why = referee::cli::error_chain(&s);
+                if certificate_refused(&why) {
+                    return Err(WorkerError::Certificate(why));
+                }
+                tracing::warn!("lease failed: {why}; retrying");
+                self.client = None;
+                Ok(Tried::Failed)
             }
         }
     }
@@ -588,6 +599,17 @@ impl Task<'_> {
             self.holdings.reported(sent);
         }
     }
+}
+
+/// What one try at a lease came to.
+enum Tried {
+    /// The server's answer.
+    Leased(LeaseGroupsReply),
+    /// A build and check took the turn: ask again.
+    Built,
+    /// The server could not be reached, or failed: try again after a nap
+    /// (with [`Patience::UntilLeased`]).
+    Failed,
 }
 
 /// How hard [`Task::lease`] tries.
