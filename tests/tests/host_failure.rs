@@ -4,7 +4,7 @@
 //! group and stops, naming it. Its own test binary: it lowers this process's own
 //! hard limit on open files, which cannot be raised again.
 
-use ladder::worker::{WorkerError, play_lease};
+use ladder::worker::{WorkerError, leased_group, play_lease};
 use proto::ladder::{Entrant, LeaseReply};
 use referee::sandbox::Sandbox;
 
@@ -47,7 +47,7 @@ fn a_start_that_fails_for_the_hosts_reasons_is_the_workers_fault_never_the_bots(
     let bot = format!("{} --mode good", env!("CARGO_BIN_EXE_hostile_bot"));
     // A program that is not there is the bot's own fault, charged to it.
     let missing = play_lease(
-        &lease("/nonexistent/astragal-bot"),
+        &leased_group(lease("/nonexistent/astragal-bot")).unwrap(),
         None,
         &Sandbox::default(),
         &mut referee::game::BotPool::reusing(),
@@ -64,7 +64,7 @@ fn a_start_that_fails_for_the_hosts_reasons_is_the_workers_fault_never_the_bots(
         ..Sandbox::default()
     };
     match play_lease(
-        &lease(&bot),
+        &leased_group(lease(&bot)).unwrap(),
         None,
         &sandbox,
         &mut referee::game::BotPool::reusing(),

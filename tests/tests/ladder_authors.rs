@@ -496,7 +496,7 @@ async fn a_tampered_or_truncated_artifact_is_never_unpacked_and_a_cache_hit_is_f
     for store in test_stores("authors_tamper").await {
         let server = serve(&store.url, UploadConfig::default()).await;
         let mut bob = worker::connect(&server.url, BOB, None).await.unwrap();
-        let mut w1 = worker::connect(&server.url, WORKER, None).await.unwrap();
+        let mut w1 = worker::Api::connect(&server.url, WORKER, None).await.unwrap();
         let mut shas = Vec::new();
         for name in ["one", "two", "three"] {
             shas.push(
@@ -579,7 +579,7 @@ async fn artifacts_kept_in_an_object_store_are_fetched_and_checked_the_same() {
         };
         let server = serve(&store.url, uploads).await;
         let mut bob = worker::connect(&server.url, BOB, None).await.unwrap();
-        let mut w1 = worker::connect(&server.url, WORKER, None).await.unwrap();
+        let mut w1 = worker::Api::connect(&server.url, WORKER, None).await.unwrap();
         let one = submit(&mut bob, bot_folder(&manifest("one")))
             .await
             .unwrap()

@@ -128,7 +128,7 @@ fn until_idle(url: &str, name: &str, concurrency: usize) -> WorkerConfig {
 /// Plays every rotation of a lease honestly, with the unsandboxed worker's own
 /// code, off the executor; its records, not reported.
 async fn play_by_hand(lease: &LeaseReply) -> Vec<String> {
-    let lease = lease.clone();
+    let lease = worker::leased_group(lease.clone()).unwrap();
     tokio::task::spawn_blocking(move || {
         worker::play_lease(
             &lease,
@@ -838,7 +838,7 @@ async fn play_all(leases: &[LeaseReply]) -> Vec<Vec<String>> {
             .iter()
             .map(|l| {
                 worker::play_lease(
-                    l,
+                    &worker::leased_group(l.clone()).unwrap(),
                     None,
                     &Default::default(),
                     &mut referee::game::BotPool::reusing(),

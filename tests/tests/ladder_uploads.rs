@@ -514,12 +514,13 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
                 ladder::worker::artifacts::ArtifactCache::open(&root.join("forge-cache"), 1 << 30).unwrap();
             let mut homes = std::collections::HashMap::new();
             let mut pins = Vec::new();
+            let mut api = ladder::worker::Api::on(w.clone());
             for e in leased.entrants.iter().filter(|e| !e.artifact_sha256.is_empty()) {
-                let pin = cache.folder(&mut w, &e.artifact_sha256).await.unwrap();
+                let pin = cache.folder(&mut api, &e.artifact_sha256).await.unwrap();
                 homes.insert(e.artifact_sha256.clone(), pin.dir.clone());
                 pins.push(pin);
             }
-            let lease = leased.clone();
+            let lease = ladder::worker::leased_group(leased.clone()).unwrap();
             let records = tokio::task::spawn_blocking(move || {
                 let mut pool = referee::game::BotPool::fresh();
                 ladder::worker::play_leases_in(

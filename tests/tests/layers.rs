@@ -175,9 +175,10 @@ fn the_ladders_core_names_no_front_end_and_only_serve_wires_them() {
 }
 
 /// Where the ladder may name a transport (tonic, or a type of
-/// `ladder.proto`): the gRPC front end, the worker (a gRPC client through and
-/// through), the listeners, the wiring and the binary.
-const TRANSPORT_PLACES: &[&str] = &["grpc/", "worker/", "serve/", "conn.rs", "bin/"];
+/// `ladder.proto`): the gRPC front end, the worker's client (the one file where
+/// its calls and replies become the service's own types), the listeners, the
+/// wiring and the binary.
+const TRANSPORT_PLACES: &[&str] = &["grpc/", "worker/client.rs", "serve/", "conn.rs", "bin/"];
 
 /// The lines of `text` whose code (comments left out) names tonic or a proto type.
 fn transport_lines(text: &str) -> Vec<String> {
@@ -738,4 +739,60 @@ fn the_submodule_check_reads_groups_supers_and_brought_names() {
         circle(&submodule_graphs(dir.path(), &[])[&vec!["m".to_owned()]]),
         None
     );
+}
+
+/// The proofs that a caller's token passed (`AdminCall`, `HostCall`) are made
+/// in one file, the one that checks the token: any other file of `app` could
+/// (their field is the module's), so this keeps it to the checks.
+#[test]
+fn only_the_token_checks_make_a_proof_of_a_caller() {
+    let app = workspace_root().join("ladder/src/app");
+    let (mut made, mut in_auth) = (Vec::new(), [false; 2]);
+    for entry in std::fs::read_dir(&app).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines() {
+            let code = code_of(line);
+            for (k, proof) in ["AdminCall", "HostCall"].into_iter().enumerate() {
+                if !proof_made(code, proof) {
+                    continue;
+                }
+                if name == "auth.rs" {
+                    in_auth[k] = true;
+                } else {
+                    made.push(format!("{name}: {}", line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        made.is_empty(),
+        "a proof of a caller made outside auth.rs:\n{}",
+        made.join("\n")
+    );
+    assert_eq!(
+        in_auth, [true; 2],
+        "auth.rs makes both proofs where it checks the token"
+    );
+    // The check sees a proof made, and not a type named.
+    assert!(proof_made("Ok(AdminCall(()))", "AdminCall"));
+    assert!(proof_made("let p = HostCall (());", "HostCall"));
+    assert!(!proof_made(
+        "pub async fn f(&self, _: &AdminCall) -> Result<(), E>",
+        "AdminCall"
+    ));
+    assert!(!proof_made("pub struct AdminCall(pub(super) ());", "AdminCall"));
+}
+
+/// Whether `code` makes a `proof` (calls its constructor), not only names it
+/// or declares it.
+fn proof_made(code: &str, proof: &str) -> bool {
+    code.match_indices(proof).any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + proof.len()..].trim_start();
+        before.is_none_or(|c| !c.is_alphanumeric() && c != '_')
+            && after.starts_with('(')
+            && !code[..at].trim_end().ends_with("struct")
+    })
 }

@@ -3,7 +3,7 @@
 //! (`<cache>/<sha256>/`), and kept up to a size, the least recently used
 //! dropped first. A folder in use by a batch being played is never dropped.
 
-use super::{Client, WorkerError};
+use super::{Api, WorkerError};
 use crate::submission::{ArchiveLimits, Tree, archive::sha256_hex};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -132,7 +132,7 @@ impl ArtifactCache {
     ///
     /// # Errors
     /// Not a hash, the server cannot give it, or what it gave is not it.
-    pub async fn folder(self: &Arc<Self>, client: &mut Client, sha256: &str) -> Result<Pinned, WorkerError> {
+    pub async fn folder(self: &Arc<Self>, client: &mut Api, sha256: &str) -> Result<Pinned, WorkerError> {
         if !is_sha256(sha256) {
             return Err(WorkerError::Artifact(format!("{sha256:?} is not a SHA-256")));
         }
@@ -261,25 +261,11 @@ impl ArtifactCache {
 ///
 /// # Errors
 /// The server refuses or fails, or sends more than the most a worker takes.
-pub async fn fetch(client: &mut Client, sha256: &str) -> Result<Vec<u8>, WorkerError> {
-    let failed = |s: tonic::Status| WorkerError::Artifact(format!("fetching {sha256}: {}", s.message()));
-    let mut stream = client
-        .fetch_artifact(proto::ladder::FetchArtifactRequest {
-            sha256: sha256.to_owned(),
-        })
+pub async fn fetch(client: &mut Api, sha256: &str) -> Result<Vec<u8>, WorkerError> {
+    client
+        .fetch_artifact(sha256, MAX_ARTIFACT_BYTES)
         .await
-        .map_err(failed)?
-        .into_inner();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = stream.message().await.map_err(failed)? {
-        if (bytes.len() + chunk.data.len()) as u64 > MAX_ARTIFACT_BYTES {
-            return Err(WorkerError::Artifact(format!(
-                "artifact {sha256}: more than {MAX_ARTIFACT_BYTES} bytes"
-            )));
-        }
-        bytes.extend_from_slice(&chunk.data);
-    }
-    Ok(bytes)
+        .map_err(|e| WorkerError::Artifact(format!("fetching {sha256}: {e}")))
 }
 
 /// A folder's files' sizes, added up (what a previous run left in the cache).

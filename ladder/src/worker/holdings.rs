@@ -3,8 +3,9 @@
 //! out: its groups are dealt again with new seeds, its build goes to another
 //! worker, and nothing waits a lease period for a worker that is gone.
 
-use super::{Client, WorkerConfig, connect};
-use proto::ladder::{LeaseReply, PrepLease, RenewLeasesRequest};
+use super::{Api, WorkerConfig};
+use crate::app::LeasedGroup;
+use crate::store::{BotId, GroupId};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,9 +38,18 @@ pub struct Holdings {
     stopping: AtomicBool,
     stop: tokio::sync::Notify,
     /// Group ids by the lease token they came under.
-    groups: Mutex<BTreeMap<String, BTreeSet<i64>>>,
+    groups: Mutex<BTreeMap<String, BTreeSet<GroupId>>>,
     /// The build and check being done, if any.
-    prep: Mutex<Option<PrepLease>>,
+    prep: Mutex<Option<HeldPrep>>,
+}
+
+/// A build and check's lease: the version, and the lease's token.
+#[derive(Debug, Clone)]
+pub struct HeldPrep {
+    /// The version being built.
+    pub bot: BotId,
+    /// The lease's token.
+    pub lease: String,
 }
 
 /// What [`Holdings::give_back`] gave back.
@@ -83,7 +93,7 @@ impl Holdings {
     }
 
     /// These leased groups are held until [`Holdings::reported`].
-    pub fn leased(&self, leases: &[LeaseReply]) {
+    pub fn leased(&self, leases: &[LeasedGroup]) {
         let mut groups = self
             .groups
             .lock()
@@ -100,7 +110,7 @@ impl Holdings {
     }
 
     /// These groups are no longer held (reported, or their report given up).
-    pub fn reported(&self, leases: impl IntoIterator<Item = (String, i64)>) {
+    pub fn reported(&self, leases: impl IntoIterator<Item = (String, GroupId)>) {
         let mut groups = self
             .groups
             .lock()
@@ -129,7 +139,7 @@ impl Holdings {
     }
 
     /// A build and check is held until [`Holdings::prep_done`].
-    pub fn prep_leased(&self, lease: PrepLease) {
+    pub fn prep_leased(&self, lease: HeldPrep) {
         *self
             .prep
             .lock()
@@ -162,7 +172,7 @@ impl Holdings {
         if groups.is_empty() && prep.is_none() {
             return out;
         }
-        let mut client: Client = match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
+        let mut client = match Api::connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!("cannot give leases back: {e}; they run out instead");
@@ -171,32 +181,24 @@ impl Holdings {
             }
         };
         for (lease, ids) in groups {
-            let ids: Vec<i64> = ids.into_iter().collect();
+            let ids: Vec<GroupId> = ids.into_iter().collect();
             for chunk in ids.chunks(crate::app::MAX_BATCH) {
-                let req = RenewLeasesRequest {
-                    lease: lease.clone(),
-                    group_ids: chunk.to_vec(),
-                };
-                match client.return_leases(req).await {
-                    Ok(r) => {
-                        let n = r.into_inner().returned.len();
+                match client.return_leases(&lease, chunk).await {
+                    Ok(n) => {
                         out.groups += n;
-                        out.not_taken += chunk.len() - n;
+                        out.not_taken += chunk.len().saturating_sub(n);
                     }
-                    Err(s) => {
-                        tracing::warn!("cannot give leases back: {}; they run out instead", s.message());
+                    Err(e) => {
+                        tracing::warn!("cannot give leases back: {e}; they run out instead");
                         out.not_taken += chunk.len();
                     }
                 }
             }
         }
         if let Some(p) = prep {
-            match client.return_prep(p).await {
-                Ok(r) => out.prep = r.into_inner().returned,
-                Err(s) => tracing::warn!(
-                    "cannot give a build back: {}; its lease runs out instead",
-                    s.message()
-                ),
+            match client.return_prep(p.bot, &p.lease).await {
+                Ok(returned) => out.prep = returned,
+                Err(e) => tracing::warn!("cannot give a build back: {e}; its lease runs out instead"),
             }
         }
         out

@@ -2,11 +2,8 @@
 //! referee library and reports the records. A server that restarts is waited for;
 //! a lease that runs out is the server's to hand out again.
 
-use proto::ladder::ladder_client::LadderClient;
-use proto::ladder::{
-    LeaseGroupsReply, LeaseGroupsRequest, LeaseReply, RenewLeasesRequest, ReportGroupsRequest, ReportOutcome,
-    ReportRequest, SeatLog,
-};
+use crate::app::{GroupReport, Leased as LeasedGroups, LeasedEntrant, LeasedGroup, ReportedSeatLog};
+use crate::store::GroupId;
 use referee::clock::Limits;
 use referee::dial::Dial;
 use referee::game::{BotPool, GameSetup, LogPlace, SeatSetup};
@@ -19,9 +16,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tonic::metadata::MetadataValue;
-use tonic::service::interceptor::InterceptedService;
-use tonic::transport::Channel;
 
 pub mod artifacts;
 mod client;
@@ -33,8 +27,9 @@ mod renewals;
 mod report;
 mod runtimes;
 
-pub use client::{Auth, Client, channel, client_on, compressed, connect};
-use client::{certificate_refused, is_verdict};
+pub use client::{
+    Api, Auth, CallError, Client, Renewed, Taken, channel, client_on, compressed, connect, leased_group,
+};
 use play::{PlayThread, WavePlayed, served_remotely};
 pub use play::{PlayedGroup, play_lease, play_leases, play_leases_in, play_leases_limited};
 use renewals::{Held, Renewals};
@@ -356,15 +351,14 @@ async fn work_loop(
             }
             // Idle means nothing left anywhere: a group another worker holds may
             // still come back when its lease runs out.
-            if cfg.exit_when_idle && !leased.groups_in_progress && leased.retry_after_ms == 0 {
+            if cfg.exit_when_idle && !leased.groups_in_progress && leased.retry_after.is_none() {
                 return Ok(());
             }
             task.player.rest();
-            let wait = match leased.retry_after_ms {
-                0 => 500,
-                ms => u64::from(ms).min(5_000),
-            };
-            holdings.nap(Duration::from_millis(wait)).await;
+            let wait = leased
+                .retry_after
+                .map_or(Duration::from_millis(500), |d| d.min(Duration::from_secs(5)));
+            holdings.nap(wait).await;
             continue;
         }
         let mut held = Held::default();
@@ -391,7 +385,7 @@ struct Task<'a> {
     reported: &'a AtomicU64,
     holdings: &'a Holdings,
     /// Its connection, made when first needed and again after a failure.
-    client: Option<Client>,
+    client: Option<Api>,
     player: PlayThread,
     /// Groups asked for in one lease.
     batch: u64,
@@ -411,7 +405,7 @@ impl Task<'_> {
         want: u64,
         patience: Patience,
         mut builder: Option<&mut bool>,
-    ) -> Result<Option<LeaseGroupsReply>, WorkerError> {
+    ) -> Result<Option<LeasedGroups>, WorkerError> {
         loop {
             if self.holdings.stopping() {
                 self.unclaim(want, 0);
@@ -457,7 +451,7 @@ impl Task<'_> {
         let cfg = self.cfg;
         let c = match self.client.as_mut() {
             Some(c) => c,
-            None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
+            None => match Api::connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
                 Ok(c) => self.client.insert(c),
                 Err(e @ WorkerError::Certificate(_)) => return Err(e),
                 Err(e) => {
@@ -488,29 +482,13 @@ impl Task<'_> {
                 }
             }
         }
-        let req = LeaseGroupsRequest {
-            max_groups: want as u32,
-            runtimes: cfg.uploads.runtimes.clone(),
-        };
-        match c.lease_groups(req).await {
-            Ok(r) => Ok(Tried::Leased(r.into_inner())),
-            Err(s)
-                if matches!(
-                    s.code(),
-                    tonic::Code::Unauthenticated | tonic::Code::PermissionDenied
-                ) =>
-            {
-                Err(WorkerError::Token(format!(
-                    "the server refuses it: {}",
-                    s.message()
-                )))
-            }
-            Err(s) => {
-                let why = referee::cli::error_chain(&s);
-                if certificate_refused(&why) {
-                    return Err(WorkerError::Certificate(why));
-                }
-                tracing::warn!("lease failed: {why}; retrying");
+        match c.lease_groups(want, &cfg.uploads.runtimes).await {
+            Ok(leased) => Ok(Tried::Leased(leased)),
+            Err(CallError::Token(why)) => Err(WorkerError::Token(format!("the server refuses it: {why}"))),
+            Err(CallError::Certificate(why)) => Err(WorkerError::Certificate(why)),
+            Err(CallError::Answer(why)) => Err(WorkerError::Lease(why)),
+            Err(e) => {
+                tracing::warn!("lease failed: {e}; retrying");
                 self.client = None;
                 Ok(Tried::Failed)
             }
@@ -527,7 +505,7 @@ impl Task<'_> {
         &mut self,
         held: &mut Held,
         renewals: &mut Renewals,
-        first: Vec<LeaseReply>,
+        first: Vec<LeasedGroup>,
     ) -> Result<(), WorkerError> {
         let grow_until = tokio::time::Instant::now() + GROWING.min(renewals.period / 2);
         let mut wave = held
@@ -577,13 +555,17 @@ impl Task<'_> {
         drop(pins);
         // The leases are good for a period from their last renewal.
         let give_up = tokio::time::Instant::now()
-            + Duration::from_millis(leases.iter().map(|g| g.expires_in_ms).min().unwrap_or(0))
+            + leases
+                .iter()
+                .map(|g| g.period)
+                .min()
+                .unwrap_or_default()
                 .mul_f64(2.0 / 3.0)
             + Duration::from_secs(5);
-        let reports: Vec<ReportRequest> = leases
+        let reports: Vec<GroupReport> = leases
             .into_iter()
             .zip(played)
-            .map(|(lease, played)| ReportRequest {
+            .map(|(lease, played)| GroupReport {
                 lease: lease.lease,
                 group_id: lease.group_id,
                 records: played.records,
@@ -591,7 +573,7 @@ impl Task<'_> {
             })
             .collect();
         for call in report_calls(reports) {
-            let sent: Vec<(String, i64)> = call.iter().map(|r| (r.lease.clone(), r.group_id)).collect();
+            let sent: Vec<(String, GroupId)> = call.iter().map(|r| (r.lease.clone(), r.group_id)).collect();
             let n = report(self.cfg, &mut self.client, call, give_up).await;
             self.reported.fetch_add(n, Ordering::Relaxed);
             crate::metrics::worker().groups_reported.inc_by(n);
@@ -604,7 +586,7 @@ impl Task<'_> {
 /// What one try at a lease came to.
 enum Tried {
     /// The server's answer.
-    Leased(LeaseGroupsReply),
+    Leased(LeasedGroups),
     /// A build and check took the turn: ask again.
     Built,
     /// The server could not be reached, or failed: try again after a nap

@@ -10,7 +10,7 @@ use super::*;
 /// # Errors
 /// A lease the referee cannot set up, or this machine failing to start a bot.
 pub fn play_lease(
-    lease: &LeaseReply,
+    lease: &LeasedGroup,
     log_dir: Option<&PathBuf>,
     sandbox: &Sandbox,
     pool: &mut BotPool,
@@ -21,7 +21,7 @@ pub fn play_lease(
 
 /// One leased group, ready to play.
 pub(super) struct Leased<'a> {
-    pub(super) lease: &'a LeaseReply,
+    pub(super) lease: &'a LeasedGroup,
     pub(super) limits: Limits,
     /// Its entrants in the order of rotation 0.
     pub(super) wanted: Vec<SeatSetup>,
@@ -35,7 +35,7 @@ pub struct PlayedGroup {
     /// One JSON record per rotation.
     pub records: Vec<String>,
     /// The seats' private logs (none for a seat with nothing to say).
-    pub logs: Vec<SeatLog>,
+    pub logs: Vec<ReportedSeatLog>,
 }
 
 /// Plays every rotation of several leased groups in waves, with the bots of `pool`:
@@ -52,7 +52,7 @@ pub struct PlayedGroup {
 /// nothing of the batch is reported: its leases run out, and other workers play
 /// the groups with new seeds).
 pub fn play_leases(
-    leases: &[LeaseReply],
+    leases: &[LeasedGroup],
     log_dir: Option<&PathBuf>,
     sandbox: &Sandbox,
     pool: &mut BotPool,
@@ -69,7 +69,7 @@ pub fn play_leases(
 /// # Errors
 /// As [`play_leases`], and an uploaded bot without its folder.
 pub fn play_leases_in(
-    leases: &[LeaseReply],
+    leases: &[LeasedGroup],
     homes: &HashMap<String, PathBuf>,
     log_dir: Option<&PathBuf>,
     sandbox: &Sandbox,
@@ -88,7 +88,7 @@ pub fn play_leases_in(
 /// # Errors
 /// As [`play_leases_in`].
 pub fn play_leases_limited(
-    leases: &[LeaseReply],
+    leases: &[LeasedGroup],
     homes: &HashMap<String, PathBuf>,
     log_dir: Option<&PathBuf>,
     base: &Limits,
@@ -105,47 +105,45 @@ pub fn play_leases_limited(
 
 /// The leases' groups, their seats set up, nothing played yet.
 pub(super) fn ready<'a>(
-    leases: &'a [LeaseReply],
+    leases: &'a [LeasedGroup],
     homes: &HashMap<String, PathBuf>,
     base: &Limits,
 ) -> Result<Vec<Leased<'a>>, WorkerError> {
     let mut groups = Vec::with_capacity(leases.len());
     for lease in leases {
         let limits = Limits {
-            tc: lease.time.parse().map_err(WorkerError::Lease)?,
+            tc: lease.time,
             ..base.clone()
         };
         let wanted = lease
             .entrants
             .iter()
             .map(|e| {
-                let (spec, home) = if e.artifact_sha256.is_empty() || served_remotely(e) {
-                    (BotSpec::parse(&e.spec).map_err(WorkerError::Lease)?, None)
-                } else {
-                    let dir = homes.get(&e.artifact_sha256).ok_or_else(|| {
-                        WorkerError::Artifact(format!(
-                            "{}: its folder {} is not here",
-                            e.bot, e.artifact_sha256
-                        ))
-                    })?;
-                    // An uploaded bot is always a program in its folder.
-                    let home = Home {
-                        dir: dir.clone(),
-                        writable: false,
-                    };
-                    (
-                        BotSpec::Process {
-                            command: e.spec.clone(),
-                        },
-                        Some(home),
-                    )
+                let (spec, home) = match &e.artifact_sha256 {
+                    Some(sha) if !served_remotely(e) => {
+                        let dir = homes.get(sha).ok_or_else(|| {
+                            WorkerError::Artifact(format!("{}: its folder {sha} is not here", e.bot))
+                        })?;
+                        // An uploaded bot is always a program in its folder.
+                        let home = Home {
+                            dir: dir.clone(),
+                            writable: false,
+                        };
+                        (
+                            BotSpec::Process {
+                                command: e.spec.clone(),
+                            },
+                            Some(home),
+                        )
+                    }
+                    _ => (BotSpec::parse(&e.spec).map_err(WorkerError::Lease)?, None),
                 };
                 Ok(SeatSetup {
-                    env: e.env.iter().map(|v| (v.key.clone(), v.value.clone())).collect(),
+                    env: e.env.clone(),
                     // The record names the bot, never its command or environment.
                     shown_as: Some(e.bot.clone()),
                     home,
-                    artifact: (!e.artifact_sha256.is_empty()).then(|| e.artifact_sha256.clone()),
+                    artifact: e.artifact_sha256.clone(),
                     dial: dial_for(e),
                     ..SeatSetup::new(spec)
                 })
@@ -200,7 +198,7 @@ pub(super) struct RotationPlayed {
     /// Its record, as JSON.
     pub(super) record: String,
     /// The seats' private logs.
-    pub(super) logs: Vec<SeatLog>,
+    pub(super) logs: Vec<ReportedSeatLog>,
     /// Whether a seat faulted.
     pub(super) faulted: bool,
 }
@@ -216,12 +214,7 @@ pub(super) fn play_rotation(
     let setup = GameSetup {
         game: lease.game.clone(),
         options: lease.options.clone(),
-        seed: if lease.independent_seeds {
-            crate::store::Seeding::Independent
-        } else {
-            crate::store::Seeding::Mirrored
-        }
-        .game_seed(lease.seed, rotation),
+        seed: lease.seeding.game_seed(lease.seed, rotation),
         position: None,
         pairing: Some(Pairing {
             group: lease.group_no,
@@ -252,7 +245,7 @@ pub(super) fn play_rotation(
         .into_iter()
         .enumerate()
         .filter(|(_, p)| !p.is_empty())
-        .map(|(seat, p)| SeatLog {
+        .map(|(seat, p)| ReportedSeatLog {
             rotation: rotation as u32,
             seat: seat as u32,
             stderr: p.stderr,
@@ -279,15 +272,15 @@ pub(super) fn play_rotation(
 
 /// Whether an uploaded entrant runs on its author's machine (`grpcs://`): its
 /// files are only its manifest, never fetched or run here.
-pub(super) fn served_remotely(e: &proto::ladder::Entrant) -> bool {
+pub(super) fn served_remotely(e: &LeasedEntrant) -> bool {
     matches!(BotSpec::parse(&e.spec), Ok(BotSpec::Grpc { .. }))
 }
 
 /// Where an entrant's server may be dialled: an uploaded bot's address is a
 /// stranger's word, so only a public one (or one in `--remote-allow`); the
 /// host's own gRPC bots (`register-bot`, no upload) wherever the host said.
-pub(super) fn dial_for(e: &proto::ladder::Entrant) -> Dial {
-    if e.artifact_sha256.is_empty() {
+pub(super) fn dial_for(e: &LeasedEntrant) -> Dial {
+    if e.artifact_sha256.is_none() {
         Dial::Anywhere
     } else {
         Dial::PublicOnly
@@ -298,7 +291,7 @@ pub(super) fn dial_for(e: &proto::ladder::Entrant) -> Dial {
 /// word that no batch comes soon.
 pub(super) enum PlayJob {
     Wave {
-        leases: Vec<LeaseReply>,
+        leases: Vec<LeasedGroup>,
         homes: HashMap<String, PathBuf>,
         rotation: usize,
         reply: tokio::sync::oneshot::Sender<Result<WavePlayed, WorkerError>>,
@@ -407,7 +400,7 @@ impl PlayThread {
     /// a turn of the rotation gate).
     pub(super) async fn play_wave(
         &self,
-        leases: Vec<LeaseReply>,
+        leases: Vec<LeasedGroup>,
         homes: HashMap<String, PathBuf>,
         rotation: usize,
     ) -> Result<WavePlayed, WorkerError> {

@@ -5,12 +5,10 @@
 //! put through `check-bot` (the protocol's checks and games against random).
 
 use super::artifacts::{ArtifactCache, fetch};
-use super::holdings::Holdings;
-use super::{Client, WorkerConfig, WorkerError};
+use super::holdings::{HeldPrep, Holdings};
+use super::{Api, CallError, WorkerConfig, WorkerError};
+use crate::app::{PrepLeased, PrepReport, PrepVerdict};
 use crate::submission::{ArchiveLimits, Tree, archive::sha256_hex, pack_folder};
-use proto::ladder::{
-    LeasePrepReply, LeasePrepRequest, PrepLease, PrepOutcome, ReportPrepRequest, UploadChunk,
-};
 use referee::clock::Limits;
 use referee::game::SeatSetup;
 use referee::sandbox::Home;
@@ -26,7 +24,7 @@ pub const CHECK_MOVETIME: Duration = Duration::from_secs(1);
 
 /// What a build and check came to, before it is reported.
 struct Outcome {
-    outcome: PrepOutcome,
+    verdict: PrepVerdict,
     build_log: String,
     artifact: String,
     report: String,
@@ -36,7 +34,7 @@ impl Outcome {
     /// The build's fault, said in its log: nothing to check.
     fn build_failed(build_log: String) -> Outcome {
         Outcome {
-            outcome: PrepOutcome::BuildFailed,
+            verdict: PrepVerdict::BuildFailed,
             build_log,
             artifact: String::new(),
             report: String::new(),
@@ -57,46 +55,39 @@ enum Build {
 /// # Errors
 /// The server cannot be reached, or refuses this worker.
 pub async fn prep_once(
-    client: &mut Client,
+    client: &mut Api,
     cfg: &WorkerConfig,
     cache: &Arc<ArtifactCache>,
     holdings: &Holdings,
 ) -> Result<bool, WorkerError> {
     let job = client
-        .lease_prep(LeasePrepRequest {
-            runtimes: cfg.uploads.runtimes.clone(),
-        })
+        .lease_prep(&cfg.uploads.runtimes)
         .await
-        .map_err(|s| WorkerError::Server(cfg.server.clone(), s.message().to_owned()))?
-        .into_inner();
-    if !job.has_work {
+        .map_err(|e| WorkerError::Server(cfg.server.clone(), e.to_string()))?;
+    let Some(job) = job else {
         return Ok(false);
-    }
-    let held = PrepLease {
-        bot_id: job.bot_id,
-        lease: job.lease.clone(),
     };
-    holdings.prep_leased(held.clone());
+    holdings.prep_leased(HeldPrep {
+        bot: job.bot_id,
+        lease: job.lease.clone(),
+    });
     // Said once the lease is held, so a stop from here on gives it back.
     tracing::info!(bot = %job.bot, build = !job.build.is_empty(), "building and checking");
     // The lease is renewed every third of its period while the build and
     // check go on, on a client of its own.
     let mut renewer = client.clone();
-    let mut every = (Duration::from_millis(job.expires_in_ms) / 3).max(Duration::from_millis(50));
+    let mut every = (job.period / 3).max(Duration::from_millis(50));
     let prepared = {
         let preparing = prepare(client, cfg, cache, &job);
         tokio::pin!(preparing);
         loop {
             tokio::select! {
                 prepared = &mut preparing => break prepared,
-                () = tokio::time::sleep(every) => match renewer.renew_prep(held.clone()).await {
-                    Ok(r) => {
-                        let ms = r.into_inner().expires_in_ms;
-                        every = (Duration::from_millis(ms) / 3).max(Duration::from_millis(50));
-                    }
+                () = tokio::time::sleep(every) => match renewer.renew_prep(job.bot_id, &job.lease).await {
+                    Ok(period) => every = (period / 3).max(Duration::from_millis(50)),
                     // Tried again a third of a period later; a lease that is gone
                     // stays gone (the report says so).
-                    Err(s) => tracing::warn!(bot = %job.bot, "cannot renew the build's lease: {}", s.message()),
+                    Err(e) => tracing::warn!(bot = %job.bot, "cannot renew the build's lease: {e}"),
                 },
             }
         }
@@ -109,7 +100,7 @@ pub async fn prep_once(
         Err(e) => {
             tracing::warn!(bot = %job.bot, "cannot build and check: {e}");
             Outcome {
-                outcome: PrepOutcome::WorkerTrouble,
+                verdict: PrepVerdict::WorkerTrouble,
                 build_log: e.to_string(),
                 artifact: String::new(),
                 report: String::new(),
@@ -117,10 +108,10 @@ pub async fn prep_once(
         }
     };
     let reply = client
-        .report_prep(ReportPrepRequest {
+        .report_prep(PrepReport {
             bot_id: job.bot_id,
             lease: job.lease.clone(),
-            outcome: outcome.outcome.into(),
+            verdict: outcome.verdict,
             build_log: outcome.build_log,
             artifact_sha256: outcome.artifact,
             check_report: outcome.report,
@@ -128,19 +119,20 @@ pub async fn prep_once(
         .await;
     holdings.prep_done();
     match reply {
-        Ok(r) => {
-            tracing::info!(bot = %job.bot, status = r.into_inner().status().as_str_name(), "build and check reported")
+        Ok(status) => {
+            let status = status.map_or("unnamed", |s| s.as_str());
+            tracing::info!(bot = %job.bot, status, "build and check reported");
         }
-        Err(s) => tracing::warn!(bot = %job.bot, "build and check refused: {}", s.message()),
+        Err(e) => tracing::warn!(bot = %job.bot, "build and check refused: {e}"),
     }
     Ok(true)
 }
 
 async fn prepare(
-    client: &mut Client,
+    client: &mut Api,
     cfg: &WorkerConfig,
     cache: &Arc<ArtifactCache>,
-    job: &LeasePrepReply,
+    job: &PrepLeased,
 ) -> Result<Outcome, WorkerError> {
     let (artifact, build_log) = if job.build.is_empty() {
         (job.source_sha256.clone(), String::new())
@@ -173,10 +165,10 @@ async fn prepare(
             .map_err(|e| WorkerError::Task(e.to_string()))?;
     drop(folder);
     Ok(Outcome {
-        outcome: if report.passed() {
-            PrepOutcome::Passed
+        verdict: if report.passed() {
+            PrepVerdict::Passed
         } else {
-            PrepOutcome::Rejected
+            PrepVerdict::Rejected
         },
         build_log,
         artifact,
@@ -187,10 +179,10 @@ async fn prepare(
 /// Builds the job's source in the sandbox and sends the built folder to the
 /// server.
 async fn build_and_send(
-    client: &mut Client,
+    client: &mut Api,
     cfg: &WorkerConfig,
     cache: &Arc<ArtifactCache>,
-    job: &LeasePrepReply,
+    job: &PrepLeased,
 ) -> Result<Build, WorkerError> {
     let source = fetch(client, &job.source_sha256).await?;
     let (sandbox, command) = (cfg.sandbox.clone(), job.build.clone());
@@ -204,29 +196,17 @@ async fn build_and_send(
         Built::Folder { log, bytes } => (log, bytes),
     };
     let local = sha256_hex(&bytes);
-    let chunks: Vec<UploadChunk> = bytes
-        .chunks(1 << 20)
-        .map(|c| UploadChunk { data: c.to_vec() })
-        .collect();
-    let info = match client.upload_artifact(tokio_stream::iter(chunks)).await {
-        Ok(info) => info.into_inner(),
+    let kept_as = match client.upload_artifact(&bytes).await {
+        Ok(sha256) => sha256,
         // The server refused the built folder (a link out of it, too large):
         // the build's fault, said in its log.
-        Err(s) if s.code() == tonic::Code::InvalidArgument => {
-            build_log.push_str(&format!(
-                "\nthe ladder refused the built folder: {}\n",
-                s.message()
-            ));
+        Err(CallError::Invalid(why)) => {
+            build_log.push_str(&format!("\nthe ladder refused the built folder: {why}\n"));
             return Ok(Build::Failed(build_log));
         }
-        Err(s) => {
-            return Err(WorkerError::Artifact(format!(
-                "sending the built folder: {}",
-                s.message()
-            )));
-        }
+        Err(e) => return Err(WorkerError::Artifact(format!("sending the built folder: {e}"))),
     };
-    if info.sha256 == local {
+    if kept_as == local {
         // The server keeps the same canonical bytes: no need to fetch them back.
         let this = cache.clone();
         tokio::task::spawn_blocking(move || this.insert(&local, &bytes).map(drop))
@@ -234,7 +214,7 @@ async fn build_and_send(
             .map_err(|e| WorkerError::Task(e.to_string()))??;
     }
     Ok(Build::Sent {
-        artifact: info.sha256,
+        artifact: kept_as,
         log: build_log,
     })
 }
@@ -243,7 +223,7 @@ async fn build_and_send(
 /// read-only, or (no folder: a remote bot) dialled where its author serves it,
 /// only if public (or in --remote-allow), its failures told as "could not
 /// connect".
-fn checked_seat(job: &LeasePrepReply, dir: Option<std::path::PathBuf>) -> Result<SeatSetup, WorkerError> {
+fn checked_seat(job: &PrepLeased, dir: Option<std::path::PathBuf>) -> Result<SeatSetup, WorkerError> {
     Ok(match dir {
         None => SeatSetup {
             shown_as: Some(job.bot.clone()),

@@ -8,7 +8,7 @@ use super::*;
 /// rotations gave so far.
 #[derive(Default)]
 pub(super) struct Held {
-    pub(super) leases: Vec<LeaseReply>,
+    pub(super) leases: Vec<LeasedGroup>,
     pub(super) homes: HashMap<String, PathBuf>,
     pub(super) pins: Vec<artifacts::Pinned>,
     pub(super) played: Vec<PlayedGroup>,
@@ -21,22 +21,20 @@ impl Held {
     /// A folder that cannot be had: the groups are not played.
     pub(super) async fn fetch(
         &mut self,
-        groups: &[LeaseReply],
-        client: &mut Option<Client>,
+        groups: &[LeasedGroup],
+        client: &mut Option<Api>,
         cache: &Arc<artifacts::ArtifactCache>,
     ) -> Result<(), WorkerError> {
         for e in groups.iter().flat_map(|g| &g.entrants) {
-            if e.artifact_sha256.is_empty()
-                || self.homes.contains_key(&e.artifact_sha256)
-                || served_remotely(e)
-            {
+            let Some(sha) = &e.artifact_sha256 else { continue };
+            if self.homes.contains_key(sha) || served_remotely(e) {
                 continue;
             }
             let c = client
                 .as_mut()
                 .ok_or_else(|| WorkerError::Artifact("no connection to fetch a bot".into()))?;
-            let pin = cache.folder(c, &e.artifact_sha256).await?;
-            self.homes.insert(e.artifact_sha256.clone(), pin.dir.clone());
+            let pin = cache.folder(c, sha).await?;
+            self.homes.insert(sha.clone(), pin.dir.clone());
             self.pins.push(pin);
         }
         Ok(())
@@ -47,11 +45,11 @@ impl Held {
     pub(super) async fn play(
         &mut self,
         player: &PlayThread,
-        groups: Vec<LeaseReply>,
+        groups: Vec<LeasedGroup>,
         rotation: usize,
         renewals: &mut Renewals,
         cfg: &WorkerConfig,
-        client: &mut Option<Client>,
+        client: &mut Option<Api>,
     ) -> Result<WavePlayed, WorkerError> {
         let fresh = rotation == 0;
         let playing = player.play_wave(groups.clone(), self.homes.clone(), rotation);
@@ -80,7 +78,7 @@ impl Held {
 /// out would be dealt again, with a new seed, and its report refused).
 pub(super) struct Renewals {
     /// Each held group, with the lease it came in.
-    pub(super) groups: Vec<(String, i64)>,
+    pub(super) groups: Vec<(String, GroupId)>,
     /// The shortest of the leases' periods.
     pub(super) period: Duration,
     pub(super) every: Duration,
@@ -88,8 +86,12 @@ pub(super) struct Renewals {
 }
 
 impl Renewals {
-    pub(super) fn new(leases: &[LeaseReply]) -> Renewals {
-        let period = Duration::from_millis(leases.iter().map(|g| g.expires_in_ms).min().unwrap_or(60_000));
+    pub(super) fn new(leases: &[LeasedGroup]) -> Renewals {
+        let period = leases
+            .iter()
+            .map(|g| g.period)
+            .min()
+            .unwrap_or(Duration::from_secs(60));
         let every = (period / 3).max(Duration::from_millis(50));
         Renewals {
             groups: leases.iter().map(|g| (g.lease.clone(), g.group_id)).collect(),
@@ -100,7 +102,7 @@ impl Renewals {
     }
 
     /// Renews these too from now on.
-    pub(super) fn add(&mut self, leases: &[LeaseReply]) {
+    pub(super) fn add(&mut self, leases: &[LeasedGroup]) {
         self.groups
             .extend(leases.iter().map(|g| (g.lease.clone(), g.group_id)));
     }
@@ -114,14 +116,14 @@ impl Renewals {
     /// at the next renewal (a third of a period later, before the leases run
     /// out); a group the server no longer renews is lost, and is not asked for
     /// again.
-    pub(super) async fn renew(&mut self, cfg: &WorkerConfig, client: &mut Option<Client>) {
+    pub(super) async fn renew(&mut self, cfg: &WorkerConfig, client: &mut Option<Api>) {
         self.next = tokio::time::Instant::now() + self.every;
         if self.groups.is_empty() {
             return;
         }
         let c = match client.as_mut() {
             Some(c) => c,
-            None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
+            None => match Api::connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
                 Ok(c) => client.insert(c),
                 Err(e) => {
                     tracing::warn!("cannot renew leases: {e}");
@@ -135,30 +137,25 @@ impl Renewals {
         // Per lease, in calls the server takes (at most its batch each), so that
         // a worker that holds more never loses them all to one refused renewal.
         let mut renewed = Vec::with_capacity(self.groups.len());
-        let mut expires_in_ms = u64::MAX;
+        let mut period: Option<Duration> = None;
         for lease in leases {
-            let ids: Vec<i64> = self
+            let ids: Vec<GroupId> = self
                 .groups
                 .iter()
                 .filter(|(l, _)| l == lease)
                 .map(|(_, g)| *g)
                 .collect();
             for chunk in ids.chunks(crate::app::MAX_BATCH) {
-                let req = RenewLeasesRequest {
-                    lease: lease.to_owned(),
-                    group_ids: chunk.to_vec(),
-                };
-                match c.renew_leases(req).await {
+                match c.renew_leases(lease, chunk).await {
                     Ok(r) => {
-                        let r = r.into_inner();
-                        renewed.extend(r.renewed.into_iter().map(|g| (lease.to_owned(), g)));
-                        if r.expires_in_ms > 0 {
-                            expires_in_ms = expires_in_ms.min(r.expires_in_ms);
+                        renewed.extend(r.groups.into_iter().map(|g| (lease.to_owned(), g)));
+                        if let Some(p) = r.period {
+                            period = Some(period.map_or(p, |q| q.min(p)));
                         }
                     }
-                    Err(s) => {
+                    Err(e) => {
                         // Tried again at the next renewal, all of them.
-                        tracing::warn!("cannot renew leases: {s}");
+                        tracing::warn!("cannot renew leases: {e}");
                         *client = None;
                         return;
                     }
@@ -169,7 +166,7 @@ impl Renewals {
             .groups
             .iter()
             .filter(|g| !renewed.contains(g))
-            .map(|(_, g)| *g)
+            .map(|(_, g)| g.0)
             .collect();
         if !lost.is_empty() {
             tracing::warn!(
@@ -178,8 +175,8 @@ impl Renewals {
             );
         }
         self.groups = renewed;
-        if expires_in_ms != u64::MAX {
-            self.every = (Duration::from_millis(expires_in_ms) / 3).max(Duration::from_millis(50));
+        if let Some(period) = period {
+            self.every = (period / 3).max(Duration::from_millis(50));
             self.next = tokio::time::Instant::now() + self.every;
         }
     }

@@ -5,8 +5,8 @@ use super::*;
 
 /// Splits reports into calls of at most [`crate::app::MAX_BATCH`] groups and
 /// [`REPORT_BATCH_BYTES`] of records (a single larger group goes alone).
-pub(super) fn report_calls(reports: Vec<ReportRequest>) -> Vec<Vec<ReportRequest>> {
-    let mut calls: Vec<Vec<ReportRequest>> = Vec::new();
+pub(super) fn report_calls(reports: Vec<GroupReport>) -> Vec<Vec<GroupReport>> {
+    let mut calls: Vec<Vec<GroupReport>> = Vec::new();
     let mut bytes = 0;
     for r in reports {
         let size: usize = r.records.iter().map(String::len).sum::<usize>()
@@ -37,15 +37,15 @@ pub const REPORT_BATCH_BYTES: usize = crate::app::MAX_REPORT_BYTES / 2;
 /// recorded already by another worker).
 pub(super) async fn report(
     cfg: &WorkerConfig,
-    client: &mut Option<Client>,
-    call: Vec<ReportRequest>,
+    client: &mut Option<Api>,
+    call: Vec<GroupReport>,
     give_up: tokio::time::Instant,
 ) -> u64 {
-    let groups: Vec<i64> = call.iter().map(|r| r.group_id).collect();
+    let groups: Vec<i64> = call.iter().map(|r| r.group_id.0).collect();
     loop {
         let c = match client.as_mut() {
             Some(c) => c,
-            None => match connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
+            None => match Api::connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
                 Ok(c) => client.insert(c),
                 Err(_) if tokio::time::Instant::now() < give_up => {
                     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -57,21 +57,14 @@ pub(super) async fn report(
                 }
             },
         };
-        let req = ReportGroupsRequest {
-            reports: call.clone(),
-        };
-        match compressed(c).report_groups(req).await {
-            Ok(r) => {
+        match c.report_groups(&call).await {
+            Ok(outcomes) => {
                 let mut taken = 0;
-                for o in r.into_inner().outcomes {
-                    if o.outcome() == ReportOutcome::Refused {
-                        tracing::warn!(group = o.group_id, code = o.code, "report refused: {}", o.message);
+                for (group, outcome) in outcomes {
+                    if let Taken::Refused { code, message } = &outcome {
+                        tracing::warn!(group = group.0, code, "report refused: {message}");
                     } else {
-                        tracing::info!(
-                            group = o.group_id,
-                            outcome = o.outcome().as_str_name(),
-                            "reported"
-                        );
+                        tracing::info!(group = group.0, outcome = outcome.as_str(), "reported");
                         taken += 1;
                     }
                 }
@@ -79,16 +72,16 @@ pub(super) async fn report(
             }
             // A verdict on the call is final; anything else (a server restarting,
             // a connection cut mid-call) is worth another try.
-            Err(s) if !is_verdict(s.code()) => {
+            Err(e) if !e.is_verdict() => {
                 *client = None;
                 if tokio::time::Instant::now() >= give_up {
-                    tracing::warn!(?groups, "dropping the groups: {s}");
+                    tracing::warn!(?groups, "dropping the groups: {e}");
                     return 0;
                 }
                 tokio::time::sleep(Duration::from_millis(300)).await;
             }
-            Err(s) => {
-                tracing::warn!(?groups, "report refused: {s}");
+            Err(e) => {
+                tracing::warn!(?groups, "report refused: {e}");
                 return 0;
             }
         }

@@ -4,11 +4,9 @@
 //! Prints what a host sizing a server needs: groups and games per second, lease
 //! and report latency, and the server's own CPU per game.
 
-use ladder::worker::{Client, channel, client_on, connect, play_lease};
-use proto::ladder::{
-    AddWorkerRequest, LeaseGroupsRequest, OpenCompetitionRequest, RegisterBotRequest, ReportGroupsRequest,
-    ReportRequest,
-};
+use ladder::app::GroupReport;
+use ladder::worker::{Api, Taken, channel, client_on, connect, play_lease};
+use proto::ladder::{AddWorkerRequest, OpenCompetitionRequest, RegisterBotRequest};
 use referee::game::BotPool;
 use referee::sandbox::{Level, Sandbox};
 use std::io::{BufRead, BufReader};
@@ -314,7 +312,7 @@ struct Shared {
 
 /// Runs until told to stop; hands its client back for the next row, with the
 /// games it recorded while the row was measured.
-async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>) -> (Client, u64) {
+async fn simulated_worker(mut client: Api, batch: usize, shared: Arc<Shared>) -> (Api, u64) {
     let mut mine = 0;
     let none = Sandbox::at(Level::None);
     while !shared.stop.load(Ordering::Relaxed) {
@@ -322,16 +320,13 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
         // Only calls sent within the measured time: one sent in the warm-up
         // (when the whole fleet asks at once) is not what the row measures.
         let sent_measuring = shared.measuring.load(Ordering::Relaxed);
+        // Every runtime: the lease is measured as the host's own bots pay for
+        // it, with no filter by runtime.
         let leased = match client
-            .lease_groups(LeaseGroupsRequest {
-                max_groups: batch as u32,
-                // Every runtime: the lease is measured as the host's own bots
-                // pay for it, with no filter by runtime.
-                runtimes: ladder::submission::all_runtimes(),
-            })
+            .lease_groups(batch as u64, &ladder::submission::all_runtimes())
             .await
         {
-            Ok(r) => r.into_inner(),
+            Ok(r) => r,
             Err(e) => {
                 tracing::warn!("lease failed: {e}");
                 shared.failures.fetch_add(1, Ordering::Relaxed);
@@ -343,12 +338,12 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
         if measuring {
             shared.leases.fetch_add(1, Ordering::Relaxed);
             if leased.groups.is_empty() {
-                if leased.retry_after_ms > 0 {
+                if leased.retry_after.is_some() {
                     shared.leases_told_to_wait.fetch_add(1, Ordering::Relaxed);
                 }
             } else {
                 // Served: the call's time less its wait in line.
-                let queued = u64::from(leased.queued_ms) * 1000;
+                let queued = leased.queued.as_micros() as u64;
                 let served = (t.elapsed().as_micros() as u64).saturating_sub(queued);
                 if let Ok(mut v) = shared.lease_us.lock() {
                     v.push(served.min(u64::from(u32::MAX)) as u32);
@@ -359,8 +354,11 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
             }
         }
         if leased.groups.is_empty() {
-            let wait = u64::from(leased.retry_after_ms.clamp(20, 5_000));
-            tokio::time::sleep(Duration::from_millis(wait)).await;
+            let wait = leased
+                .retry_after
+                .unwrap_or_default()
+                .clamp(Duration::from_millis(20), Duration::from_secs(5));
+            tokio::time::sleep(wait).await;
             continue;
         }
         let Ok(permit) = shared.plays.acquire().await else {
@@ -374,7 +372,7 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
                 .into_iter()
                 .map(|lease| {
                     let records = play_lease(&lease, None, &none, &mut pool)?;
-                    Ok(ReportRequest {
+                    Ok(GroupReport {
                         lease: lease.lease,
                         group_id: lease.group_id,
                         records,
@@ -398,17 +396,9 @@ async fn simulated_worker(mut client: Client, batch: usize, shared: Arc<Shared>)
         let per_group = reports.first().map_or(0, |r| r.records.len() as u64);
         let t = Instant::now();
         let sent_measuring = shared.measuring.load(Ordering::Relaxed);
-        match ladder::worker::compressed(&client)
-            .report_groups(ReportGroupsRequest { reports })
-            .await
-        {
-            Ok(r) => {
-                let recorded = r
-                    .into_inner()
-                    .outcomes
-                    .iter()
-                    .filter(|o| o.outcome() == proto::ladder::ReportOutcome::Recorded)
-                    .count() as u64;
+        match client.report_groups(&reports).await {
+            Ok(outcomes) => {
+                let recorded = outcomes.iter().filter(|(_, o)| *o == Taken::Recorded).count() as u64;
                 shared
                     .recorded_games
                     .fetch_add(recorded * per_group, Ordering::Relaxed);
@@ -547,7 +537,7 @@ async fn measure(cfg: &BenchServiceConfig, db: &str, database: &str) -> anyhow::
             .await?
             .into_inner()
             .token;
-        clients.push(client_on(channels[k % channels.len()].clone(), &token)?);
+        clients.push(Api::on(client_on(channels[k % channels.len()].clone(), &token)?));
     }
     let cores = std::thread::available_parallelism().map_or(2, usize::from);
     let mut rows = Vec::new();
