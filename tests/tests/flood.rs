@@ -44,7 +44,10 @@ async fn a_flood_of_silent_connections_neither_stops_a_worker_nor_stays_open() {
     for store in astragal_tests::test_stores("flood").await {
         let kind = store.kind;
         let st = Store::open(&store.url).await.unwrap();
-        st.add_worker("w1", &app::token_hash(WORKER)).await.unwrap();
+        st.workers()
+            .add_worker("w1", &app::token_hash(WORKER))
+            .await
+            .unwrap();
         let tight = Transport {
             grpc_connections: TIGHT,
             web_connections: TIGHT,

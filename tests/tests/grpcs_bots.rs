@@ -220,7 +220,10 @@ fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
         const WORKER: &str = "worker-grpcs";
         let store = astragal_tests::test_stores("grpcs_ladder").await.remove(0);
         let db = ladder::store::Store::open(&store.url).await.unwrap();
-        db.add_worker("w1", &app::token_hash(WORKER)).await.unwrap();
+        db.workers()
+            .add_worker("w1", &app::token_hash(WORKER))
+            .await
+            .unwrap();
         let serving = InProcessServer::start(db, config(ADMIN, Default::default()), false).await;
         let ladder_url = serving.url.clone();
         let mut admin = ladder::worker::connect(&ladder_url, ADMIN, None).await.unwrap();
@@ -332,7 +335,8 @@ fn a_worker_plays_a_grpcs_bot_only_behind_a_certificate_it_trusts() {
         // Self-service: an author uploads only a manifest naming where the bot is
         // served, with its secret; a worker checks it there and it plays.
         let db = ladder::store::Store::open(&store.url).await.unwrap();
-        db.add_author("alice", &app::token_hash("alice-grpcs-token"), 3)
+        db.authors()
+            .add_author("alice", &app::token_hash("alice-grpcs-token"), 3)
             .await
             .unwrap();
         admin

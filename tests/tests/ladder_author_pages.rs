@@ -23,9 +23,17 @@ use astragal_tests::in_process::{InProcessServer as Server, config};
 /// A server with its pages on `db`: worker `w1`, authors alice and bob.
 async fn serve(db: &str, uploads: UploadConfig) -> Server {
     let store = Store::open(db).await.expect("store opens");
-    store.add_worker("w1", &app::token_hash(WORKER)).await.unwrap();
+    store
+        .workers()
+        .add_worker("w1", &app::token_hash(WORKER))
+        .await
+        .unwrap();
     for (name, token) in [("alice", ALICE), ("bob", BOB)] {
-        store.add_author(name, &app::token_hash(token), 3).await.unwrap();
+        store
+            .authors()
+            .add_author(name, &app::token_hash(token), 3)
+            .await
+            .unwrap();
     }
     Server::start(store, config(ADMIN, uploads), true).await
 }
@@ -304,7 +312,12 @@ async fn a_seats_private_log_reaches_its_author_and_the_host_and_no_one_else() {
         // The database: alice's lines are kept apart from the public record.
         let s = Store::open(&store.url).await.unwrap();
         for &id in &ids {
-            let (_, rec) = s.record(ladder::store::GameId(id)).await.unwrap().unwrap();
+            let (_, rec) = s
+                .games()
+                .record(ladder::store::GameId(id))
+                .await
+                .unwrap()
+                .unwrap();
             leaks("the stored record", &rec);
         }
 

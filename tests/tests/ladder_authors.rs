@@ -21,12 +21,21 @@ use astragal_tests::in_process::{InProcessServer as Server, config};
 /// A server on `db` with worker `w1` and authors alice (2 bots) and bob.
 async fn serve(db: &str, uploads: UploadConfig) -> Server {
     let store = Store::open(db).await.expect("store opens");
-    store.add_worker("w1", &app::token_hash(WORKER)).await.unwrap();
     store
+        .workers()
+        .add_worker("w1", &app::token_hash(WORKER))
+        .await
+        .unwrap();
+    store
+        .authors()
         .add_author("alice", &app::token_hash(ALICE), 2)
         .await
         .unwrap();
-    store.add_author("bob", &app::token_hash(BOB), 3).await.unwrap();
+    store
+        .authors()
+        .add_author("bob", &app::token_hash(BOB), 3)
+        .await
+        .unwrap();
     Server::start(store, config(ADMIN, uploads), false).await
 }
 
@@ -478,7 +487,7 @@ async fn a_refused_upload_says_why_and_keeps_nothing() {
         );
         let store_now = Store::open(&store.url).await.unwrap();
         assert!(
-            store_now.bots().await.unwrap().is_empty(),
+            store_now.bots().all().await.unwrap().is_empty(),
             "a refused upload left a bot"
         );
         // And the same folder, well formed, is taken.
@@ -523,7 +532,7 @@ async fn a_tampered_or_truncated_artifact_is_never_unpacked_and_a_cache_hit_is_f
 
         // The store's bytes changed under their name, then cut short.
         let db = Store::open(&store.url).await.unwrap();
-        let mut bytes = db.artifact(&shas[1]).await.unwrap().unwrap();
+        let mut bytes = db.artifacts().artifact(&shas[1]).await.unwrap().unwrap();
         let last = bytes.len() - 10;
         bytes[last] ^= 0x55;
         sqlx::any::install_default_drivers();
@@ -540,7 +549,7 @@ async fn a_tampered_or_truncated_artifact_is_never_unpacked_and_a_cache_hit_is_f
             }
         };
         replace(shas[1].clone(), bytes).await;
-        let whole = db.artifact(&shas[2]).await.unwrap().unwrap();
+        let whole = db.artifacts().artifact(&shas[2]).await.unwrap().unwrap();
         replace(shas[2].clone(), whole[..whole.len() / 2].to_vec()).await;
         for sha in &shas[1..] {
             let err = cache.folder(&mut w1, sha).await.unwrap_err().to_string();
@@ -593,7 +602,7 @@ async fn artifacts_kept_in_an_object_store_are_fetched_and_checked_the_same() {
         .source_sha256;
         let db = Store::open(&store.url).await.unwrap();
         assert_eq!(
-            db.artifact_row(&one).await.unwrap(),
+            db.artifacts().artifact_row(&one).await.unwrap(),
             Some(None),
             "the bytes went to the database"
         );

@@ -100,8 +100,11 @@ fn a_killed_tournament_resumes_with_no_game_lost_or_counted_twice() {
         assert_eq!(b["games"], 3000);
         assert_eq!(a["rows"], b["rows"], "{}", store.kind);
         let s = rt.block_on(ladder::store::Store::open(&store.url)).unwrap();
-        let comp = rt.block_on(s.competition("tournament")).unwrap().unwrap();
-        let results = rt.block_on(s.results(comp.id)).unwrap();
+        let comp = rt
+            .block_on(s.competitions().competition("tournament"))
+            .unwrap()
+            .unwrap();
+        let results = rt.block_on(s.games().results(comp.id)).unwrap();
         let mut keys: Vec<(i64, i64)> = results.iter().map(|r| (r.group_id, r.rotation)).collect();
         keys.sort_unstable();
         keys.dedup();
@@ -223,14 +226,17 @@ fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
         );
         // Kill the server with SIGKILL once some games are in, then restart it.
         let s = rt.block_on(ladder::store::Store::open(&store.url)).unwrap();
-        let comp = rt.block_on(s.competition("crash")).unwrap().unwrap();
+        let comp = rt
+            .block_on(s.competitions().competition("crash"))
+            .unwrap()
+            .unwrap();
         let start = Instant::now();
-        while rt.block_on(s.game_count(comp.id)).unwrap() < 40 {
+        while rt.block_on(s.shapes().game_count(comp.id)).unwrap() < 40 {
             assert!(start.elapsed() < Duration::from_secs(60), "no games recorded");
             std::thread::sleep(Duration::from_millis(10));
         }
         drop(server); // SIGKILL, as `kill -9`
-        let at_kill = rt.block_on(s.game_count(comp.id)).unwrap();
+        let at_kill = rt.block_on(s.shapes().game_count(comp.id)).unwrap();
         std::thread::sleep(Duration::from_millis(300));
         let _server = LadderServer::start_at(&store.url, ADMIN_TOKEN, &listen, &["--lease-seconds", "2"]);
         let start = Instant::now();
@@ -245,14 +251,14 @@ fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
             std::thread::sleep(Duration::from_millis(50));
         };
         assert!(status.success());
-        let results = rt.block_on(s.results(comp.id)).unwrap();
+        let results = rt.block_on(s.games().results(comp.id)).unwrap();
         assert!(at_kill < 600, "{}: the run ended before the kill", store.kind);
         assert_eq!(results.len(), 600, "{}", store.kind);
         let mut keys: Vec<(i64, i64)> = results.iter().map(|r| (r.group_id, r.rotation)).collect();
         keys.sort_unstable();
         keys.dedup();
         assert_eq!(keys.len(), 600, "a game was recorded twice");
-        let groups = rt.block_on(s.groups(comp.id)).unwrap();
+        let groups = rt.block_on(s.groups().of_competition(comp.id)).unwrap();
         assert_eq!(groups.len(), 300);
         assert!(
             groups
@@ -260,7 +266,7 @@ fn a_server_killed_mid_run_restarts_and_every_game_is_recorded_once() {
                 .all(|g| g.status == ladder::store::GroupStatus::Done)
         );
         assert!(admin(&["standings", "crash"]).contains("600 games"));
-        rt.block_on(s.close());
+        rt.block_on(s.games().close());
     }
 }
 
@@ -852,7 +858,7 @@ fn a_workers_token_never_reaches_a_bot_or_a_page() {
         .unwrap();
     let game = ladder::store::GameId(1);
     let logs = rt
-        .block_on(store.game_logs(game))
+        .block_on(store.logs().game_logs(game))
         .unwrap()
         .expect("game 1 is stored");
     let written = format!("{:?}", logs.seats);
@@ -860,7 +866,7 @@ fn a_workers_token_never_reaches_a_bot_or_a_page() {
         written.contains(&other),
         "the bot did not write the token: {written}"
     );
-    let (_, stored) = rt.block_on(store.record(game)).unwrap().unwrap();
+    let (_, stored) = rt.block_on(store.games().record(game)).unwrap().unwrap();
     assert!(!stored.contains(&other), "the public record keeps info: {stored}");
     // ...and no page shows it, nor the worker's own token or the admin token.
     for path in [
@@ -897,7 +903,7 @@ fn a_workers_token_never_reaches_a_bot_or_a_page() {
     // Even the host reads the line with the tokens in it hidden.
     let redactor = ladder::app::redact::Redactor::new(ladder::app::redact::HostSecrets {
         admin_token: Some(ADMIN_TOKEN.to_owned()),
-        token_hashes: rt.block_on(store.token_hashes()).unwrap(),
+        token_hashes: rt.block_on(store.workers().token_hashes()).unwrap(),
     });
     let hosts = rt
         .block_on(ladder::app::logs::readable_logs(

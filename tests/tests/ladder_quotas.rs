@@ -36,6 +36,7 @@ use astragal_tests::in_process::{InProcessServer as Server, config};
 async fn serve(db: &str, max_bots: i64, uploads: UploadConfig) -> Server {
     let store = Store::open(db).await.expect("store opens");
     store
+        .authors()
         .add_author("alice", &app::token_hash(ALICE), max_bots)
         .await
         .unwrap();
@@ -106,7 +107,7 @@ where
 /// Alice's bot `name` uploaded, built and checked (by hand, as a worker would
 /// report it): active. Again, a new version of it (another `seed`).
 async fn active_bot(store: &Store, name: &str, seed: u64) {
-    let alice = store.author("alice").await.unwrap().unwrap();
+    let alice = store.authors().author("alice").await.unwrap().unwrap();
     let bytes = folder(name, 0, seed);
     let sub = ladder::submission::Submission::check(
         &bytes,
@@ -115,16 +116,19 @@ async fn active_bot(store: &Store, name: &str, seed: u64) {
     )
     .unwrap();
     let bot = store
+        .authors()
         .submit(&alice, &sub, &UploadQuota::UNLIMITED)
         .await
         .unwrap()
         .remove(0);
     let worker = format!("w-{name}-{seed}");
     let w = store
+        .workers()
         .add_worker(&worker, &app::token_hash(&worker))
         .await
         .unwrap();
     store
+        .preps()
         .lease_prep(w.id, &["python3".to_owned()], "prep", 60_000, 60_000)
         .await
         .unwrap()
@@ -135,6 +139,7 @@ async fn active_bot(store: &Store, name: &str, seed: u64) {
         report: "ok".into(),
     };
     let (bot, _) = store
+        .preps()
         .finish_prep(w.id, bot.id, "prep", &passed)
         .await
         .unwrap()
@@ -155,6 +160,7 @@ async fn challenges_sent_at_once_are_granted_exactly_the_daily_cap() {
         active_bot(&server.store, "mine", 1).await;
         server
             .store
+            .bots()
             .register_bot("rnd", "ur", "builtin:random", &[])
             .await
             .unwrap();
@@ -174,9 +180,10 @@ async fn challenges_sent_at_once_are_granted_exactly_the_daily_cap() {
             })
             .collect();
         let (granted, refused) = at_once(calls, "at most 200 challenge games a day").await;
-        let author = server.store.author("alice").await.unwrap().unwrap();
+        let author = server.store.authors().author("alice").await.unwrap().unwrap();
         let kept: i64 = server
             .store
+            .challenges()
             .challenges_of(author.id)
             .await
             .unwrap()
@@ -208,8 +215,14 @@ async fn uploads_sent_at_once_are_granted_exactly_the_cap_of_bots() {
             .map(|k| submit(alice.clone(), folder(&format!("b{k}"), 0, k as u64)))
             .collect();
         let (granted, _) = at_once(calls, "the most this ladder gives you (3)").await;
-        let author = server.store.author("alice").await.unwrap().unwrap();
-        let kept = server.store.bots_of_author(author.id).await.unwrap().len();
+        let author = server.store.authors().author("alice").await.unwrap().unwrap();
+        let kept = server
+            .store
+            .authors()
+            .bots_of_author(author.id)
+            .await
+            .unwrap()
+            .len();
         eprintln!(
             "{}: {AT_ONCE} new bots at once, cap 3: {} granted, {kept} kept",
             db.kind,
@@ -236,9 +249,10 @@ async fn versions_sent_at_once_are_granted_exactly_the_daily_cap() {
             .map(|k| submit(alice.clone(), folder("lucky", 0, k as u64)))
             .collect();
         let (granted, _) = at_once(calls, "at most 5 new versions a day").await;
-        let author = server.store.author("alice").await.unwrap().unwrap();
+        let author = server.store.authors().author("alice").await.unwrap().unwrap();
         let mut kept: Vec<String> = server
             .store
+            .authors()
             .bots_of_author(author.id)
             .await
             .unwrap()
@@ -280,7 +294,7 @@ async fn uploads_sent_at_once_never_pass_the_authors_bytes() {
         let mut kept = 0;
         for reply in &granted {
             let sha = &reply.source_sha256;
-            let bytes = server.store.artifact(sha).await.unwrap().unwrap();
+            let bytes = server.store.artifacts().artifact(sha).await.unwrap().unwrap();
             kept += bytes.len() as u64;
         }
         eprintln!(
@@ -302,12 +316,17 @@ async fn builds_are_drawn_round_robin_across_authors() {
     for db in test_stores("quota_builds").await {
         let store = Store::open(&db.url).await.expect("store opens");
         store
+            .authors()
             .add_author("alice", &app::token_hash(ALICE), 10)
             .await
             .unwrap();
-        store.add_author("bob", &app::token_hash(BOB), 10).await.unwrap();
-        let alice = store.author("alice").await.unwrap().unwrap();
-        let bob = store.author("bob").await.unwrap().unwrap();
+        store
+            .authors()
+            .add_author("bob", &app::token_hash(BOB), 10)
+            .await
+            .unwrap();
+        let alice = store.authors().author("alice").await.unwrap().unwrap();
+        let bob = store.authors().author("bob").await.unwrap().unwrap();
         let upload = |name: &str, seed: u64| {
             ladder::submission::Submission::check(
                 &folder(name, 0, seed),
@@ -318,21 +337,25 @@ async fn builds_are_drawn_round_robin_across_authors() {
         };
         for k in 0..5 {
             store
+                .authors()
                 .submit(&alice, &upload(&format!("alice{k}"), k), &UploadQuota::UNLIMITED)
                 .await
                 .unwrap();
         }
         store
+            .authors()
             .submit(&bob, &upload("bob0", 9), &UploadQuota::UNLIMITED)
             .await
             .unwrap();
         let w = store
+            .workers()
             .add_worker("w1", &app::token_hash("w1-token"))
             .await
             .unwrap();
         let mut order = Vec::new();
         for n in 0..6 {
             let job = store
+                .preps()
                 .lease_prep(
                     w.id,
                     &["python3".to_owned()],
@@ -371,6 +394,7 @@ async fn a_challenge_whose_bot_was_replaced_says_by_which_version() {
         active_bot(&server.store, "mine", 1).await;
         server
             .store
+            .bots()
             .register_bot("rnd", "ur", "builtin:random", &[])
             .await
             .unwrap();
@@ -409,6 +433,7 @@ async fn a_challenge_whose_bot_was_replaced_says_by_which_version() {
             .unwrap();
         server
             .store
+            .bots()
             .set_bot_status("rnd", BotStatus::Disabled, "")
             .await
             .unwrap();
@@ -460,9 +485,14 @@ async fn a_trickling_author_holds_up_no_other_author_and_no_worker() {
         };
         let store = Store::open(&db.url).await.expect("store opens");
         for (name, token) in [("alice", ALICE), ("bob", BOB)] {
-            store.add_author(name, &app::token_hash(token), 3).await.unwrap();
+            store
+                .authors()
+                .add_author(name, &app::token_hash(token), 3)
+                .await
+                .unwrap();
         }
         store
+            .workers()
             .add_worker("w1", &app::token_hash("w1-token"))
             .await
             .unwrap();

@@ -106,15 +106,21 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
         let store = Store::open(&t.url).await.unwrap().with_clock(clock.clone());
         for (i, token) in WORKERS.iter().enumerate() {
             store
+                .workers()
                 .add_worker(&format!("w{i}"), &app::token_hash(token))
                 .await
                 .unwrap();
         }
         store
+            .authors()
             .add_author("alice", &app::token_hash(ALICE), 2)
             .await
             .unwrap();
-        store.add_author("bob", &app::token_hash(BOB), 2).await.unwrap();
+        store
+            .authors()
+            .add_author("bob", &app::token_hash(BOB), 2)
+            .await
+            .unwrap();
         let server =
             InProcessServer::start(store.clone(), config(ADMIN, UploadConfig::default()), true).await;
         let url = server.url.clone();
@@ -322,7 +328,12 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
         // The test moves the season on itself; the server's own look, once a
         // second, may have done it first: each step happens once either way.
         app::seasons::advance(&store).await.unwrap();
-        let season = store.season(competition_id(&store).await).await.unwrap().unwrap();
+        let season = store
+            .seasons()
+            .season(competition_id(&store).await)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(season.phase, Phase::Finals);
         let commitment = season.commitment.clone().unwrap();
         let page = get(server.web, "/competitions/spring").await.1;
@@ -353,10 +364,21 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
         let (a, b) = tokio::join!(work_async(&url, WORKERS[0]), work_async(&url, WORKERS[1]));
         let ((), ()) = (a, b);
         app::seasons::advance(&store).await.unwrap();
-        let season = store.season(competition_id(&store).await).await.unwrap().unwrap();
+        let season = store
+            .seasons()
+            .season(competition_id(&store).await)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(season.phase, Phase::Closed, "{}", t.kind);
-        let finals = store.competition("spring-finals").await.unwrap().unwrap();
+        let finals = store
+            .competitions()
+            .competition("spring-finals")
+            .await
+            .unwrap()
+            .unwrap();
         let played: Vec<String> = store
+            .games()
             .records(finals.id, Default::default(), 1000)
             .await
             .unwrap()
@@ -404,7 +426,13 @@ async fn a_season_runs_from_announcement_to_verified_winners_and_a_tampered_reco
 }
 
 async fn competition_id(store: &Store) -> ladder::store::CompetitionId {
-    store.competition("spring").await.unwrap().unwrap().id
+    store
+        .competitions()
+        .competition("spring")
+        .await
+        .unwrap()
+        .unwrap()
+        .id
 }
 
 /// The record's lines as JSON values, and back.
@@ -652,6 +680,7 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
         let clock = Clock::manual(ladder::clock::system_ms());
         let store = Store::open(&t.url).await.unwrap().with_clock(clock.clone());
         store
+            .workers()
             .add_worker("w0", &app::token_hash(WORKERS[0]))
             .await
             .unwrap();
@@ -737,8 +766,14 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
         assert!(o.status.success(), "{}", text(&o));
         clock.advance(Duration::from_secs(3_601));
         app::seasons::advance(&store).await.unwrap();
-        let id = store.competition("autumn").await.unwrap().unwrap().id;
-        let season = store.season(id).await.unwrap().unwrap();
+        let id = store
+            .competitions()
+            .competition("autumn")
+            .await
+            .unwrap()
+            .unwrap()
+            .id;
+        let season = store.seasons().season(id).await.unwrap().unwrap();
         assert_eq!(season.phase, Phase::Finals);
 
         // A worker leases a finals group and gives it back: the group is dealt
@@ -752,6 +787,7 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
         let digest =
             ladder::season::seal::digest_from_hex(season.entries_digest.as_deref().unwrap()).unwrap();
         let group_no = store
+            .groups()
             .group(ladder::store::GroupId(held.group_id))
             .await
             .unwrap()
@@ -768,6 +804,7 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
         .await
         .unwrap();
         let again = store
+            .groups()
             .group(ladder::store::GroupId(held.group_id))
             .await
             .unwrap()
@@ -784,15 +821,15 @@ async fn finals_add_rounds_until_separated_or_capped_and_a_group_given_back_is_d
         let finals_id = season.finals_id.unwrap();
         let mut rounds = 0;
         loop {
-            let before = store.groups(finals_id).await.unwrap().len();
+            let before = store.groups().of_competition(finals_id).await.unwrap().len();
             let o = work(&url, WORKERS[0], "none");
             assert!(o.status.success(), "{}", text(&o));
             let moved = app::seasons::advance(&store).await.unwrap();
             rounds += 1;
-            if store.season(id).await.unwrap().unwrap().phase == Phase::Closed {
+            if store.seasons().season(id).await.unwrap().unwrap().phase == Phase::Closed {
                 break;
             }
-            let after = store.groups(finals_id).await.unwrap().len();
+            let after = store.groups().of_competition(finals_id).await.unwrap().len();
             assert!(
                 after > before || rounds < 2,
                 "{moved:?}: {before} groups, then {after}"

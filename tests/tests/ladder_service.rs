@@ -41,6 +41,7 @@ async fn start_clocked(db: &str, lease: Duration, held: u32, clock: &Clock) -> S
 async fn with_w1(db: &str) -> Store {
     let store = Store::open(db).await.expect("store opens");
     store
+        .workers()
         .add_worker("w1", &app::token_hash(WORKER))
         .await
         .expect("a new store takes a worker");
@@ -1003,8 +1004,8 @@ async fn two_servers_on_one_database_record_every_group_exactly_once() {
     // Exactly 60 groups were scheduled, numbered 0..60, and every rotation of each
     // is stored once, with the group's own seed.
     let db = Store::open(&store.url).await.unwrap();
-    let c = db.competition("finkel").await.unwrap().unwrap();
-    let groups = db.groups(c.id).await.unwrap();
+    let c = db.competitions().competition("finkel").await.unwrap().unwrap();
+    let groups = db.groups().of_competition(c.id).await.unwrap();
     let numbers: Vec<i64> = groups.iter().map(|g| g.group_no).collect();
     assert_eq!(numbers, (0..60).collect::<Vec<i64>>());
     let records = all_records(&mut a, "finkel").await;
@@ -1034,7 +1035,7 @@ async fn two_servers_on_one_database_record_every_group_exactly_once() {
     }
     assert_eq!(pairs.len(), 6, "{pairs:?}");
     assert!(per_bot.values().all(|&g| g >= 30), "{per_bot:?}");
-    db.close().await;
+    db.games().close().await;
     one.stop().await;
     two.stop().await;
 }
@@ -1662,7 +1663,12 @@ async fn no_page_shows_a_command_line_or_an_environment_value() {
     // The stored record names the bot and says what happened, and quotes nothing
     // of its command or environment: there is nothing for a page to hide.
     for id in &typo_games {
-        let (_, raw) = db.record(ladder::store::GameId(*id)).await.unwrap().unwrap();
+        let (_, raw) = db
+            .games()
+            .record(ladder::store::GameId(*id))
+            .await
+            .unwrap()
+            .unwrap();
         for secret in TYPO_SECRETS {
             assert!(!raw.contains(secret), "game {id}'s record holds {secret}: {raw}");
         }
@@ -2156,11 +2162,13 @@ async fn a_competition_is_never_seen_half_opened() {
     let store = Store::open(&pg.url).await.unwrap();
     for i in 0..40 {
         store
+            .bots()
             .register_bot(&format!("b{i}"), "ur", "builtin:random", &[])
             .await
             .unwrap();
     }
     store
+        .bots()
         .register_bot("other", "cuatto", "builtin:random", &[])
         .await
         .unwrap();
@@ -2174,6 +2182,7 @@ async fn a_competition_is_never_seen_half_opened() {
         let store = store.clone();
         tokio::spawn(async move {
             store
+                .competitions()
                 .open_competition(&ladder::store::NewCompetition {
                     name: "main".into(),
                     game: "ur".into(),
@@ -2216,9 +2225,9 @@ async fn a_competition_is_never_seen_half_opened() {
     assert_eq!(seen, 0, "the competition was visible before its entrants");
     sqlx::query("ROLLBACK").execute(&mut lock).await.unwrap();
     let c = opening.await.unwrap().unwrap();
-    let entrants = store.entrants(c.id).await.unwrap();
+    let entrants = store.competitions().entrants(c.id).await.unwrap();
     assert_eq!(entrants.len(), 40, "every bot of the game enters, no other");
-    store.close().await;
+    store.games().close().await;
 }
 
 /// A bot that thought over every move made its group outlive the lease (then a

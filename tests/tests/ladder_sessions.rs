@@ -38,8 +38,12 @@ async fn serve(db: &str, admin: &str) -> Server {
 async fn serve_by(db: &str, admin: &str, clock: Clock) -> Server {
     let store = Store::open(db).await.expect("store opens").with_clock(clock);
     for (name, token) in [("alice", ALICE), ("bob", BOB)] {
-        if store.author(name).await.unwrap().is_none() {
-            store.add_author(name, &app::token_hash(token), 3).await.unwrap();
+        if store.authors().author(name).await.unwrap().is_none() {
+            store
+                .authors()
+                .add_author(name, &app::token_hash(token), 3)
+                .await
+                .unwrap();
         }
     }
     let uploads = UploadConfig {
@@ -204,8 +208,13 @@ async fn fifty_sign_ins_at_once_leave_at_most_the_cap_live() {
         for t in tasks {
             cookies.push(t.await.unwrap());
         }
-        let alice = server.store.author("alice").await.unwrap().unwrap();
-        let live = server.store.live_sessions(Some(alice.id)).await.unwrap();
+        let alice = server.store.authors().author("alice").await.unwrap().unwrap();
+        let live = server
+            .store
+            .sessions()
+            .live_sessions(Some(alice.id))
+            .await
+            .unwrap();
         let mut open = 0;
         for c in &cookies {
             open += usize::from(signed_in(web, c).await);
@@ -224,7 +233,12 @@ async fn fifty_sign_ins_at_once_leave_at_most_the_cap_live() {
         let newest = sign_in(web, ALICE).await;
         assert!(signed_in(web, &newest).await);
         assert_eq!(
-            server.store.live_sessions(Some(alice.id)).await.unwrap(),
+            server
+                .store
+                .sessions()
+                .live_sessions(Some(alice.id))
+                .await
+                .unwrap(),
             SESSIONS_PER_AUTHOR
         );
         server.stop().await;

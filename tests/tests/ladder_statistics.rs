@@ -63,12 +63,14 @@ fn ratings(tag: &str, bots: &[&str], groups: &[Pair]) -> (Value, String) {
         let mut ids = std::collections::HashMap::new();
         for name in bots {
             let b = store
+                .bots()
                 .register_bot(name, "ur", "builtin:random", &[])
                 .await
                 .unwrap();
             ids.insert(*name, b.id);
         }
         let c = store
+            .competitions()
             .create_competition(&NewCompetition {
                 name: "edges".into(),
                 game: "ur".into(),
@@ -84,10 +86,10 @@ fn ratings(tag: &str, bots: &[&str], groups: &[Pair]) -> (Value, String) {
             .await
             .unwrap();
         for name in bots {
-            store.add_entrant(c.id, ids[name]).await.unwrap();
+            store.competitions().add_entrant(c.id, ids[name]).await.unwrap();
         }
         let picks: Vec<Vec<BotId>> = groups.iter().map(|p| vec![ids[p.a], ids[p.b]]).collect();
-        let mut stored = store.schedule_many(&c, &picks).await.unwrap();
+        let mut stored = store.groups().schedule_many(&c, &picks).await.unwrap();
         stored.sort_by_key(|g| g.group_no);
         assert_eq!(stored.len(), groups.len());
         let mut games = Vec::new();
@@ -113,7 +115,7 @@ fn ratings(tag: &str, bots: &[&str], groups: &[Pair]) -> (Value, String) {
                 });
             }
         }
-        store.record_games(&games, 2).await.unwrap();
+        store.groups().record_games(&games, 2).await.unwrap();
     });
     let json = ladder(&["ratings", "--db", &t.url, "--json"]);
     assert!(json.status.success(), "{}", text(&json));

@@ -63,7 +63,7 @@ async fn play(
                 .collect()
         })
         .collect();
-    store.schedule_many(c, &picks).await.unwrap();
+    store.groups().schedule_many(c, &picks).await.unwrap();
     let mut turn = 0;
     let mut rests = Vec::new();
     loop {
@@ -71,6 +71,7 @@ async fn play(
         turn += 1;
         let now = store.now_ms();
         let leased = store
+            .groups()
             .lease_many(&LeaseAsk::new(name, "lease"), now, now + 600_000, 16, 1000)
             .await
             .unwrap();
@@ -113,19 +114,23 @@ async fn play(
                 starts: &[],
             })
             .collect();
-        store.complete_leases(&reports, Some(*id), 0).await.unwrap();
+        store
+            .groups()
+            .complete_leases(&reports, Some(*id), 0)
+            .await
+            .unwrap();
         // Unfinished: one game stored, as a local run stores them as they end.
         let mut firsts = Vec::new();
         for (_, mut games) in partial {
             firsts.push(games.remove(0));
             rests.push(games);
         }
-        store.record_games(&firsts, c.seats).await.unwrap();
+        store.groups().record_games(&firsts, c.seats).await.unwrap();
     }
     // Half of those finished by a later batch (the group is tallied then).
     let later: Vec<NewGame> = rests.into_iter().step_by(2).flatten().collect();
     assert!(later.len() > 20);
-    store.record_games(&later, c.seats).await.unwrap();
+    store.groups().record_games(&later, c.seats).await.unwrap();
 }
 
 fn assert_close(tally: &Standings, records: &Standings, when: &str) {
@@ -163,13 +168,14 @@ async fn compare(store: &Store, c: &CompetitionRow, when: &str) -> Standings {
     let cache = Arc::new(StandingsCache::new(store.clone()));
     let tally = cache.current(c).await.unwrap();
     let bots: Vec<(i64, String)> = store
+        .competitions()
         .entrants(c.id)
         .await
         .unwrap()
         .into_iter()
         .map(|b| (b.id.0, b.name))
         .collect();
-    let records = store.results(c.id).await.unwrap();
+    let records = store.games().results(c.id).await.unwrap();
     let from_records = standings::compute(&bots, &records, c.seats as usize, None).unwrap();
     assert!(tally.games > 1000, "{when}: {} games", tally.games);
     assert_close(&tally, &from_records, when);
@@ -183,28 +189,37 @@ async fn standings_from_the_tally_equal_a_fit_of_every_record() {
         let mut bots = Vec::new();
         for i in 0..BOTS {
             let b = store
+                .bots()
                 .register_bot(&format!("b{i}"), "ur", "builtin:random", &[])
                 .await
                 .unwrap();
             bots.push(b.id);
         }
-        let two = store.create_competition(&competition("two", 2)).await.unwrap();
-        let three = store.create_competition(&competition("three", 3)).await.unwrap();
+        let two = store
+            .competitions()
+            .create_competition(&competition("two", 2))
+            .await
+            .unwrap();
+        let three = store
+            .competitions()
+            .create_competition(&competition("three", 3))
+            .await
+            .unwrap();
         for c in [&two, &three] {
             for &b in &bots {
-                store.add_entrant(c.id, b).await.unwrap();
+                store.competitions().add_entrant(c.id, b).await.unwrap();
             }
         }
         let mut workers = Vec::new();
         for name in ["w1", "w2"] {
-            let w = store.add_worker(name, &token_hash(name)).await.unwrap();
+            let w = store.workers().add_worker(name, &token_hash(name)).await.unwrap();
             workers.push((w.name, w.id));
         }
         let workers: [(String, WorkerId); 2] = workers.try_into().unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(39);
         play(&store, &two, &bots, &workers, 1500, &mut rng).await;
         play(&store, &three, &bots, &workers, 700, &mut rng).await;
-        let tallied = store.tallied(two.id).await.unwrap();
+        let tallied = store.shapes().tallied(two.id).await.unwrap();
         assert!(
             !tallied.unfinished.is_empty(),
             "{}: some groups unfinished",
@@ -219,11 +234,11 @@ async fn standings_from_the_tally_equal_a_fit_of_every_record() {
         let before = compare(&store, &two, &format!("{}, two seats", t.kind)).await;
         compare(&store, &three, &format!("{}, three seats", t.kind)).await;
         // The tally was folded into one row per shape by the reads above.
-        let again = store.tallied(two.id).await.unwrap();
+        let again = store.shapes().tallied(two.id).await.unwrap();
         assert_eq!(again.rows_read, again.shapes.len(), "{}: folded", t.kind);
 
         // A voided worker's groups leave the tally with their games.
-        let (groups, games) = store.void_worker("w2").await.unwrap();
+        let (groups, games) = store.workers().void_worker("w2").await.unwrap();
         assert!(
             groups > 100 && games > 200,
             "{groups} groups, {games} games voided"

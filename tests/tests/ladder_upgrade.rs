@@ -53,13 +53,13 @@ async fn old_seats(pool: &sqlx::AnyPool) -> Seats {
 /// The seats as the migrated store reads them.
 async fn new_seats(store: &Store) -> Seats {
     let mut seats = Seats::default();
-    for c in store.competitions().await.unwrap() {
-        for r in store.results(c.id).await.unwrap() {
+    for c in store.competitions().all().await.unwrap() {
+        for r in store.games().results(c.id).await.unwrap() {
             seats
                 .games
                 .insert(r.id, (c.id.0, r.bots.clone(), r.ranks.clone()));
         }
-        for g in store.groups(c.id).await.unwrap() {
+        for g in store.groups().of_competition(c.id).await.unwrap() {
             seats.groups.insert(g.id.0, g.bots.iter().map(|b| b.0).collect());
         }
     }
@@ -124,8 +124,9 @@ async fn a_database_made_at_schema_9_opens_with_every_game_and_seat() {
         );
 
         // New groups go in beside the old ones, their seats read back as given.
-        let c = &opened.competitions().await.unwrap()[0];
+        let c = &opened.competitions().all().await.unwrap()[0];
         let entrants: Vec<ladder::store::BotId> = opened
+            .competitions()
             .entrants(c.id)
             .await
             .unwrap()
@@ -133,9 +134,13 @@ async fn a_database_made_at_schema_9_opens_with_every_game_and_seat() {
             .map(|b| b.id)
             .collect();
         let seats = vec![entrants[1], entrants[0]];
-        let had = opened.groups(c.id).await.unwrap().len();
-        opened.schedule_groups(c, &[(1000, seats.clone())]).await.unwrap();
-        let groups = opened.groups(c.id).await.unwrap();
+        let had = opened.groups().of_competition(c.id).await.unwrap().len();
+        opened
+            .groups()
+            .schedule_groups(c, &[(1000, seats.clone())])
+            .await
+            .unwrap();
+        let groups = opened.groups().of_competition(c.id).await.unwrap();
         let added = groups.iter().find(|g| g.group_no == 1000).unwrap();
         assert_eq!(added.bots, seats, "{}", store.kind);
         assert_eq!(groups.len(), had + 1, "{}", store.kind);

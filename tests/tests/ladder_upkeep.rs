@@ -41,6 +41,7 @@ async fn four_bots_in_a_competition(store: &Store) -> (ladder::store::Competitio
     for i in 0..4 {
         bots.push(
             store
+                .bots()
                 .register_bot(&format!("b{i}"), "ur", "builtin:random", &[])
                 .await
                 .unwrap()
@@ -48,6 +49,7 @@ async fn four_bots_in_a_competition(store: &Store) -> (ladder::store::Competitio
         );
     }
     let c = store
+        .competitions()
         .create_competition(&NewCompetition {
             name: "c".into(),
             game: "ur".into(),
@@ -63,7 +65,7 @@ async fn four_bots_in_a_competition(store: &Store) -> (ladder::store::Competitio
         .await
         .unwrap();
     for &b in &bots {
-        store.add_entrant(c.id, b).await.unwrap();
+        store.competitions().add_entrant(c.id, b).await.unwrap();
     }
     (c, bots)
 }
@@ -73,12 +75,13 @@ async fn upkeep_vacuums_and_analyzes_every_churned_table_on_postgres() {
     for t in test_stores("upkeep").await {
         let store = Store::open(&t.url).await.unwrap();
         let (c, bots) = four_bots_in_a_competition(&store).await;
-        store.add_worker("w", &token_hash("w")).await.unwrap();
+        store.workers().add_worker("w", &token_hash("w")).await.unwrap();
         let picks: Vec<Vec<BotId>> = (0..200).map(|i| vec![bots[i % 4], bots[(i + 1) % 4]]).collect();
-        store.schedule_many(&c, &picks).await.unwrap();
+        store.groups().schedule_many(&c, &picks).await.unwrap();
         // Leasing rewrites every scheduled row: dead tuples and dead index entries.
         let now = store.now_ms();
         let leased = store
+            .groups()
             .lease_many(&LeaseAsk::new("w", "lease"), now, now + 60_000, 64, 1000)
             .await
             .unwrap();
@@ -110,11 +113,12 @@ async fn a_lease_holds_no_more_than_the_worker_asked_for() {
         let store = Store::open(&t.url).await.unwrap();
         let (c, bots) = four_bots_in_a_competition(&store).await;
         let picks: Vec<Vec<BotId>> = (0..500).map(|i| vec![bots[i % 4], bots[(i + 1) % 4]]).collect();
-        store.schedule_many(&c, &picks).await.unwrap();
+        store.groups().schedule_many(&c, &picks).await.unwrap();
         let mut held = 0;
         for (n, want) in [1, 1, 3, 1, 64, 2].into_iter().enumerate() {
             let now = store.now_ms();
             let leased = store
+                .groups()
                 .lease_many(
                     &LeaseAsk::new("w", &format!("lease-{n}")),
                     now,
@@ -141,6 +145,7 @@ async fn a_lease_holds_no_more_than_the_worker_asked_for() {
                     let want = 1 + (n % 2);
                     let now = store.now_ms();
                     let leased = store
+                        .groups()
                         .lease_many(
                             &LeaseAsk::new(&format!("w{w}"), &format!("l{w}-{n}")),
                             now,
@@ -166,7 +171,7 @@ async fn a_lease_holds_no_more_than_the_worker_asked_for() {
                 for _ in 0..10 {
                     let picks: Vec<Vec<BotId>> =
                         (0..20).map(|i| vec![bots[i % 4], bots[(i + 2) % 4]]).collect();
-                    store.schedule_many(&c, &picks).await.unwrap();
+                    store.groups().schedule_many(&c, &picks).await.unwrap();
                 }
             })
         };
@@ -194,34 +199,43 @@ async fn a_lease_lives_no_longer_than_its_cap_and_its_lapse_counts_against_its_w
     for t in test_stores("lease_life").await {
         let store = Store::open(&t.url).await.unwrap();
         let (c, bots) = four_bots_in_a_competition(&store).await;
-        let w1 = store.add_worker("w1", "hash-1").await.unwrap();
-        let w2 = store.add_worker("w2", "hash-2").await.unwrap();
-        store.schedule_many(&c, &[vec![bots[0], bots[1]]]).await.unwrap();
+        let w1 = store.workers().add_worker("w1", "hash-1").await.unwrap();
+        let w2 = store.workers().add_worker("w2", "hash-2").await.unwrap();
+        store
+            .groups()
+            .schedule_many(&c, &[vec![bots[0], bots[1]]])
+            .await
+            .unwrap();
         let t0 = store.now_ms();
         let got = store
+            .groups()
             .lease_many(&LeaseAsk::new("w1", "token-1"), t0, t0 + 1_000, 1, 10)
             .await
             .unwrap();
         let (id, seed) = (got[0].id, got[0].seed);
         store
+            .groups()
             .start_leases("token-1", &[id], t0 + 1_000, t0 + 3_000)
             .await
             .unwrap();
         // Renewals within its life hold it, the last only up to the cap.
         for at in [900, 1_800, 2_700] {
             let renewed = store
+                .groups()
                 .renew_leases("w1", "token-1", &[id], t0 + at, t0 + at + 1_000)
                 .await
                 .unwrap();
             assert_eq!(renewed, vec![id], "{}: renewed at +{at} ms", t.kind);
         }
         let renewed = store
+            .groups()
             .renew_leases("w1", "token-1", &[id], t0 + 3_001, t0 + 4_001)
             .await
             .unwrap();
         assert!(renewed.is_empty(), "{}: renewed past its cap", t.kind);
         // Another worker gets it, with a new seed.
         let again = store
+            .groups()
             .lease_many(&LeaseAsk::new("w2", "token-2"), t0 + 3_001, t0 + 4_001, 1, 10)
             .await
             .unwrap();
@@ -232,7 +246,7 @@ async fn a_lease_lives_no_longer_than_its_cap_and_its_lapse_counts_against_its_w
             "{}: a lapsed lease's seed was dealt again",
             t.kind
         );
-        let counts = store.lease_counts().await.unwrap();
+        let counts = store.workers().lease_counts().await.unwrap();
         assert_eq!(
             counts[&w1.id],
             (1, 1),
@@ -251,12 +265,21 @@ async fn a_worker_cannot_give_back_another_workers_leases() {
     for t in test_stores("return_theirs").await {
         let store = Store::open(&t.url).await.unwrap();
         let (c, bots) = four_bots_in_a_competition(&store).await;
-        store.add_worker("alice", &token_hash("alice")).await.unwrap();
-        store.add_worker("mallory", &token_hash("mallory")).await.unwrap();
+        store
+            .workers()
+            .add_worker("alice", &token_hash("alice"))
+            .await
+            .unwrap();
+        store
+            .workers()
+            .add_worker("mallory", &token_hash("mallory"))
+            .await
+            .unwrap();
         let picks: Vec<Vec<BotId>> = (0..8).map(|i| vec![bots[i % 4], bots[(i + 1) % 4]]).collect();
-        store.schedule_many(&c, &picks).await.unwrap();
+        store.groups().schedule_many(&c, &picks).await.unwrap();
         let now = store.now_ms();
         let held = store
+            .groups()
             .lease_many(&LeaseAsk::new("alice", "alice-lease"), now, now + 60_000, 4, 1000)
             .await
             .unwrap();
@@ -267,7 +290,7 @@ async fn a_worker_cannot_give_back_another_workers_leases() {
             ("mallory", "mallory-lease"),
             ("alice", "wrong"),
         ] {
-            let taken = store.return_leases(worker, token, &ids).await.unwrap();
+            let taken = store.groups().return_leases(worker, token, &ids).await.unwrap();
             assert!(
                 taken.is_empty(),
                 "{}: {worker} with {token} took back {taken:?}",
@@ -281,10 +304,14 @@ async fn a_worker_cannot_give_back_another_workers_leases() {
             t.kind
         );
         let seeds = |gs: &[ladder::store::GroupRow]| gs.iter().map(|g| (g.id, g.seed)).collect::<Vec<_>>();
-        let still = store.groups_by_id(&ids).await.unwrap();
+        let still = store.groups().groups_by_id(&ids).await.unwrap();
         assert_eq!(seeds(&still), seeds(&held), "{}: nothing was dealt again", t.kind);
         // Hers to give back.
-        let taken = store.return_leases("alice", "alice-lease", &ids).await.unwrap();
+        let taken = store
+            .groups()
+            .return_leases("alice", "alice-lease", &ids)
+            .await
+            .unwrap();
         assert_eq!(taken, ids, "{}", t.kind);
         assert_eq!(groups_leased(&t.url).await, 0, "{}", t.kind);
     }

@@ -407,7 +407,7 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
         // Each author reads only their own.
         assert!(!theirs.iter().any(|(n, _, _)| n == "lucky") && !mine.iter().any(|(n, _, _)| n == "snoop"));
         let s = rt.block_on(ladder::store::Store::open(&store.url)).unwrap();
-        let broken_row = rt.block_on(s.bot("broken")).unwrap().unwrap();
+        let broken_row = rt.block_on(s.bots().bot("broken")).unwrap().unwrap();
         assert_eq!(broken_row.artifact_sha256, None);
 
         // A competition: every active bot enters and is rated.
@@ -453,14 +453,17 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
         }
         // Each record names the files an uploaded bot ran from; the host's bot, none.
         let lucky_files = rt
-            .block_on(s.bot("lucky"))
+            .block_on(s.bots().bot("lucky"))
             .unwrap()
             .unwrap()
             .artifact_sha256
             .unwrap();
-        let first = rt.block_on(s.competition("first")).unwrap().unwrap();
+        let first = rt
+            .block_on(s.competitions().competition("first"))
+            .unwrap()
+            .unwrap();
         let records = rt
-            .block_on(s.records(first.id, ladder::store::GameId(0), 1000))
+            .block_on(s.games().records(first.id, ladder::store::GameId(0), 1000))
             .unwrap();
         let mut named = 0;
         for (_, text) in &records {

@@ -796,3 +796,189 @@ fn proof_made(code: &str, proof: &str) -> bool {
             && !code[..at].trim_end().ends_with("struct")
     })
 }
+
+/// The functions of `code` (a file of the store, its tests left out): each
+/// one's signature line and its text up to the next function.
+fn functions(code: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in code.lines() {
+        let t = line.trim_start();
+        let t = t
+            .strip_prefix("pub(super) ")
+            .or_else(|| t.strip_prefix("pub(crate) "))
+            .unwrap_or(t);
+        let t = t.strip_prefix("pub ").unwrap_or(t);
+        let t = t.strip_prefix("async ").unwrap_or(t);
+        if t.starts_with("fn ") {
+            out.push((String::new(), String::new()));
+        }
+        if let Some((sig, body)) = out.last_mut() {
+            // A signature may run over lines: all of it up to the body.
+            if !body.contains('{') {
+                sig.push_str(line.trim());
+                sig.push(' ');
+            }
+            body.push_str(code_of(line));
+            body.push('\n');
+        }
+    }
+    out
+}
+
+/// The transactions a function's text opens.
+fn transactions_opened(body: &str) -> usize {
+    ["write_tx()", "read_tx()", ".begin()", ".begin_with("]
+        .iter()
+        .map(|t| body.matches(t).count())
+        .sum()
+}
+
+/// The store's functions that break "one use case, one transaction": that
+/// open more than one, or open one while handed their caller's.
+fn transaction_breaches(code: &str) -> Vec<String> {
+    functions(code)
+        .into_iter()
+        .filter(|(sig, _)| !sig.contains("fn write_tx(") && !sig.contains("fn read_tx("))
+        .filter_map(|(sig, body)| {
+            let opened = transactions_opened(&body);
+            let handed = sig.contains("tx: &mut");
+            (opened > 1 || (handed && opened > 0)).then(|| format!("{sig} opens {opened}"))
+        })
+        .collect()
+}
+
+/// One use case is one transaction, by construction: only the store can open
+/// one (its pool is its own, and no file of the ladder outside `store/` and
+/// the bench's scratch database names sqlx); each of its operations opens at
+/// most one; and a helper handed its caller's transaction opens none, so an
+/// operation built of helpers is still one transaction.
+#[test]
+fn each_operation_of_the_store_is_one_transaction_and_only_the_store_opens_one() {
+    let src = workspace_root().join("ladder/src");
+    let (mut breaches, mut opening) = (Vec::new(), 0);
+    let mut sqlx_outside = Vec::new();
+    let mut stack = vec![src.clone()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let relative = path.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let code = code_without_tests(&std::fs::read_to_string(&path).unwrap());
+            if relative.starts_with("store/") {
+                breaches.extend(
+                    transaction_breaches(&code)
+                        .into_iter()
+                        .map(|b| format!("{relative}: {b}")),
+                );
+                opening += functions(&code)
+                    .iter()
+                    .filter(|(_, body)| transactions_opened(body) > 0)
+                    .count();
+            } else if !relative.starts_with("bin/ladder/commands/bench/")
+                && code.lines().any(|l| code_of(l).contains("sqlx"))
+            {
+                sqlx_outside.push(relative);
+            }
+        }
+    }
+    assert!(
+        breaches.is_empty(),
+        "operations of more than one transaction:\n{}",
+        breaches.join("\n")
+    );
+    // The check read the store: its writes open their transactions in it.
+    assert!(
+        opening >= 20,
+        "only {opening} functions of the store open a transaction"
+    );
+    assert!(
+        sqlx_outside.is_empty(),
+        "sqlx named outside the store: {sqlx_outside:?}"
+    );
+}
+
+#[test]
+fn the_transaction_check_finds_two_in_one_and_one_in_a_helper() {
+    let code = "impl Bots<'_> {
+    pub async fn one(self) -> Result<()> {
+        let mut tx = self.store.write_tx().await?;
+        helper(&mut tx).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+    pub async fn two(self) -> Result<()> {
+        let a = self.store.write_tx().await?; // the first
+        let b = self.store.pool.begin().await?;
+        Ok(())
+    }
+    async fn helper(
+        self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    ) -> Result<()> {
+        let inner = self.store.write_tx().await?;
+        Ok(())
+    }
+    async fn fine(self, tx: &mut sqlx::Transaction<'static, sqlx::Any>) -> Result<()> {
+        // write_tx() in a comment is not a transaction
+        Ok(())
+    }
+}
+";
+    let found = transaction_breaches(code);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0].contains("fn two") && found[0].ends_with("opens 2"),
+        "{found:?}"
+    );
+    assert!(
+        found[1].contains("fn helper") && found[1].contains("tx: &mut"),
+        "{found:?}"
+    );
+}
+
+/// The store is found by name: each aggregate's repository (`store.bots()`,
+/// `store.groups()`, … declared in `store/mod.rs`) is written in the file of
+/// its name, and `Store` itself keeps only what is the whole database's (its
+/// opening and clock in `mod.rs`, the host's operations in `ops.rs` and
+/// `upkeep.rs`).
+#[test]
+fn each_repository_of_the_store_lives_in_the_file_of_its_name() {
+    let store = workspace_root().join("ladder/src/store");
+    let declared = std::fs::read_to_string(store.join("mod.rs")).unwrap();
+    let repositories: BTreeMap<String, String> = declared
+        .lines()
+        .filter_map(|l| {
+            let (repo, accessor) = code_of(l).trim().strip_suffix(';')?.split_once(" => ")?;
+            Some((repo.to_owned(), accessor.to_owned()))
+        })
+        .collect();
+    assert!(repositories.len() >= 10, "{repositories:?}");
+    let mut misplaced = Vec::new();
+    for entry in std::fs::read_dir(&store).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines().filter(|l| l.starts_with("impl ")) {
+            let name = line["impl ".len()..].split(['<', ' ']).next().unwrap_or_default();
+            let home_ok = match repositories.get(name) {
+                Some(accessor) => *accessor == file,
+                None if name == "Store" => ["mod", "ops", "upkeep"].contains(&file.as_str()),
+                None => true,
+            };
+            if !home_ok {
+                misplaced.push(format!("store/{file}.rs: {line}"));
+            }
+        }
+    }
+    assert!(
+        misplaced.is_empty(),
+        "written outside the file of its name:\n{}",
+        misplaced.join("\n")
+    );
+}

@@ -313,7 +313,7 @@ fn an_uploaded_remote_bot_is_never_dialled_at_loopback_or_a_private_address() {
         .unwrap();
     for id in [1, 2] {
         let (_, json) = rt
-            .block_on(store.record(ladder::store::GameId(id)))
+            .block_on(store.games().record(ladder::store::GameId(id)))
             .unwrap()
             .unwrap_or_else(|| panic!("no game {id}: {}", text(&out)));
         let rec: referee::GameRecord = serde_json::from_str(&json).unwrap();
@@ -333,7 +333,7 @@ fn an_uploaded_remote_bot_is_never_dialled_at_loopback_or_a_private_address() {
     let (out, _) = host.work(&["127.0.0.0/8"]);
     for id in [3, 4] {
         let (_, json) = rt
-            .block_on(store.record(ladder::store::GameId(id)))
+            .block_on(store.games().record(ladder::store::GameId(id)))
             .unwrap()
             .unwrap_or_else(|| panic!("no game {id}: {}", text(&out)));
         let rec: referee::GameRecord = serde_json::from_str(&json).unwrap();

@@ -27,7 +27,7 @@ impl LadderService {
     pub async fn add_worker(&self, _: &AdminCall, name: &str) -> Result<NewWorker, ServiceError> {
         valid_name("worker name", name)?;
         let token = new_token()?;
-        self.store.add_worker(name, &token_hash(&token)).await?;
+        self.store.workers().add_worker(name, &token_hash(&token)).await?;
         tracing::info!(worker = %name, "worker added");
         Ok(NewWorker {
             name: name.to_owned(),
@@ -38,7 +38,7 @@ impl LadderService {
     /// Revokes a worker's token: its calls stop at once here, and within
     /// [`super::TOKEN_CACHE`] on another server of the same store.
     pub async fn revoke_worker(&self, _: &AdminCall, name: &str) -> Result<WorkerAudit, ServiceError> {
-        let w = self.store.revoke_worker(name).await?;
+        let w = self.store.workers().revoke_worker(name).await?;
         self.forget_tokens();
         tracing::info!(worker = %name, "worker revoked");
         let audit = self.worker_audits().await?.into_iter().find(|i| i.name == w.name);
@@ -56,7 +56,7 @@ impl LadderService {
 
     /// Drops a worker's reported games: its groups are played again.
     pub async fn void_worker(&self, _: &AdminCall, name: &str) -> Result<Voided, ServiceError> {
-        let (groups, games) = self.store.void_worker(name).await?;
+        let (groups, games) = self.store.workers().void_worker(name).await?;
         self.forget_tokens();
         self.standings.forget_all();
         tracing::warn!(worker = %name, groups, games, "worker voided: its groups are played again");
@@ -69,7 +69,7 @@ impl LadderService {
         valid_name("bot name", &ask.name)?;
         engine::game_info(&ask.game).map_err(|e| ServiceError::InvalidArgument(e.to_string()))?;
         let (spec, env) = checked_spec(&ask.spec, &ask.env)?;
-        if let Some(old) = self.store.bot(&ask.name).await?
+        if let Some(old) = self.store.bots().bot(&ask.name).await?
             && (old.game != ask.game || old.spec != spec || old.env != env)
         {
             return Err(ServiceError::AlreadyExists(format!(
@@ -78,7 +78,11 @@ impl LadderService {
                 old.name, old.game, old.spec, old.name
             )));
         }
-        let bot = self.store.register_bot(&ask.name, &ask.game, &spec, &env).await?;
+        let bot = self
+            .store
+            .bots()
+            .register_bot(&ask.name, &ask.game, &spec, &env)
+            .await?;
         self.enter_open_competitions(&bot).await?;
         tracing::info!(bot = %bot.name, game = %bot.game, "bot registered");
         self.bot_view(bot).await
@@ -87,7 +91,7 @@ impl LadderService {
     /// A new version of a bot of the host's own, with another command line.
     pub async fn update_bot(&self, _: &AdminCall, ask: &BotAsk) -> Result<BotView, ServiceError> {
         let (spec, env) = checked_spec(&ask.spec, &ask.env)?;
-        if let Some(old) = self.store.bot(&ask.name).await?
+        if let Some(old) = self.store.bots().bot(&ask.name).await?
             && !ask.game.is_empty()
             && ask.game != old.game
         {
@@ -96,7 +100,7 @@ impl LadderService {
                 old.name, old.game, ask.game
             )));
         }
-        let bot = self.store.update_bot(&ask.name, &spec, &env).await?;
+        let bot = self.store.bots().update_bot(&ask.name, &spec, &env).await?;
         self.scheduler.forget().await;
         self.enter_open_competitions(&bot).await?;
         tracing::info!(bot = %bot.name, "bot updated");
@@ -105,9 +109,9 @@ impl LadderService {
 
     /// Every bot.
     pub async fn list_bots(&self, _: &AdminCall) -> Result<Vec<BotView>, ServiceError> {
-        let all = self.store.bots().await?;
+        let all = self.store.bots().all().await?;
         let names: HashMap<BotId, String> = all.iter().map(|b| (b.id, b.name.clone())).collect();
-        let authors = self.store.author_names().await?;
+        let authors = self.store.authors().author_names().await?;
         Ok(all
             .into_iter()
             .map(|b| BotView::of(b, &names, &authors))
@@ -145,7 +149,7 @@ impl LadderService {
             (_, "") => format!("{status} by the admin"),
             (_, why) => format!("{status} by the admin: {}", referee::text::capped(why, 200)),
         };
-        let (bot, withdrawn) = self.store.set_bot_status(name, status, &reason).await?;
+        let (bot, withdrawn) = self.store.bots().set_bot_status(name, status, &reason).await?;
         if withdrawn > 0 {
             self.scheduler.forget().await;
         }
@@ -159,20 +163,21 @@ impl LadderService {
             None => None,
             Some(name) => Some(
                 self.store
+                    .authors()
                     .author(name)
                     .await?
                     .ok_or_else(|| ServiceError::NotFound(format!("no author named {name:?}")))?
                     .id,
             ),
         };
-        let ended = self.store.end_sessions(id).await?;
+        let ended = self.store.sessions().end_sessions(id).await?;
         tracing::info!(author = author.unwrap_or(""), ended, "sessions ended");
         Ok(ended)
     }
 
     /// Revokes an author's token.
     pub async fn revoke_author(&self, _: &AdminCall, name: &str) -> Result<AuthorRow, ServiceError> {
-        let author = self.store.revoke_author(name).await?;
+        let author = self.store.authors().revoke_author(name).await?;
         self.forget_tokens();
         tracing::info!(author = %name, "author revoked");
         Ok(author)
@@ -214,14 +219,14 @@ impl LadderService {
         }
         // A season's finals take the name `NAME-finals`: keep it free.
         let finals = crate::season::finals_name(&ask.name);
-        if ask.deadline_ms.is_some() && self.store.competition(&finals).await?.is_some() {
+        if ask.deadline_ms.is_some() && self.store.competitions().competition(&finals).await?.is_some() {
             return Err(ServiceError::AlreadyExists(format!(
                 "a competition named {finals:?} exists: a season's finals take that name; choose another"
             )));
         }
         if let Some(season) = ask.name.strip_suffix("-finals")
-            && let Some(c) = self.store.competition(season).await?
-            && self.store.season(c.id).await?.is_some()
+            && let Some(c) = self.store.competitions().competition(season).await?
+            && self.store.seasons().season(c.id).await?.is_some()
         {
             return Err(ServiceError::AlreadyExists(format!(
                 "{:?} is the name of season {season:?}'s finals; choose another",
@@ -247,8 +252,8 @@ impl LadderService {
             },
         };
         let c = match ask.deadline_ms {
-            Some(deadline) => self.store.open_season(&new, deadline, plan).await,
-            None => self.store.open_competition(&new).await,
+            Some(deadline) => self.store.seasons().open_season(&new, deadline, plan).await,
+            None => self.store.competitions().open_competition(&new).await,
         }?;
         tracing::info!(competition = %c.name, game = %c.game, seeding = %c.seeding, season = ask.deadline_ms.is_some(), "competition opened");
         self.competition_summary(c).await
@@ -262,15 +267,15 @@ impl LadderService {
     ) -> Result<CompetitionSummary, ServiceError> {
         // A season closes itself, when its finals are played: closing its ladder or
         // finals by hand would strand it (and its seed unrevealed).
-        if let Some(c) = self.store.competition(name).await?
-            && (self.store.season(c.id).await?.is_some()
-                || self.store.season_of_finals(c.id).await?.is_some())
+        if let Some(c) = self.store.competitions().competition(name).await?
+            && (self.store.seasons().season(c.id).await?.is_some()
+                || self.store.seasons().season_of_finals(c.id).await?.is_some())
         {
             return Err(ServiceError::FailedPrecondition(format!(
                 "{name:?} belongs to a season, which closes itself once its finals are played"
             )));
         }
-        self.store.set_status(name, false).await?;
+        self.store.competitions().set_status(name, false).await?;
         let c = self.competition_named(name).await?;
         self.competition_summary(c).await
     }
@@ -305,7 +310,7 @@ impl LadderService {
     /// Every competition.
     pub async fn list_competitions(&self, _: &HostCall) -> Result<Vec<CompetitionSummary>, ServiceError> {
         let mut out = Vec::new();
-        for c in self.store.competitions().await? {
+        for c in self.store.competitions().all().await? {
             out.push(self.competition_summary(c).await?);
         }
         Ok(out)
@@ -341,7 +346,7 @@ impl LadderService {
         } else {
             limit.min(RECORDS_PER_READ)
         };
-        Ok(self.store.records(c.id, after, i64::from(limit)).await?)
+        Ok(self.store.games().records(c.id, after, i64::from(limit)).await?)
     }
 }
 

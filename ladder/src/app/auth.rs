@@ -28,9 +28,9 @@ impl LadderService {
             return Ok(caller.clone());
         }
         let read = self.store.now_ms();
-        let caller = match self.store.worker_by_token_hash(&hash).await? {
+        let caller = match self.store.workers().worker_by_token_hash(&hash).await? {
             Some(w) => Caller::Worker(w),
-            None => match self.store.author_by_token_hash(&hash).await? {
+            None => match self.store.authors().author_by_token_hash(&hash).await? {
                 Some(a) => Caller::Author(a),
                 None => return Err(ServiceError::Unauthenticated("unknown or revoked token".into())),
             },
@@ -57,7 +57,7 @@ impl LadderService {
         if !due() {
             return Ok(());
         }
-        let mark = self.store.revocation_mark().await?;
+        let mark = self.store.workers().revocation_mark().await?;
         if let Ok(mut cache) = self.tokens.lock() {
             if cache.mark.is_some_and(|(was, _)| was != mark) {
                 // Emptied after the mark was read: a row read from now on
@@ -115,7 +115,7 @@ impl LadderService {
     pub(crate) async fn redactor(&self) -> Result<super::redact::Redactor, ServiceError> {
         Ok(super::redact::Redactor::new(super::redact::HostSecrets {
             admin_token: Some(self.cfg.admin_token.clone()),
-            token_hashes: self.store.token_hashes().await?,
+            token_hashes: self.store.workers().token_hashes().await?,
         }))
     }
 
@@ -142,7 +142,12 @@ impl LadderService {
         let who = if !admin.is_empty() && constant_time_eq(token, admin) {
             crate::store::SessionOf::Host(&host_key)
         } else {
-            match self.store.author_by_token_hash(&token_hash(token)).await? {
+            match self
+                .store
+                .authors()
+                .author_by_token_hash(&token_hash(token))
+                .await?
+            {
                 Some(author) => crate::store::SessionOf::Author(author.id),
                 None => {
                     return Err(ServiceError::Unauthenticated(
@@ -155,6 +160,7 @@ impl LadderService {
         let csrf = new_token()?;
         let expires = self.store.now_ms() + hours * 3_600_000;
         self.store
+            .sessions()
             .open_session(&token_hash(&cookie), who, &csrf, expires)
             .await?;
         Ok(OpenedSession { cookie, csrf })

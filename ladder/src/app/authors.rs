@@ -47,6 +47,7 @@ impl LadderService {
         let token = new_token()?;
         let author = self
             .store
+            .authors()
             .add_author(name, &token_hash(&token), i64::from(max_bots))
             .await?;
         tracing::info!(author = %name, max_bots, "author added");
@@ -85,6 +86,7 @@ impl LadderService {
         }
         let bots = self
             .store
+            .authors()
             .submit(author, &submission, &self.cfg.uploads.quota())
             .await
             .map_err(|e| match ServiceError::from(e) {
@@ -108,6 +110,7 @@ impl LadderService {
     /// else's is refused as not theirs.
     async fn authors_bot(&self, author: &AuthorRow, name: &str) -> Result<BotRow, ServiceError> {
         self.store
+            .bots()
             .bot(name)
             .await?
             .filter(|b| b.author_id == Some(author.id))
@@ -154,6 +157,7 @@ impl LadderService {
         };
         let (bot, withdrawn) = self
             .store
+            .bots()
             .set_bot_status_by(name, status, reason, StatusBy::Author)
             .await?;
         if withdrawn > 0 {
@@ -189,6 +193,7 @@ impl LadderService {
         let mine = self.authors_bot(author, bot).await?;
         let other = self
             .store
+            .bots()
             .bot(opponent)
             .await?
             .ok_or_else(|| ServiceError::NotFound(format!("no bot named {opponent:?}")))?;
@@ -227,6 +232,7 @@ impl LadderService {
         let name = format!("challenge-{}-{}", self.store.now_ms(), &new_token()?[..8]);
         let c = self
             .store
+            .challenges()
             .open_challenge(
                 &crate::store::NewCompetition {
                     name,
@@ -261,7 +267,7 @@ impl LadderService {
 
     /// The author's own bots.
     pub async fn my_bots(&self, author: &AuthorRow) -> Result<Vec<BotView>, ServiceError> {
-        let mine = self.store.bots_of_author(author.id).await?;
+        let mine = self.store.authors().bots_of_author(author.id).await?;
         let names: HashMap<BotId, String> = mine.iter().map(|b| (b.id, b.name.clone())).collect();
         let authors = HashMap::from([(author.id, author.name.clone())]);
         Ok(mine
@@ -274,7 +280,7 @@ impl LadderService {
     /// and check report.
     pub async fn my_bot_log(&self, author: &AuthorRow, name: &str) -> Result<BotLog, ServiceError> {
         let bot = self.authors_bot(author, name).await?;
-        let logs = self.store.bot_logs(bot.id).await?;
+        let logs = self.store.authors().bot_logs(bot.id).await?;
         Ok(BotLog {
             bot: self.bot_view(bot).await?,
             logs,
@@ -308,11 +314,12 @@ impl LadderService {
     /// `author`'s challenges, newest first, each with the ids of its games so far
     /// and, where it plays no more, why.
     pub async fn challenges(&self, author: &AuthorRow) -> Result<Vec<ChallengeView>, ServiceError> {
-        let rows = self.store.challenges_of(author.id).await?;
+        let rows = self.store.challenges().challenges_of(author.id).await?;
         let mut ids: Vec<BotId> = rows.iter().flat_map(|r| [r.bot_id, r.opponent_id]).collect();
         ids.sort_unstable();
         let bots: HashMap<BotId, BotRow> = self
             .store
+            .bots()
             .bots_by_id(&ids)
             .await?
             .into_iter()
@@ -327,7 +334,7 @@ impl LadderService {
         let mut next: HashMap<BotId, BotRow> = HashMap::new();
         let mut asked = replaced;
         while !asked.is_empty() {
-            let found = self.store.replacements(&asked).await?;
+            let found = self.store.bots().replacements(&asked).await?;
             asked = found.iter().map(|b| b.id).collect();
             for b in found {
                 if let Some(prev) = b.previous_id {
@@ -345,6 +352,7 @@ impl LadderService {
         let competitions: HashMap<crate::store::CompetitionId, String> = self
             .store
             .competitions()
+            .all()
             .await?
             .into_iter()
             .map(|c| (c.id, c.name))
@@ -353,6 +361,7 @@ impl LadderService {
         for r in rows {
             let game_ids: Vec<i64> = self
                 .store
+                .games()
                 .recent(r.competition_id, r.games)
                 .await?
                 .iter()
@@ -532,6 +541,7 @@ impl LadderService {
         let life = Duration::from_secs(u64::from(self.cfg.uploads.build_seconds)) + CHECK_TIME + period;
         let Some(job) = self
             .store
+            .preps()
             .lease_prep(
                 worker.id,
                 &runtimes,
@@ -581,6 +591,7 @@ impl LadderService {
         let now = self.store.now_ms();
         let until = self
             .store
+            .preps()
             .renew_prep(
                 worker.id,
                 bot,
@@ -618,7 +629,7 @@ impl LadderService {
         bot: BotId,
         lease: &str,
     ) -> Result<bool, ServiceError> {
-        let returned = self.store.return_prep(worker.id, bot, lease).await?;
+        let returned = self.store.preps().return_prep(worker.id, bot, lease).await?;
         if returned {
             self.build_ended(bot, "returned");
             tracing::info!(bot = %bot, worker = %worker.name, "build and check given back");
@@ -675,6 +686,7 @@ impl LadderService {
         };
         let done = self
             .store
+            .preps()
             .finish_prep(worker.id, r.bot_id, &r.lease, &result)
             .await
             .map_err(|e| match ServiceError::from(e) {
@@ -728,13 +740,13 @@ impl LadderService {
                 .await
                 .map_err(ServiceError::Internal)?;
         }
-        self.store.store_artifact(&artifact).await?;
+        self.store.preps().store_artifact(&artifact).await?;
         Ok((artifact.sha256, artifact.bytes.len() as u64))
     }
 
     /// A version's built folder, for a worker to run it.
     pub async fn fetch_artifact(&self, _: &WorkerRow, sha: &str) -> Result<Vec<u8>, ServiceError> {
-        match self.store.artifact_row(sha).await? {
+        match self.store.artifacts().artifact_row(sha).await? {
             None => Err(ServiceError::NotFound(format!("no artifact {sha:?}"))),
             Some(Some(bytes)) => Ok(bytes),
             Some(None) => match &self.cfg.uploads.objects {

@@ -168,7 +168,7 @@ impl StandingsCache {
         let Some(last) = last.filter(|f| f.standings.games >= exact_below) else {
             return self.fit(c, exact_below > 0).await;
         };
-        let newest = self.store.newest_game(c.id).await?;
+        let newest = self.store.games().newest_game(c.id).await?;
         let running = self
             .refits
             .lock()
@@ -195,7 +195,7 @@ impl StandingsCache {
     }
 
     async fn fit(&self, c: &CompetitionRow, current: bool) -> Result<Fit, TournamentError> {
-        let newest = self.store.newest_game(c.id).await?;
+        let newest = self.store.games().newest_game(c.id).await?;
         if let Some(st) = self.fresh(c.id, newest, current) {
             return Ok(st);
         }
@@ -208,12 +208,13 @@ impl StandingsCache {
             .clone();
         let _refit = gate.lock().await;
         // Another caller may have refit while this one waited.
-        let newest = self.store.newest_game(c.id).await?;
+        let newest = self.store.games().newest_game(c.id).await?;
         if let Some(st) = self.fresh(c.id, newest, current) {
             return Ok(st);
         }
         let bots: Vec<(i64, String)> = self
             .store
+            .competitions()
             .entrants(c.id)
             .await?
             .into_iter()
@@ -221,7 +222,7 @@ impl StandingsCache {
             .collect();
         // Finished groups by shape and the games in flight: rows as many as
         // the shapes, not the games.
-        let tallied = self.store.tallied(c.id).await?;
+        let tallied = self.store.shapes().tallied(c.id).await?;
         let seats = c.seats as usize;
         let ids: HashMap<String, BotId> = bots.iter().map(|(id, name)| (name.clone(), BotId(*id))).collect();
         let (st, index) = tokio::task::spawn_blocking(move || {
@@ -280,7 +281,7 @@ impl StandingsCache {
             .and_then(|p| p.get(&competition_id).copied());
         let last = match known {
             Some(last) => last,
-            None => self.store.last_rating_point(competition_id).await?,
+            None => self.store.games().last_rating_point(competition_id).await?,
         };
         let (games, now) = (st.games as i64, self.store.now_ms());
         if !point_due(last, games, now) {
@@ -303,7 +304,10 @@ impl StandingsCache {
                 })
             })
             .collect();
-        self.store.add_rating_points(competition_id, &points).await?;
+        self.store
+            .games()
+            .add_rating_points(competition_id, &points)
+            .await?;
         if let Ok(mut p) = self.points.lock() {
             p.insert(competition_id, Some((games, now)));
         }
@@ -317,9 +321,14 @@ mod tests {
     use crate::store::{NewCompetition, NewGame};
 
     async fn game(store: &Store, c: &CompetitionRow, group: i64, bots: &[BotId], winner: usize) {
-        store.schedule_groups(c, &[(group, bots.to_vec())]).await.unwrap();
+        store
+            .groups()
+            .schedule_groups(c, &[(group, bots.to_vec())])
+            .await
+            .unwrap();
         let g = store
-            .groups(c.id)
+            .groups()
+            .of_competition(c.id)
             .await
             .unwrap()
             .into_iter()
@@ -337,23 +346,25 @@ mod tests {
             record: "{}".into(),
             faults: vec![],
         };
-        store.record_games(&[new], 2).await.unwrap();
+        store.groups().record_games(&[new], 2).await.unwrap();
     }
 
     /// A store with a two-seat competition of bots `a` and `b`: their keys.
     async fn two_bots() -> (Store, CompetitionRow, Vec<BotId>) {
         let store = Store::open("sqlite::memory:").await.unwrap();
         let c = store
+            .competitions()
             .create_competition(&NewCompetition::two_seat_ur("c"))
             .await
             .unwrap();
         let mut ids = Vec::new();
         for name in ["a", "b"] {
             let bot = store
+                .bots()
                 .register_bot(name, "ur", "builtin:random", &[])
                 .await
                 .unwrap();
-            store.add_entrant(c.id, bot.id).await.unwrap();
+            store.competitions().add_entrant(c.id, bot.id).await.unwrap();
             ids.push(bot.id);
         }
         (store, c, ids)
@@ -386,11 +397,11 @@ mod tests {
             game(&store, &c, g, &ids, usize::from(g % 3 == 2)).await;
             assert_eq!(cache.current(&c).await.unwrap().games, g as u64 + 1);
         }
-        let history = store.rating_history(c.id, ids[0]).await.unwrap();
+        let history = store.games().rating_history(c.id, ids[0]).await.unwrap();
         let at: Vec<i64> = history.iter().map(|p| p.games).collect();
         assert_eq!(at, [1, 21, 41], "points after 1 game, then every 20 more");
         assert!(history.last().unwrap().elo > 0.0, "{history:?}");
-        let other = store.rating_history(c.id, ids[1]).await.unwrap();
+        let other = store.games().rating_history(c.id, ids[1]).await.unwrap();
         assert!(other.last().unwrap().elo < 0.0, "{other:?}");
         let arc = Arc::new(cache);
         let fit = arc.latest_fit(&c).await.unwrap();

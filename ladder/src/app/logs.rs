@@ -41,10 +41,11 @@ pub async fn readable_logs(
     id: GameId,
     redactor: &Redactor,
 ) -> Result<Option<Vec<SeatLogView>>, StoreError> {
-    let Some(game) = store.game_logs(id).await? else {
+    let Some(game) = store.logs().game_logs(id).await? else {
         return Ok(None);
     };
     let bots: HashMap<BotId, crate::store::BotRow> = store
+        .bots()
         .bots_by_id(&game.bots)
         .await?
         .into_iter()

@@ -282,7 +282,7 @@ pub struct UploadConfig {
 }
 
 impl UploadConfig {
-    /// The caps [`crate::store::Store::submit`] holds an author to.
+    /// The caps [`crate::store::Authors::submit`] holds an author to.
     pub fn quota(&self) -> crate::store::UploadQuota {
         crate::store::UploadQuota {
             versions_per_day: i64::from(self.versions_per_day),

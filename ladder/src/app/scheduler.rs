@@ -137,8 +137,8 @@ impl Scheduler {
         let mut open = Vec::new();
         // A season's ladder plays nothing new once its deadline passed, though its
         // freeze may wait for builds: the finalists are picked on the games before.
-        let past_deadline = self.store.seasons_past_deadline().await?;
-        for c in self.store.competitions().await? {
+        let past_deadline = self.store.seasons().seasons_past_deadline().await?;
+        for c in self.store.competitions().all().await? {
             if past_deadline.contains(&c.id) {
                 continue;
             }
@@ -150,6 +150,7 @@ impl Scheduler {
             let tally = tallies.entry(c.id).or_default();
             for g in self
                 .store
+                .groups()
                 .groups_after(c.id, GroupId(tally.read_from(self.store.now_ms())))
                 .await?
             {
@@ -167,7 +168,7 @@ impl Scheduler {
             if room == 0 {
                 continue;
             }
-            let mut bots = self.store.entrants(c.id).await?;
+            let mut bots = self.store.competitions().entrants(c.id).await?;
             bots.retain(|b| b.status == BotStatus::Active);
             let candidates = self.candidates(&c, &bots, tally).await?;
             open.push(Open {
@@ -233,7 +234,7 @@ impl Scheduler {
                 .iter()
                 .map(|ids| ids.iter().map(|&id| BotId(id)).collect())
                 .collect();
-            let groups = self.store.schedule_many(&o.c, &picks).await?;
+            let groups = self.store.groups().schedule_many(&o.c, &picks).await?;
             for g in &groups {
                 tally.add(g.id.0, &rating_keys(&g.bots), seats);
             }
@@ -269,7 +270,7 @@ impl Scheduler {
             // worker of a batch comes back at once), and a lease that finds the
             // backlog empty waits for the next look.
             let target = ((2.0 * rate) as usize).max(BACKLOG_MIN);
-            let ready = match self.store.groups_ready().await {
+            let ready = match self.store.games().groups_ready().await {
                 Ok(n) => n as usize,
                 Err(e) => {
                     tracing::warn!("the scheduler cannot count the groups ready: {e}");
@@ -355,11 +356,12 @@ mod tests {
     #[tokio::test]
     async fn a_challenge_comes_after_the_ladder_but_is_never_starved() {
         let store = Store::open("sqlite::memory:").await.unwrap();
-        let author = store.add_author("alice", "hash", 3).await.unwrap();
+        let author = store.authors().add_author("alice", "hash", 3).await.unwrap();
         let mut ids = Vec::new();
         for name in ["a", "b", "c"] {
             ids.push(
                 store
+                    .bots()
                     .register_bot(name, "ur", "builtin:random", &[])
                     .await
                     .unwrap()
@@ -368,17 +370,18 @@ mod tests {
         }
         let mut ladder = NewCompetition::two_seat_ur("ladder");
         ladder.max_games = 40;
-        let ladder = store.open_competition(&ladder).await.unwrap();
+        let ladder = store.competitions().open_competition(&ladder).await.unwrap();
         let mut asked = NewCompetition::two_seat_ur("challenge");
         asked.max_games = 40;
         let challenge = store
+            .challenges()
             .open_challenge(&asked, author.id, ids[0], ids[1], 1000)
             .await
             .unwrap();
         let scheduler = Scheduler::new(store.clone(), Arc::new(StandingsCache::new(store.clone())));
         let count = |c: CompetitionId| {
             let store = store.clone();
-            async move { store.groups(c).await.unwrap().len() }
+            async move { store.groups().of_competition(c).await.unwrap().len() }
         };
         assert_eq!(scheduler.schedule_batch(10).await.unwrap(), 10);
         assert_eq!((count(ladder.id).await, count(challenge.id).await), (9, 1));
@@ -390,7 +393,7 @@ mod tests {
         assert_eq!(scheduler.schedule_batch(20).await.unwrap(), 10);
         assert_eq!((count(ladder.id).await, count(challenge.id).await), (20, 20));
         // Its groups are its two bots alone: a third bot of the game is no entrant.
-        for g in store.groups(challenge.id).await.unwrap() {
+        for g in store.groups().of_competition(challenge.id).await.unwrap() {
             let mut bots = g.bots.clone();
             bots.sort_unstable();
             assert_eq!(bots, [ids[0], ids[1]]);

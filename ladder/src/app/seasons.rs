@@ -40,7 +40,7 @@ pub enum SeasonError {
 pub async fn advance(store: &Store) -> Result<Advanced, SeasonError> {
     let mut done = Advanced::default();
     let mut first_error = None;
-    for season in store.seasons_in_play().await? {
+    for season in store.seasons().seasons_in_play().await? {
         // One season that cannot move on holds up no other.
         if let Err(e) = advance_one(store, season, &mut done).await {
             tracing::warn!("a season could not move on (tried again): {e}");
@@ -60,7 +60,11 @@ pub const BUILD_WAIT_MS: i64 = 3_600_000;
 
 async fn advance_one(store: &Store, season: SeasonRow, done: &mut Advanced) -> Result<(), SeasonError> {
     {
-        let Some(c) = store.competition_by_id(season.competition_id).await? else {
+        let Some(c) = store
+            .competitions()
+            .competition_by_id(season.competition_id)
+            .await?
+        else {
             return Ok(());
         };
         let broken = |why: String| SeasonError::Broken {
@@ -90,6 +94,7 @@ async fn advance_one(store: &Store, season: SeasonRow, done: &mut Advanced) -> R
         }
         if phase == Phase::Finals {
             let season = store
+                .seasons()
                 .season(c.id)
                 .await?
                 .ok_or_else(|| broken("vanished".into()))?;
@@ -108,13 +113,16 @@ async fn advance_one(store: &Store, season: SeasonRow, done: &mut Advanced) -> R
 /// superseded by one uploaded after the deadline); each host bot alone. None while a
 /// version uploaded by the deadline is still being built or checked.
 async fn freeze(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result<Option<bool>, SeasonError> {
-    let (candidates, building) = store.entry_candidates(c, season.deadline_ms).await?;
+    let (candidates, building) = store.seasons().entry_candidates(c, season.deadline_ms).await?;
     if building > 0 && store.now_ms() < season.deadline_ms + BUILD_WAIT_MS {
         return Ok(None);
     }
-    let choices = store.entry_choices(c.id).await?;
+    let choices = store.seasons().entry_choices(c.id).await?;
     Ok(Some(
-        store.freeze_season(c.id, &entries(&candidates, &choices)).await?,
+        store
+            .seasons()
+            .freeze_season(c.id, &entries(&candidates, &choices))
+            .await?,
     ))
 }
 
@@ -157,10 +165,10 @@ pub async fn current_entries(
     season: &SeasonRow,
 ) -> Result<Vec<(BotId, Option<u32>)>, StoreError> {
     if season.phase != Phase::Open {
-        return store.season_entries(c.id).await;
+        return store.seasons().season_entries(c.id).await;
     }
-    let (candidates, _) = store.entry_candidates(c, season.deadline_ms).await?;
-    let choices = store.entry_choices(c.id).await?;
+    let (candidates, _) = store.seasons().entry_candidates(c, season.deadline_ms).await?;
+    let choices = store.seasons().entry_choices(c.id).await?;
     Ok(entries(&candidates, &choices)
         .into_iter()
         .map(|b| (b, None))
@@ -182,6 +190,7 @@ fn sealed(b: &BotRow) -> SealedEntry {
 /// Picks the finalists by the ladder's standings and starts the finals.
 async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result<bool, String> {
     let entries: Vec<BotId> = store
+        .seasons()
         .season_entries(c.id)
         .await
         .map_err(|e| e.to_string())?
@@ -192,13 +201,14 @@ async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> 
     // The ladder's standings at the freeze place the entries; one with no
     // rated games goes after every rated one, by name.
     let ladder: Vec<(i64, String)> = store
+        .competitions()
         .entrants(c.id)
         .await
         .map_err(|e| e.to_string())?
         .into_iter()
         .map(|b| (b.id.0, b.name))
         .collect();
-    let tallied = store.tallied(c.id).await.map_err(|e| e.to_string())?;
+    let tallied = store.shapes().tallied(c.id).await.map_err(|e| e.to_string())?;
     let seats = c.seats as usize;
     let st = tallied.standings(&ladder, seats, None)?;
     let place: HashMap<&str, (bool, usize)> = st
@@ -224,6 +234,7 @@ async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> 
         .map_err(|e| e.to_string())?;
         tracing::warn!(season = %c.name, entries = ranked.len(), seats, "too few entries for the finals; closing");
         store
+            .seasons()
             .close_season(c.id, None, &empty, Phase::Frozen)
             .await
             .map_err(|e| e.to_string())?;
@@ -256,6 +267,7 @@ async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> 
         seeding: c.seeding,
     };
     store
+        .seasons()
         .start_finals(c.id, &finals, &ids, &seal, &groups)
         .await
         .map_err(|e| e.to_string())
@@ -296,7 +308,11 @@ async fn finals_step(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> R
     let finals_id = season
         .finals_id
         .ok_or("in its finals without a finals competition")?;
-    let groups = store.groups(finals_id).await.map_err(|e| e.to_string())?;
+    let groups = store
+        .groups()
+        .of_competition(finals_id)
+        .await
+        .map_err(|e| e.to_string())?;
     if groups.iter().any(|g| g.status != GroupStatus::Done) {
         return Ok(Step::Playing);
     }
@@ -317,6 +333,7 @@ async fn finals_step(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> R
         let had = groups.len() as u64;
         let groups = round(&master, &digest, &plan, &ids, seats, next_round);
         store
+            .seasons()
             .add_finals_round(finals_id, had, &groups)
             .await
             .map_err(|e| e.to_string())?;
@@ -324,6 +341,7 @@ async fn finals_step(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> R
     }
     let json = serde_json::to_string(&standings).map_err(|e| e.to_string())?;
     if !store
+        .seasons()
         .close_season(c.id, Some(finals_id), &json, Phase::Finals)
         .await
         .map_err(|e| e.to_string())?
@@ -336,7 +354,7 @@ async fn finals_step(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> R
 
 /// Every bot version, by key.
 async fn bots_by_id(store: &Store) -> Result<HashMap<BotId, BotRow>, String> {
-    let bots = store.bots().await.map_err(|e| e.to_string())?;
+    let bots = store.bots().all().await.map_err(|e| e.to_string())?;
     Ok(bots.into_iter().map(|b| (b.id, b)).collect())
 }
 
@@ -347,6 +365,7 @@ pub(crate) async fn finalists_in_seed_order(
 ) -> Result<Vec<(BotId, SealedEntry)>, String> {
     let bots = bots_by_id(store).await?;
     store
+        .seasons()
         .season_entries(c.id)
         .await
         .map_err(|e| e.to_string())?
@@ -374,7 +393,12 @@ pub(crate) async fn finals_games(
         .map(|(i, (_, e))| (e.name.as_str(), i))
         .collect();
     let mut out = Vec::new();
-    for row in store.finals_games(finals_id).await.map_err(|e| e.to_string())? {
+    for row in store
+        .seasons()
+        .finals_games(finals_id)
+        .await
+        .map_err(|e| e.to_string())?
+    {
         let record: referee::GameRecord = serde_json::from_str(&row.record)
             .map_err(|e| format!("a stored finals record does not parse: {e}"))?;
         let by_seat = record

@@ -131,11 +131,11 @@ impl LadderService {
 
     /// Every worker with its audit (`crate::audit`).
     pub(super) async fn worker_audits(&self) -> Result<Vec<WorkerAudit>, ServiceError> {
-        let workers = self.store.workers().await?;
-        let games = self.store.reported_games().await?;
+        let workers = self.store.workers().all().await?;
+        let games = self.store.workers().reported_games().await?;
         let ids: Vec<i64> = workers.iter().map(|w| w.id.0).collect();
         let audits = rating::audit::audit(&ids, &games);
-        let leases = self.store.lease_counts().await?;
+        let leases = self.store.workers().lease_counts().await?;
         let counts: Vec<rating::audit::LeaseCount> = workers
             .iter()
             .map(|w| {
@@ -236,9 +236,9 @@ impl LadderService {
         &self,
         c: CompetitionRow,
     ) -> Result<CompetitionSummary, ServiceError> {
-        let games = self.store.game_count(c.id).await?;
-        let bots = self.store.entrants(c.id).await?;
-        let season = self.store.season(c.id).await?;
+        let games = self.store.shapes().game_count(c.id).await?;
+        let bots = self.store.competitions().entrants(c.id).await?;
+        let season = self.store.seasons().season(c.id).await?;
         Ok(CompetitionSummary {
             competition: c,
             games: games as u64,
@@ -263,15 +263,16 @@ impl LadderService {
         // `name@1` is version 1 (the store reads it so).
         let b = self
             .store
+            .bots()
             .bot(bot)
             .await?
             .filter(|b| b.author_id == Some(author.id))
             .ok_or_else(|| ServiceError::NotFound(format!("you have no version named {bot:?}")))?;
         let c = if competition.is_empty() {
             let mut open = Vec::new();
-            for c in self.store.competitions().await? {
+            for c in self.store.competitions().all().await? {
                 if c.game == b.game
-                    && let Some(s) = self.store.season(c.id).await?
+                    && let Some(s) = self.store.seasons().season(c.id).await?
                     && s.phase == crate::store::Phase::Open
                 {
                     open.push(c);
@@ -299,8 +300,13 @@ impl LadderService {
         } else {
             self.competition_named(competition).await?
         };
-        self.store.choose_entry(c.id, author.id, &b).await?;
-        let deadline = self.store.season(c.id).await?.map_or(0, |s| s.deadline_ms);
+        self.store.seasons().choose_entry(c.id, author.id, &b).await?;
+        let deadline = self
+            .store
+            .seasons()
+            .season(c.id)
+            .await?
+            .map_or(0, |s| s.deadline_ms);
         tracing::info!(season = %c.name, bot = %b.name, author = %author.name, "entry chosen");
         Ok(SeasonEntry {
             season: c,
@@ -311,6 +317,7 @@ impl LadderService {
 
     pub(super) async fn competition_named(&self, name: &str) -> Result<CompetitionRow, ServiceError> {
         self.store
+            .competitions()
             .competition(name)
             .await?
             .ok_or_else(|| ServiceError::NotFound(format!("no competition named {name:?}")))
@@ -344,11 +351,19 @@ impl LadderService {
             competitions: self
                 .store
                 .competitions()
+                .all()
                 .await?
                 .into_iter()
                 .map(|c| (c.id, c))
                 .collect(),
-            bots: self.store.bots().await?.into_iter().map(|b| (b.id, b)).collect(),
+            bots: self
+                .store
+                .bots()
+                .all()
+                .await?
+                .into_iter()
+                .map(|b| (b.id, b))
+                .collect(),
         });
         *self
             .catalog
@@ -360,9 +375,9 @@ impl LadderService {
     /// A bot as the admin is told of it.
     /// A bot with the names its ids stand for.
     pub async fn bot_view(&self, b: BotRow) -> Result<BotView, ServiceError> {
-        let all = self.store.bots().await?;
+        let all = self.store.bots().all().await?;
         let names: HashMap<BotId, String> = all.into_iter().map(|x| (x.id, x.name)).collect();
-        let authors = self.store.author_names().await?;
+        let authors = self.store.authors().author_names().await?;
         Ok(BotView::of(b, &names, &authors))
     }
 
@@ -372,8 +387,8 @@ impl LadderService {
         }
         // A season past its deadline takes no one new, though its freeze may be a
         // moment away.
-        let past_deadline = self.store.seasons_past_deadline().await?;
-        for c in self.store.competitions().await? {
+        let past_deadline = self.store.seasons().seasons_past_deadline().await?;
+        for c in self.store.competitions().all().await? {
             // A challenge's entrants are its two bots alone; a final's are its
             // finalists.
             if c.status == CompetitionStatus::Open
@@ -384,7 +399,7 @@ impl LadderService {
                 )
                 && !past_deadline.contains(&c.id)
             {
-                self.store.add_entrant(c.id, bot.id).await?;
+                self.store.competitions().add_entrant(c.id, bot.id).await?;
             }
         }
         Ok(())
@@ -433,7 +448,7 @@ impl LadderService {
         };
         let lease_now = |want: usize| {
             let now = self.store.now_ms();
-            self.store.lease_many(
+            self.store.groups().lease_many(
                 &ask,
                 now,
                 now + lease_ms,
@@ -472,7 +487,7 @@ impl LadderService {
             }
         }
         if groups.is_empty() {
-            let in_progress = self.store.groups_in_progress().await?;
+            let in_progress = self.store.games().groups_in_progress().await?;
             return Ok(Leased {
                 groups: Vec::new(),
                 groups_in_progress: in_progress > 0,
@@ -536,6 +551,7 @@ impl LadderService {
         let now = self.store.now_ms();
         for ((period, life), ids) in lives {
             self.store
+                .groups()
                 .start_leases(
                     token,
                     &ids,
@@ -569,7 +585,11 @@ impl LadderService {
             )));
         }
         let _call = self.admission.enter_now();
-        let returned = self.store.return_leases(&worker.name, token, ids).await?;
+        let returned = self
+            .store
+            .groups()
+            .return_leases(&worker.name, token, ids)
+            .await?;
         crate::metrics::ServerMetrics::count(&self.metrics.leases, "returned", returned.len() as u64);
         tracing::info!(worker = %worker.name, groups = returned.len(), "leases given back");
         Ok(returned)
@@ -591,7 +611,7 @@ impl LadderService {
             )));
         }
         let _call = self.admission.enter_now();
-        let groups = self.store.groups_by_id(ids).await?;
+        let groups = self.store.groups().groups_by_id(ids).await?;
         let comp_ids: Vec<CompetitionId> = groups.iter().map(|g| g.competition_id).collect();
         let catalog = self.catalog(&comp_ids, &[]).await?;
         let mut by_period: HashMap<Duration, Vec<GroupId>> = HashMap::new();
@@ -608,6 +628,7 @@ impl LadderService {
             let now = self.store.now_ms();
             let got = self
                 .store
+                .groups()
                 .renew_leases(&worker.name, token, &ids, now, now + period.as_millis() as i64)
                 .await?;
             if !got.is_empty() {
@@ -644,6 +665,7 @@ impl LadderService {
             .collect();
         let (stored, suspended) = self
             .store
+            .groups()
             .complete_leases(&passed, Some(worker.id), i64::from(self.cfg.suspend_after))
             .await?;
         let out = Self::report_outcomes(&checked, stored);
@@ -668,12 +690,13 @@ impl LadderService {
         let ids: Vec<GroupId> = reports.iter().map(|r| r.group_id).collect();
         let groups: HashMap<GroupId, crate::store::GroupRow> = self
             .store
+            .groups()
             .groups_by_id(&ids)
             .await?
             .into_iter()
             .map(|g| (g.id, g))
             .collect();
-        let holders = self.store.lease_holders(&ids).await?;
+        let holders = self.store.groups().lease_holders(&ids).await?;
         let holder = worker.name.clone();
         let comp_ids: Vec<CompetitionId> = groups.values().map(|g| g.competition_id).collect();
         let bot_ids: Vec<BotId> = groups.values().flat_map(|g| g.bots.iter().copied()).collect();

@@ -223,10 +223,10 @@ pub fn run(
 
     // What is left: every rotation of every scheduled group not yet stored.
     let stored: HashSet<(GroupId, i64)> = rt
-        .block_on(store.stored_rotations(comp.id))?
+        .block_on(store.games().stored_rotations(comp.id))?
         .into_iter()
         .collect();
-    let all_groups = rt.block_on(store.groups(comp.id))?;
+    let all_groups = rt.block_on(store.groups().of_competition(comp.id))?;
     let total = all_groups.len() as u64 * seats as u64;
     let resumed = stored.len() as u64;
     let jobs: Vec<(crate::store::GroupRow, usize)> = all_groups
@@ -312,7 +312,7 @@ pub fn run(
                 }
             }
         }
-        match rt.block_on(store.record_games(&games, seats as i64)) {
+        match rt.block_on(store.groups().record_games(&games, seats as i64)) {
             Ok(_) => {
                 played += games.len() as u64;
                 done += games.len() as u64;
@@ -421,7 +421,7 @@ fn open_or_resume(
     seats: usize,
     options: Vec<String>,
 ) -> Result<CompetitionRow, TournamentError> {
-    let stored = rt.block_on(store.competition(&cfg.name))?;
+    let stored = rt.block_on(store.competitions().competition(&cfg.name))?;
     let seed = cfg
         .seed
         .or(stored.as_ref().map(|c| c.seed as u64))
@@ -433,22 +433,24 @@ fn open_or_resume(
             what: describe_difference(&c.config, &config),
         }),
         Some(c) => Ok(c),
-        None => Ok(rt.block_on(store.create_competition(&NewCompetition {
-            name: cfg.name.clone(),
-            game: cfg.game.clone(),
-            options,
-            seats: seats as i64,
-            format: cfg.format.into(),
-            seed: seed as i64,
-            max_games: cfg.games as i64,
-            time: cfg.time,
-            config,
-            seeding: if cfg.independent_seeds {
-                Seeding::Independent
-            } else {
-                Seeding::Mirrored
-            },
-        }))?),
+        None => Ok(
+            rt.block_on(store.competitions().create_competition(&NewCompetition {
+                name: cfg.name.clone(),
+                game: cfg.game.clone(),
+                options,
+                seats: seats as i64,
+                format: cfg.format.into(),
+                seed: seed as i64,
+                max_games: cfg.games as i64,
+                time: cfg.time,
+                config,
+                seeding: if cfg.independent_seeds {
+                    Seeding::Independent
+                } else {
+                    Seeding::Mirrored
+                },
+            }))?,
+        ),
     }
 }
 
@@ -463,8 +465,8 @@ fn enter_and_schedule(
 ) -> Result<Vec<BotId>, TournamentError> {
     let mut bot_ids = Vec::new();
     for (name, spec) in &cfg.bots {
-        let bot = rt.block_on(store.register_bot(name, &cfg.game, &spec.to_string(), &[]))?;
-        rt.block_on(store.add_entrant(comp.id, bot.id))?;
+        let bot = rt.block_on(store.bots().register_bot(name, &cfg.game, &spec.to_string(), &[]))?;
+        rt.block_on(store.competitions().add_entrant(comp.id, bot.id))?;
         bot_ids.push(bot.id);
     }
     let sets = pairings(cfg.format, cfg.bots.len(), seats);
@@ -477,7 +479,7 @@ fn enter_and_schedule(
             )
         })
         .collect();
-    rt.block_on(store.schedule_groups(comp, &plan))?;
+    rt.block_on(store.groups().schedule_groups(comp, &plan))?;
     Ok(bot_ids)
 }
 
@@ -533,13 +535,14 @@ pub async fn standings_of(
     anchor: Option<(&str, f64)>,
 ) -> Result<Standings, TournamentError> {
     let bots: Vec<(i64, String)> = store
+        .competitions()
         .entrants(comp.id)
         .await?
         .into_iter()
         .map(|b| (b.id.0, b.name))
         .collect();
     // Finished groups by shape and the games in flight, as the server refits.
-    let tallied = store.tallied(comp.id).await?;
+    let tallied = store.shapes().tallied(comp.id).await?;
     tallied
         .standings(&bots, comp.seats as usize, anchor)
         .map_err(TournamentError::Setup)

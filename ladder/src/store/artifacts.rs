@@ -6,10 +6,10 @@
 use super::*;
 use crate::submission::Artifact;
 
-impl Store {
+impl Artifacts<'_> {
     /// Stores an artifact unless one of its hash is there (same hash, same bytes).
     pub(super) async fn put_artifact(
-        &self,
+        self,
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
         artifact: &Artifact,
         bytes_here: bool,
@@ -21,7 +21,7 @@ impl Store {
         .bind(&artifact.sha256)
         .bind(artifact.bytes.len() as i64)
         .bind(bytes_here.then_some(artifact.bytes.as_slice()))
-        .bind(self.now_ms())
+        .bind(self.store.now_ms())
         .execute(&mut **tx)
         .await?;
         Ok(())
@@ -31,7 +31,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn artifact(&self, sha256: &str) -> Result<Option<Vec<u8>>> {
+    pub async fn artifact(self, sha256: &str) -> Result<Option<Vec<u8>>> {
         Ok(self.artifact_row(sha256).await?.flatten())
     }
 
@@ -40,32 +40,11 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn artifact_row(&self, sha256: &str) -> Result<Option<Option<Vec<u8>>>> {
+    pub async fn artifact_row(self, sha256: &str) -> Result<Option<Option<Vec<u8>>>> {
         let row = sqlx::query("SELECT content FROM artifacts WHERE sha256 = $1")
             .bind(sha256)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.store.pool)
             .await?;
         Ok(row.map(|r| r.try_get::<Option<Vec<u8>>, _>(0)).transpose()?)
-    }
-
-    /// This store, keeping only artifacts' names and sizes: their bytes go to
-    /// the server's object store.
-    #[must_use]
-    pub fn with_artifact_bytes_elsewhere(mut self) -> Store {
-        self.artifact_bytes_here = false;
-        self
-    }
-
-    /// This store, reading time from `clock` where its decisions need it (an
-    /// upload's time, a season's deadline): a test moves it instead of waiting.
-    #[must_use]
-    pub fn with_clock(mut self, clock: crate::clock::Clock) -> Store {
-        self.clock = clock;
-        self
-    }
-
-    /// Now, by this store's clock.
-    pub fn now_ms(&self) -> i64 {
-        self.clock.now_ms()
     }
 }

@@ -2,15 +2,15 @@
 
 use super::*;
 
-impl Store {
-    pub(super) const BOT_COLUMNS: &str = "id, name, game, spec, env, status, status_reason, start_failures, version, previous_id, status_by, author_id, artifact_sha256";
+impl Bots<'_> {
+    pub(super) const BOT_COLUMNS: &'static str = "id, name, game, spec, env, status, status_reason, start_failures, version, previous_id, status_by, author_id, artifact_sha256";
 
     /// Registers a bot, or returns the one of that name if it is the same.
     ///
     /// # Errors
     /// The name is taken by a bot with another game, spec or environment.
     pub async fn register_bot(
-        &self,
+        self,
         name: &str,
         game: &str,
         spec: &str,
@@ -24,8 +24,8 @@ impl Store {
         .bind(game)
         .bind(spec)
         .bind(&env_json)
-        .bind(self.now_ms())
-        .execute(&self.pool)
+        .bind(self.store.now_ms())
+        .execute(&self.store.pool)
         .await?;
         let bot = self
             .bot(name)
@@ -46,14 +46,14 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn bot(&self, name: &str) -> Result<Option<BotRow>> {
+    pub async fn bot(self, name: &str) -> Result<Option<BotRow>> {
         // `name@1` is version 1, whose name is written without it (a name
         // itself never holds `@`).
         let name = name.strip_suffix("@1").unwrap_or(name);
         let sql = format!("SELECT {} FROM bots WHERE name = $1", Self::BOT_COLUMNS);
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(name)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.store.pool)
             .await?;
         Ok(row.as_ref().map(BotRow::from_row).transpose()?)
     }
@@ -64,7 +64,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn replacements(&self, ids: &[BotId]) -> Result<Vec<BotRow>> {
+    pub async fn replacements(self, ids: &[BotId]) -> Result<Vec<BotRow>> {
         self.bots_whose("previous_id", ids).await
     }
 
@@ -72,19 +72,19 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn bots_by_id(&self, ids: &[BotId]) -> Result<Vec<BotRow>> {
+    pub async fn bots_by_id(self, ids: &[BotId]) -> Result<Vec<BotRow>> {
         self.bots_whose("id", ids).await
     }
 
     /// The bots whose `column` (a column of bot keys, named by this file) is
     /// one of `ids`, in key order.
-    async fn bots_whose(&self, column: &str, ids: &[BotId]) -> Result<Vec<BotRow>> {
+    async fn bots_whose(self, column: &str, ids: &[BotId]) -> Result<Vec<BotRow>> {
         let mut ids = ids.to_vec();
         ids.sort_unstable();
         ids.dedup();
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.store.pool.acquire().await?;
         let select = format!("SELECT {} FROM bots WHERE {column} IN ", Self::BOT_COLUMNS);
-        let rows = Self::rows_with_ids(&mut conn, &select, &ids, " ORDER BY id").await?;
+        let rows = Groups::rows_with_ids(&mut conn, &select, &ids, " ORDER BY id").await?;
         Ok(rows
             .iter()
             .map(BotRow::from_row)
@@ -95,10 +95,10 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn bots(&self) -> Result<Vec<BotRow>> {
+    pub async fn all(self) -> Result<Vec<BotRow>> {
         let sql = format!("SELECT {} FROM bots ORDER BY id", Self::BOT_COLUMNS);
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .fetch_all(&self.pool)
+            .fetch_all(&self.store.pool)
             .await?;
         Ok(rows
             .iter()
@@ -115,17 +115,17 @@ impl Store {
     /// No such bot ([`StoreError::NotFound`]), a superseded or removed bot put
     /// back, or an uploaded one that has not passed its build and check
     /// ([`StoreError::Conflict`]), or the database.
-    pub async fn set_bot_status(&self, name: &str, status: BotStatus, reason: &str) -> Result<(BotRow, u64)> {
+    pub async fn set_bot_status(self, name: &str, status: BotStatus, reason: &str) -> Result<(BotRow, u64)> {
         self.set_bot_status_by(name, status, reason, StatusBy::Admin)
             .await
     }
 
-    /// [`Store::set_bot_status`], recording who set it.
+    /// [`Bots::set_bot_status`], recording who set it.
     ///
     /// # Errors
-    /// As [`Store::set_bot_status`].
+    /// As [`Bots::set_bot_status`].
     pub async fn set_bot_status_by(
-        &self,
+        self,
         name: &str,
         status: BotStatus,
         reason: &str,
@@ -160,12 +160,12 @@ impl Store {
                 bot.status, bot.status_reason
             )));
         }
-        let mut tx = self.write_tx().await?;
+        let mut tx = self.store.write_tx().await?;
         // An uploaded bot's status changes in turn with its author's uploads: the
         // host's disable comes before an upload (which is then refused) or after
         // it, never between the upload's check and its insert.
         if let Some(author) = bot.author_id {
-            self.lock_author(&mut tx, author).await?;
+            self.store.lock_author(&mut tx, author).await?;
         }
         sqlx::query(sql_text!(
             "UPDATE bots SET status = $2, status_reason = $3, status_by = $4,
@@ -230,7 +230,7 @@ impl Store {
     ///
     /// # Errors
     /// No such bot, a superseded or removed one, an author's upload, or the database.
-    pub async fn update_bot(&self, name: &str, spec: &str, env: &[(String, String)]) -> Result<BotRow> {
+    pub async fn update_bot(self, name: &str, spec: &str, env: &[(String, String)]) -> Result<BotRow> {
         let old = self
             .bot(name)
             .await?
@@ -250,7 +250,7 @@ impl Store {
         let version = old.version + 1;
         let new_name = format!("{base}@{version}");
         let env_json = serde_json::to_string(env).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let mut tx = self.write_tx().await?;
+        let mut tx = self.store.write_tx().await?;
         sqlx::query(
             "INSERT INTO bots (name, game, spec, env, created_ms, version, previous_id) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
@@ -258,7 +258,7 @@ impl Store {
         .bind(&old.game)
         .bind(spec)
         .bind(&env_json)
-        .bind(self.now_ms())
+        .bind(self.store.now_ms())
         .bind(version)
         .bind(old.id)
         .execute(&mut *tx)
@@ -282,7 +282,7 @@ impl Store {
     /// Counts reported games against bots' runs of games in a row in which they
     /// could not start or shake hands (see [`StartRun`]), as reported by worker
     /// `witness`. A bot whose run reaches `limit` (0: never), seen by enough
-    /// workers ([`Store::witnesses_needed`]), is suspended with `reason(bot, run)`,
+    /// workers ([`Bots::witnesses_needed`]), is suspended with `reason(bot, run)`,
     /// and its scheduled groups withdrawn. Returns the bots suspended now, as
     /// they were.
     pub(super) async fn count_start_failures(

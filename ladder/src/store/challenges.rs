@@ -21,7 +21,7 @@ pub struct ChallengeRow {
     pub created_ms: i64,
 }
 
-impl Store {
+impl Challenges<'_> {
     /// Opens challenge `c` (a competition of format `challenge`) of `bot` against
     /// `opponent` for `author`, unless it would take the games `author` asked for
     /// in the last day past `per_day`. One transaction, under the author's lock
@@ -33,18 +33,18 @@ impl Store {
     /// [`StoreError::Conflict`] past the cap (saying how many are left) or for a
     /// taken name; the database.
     pub async fn open_challenge(
-        &self,
+        self,
         c: &NewCompetition,
         author: AuthorId,
         bot: BotId,
         opponent: BotId,
         per_day: i64,
     ) -> Result<CompetitionRow> {
-        let now = self.now_ms();
-        let mut tx = self.write_tx().await?;
+        let now = self.store.now_ms();
+        let mut tx = self.store.write_tx().await?;
         // One author's challenges one at a time: 20 sent at once against a cap
         // of 200 games were all counted before any was stored (708 games granted).
-        self.lock_author(&mut tx, author).await?;
+        self.store.lock_author(&mut tx, author).await?;
         let asked: i64 = sqlx::query(
             "SELECT CAST(COALESCE(SUM(games), 0) AS BIGINT) FROM challenges WHERE author_id = $1 AND created_ms > $2",
         )
@@ -63,7 +63,11 @@ impl Store {
             format: CompetitionFormat::Challenge,
             ..c.clone()
         };
-        let id = self.insert_competition_row(&mut tx, &challenge).await?;
+        let id = self
+            .store
+            .competitions()
+            .insert_competition_row(&mut tx, &challenge)
+            .await?;
         for b in [bot, opponent] {
             sqlx::query("INSERT INTO entrants (competition_id, bot_id) VALUES ($1, $2)")
                 .bind(id)
@@ -83,7 +87,9 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        self.competition(&c.name)
+        self.store
+            .competitions()
+            .competition(&c.name)
             .await?
             .ok_or_else(|| StoreError::Corrupt(format!("challenge {id} vanished")))
     }
@@ -92,13 +98,13 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn challenges_of(&self, author: AuthorId) -> Result<Vec<ChallengeRow>> {
+    pub async fn challenges_of(self, author: AuthorId) -> Result<Vec<ChallengeRow>> {
         Ok(sqlx::query_as(
             "SELECT competition_id, author_id, bot_id, opponent_id, games, created_ms FROM challenges
              WHERE author_id = $1 ORDER BY competition_id DESC",
         )
         .bind(author)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?)
     }
 }
@@ -113,11 +119,12 @@ mod tests {
     #[tokio::test]
     async fn a_challenges_groups_are_leased_ahead_of_the_ladders_within_the_share() {
         let store = Store::open("sqlite::memory:").await.unwrap();
-        let author = store.add_author("alice", "hash", 3).await.unwrap();
+        let author = store.authors().add_author("alice", "hash", 3).await.unwrap();
         let mut ids = Vec::new();
         for name in ["a", "b"] {
             ids.push(
                 store
+                    .bots()
                     .register_bot(name, "ur", "builtin:random", &[])
                     .await
                     .unwrap()
@@ -125,12 +132,14 @@ mod tests {
             );
         }
         let ladder = store
+            .competitions()
             .open_competition(&NewCompetition::two_seat_ur("ladder"))
             .await
             .unwrap();
         let waiting: Vec<_> = (0..250).map(|_| ids.clone()).collect();
-        store.schedule_many(&ladder, &waiting).await.unwrap();
+        store.groups().schedule_many(&ladder, &waiting).await.unwrap();
         let challenge = store
+            .challenges()
             .open_challenge(
                 &NewCompetition::two_seat_ur("challenge"),
                 author.id,
@@ -141,6 +150,7 @@ mod tests {
             .await
             .unwrap();
         store
+            .groups()
             .schedule_many(&challenge, &[ids.clone(), ids.clone()])
             .await
             .unwrap();
@@ -154,6 +164,7 @@ mod tests {
                 };
                 let now = store.now_ms();
                 store
+                    .groups()
                     .lease_many(&ask, now, now + 60_000, want, 1000)
                     .await
                     .unwrap()

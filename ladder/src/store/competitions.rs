@@ -2,15 +2,15 @@
 
 use super::*;
 
-impl Store {
-    const COMPETITION_COLUMNS: &str =
+impl Competitions<'_> {
+    const COMPETITION_COLUMNS: &'static str =
         "id, name, game, options, seats, format, seed, max_games, time, status, config, seeding";
 
     /// Creates an open competition.
     ///
     /// # Errors
     /// The name is taken.
-    pub async fn create_competition(&self, c: &NewCompetition) -> Result<CompetitionRow> {
+    pub async fn create_competition(self, c: &NewCompetition) -> Result<CompetitionRow> {
         self.insert_competition(c, false).await
     }
 
@@ -20,12 +20,12 @@ impl Store {
     ///
     /// # Errors
     /// A competition of that name exists; the database.
-    pub async fn open_competition(&self, c: &NewCompetition) -> Result<CompetitionRow> {
+    pub async fn open_competition(self, c: &NewCompetition) -> Result<CompetitionRow> {
         self.insert_competition(c, true).await
     }
 
-    async fn insert_competition(&self, c: &NewCompetition, enter_bots: bool) -> Result<CompetitionRow> {
-        let mut tx = self.write_tx().await?;
+    async fn insert_competition(self, c: &NewCompetition, enter_bots: bool) -> Result<CompetitionRow> {
+        let mut tx = self.store.write_tx().await?;
         let id = self.insert_competition_row(&mut tx, c).await?;
         if enter_bots {
             Self::enter_registered(&mut tx, id).await?;
@@ -64,7 +64,7 @@ impl Store {
     /// # Errors
     /// [`StoreError::Conflict`] for a taken name; the database.
     pub(super) async fn insert_competition_row(
-        &self,
+        self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         c: &NewCompetition,
     ) -> Result<CompetitionId> {
@@ -81,7 +81,7 @@ impl Store {
         .bind(c.max_games)
         .bind(Text(c.time))
         .bind(&c.config)
-        .bind(self.now_ms())
+        .bind(self.store.now_ms())
         .bind(c.seeding.as_str())
         .fetch_optional(&mut **tx)
         .await?;
@@ -98,14 +98,14 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn competition(&self, name: &str) -> Result<Option<CompetitionRow>> {
+    pub async fn competition(self, name: &str) -> Result<Option<CompetitionRow>> {
         let sql = format!(
             "SELECT {} FROM competitions WHERE name = $1",
             Self::COMPETITION_COLUMNS
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(name)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.store.pool)
             .await?;
         Ok(row.as_ref().map(CompetitionRow::from_row).transpose()?)
     }
@@ -114,14 +114,14 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn competition_by_id(&self, id: CompetitionId) -> Result<Option<CompetitionRow>> {
+    pub async fn competition_by_id(self, id: CompetitionId) -> Result<Option<CompetitionRow>> {
         let sql = format!(
             "SELECT {} FROM competitions WHERE id = $1",
             Self::COMPETITION_COLUMNS
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.store.pool)
             .await?;
         Ok(row.as_ref().map(CompetitionRow::from_row).transpose()?)
     }
@@ -130,13 +130,13 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn competitions(&self) -> Result<Vec<CompetitionRow>> {
+    pub async fn all(self) -> Result<Vec<CompetitionRow>> {
         let sql = format!(
             "SELECT {} FROM competitions ORDER BY id",
             Self::COMPETITION_COLUMNS
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .fetch_all(&self.pool)
+            .fetch_all(&self.store.pool)
             .await?;
         Ok(rows
             .iter()
@@ -148,7 +148,7 @@ impl Store {
     ///
     /// # Errors
     /// No such competition.
-    pub async fn set_status(&self, name: &str, open: bool) -> Result<()> {
+    pub async fn set_status(self, name: &str, open: bool) -> Result<()> {
         let r = sqlx::query("UPDATE competitions SET status = $1 WHERE name = $2")
             .bind(
                 if open {
@@ -159,7 +159,7 @@ impl Store {
                 .as_str(),
             )
             .bind(name)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         if r.rows_affected() == 0 {
             return Err(StoreError::NotFound(format!("no competition named {name:?}")));
@@ -171,11 +171,11 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn add_entrant(&self, competition_id: CompetitionId, bot_id: BotId) -> Result<()> {
+    pub async fn add_entrant(self, competition_id: CompetitionId, bot_id: BotId) -> Result<()> {
         sqlx::query("INSERT INTO entrants (competition_id, bot_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
             .bind(competition_id)
             .bind(bot_id)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(())
     }
@@ -184,15 +184,15 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn entrants(&self, competition_id: CompetitionId) -> Result<Vec<BotRow>> {
-        let columns: Vec<String> = Self::BOT_COLUMNS.split(", ").map(|c| format!("b.{c}")).collect();
+    pub async fn entrants(self, competition_id: CompetitionId) -> Result<Vec<BotRow>> {
+        let columns: Vec<String> = Bots::BOT_COLUMNS.split(", ").map(|c| format!("b.{c}")).collect();
         let sql = format!(
             "SELECT {} FROM bots b JOIN entrants e ON e.bot_id = b.id WHERE e.competition_id = $1 ORDER BY b.id",
             columns.join(", ")
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(competition_id)
-            .fetch_all(&self.pool)
+            .fetch_all(&self.store.pool)
             .await?;
         Ok(rows
             .iter()

@@ -42,7 +42,7 @@ impl GroupSeats {
     }
 }
 
-impl Store {
+impl Games<'_> {
     /// Rows of [`GAME_HEAD`] as results, in the rows' order, each game's bots
     /// its group's seats turned by its rotation. Read by position: the full
     /// read of a competition goes through here at every refit.
@@ -84,7 +84,7 @@ impl Store {
     /// The results of games read as [`GAME_HEAD`] rows, their groups' seats
     /// asked by group key (`group_seats`' own order).
     pub(super) async fn results_of(
-        &self,
+        self,
         conn: &mut sqlx::AnyConnection,
         heads: &[AnyRow],
     ) -> Result<Vec<ResultRow>> {
@@ -94,7 +94,7 @@ impl Store {
             .collect::<std::result::Result<Vec<_>, _>>()?;
         groups.sort_unstable();
         groups.dedup();
-        let rows = Self::rows_with_ids(
+        let rows = Groups::rows_with_ids(
             conn,
             "SELECT group_id, bot_id FROM group_seats WHERE group_id IN ",
             &groups,
@@ -105,8 +105,8 @@ impl Store {
     }
 
     /// The results of the games `select` (of [`GAME_HEAD`] from `games`) finds with `bind`.
-    async fn results_where(&self, select: &str, bind: &[i64]) -> Result<Vec<ResultRow>> {
-        let mut conn = self.pool.acquire().await?;
+    async fn results_where(self, select: &str, bind: &[i64]) -> Result<Vec<ResultRow>> {
+        let mut conn = self.store.pool.acquire().await?;
         let mut q = sqlx::query(sqlx::AssertSqlSafe(select.to_owned()));
         for value in bind {
             q = q.bind(*value);
@@ -119,10 +119,10 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn stored_rotations(&self, competition_id: CompetitionId) -> Result<Vec<(GroupId, i64)>> {
+    pub async fn stored_rotations(self, competition_id: CompetitionId) -> Result<Vec<(GroupId, i64)>> {
         let rows = sqlx::query("SELECT group_id, rotation FROM games WHERE competition_id = $1")
             .bind(competition_id)
-            .fetch_all(&self.pool)
+            .fetch_all(&self.store.pool)
             .await?;
         rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
     }
@@ -131,10 +131,10 @@ impl Store {
     ///
     /// # Errors
     /// The database, or a corrupt row.
-    pub async fn results(&self, competition_id: CompetitionId) -> Result<Vec<ResultRow>> {
+    pub async fn results(self, competition_id: CompetitionId) -> Result<Vec<ResultRow>> {
         // Two reads: the games in their index's order, and the seats of the
         // competition's groups (a group's seats are those of each of its games).
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.store.pool.acquire().await?;
         let sql = format!("SELECT {GAME_HEAD} FROM games WHERE competition_id = $1 ORDER BY id");
         let heads = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(competition_id)
@@ -155,7 +155,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn records(
-        &self,
+        self,
         competition_id: CompetitionId,
         after: GameId,
         limit: i64,
@@ -166,7 +166,7 @@ impl Store {
         .bind(competition_id)
         .bind(after)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
     }
@@ -175,7 +175,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn recent(&self, competition_id: CompetitionId, limit: i64) -> Result<Vec<ResultRow>> {
+    pub async fn recent(self, competition_id: CompetitionId, limit: i64) -> Result<Vec<ResultRow>> {
         self.results_where(
             &format!("SELECT {GAME_HEAD} FROM games WHERE competition_id = $1 ORDER BY id DESC LIMIT $2"),
             &[competition_id.0, limit],
@@ -187,7 +187,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn group_count(&self, competition_id: CompetitionId) -> Result<i64> {
+    pub async fn group_count(self, competition_id: CompetitionId) -> Result<i64> {
         self.count(
             "SELECT COUNT(*) FROM match_groups WHERE competition_id = $1",
             competition_id.0,
@@ -199,7 +199,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn groups_ready(&self) -> Result<i64> {
+    pub async fn groups_ready(self) -> Result<i64> {
         Ok(sqlx::query(sql_text!(
             "SELECT COUNT(*) FROM match_groups g JOIN competitions c ON c.id = g.competition_id
              WHERE g.status = ",
@@ -207,7 +207,7 @@ impl Store {
             " AND c.status = ",
             CompetitionStatus::Open
         ))
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await?
         .try_get(0)?)
     }
@@ -216,7 +216,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn groups_in_progress(&self) -> Result<i64> {
+    pub async fn groups_in_progress(self) -> Result<i64> {
         Ok(sqlx::query(sql_text!(
             "SELECT COUNT(*) FROM match_groups g JOIN competitions c ON c.id = g.competition_id
              WHERE c.status = ",
@@ -224,16 +224,16 @@ impl Store {
             " AND g.status = ",
             GroupStatus::Leased
         ))
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await?
         .try_get(0)?)
     }
 
     /// Runs a `SELECT COUNT(*) ... WHERE ... = $1`.
-    pub(super) async fn count(&self, sql: &'static str, id: i64) -> Result<i64> {
+    pub(super) async fn count(self, sql: &'static str, id: i64) -> Result<i64> {
         Ok(sqlx::query(sql)
             .bind(id)
-            .fetch_one(&self.pool)
+            .fetch_one(&self.store.pool)
             .await?
             .try_get(0)?)
     }
@@ -242,10 +242,10 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn record(&self, game_id: GameId) -> Result<Option<(CompetitionId, String)>> {
+    pub async fn record(self, game_id: GameId) -> Result<Option<(CompetitionId, String)>> {
         let row = sqlx::query("SELECT competition_id, record FROM games WHERE id = $1")
             .bind(game_id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.store.pool)
             .await?;
         row.map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).transpose()
     }
@@ -255,10 +255,10 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn newest_game(&self, competition_id: CompetitionId) -> Result<GameId> {
+    pub async fn newest_game(self, competition_id: CompetitionId) -> Result<GameId> {
         let newest: Option<GameId> = sqlx::query("SELECT MAX(id) FROM games WHERE competition_id = $1")
             .bind(competition_id)
-            .fetch_one(&self.pool)
+            .fetch_one(&self.store.pool)
             .await?
             .try_get(0)?;
         Ok(newest.unwrap_or_default())
@@ -268,9 +268,9 @@ impl Store {
     ///
     /// # Errors
     /// The database, or a corrupt row.
-    pub async fn results_by_id(&self, ids: &[GameId]) -> Result<Vec<ResultRow>> {
-        let mut conn = self.pool.acquire().await?;
-        let heads = Self::rows_with_ids(
+    pub async fn results_by_id(self, ids: &[GameId]) -> Result<Vec<ResultRow>> {
+        let mut conn = self.store.pool.acquire().await?;
+        let heads = Groups::rows_with_ids(
             &mut conn,
             &format!("SELECT {GAME_HEAD} FROM games WHERE id IN "),
             ids,
@@ -288,7 +288,7 @@ impl Store {
     /// # Errors
     /// The database, or a corrupt row.
     pub async fn results_before(
-        &self,
+        self,
         competition_id: CompetitionId,
         before: GameId,
         limit: i64,
@@ -311,7 +311,7 @@ impl Store {
     /// # Errors
     /// The database, or a corrupt row.
     pub async fn bot_results_before(
-        &self,
+        self,
         competition_id: CompetitionId,
         bot_id: BotId,
         before: GameId,
@@ -332,14 +332,14 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn fault_tally(&self, competition_id: CompetitionId, bot_id: BotId) -> Result<Vec<FaultTally>> {
+    pub async fn fault_tally(self, competition_id: CompetitionId, bot_id: BotId) -> Result<Vec<FaultTally>> {
         let rows = sqlx::query(
             "SELECT kind, CAST(SUM(count) AS BIGINT) AS faults, COUNT(*) AS games FROM faults WHERE bot_id = $1 AND competition_id = $2
              GROUP BY kind ORDER BY kind",
         )
         .bind(bot_id)
         .bind(competition_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         Ok(rows
             .iter()
@@ -352,7 +352,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn recent_faults(
-        &self,
+        self,
         competition_id: CompetitionId,
         bot_id: BotId,
         limit: i64,
@@ -364,7 +364,7 @@ impl Store {
         .bind(bot_id)
         .bind(competition_id)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         Ok(rows
             .iter()
@@ -378,11 +378,11 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn add_rating_points(
-        &self,
+        self,
         competition_id: CompetitionId,
         points: &[RatingPoint],
     ) -> Result<()> {
-        let mut tx = self.write_tx().await?;
+        let mut tx = self.store.write_tx().await?;
         for chunk in points.chunks(100) {
             let mut sql = Sql::new(
                 "INSERT INTO rating_points (competition_id, bot_id, games, at_ms, elo, ci95) VALUES ",
@@ -406,10 +406,10 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn last_rating_point(&self, competition_id: CompetitionId) -> Result<Option<(i64, i64)>> {
+    pub async fn last_rating_point(self, competition_id: CompetitionId) -> Result<Option<(i64, i64)>> {
         let row = sqlx::query("SELECT MAX(games), MAX(at_ms) FROM rating_points WHERE competition_id = $1")
             .bind(competition_id)
-            .fetch_one(&self.pool)
+            .fetch_one(&self.store.pool)
             .await?;
         let games: Option<i64> = row.try_get(0)?;
         let at: Option<i64> = row.try_get(1)?;
@@ -421,7 +421,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn rating_history(
-        &self,
+        self,
         competition_id: CompetitionId,
         bot_id: BotId,
     ) -> Result<Vec<RatingPoint>> {
@@ -431,7 +431,7 @@ impl Store {
         )
         .bind(competition_id)
         .bind(bot_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         Ok(rows
             .iter()
@@ -443,8 +443,8 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn activity(&self, competition_id: CompetitionId) -> Result<Activity> {
-        let now = self.now_ms();
+    pub async fn activity(self, competition_id: CompetitionId) -> Result<Activity> {
+        let now = self.store.now_ms();
         // Counted up to one past the cap: past it the page says "or more", and a
         // busy hour costs no more than this many index entries.
         let games_last_hour: i64 = sqlx::query(
@@ -453,7 +453,7 @@ impl Store {
         .bind(competition_id)
         .bind(now - 3_600_000)
         .bind(Activity::LAST_HOUR_CAP + 1)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await?
         .try_get(0)?;
         // Through the index of a competition's unfinished groups: few rows. The
@@ -470,7 +470,7 @@ impl Store {
         ))
         .bind(competition_id)
         .bind(now)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await?;
         let (workers_active, groups_playing): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
         let groups_waiting: i64 = sqlx::query(sql_text!(
@@ -481,7 +481,7 @@ impl Store {
             " AND competition_id = $1"
         ))
         .bind(competition_id)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await?
         .try_get(0)?;
         Ok(Activity {
@@ -493,7 +493,7 @@ impl Store {
     }
 
     /// Closes the pool (waits for connections to finish).
-    pub async fn close(&self) {
-        self.pool.close().await;
+    pub async fn close(self) {
+        self.store.pool.close().await;
     }
 }

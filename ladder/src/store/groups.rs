@@ -7,10 +7,10 @@ use super::*;
 const GROUP_COLUMNS: &str = "id, competition_id, group_no, seed, status";
 
 /// A group's columns with each of its seats' bots, a row per seat: what
-/// [`Store::groups_joined`] reads, from `match_groups g JOIN group_seats s`.
+/// [`Groups::groups_joined`] reads, from `match_groups g JOIN group_seats s`.
 const GROUP_SEAT_COLUMNS: &str = "g.id, g.competition_id, g.group_no, g.seed, g.status, s.bot_id";
 
-impl Store {
+impl Groups<'_> {
     /// Groups from rows of [`GROUP_SEAT_COLUMNS`], a group's seats in a row and
     /// in seat order.
     pub(super) fn groups_joined(rows: &[AnyRow]) -> Result<Vec<GroupRow>> {
@@ -84,9 +84,9 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn schedule_groups(&self, c: &CompetitionRow, groups: &[(i64, Vec<BotId>)]) -> Result<()> {
-        let mut tx = self.write_tx().await?;
-        let now = self.now_ms();
+    pub async fn schedule_groups(self, c: &CompetitionRow, groups: &[(i64, Vec<BotId>)]) -> Result<()> {
+        let mut tx = self.store.write_tx().await?;
+        let now = self.store.now_ms();
         for (no, bots) in groups {
             let stored = sqlx::query(sql_text!(
                 "INSERT INTO match_groups (competition_id, group_no, seed, status, created_ms)
@@ -113,14 +113,14 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn groups(&self, competition_id: CompetitionId) -> Result<Vec<GroupRow>> {
+    pub async fn of_competition(self, competition_id: CompetitionId) -> Result<Vec<GroupRow>> {
         let sql = format!(
             "SELECT {GROUP_SEAT_COLUMNS} FROM match_groups g JOIN group_seats s ON s.group_id = g.id
              WHERE g.competition_id = $1 ORDER BY g.group_no, s.seat"
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(competition_id)
-            .fetch_all(&self.pool)
+            .fetch_all(&self.store.pool)
             .await?;
         Self::groups_joined(&rows)
     }
@@ -129,7 +129,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn group(&self, id: GroupId) -> Result<Option<GroupRow>> {
+    pub async fn group(self, id: GroupId) -> Result<Option<GroupRow>> {
         Ok(self.groups_by_id(&[id]).await?.pop())
     }
 
@@ -147,7 +147,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn lease_many(
-        &self,
+        self,
         ask: &LeaseAsk<'_>,
         now: i64,
         expires_ms: i64,
@@ -162,7 +162,7 @@ impl Store {
         ))
         .bind(worker)
         .bind(now)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await?
         .try_get(0)?;
         let limit = limit.min(held_max - held);
@@ -172,7 +172,7 @@ impl Store {
         // PostgreSQL: several servers lease at once; SKIP LOCKED hands each its own
         // rows. `OF g`: locking the competition's row too would make every other
         // lease of that competition skip, and find nothing, until this one commits.
-        let lock = match self.dialect {
+        let lock = match self.store.dialect {
             Dialect::Postgres => "FOR UPDATE OF g SKIP LOCKED",
             Dialect::Sqlite => "",
         };
@@ -203,7 +203,7 @@ impl Store {
             sqlx::query("UPDATE workers SET groups_leased = groups_leased + $1 WHERE name = $2")
                 .bind(groups.len() as i64)
                 .bind(worker)
-                .execute(&self.pool)
+                .execute(&self.store.pool)
                 .await?;
         }
         groups.sort_by_key(|g| g.id);
@@ -212,9 +212,9 @@ impl Store {
 
     /// Leases up to `want` scheduled groups of open competitions that meet
     /// `filter` (SQL on `g`, the group, and `c`, its competition), the oldest
-    /// first; see [`Store::lease_many`].
+    /// first; see [`Groups::lease_many`].
     async fn lease_scheduled(
-        &self,
+        self,
         ask: &LeaseAsk<'_>,
         expires_ms: i64,
         want: i64,
@@ -231,7 +231,7 @@ impl Store {
             scheduled = GroupStatus::Scheduled.quoted(),
             open = CompetitionStatus::Open.quoted(),
         );
-        let sql = match self.dialect {
+        let sql = match self.store.dialect {
             // The groups are picked once, in a materialized step: as a
             // subquery of the UPDATE, PostgreSQL may evaluate `LIMIT` again
             // when a row changed under it (its recheck of concurrent
@@ -253,7 +253,7 @@ impl Store {
                 leased = GroupStatus::Leased.quoted(),
             ),
         };
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.store.pool.acquire().await?;
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(token)
             .bind(worker)
@@ -261,16 +261,16 @@ impl Store {
             .bind(want)
             .fetch_all(&mut *conn)
             .await?;
-        Ok(match self.dialect {
+        Ok(match self.store.dialect {
             Dialect::Postgres => Self::groups_joined(&rows)?,
             Dialect::Sqlite => Self::groups_from(&mut conn, &rows).await?,
         })
     }
 
     /// Groups whose lease expired (the oldest first, through their own partial
-    /// index), leased again with new seeds; see [`Store::lease_many`].
+    /// index), leased again with new seeds; see [`Groups::lease_many`].
     async fn lease_expired(
-        &self,
+        self,
         ask: &LeaseAsk<'_>,
         now: i64,
         expires_ms: i64,
@@ -280,7 +280,7 @@ impl Store {
         let (worker, token) = (ask.worker, ask.token);
         let fits = runtime_filter(ask.runtimes);
         let lease_ms = expires_ms - now;
-        let mut tx = self.write_tx().await?;
+        let mut tx = self.store.write_tx().await?;
         let sql = format!(
             "SELECT g.id, g.lease_worker FROM match_groups g JOIN competitions c ON c.id = g.competition_id
              WHERE g.status = {leased} AND g.lease_expires_ms < $1 AND c.status = {open}
@@ -313,7 +313,7 @@ impl Store {
         }
         let mut rows = Vec::with_capacity(expired.len());
         for (id, _) in expired {
-            let seed = Self::deal_again(&mut tx, id).await?;
+            let seed = Seasons::deal_again(&mut tx, id).await?;
             let sql = format!(
                 "UPDATE match_groups SET status = {leased}, lease_token = $1, lease_worker = $2,
                  lease_expires_ms = $3, seed = $4 WHERE id = $5 RETURNING {GROUP_COLUMNS}",
@@ -340,14 +340,14 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn groups_after(&self, competition_id: CompetitionId, after: GroupId) -> Result<Vec<GroupRow>> {
+    pub async fn groups_after(self, competition_id: CompetitionId, after: GroupId) -> Result<Vec<GroupRow>> {
         // The groups, then their seats by key. Not a join: PostgreSQL plans a
         // prepared `id > $2` for a third of the table, and joined that way it
         // scanned every seat of every group at each look of the scheduler.
         let sql = format!(
             "SELECT {GROUP_COLUMNS} FROM match_groups WHERE competition_id = $1 AND id > $2 ORDER BY id"
         );
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.store.pool.acquire().await?;
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(competition_id)
             .bind(after)
@@ -362,8 +362,8 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn schedule_many(&self, c: &CompetitionRow, groups: &[Vec<BotId>]) -> Result<Vec<GroupRow>> {
-        let mut tx = self.write_tx().await?;
+    pub async fn schedule_many(self, c: &CompetitionRow, groups: &[Vec<BotId>]) -> Result<Vec<GroupRow>> {
+        let mut tx = self.store.write_tx().await?;
         // A bot taken out of play since the groups were picked is left out. On
         // PostgreSQL the rows are share-locked, so a status change waits for this
         // transaction and then withdraws what it stored.
@@ -373,7 +373,7 @@ impl Store {
         let mut inactive = std::collections::HashSet::new();
         for chunk in ids.chunks(500) {
             let mut sql = Sql::new("SELECT id, status FROM bots WHERE id IN ");
-            sql.list(chunk.iter().copied()).push(match self.dialect {
+            sql.list(chunk.iter().copied()).push(match self.store.dialect {
                 Dialect::Postgres => " FOR SHARE",
                 Dialect::Sqlite => "",
             });
@@ -394,7 +394,7 @@ impl Store {
                 .await?
                 .try_get(0)?;
         let first = next.map_or(0, |n| n + 1);
-        let now = self.now_ms();
+        let now = self.store.now_ms();
         let mut stored = Vec::with_capacity(groups.len());
         // Numbers are dense from 0, so a cap on the number is a cap on the count,
         // whichever server got there first.
@@ -454,12 +454,12 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn groups_by_id(&self, ids: &[GroupId]) -> Result<Vec<GroupRow>> {
+    pub async fn groups_by_id(self, ids: &[GroupId]) -> Result<Vec<GroupRow>> {
         // The groups, then their seats: each a lookup by key in one table. Joined,
         // PostgreSQL planned a scan of every seat while the tables were young
         // (before their first ANALYZE), which cost each report batch 12 ms at
         // 40,000 groups.
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.store.pool.acquire().await?;
         let rows = Self::rows_with_ids(
             &mut conn,
             &format!("SELECT {GROUP_COLUMNS} FROM match_groups WHERE id IN "),
@@ -496,7 +496,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn start_leases(
-        &self,
+        self,
         token: &str,
         ids: &[GroupId],
         expires_ms: i64,
@@ -516,21 +516,21 @@ impl Store {
                 .bind(token.as_str())
                 .push(" AND id IN ")
                 .list(chunk.iter().copied());
-            sql.query()?.execute(&self.pool).await?;
+            sql.query()?.execute(&self.store.pool).await?;
         }
         Ok(())
     }
 
     /// Renews `worker`'s leases of `ids` under `token` that have not run out by
     /// `now`, to `expires_ms` but never past the lease's last moment
-    /// ([`Store::start_leases`]); returns the groups renewed. A lease that ran out
+    /// ([`Groups::start_leases`]); returns the groups renewed. A lease that ran out
     /// is not brought back: its group may have gone to another worker with a new
     /// seed.
     ///
     /// # Errors
     /// The database.
     pub async fn renew_leases(
-        &self,
+        self,
         worker: &str,
         token: &str,
         ids: &[GroupId],
@@ -559,7 +559,7 @@ impl Store {
                 .push(" AND id IN ")
                 .list(chunk.iter().copied())
                 .push(" RETURNING id");
-            for row in sql.query()?.fetch_all(&self.pool).await? {
+            for row in sql.query()?.fetch_all(&self.store.pool).await? {
                 renewed.push(row.try_get(0)?);
             }
         }
@@ -574,9 +574,9 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn return_leases(&self, worker: &str, token: &str, ids: &[GroupId]) -> Result<Vec<GroupId>> {
+    pub async fn return_leases(self, worker: &str, token: &str, ids: &[GroupId]) -> Result<Vec<GroupId>> {
         let token = token_hash(token);
-        let mut tx = self.write_tx().await?;
+        let mut tx = self.store.write_tx().await?;
         let mut returned = Vec::with_capacity(ids.len());
         for &id in ids {
             let row = sqlx::query(sql_text!(
@@ -594,7 +594,7 @@ impl Store {
             .fetch_optional(&mut *tx)
             .await?;
             if let Some(row) = row {
-                let seed = Self::deal_again(&mut tx, id).await?;
+                let seed = Seasons::deal_again(&mut tx, id).await?;
                 sqlx::query("UPDATE match_groups SET seed = $1 WHERE id = $2")
                     .bind(seed as i64)
                     .bind(id)
@@ -613,10 +613,10 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn lease_holders(
-        &self,
+        self,
         ids: &[GroupId],
     ) -> Result<std::collections::HashMap<GroupId, (String, String)>> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.store.pool.acquire().await?;
         let rows = Self::rows_with_ids(
             &mut conn,
             sql_text!(
@@ -685,7 +685,7 @@ impl Store {
             Self::insert_faults(tx, g).await?;
         }
         if games.iter().any(|g| !g.logs.is_empty()) {
-            Self::insert_seat_logs(tx, games).await?;
+            Logs::insert_seat_logs(tx, games).await?;
         }
         Ok(inserted)
     }
@@ -728,10 +728,10 @@ impl Store {
     ///
     /// # Errors
     /// The database; nothing of the batch is stored then.
-    pub async fn record_games(&self, games: &[NewGame], seats: i64) -> Result<u64> {
-        let mut tx = self.write_tx().await?;
+    pub async fn record_games(self, games: &[NewGame], seats: i64) -> Result<u64> {
+        let mut tx = self.store.write_tx().await?;
         let refs: Vec<&NewGame> = games.iter().collect();
-        let inserted = Self::insert_games(&mut tx, &refs, self.now_ms()).await?;
+        let inserted = Self::insert_games(&mut tx, &refs, self.store.now_ms()).await?;
         let mut groups: Vec<GroupId> = games.iter().map(|g| g.group_id).collect();
         groups.sort_unstable();
         groups.dedup();
@@ -756,7 +756,10 @@ impl Store {
         }
         // A group's games may come in several batches: its shape is read back
         // once it is whole.
-        self.tally_stored_groups(&mut tx, &finished, 1).await?;
+        self.store
+            .shapes()
+            .tally_stored_groups(&mut tx, &finished, 1)
+            .await?;
         tx.commit().await?;
         Ok(inserted)
     }
@@ -771,13 +774,13 @@ impl Store {
     /// # Errors
     /// The database; nothing is stored then.
     pub async fn complete_leases(
-        &self,
+        self,
         reports: &[LeaseReport<'_>],
         worker_id: Option<WorkerId>,
         suspend_after: i64,
     ) -> Result<(Vec<Result<Completion>>, Vec<BotRow>)> {
-        let mut tx = self.write_tx().await?;
-        let now = self.now_ms();
+        let mut tx = self.store.write_tx().await?;
+        let now = self.store.now_ms();
         // Done, by its lease, each group the lease still holds: one statement per
         // lease token (a batch's reports share one), in key order, so that two
         // reports of the same groups lock their rows in the same order.
@@ -857,7 +860,7 @@ impl Store {
         }
         Self::insert_games(&mut tx, &games, now).await?;
         // Each group taken is reported whole.
-        Self::tally_new_games(&mut tx, &games).await?;
+        Shapes::tally_new_games(&mut tx, &games).await?;
         let mut runs: Vec<(BotId, StartRun)> = Vec::new();
         let mut last_failure: std::collections::HashMap<BotId, FaultKind> = std::collections::HashMap::new();
         for (r, _) in reports
@@ -881,7 +884,7 @@ impl Store {
         }
         // A local run's reports (no worker) are witnessed as worker 0.
         let witness = worker_id.unwrap_or_default();
-        let suspended = Self::count_start_failures(&mut tx, &runs, witness, suspend_after, |bot, run| {
+        let suspended = Bots::count_start_failures(&mut tx, &runs, witness, suspend_after, |bot, run| {
             let last = last_failure.get(&bot).copied();
             let what = match last {
                 Some(FaultKind::Spawn | FaultKind::Handshake) => "could not start or shake hands",

@@ -48,7 +48,7 @@ pub struct GameLogs {
     pub seats: Vec<NewSeatLog>,
 }
 
-impl Store {
+impl Logs<'_> {
     /// Stores the private logs of `games` (each once: a game reported twice keeps
     /// its first).
     pub(super) async fn insert_seat_logs(
@@ -83,8 +83,8 @@ impl Store {
     ///
     /// # Errors
     /// The database, or a corrupt row.
-    pub async fn game_logs(&self, game_id: GameId) -> Result<Option<GameLogs>> {
-        let Some(game) = self.results_by_id(&[game_id]).await?.pop() else {
+    pub async fn game_logs(self, game_id: GameId) -> Result<Option<GameLogs>> {
+        let Some(game) = self.store.games().results_by_id(&[game_id]).await?.pop() else {
             return Ok(None);
         };
         let rows = sqlx::query(
@@ -92,7 +92,7 @@ impl Store {
         )
         .bind(game.group_id)
         .bind(game.rotation)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         let mut seats = Vec::with_capacity(rows.len());
         for row in rows {

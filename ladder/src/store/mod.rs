@@ -25,23 +25,25 @@ mod groups;
 mod ids;
 mod logs;
 mod ops;
+mod preps;
 mod seasons;
 mod sessions;
+mod shapes;
 mod sql;
-mod tally;
 mod upkeep;
 mod workers;
 
-pub use authors::{AuthorRow, BotLogs, PrepJob, PrepResult, UploadQuota};
+pub use authors::{AuthorRow, BotLogs, UploadQuota};
 pub use challenges::ChallengeRow;
 pub use groups::LeaseAsk;
 pub use ids::{AuthorId, BotId, CompetitionId, GameId, GroupId, WorkerId};
 pub use logs::{GameLogs, NewSeatLog, SeatLogEntry};
 pub use ops::{Collected, PoolStats, Retention, backup_sqlite};
+pub use preps::{MAX_PREP_TRIES, PrepJob, PrepResult};
 pub use seasons::{Candidate, FinalsGameRow, SeasonRow, SeededGroup};
 pub use sessions::{SESSIONS_PER_AUTHOR, SessionOf, WebSession};
+pub use shapes::Tallied;
 use sql::Sql;
-pub use tally::Tallied;
 
 /// A store operation that failed.
 #[derive(Debug, thiserror::Error)]
@@ -209,7 +211,7 @@ impl NewCompetition {
     }
 }
 
-/// One group's report to [`Store::complete_leases`].
+/// One group's report to [`Groups::complete_leases`].
 #[derive(Debug, Clone, Copy)]
 pub struct LeaseReport<'a> {
     /// The group.
@@ -838,7 +840,80 @@ pub struct Store {
     clock: crate::clock::Clock,
 }
 
+/// Declares the store's repositories: for each aggregate a view of the store,
+/// made by the accessor of its name, that holds that aggregate's queries and
+/// writes (its own file of `store/`).
+macro_rules! repositories {
+    ($($(#[$doc:meta])* $repo:ident => $accessor:ident;)*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Clone, Copy)]
+            pub struct $repo<'s> {
+                store: &'s Store,
+            }
+        )*
+        impl Store {
+            $(
+                $(#[$doc])*
+                pub fn $accessor(&self) -> $repo<'_> {
+                    $repo { store: self }
+                }
+            )*
+        }
+    };
+}
+
+repositories! {
+    /// Bots' files, by the SHA-256 of their archive (`store/artifacts.rs`).
+    Artifacts => artifacts;
+    /// Authors, their uploads and their bots' logs (`store/authors.rs`).
+    Authors => authors;
+    /// Builds and checks of uploaded versions: their leases and verdicts (`store/preps.rs`).
+    Preps => preps;
+    /// Bots: registered, updated, their status (`store/bots.rs`).
+    Bots => bots;
+    /// Challenges between two bots (`store/challenges.rs`).
+    Challenges => challenges;
+    /// Competitions and their entrants (`store/competitions.rs`).
+    Competitions => competitions;
+    /// Played games: results, records, faults, rating points (`store/games.rs`).
+    Games => games;
+    /// Mirrored groups: scheduled, leased, renewed, recorded exactly once (`store/groups.rs`).
+    Groups => groups;
+    /// Seats' private logs (`store/logs.rs`).
+    Logs => logs;
+    /// Seasons: entries, freezing, finals (`store/seasons.rs`).
+    Seasons => seasons;
+    /// Authors' web sessions (`store/sessions.rs`).
+    Sessions => sessions;
+    /// Finished groups counted by the shape of their results, what a refit reads (`store/shapes.rs`).
+    Shapes => shapes;
+    /// Workers, their tokens and their audit (`store/workers.rs`).
+    Workers => workers;
+}
+
 impl Store {
+    /// This store, keeping only artifacts' names and sizes: their bytes go to
+    /// the server's object store.
+    #[must_use]
+    pub fn with_artifact_bytes_elsewhere(mut self) -> Store {
+        self.artifact_bytes_here = false;
+        self
+    }
+
+    /// This store, reading time from `clock` where its decisions need it (an
+    /// upload's time, a season's deadline): a test moves it instead of waiting.
+    #[must_use]
+    pub fn with_clock(mut self, clock: crate::clock::Clock) -> Store {
+        self.clock = clock;
+        self
+    }
+
+    /// Now, by this store's clock.
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
     /// Opens (creating if needed) and migrates a store: `sqlite:FILE`, a plain file
     /// path (SQLite), `sqlite::memory:` or `postgres://...`.
     ///
@@ -901,7 +976,7 @@ impl Store {
             clock: crate::clock::Clock::system(),
         };
         store.migrate().await?;
-        store.tally_pending().await?;
+        store.shapes().tally_pending().await?;
         // A SQLite file holds bots' environments and every seed: its owner's only.
         for file in sqlite_files(&url) {
             use std::os::unix::fs::PermissionsExt;
@@ -1016,15 +1091,16 @@ mod tests {
         // Brought up to the newest migration, its old rows kept.
         let newest = SQLITE_MIGRATIONS.iter().map(|m| m.version).max().unwrap();
         assert_eq!(store.schema_version().await.unwrap(), newest);
-        let bots = store.bots().await.unwrap();
+        let bots = store.bots().all().await.unwrap();
         assert_eq!(bots.len(), 1);
         assert_eq!(bots[0].name, "old");
         assert!(bots[0].env.is_empty(), "a bot from before environments has none");
         store
+            .bots()
             .register_bot("new", "ur", "builtin:first", &[])
             .await
             .unwrap();
-        assert_eq!(store.bots().await.unwrap().len(), 2);
+        assert_eq!(store.bots().all().await.unwrap().len(), 2);
         drop(store);
         let _ = std::fs::remove_file(&path);
     }
@@ -1039,6 +1115,7 @@ mod tests {
         for k in 0..12 {
             ids.push(
                 store
+                    .bots()
                     .register_bot(&format!("b{k}"), "ur", "builtin:first", &[])
                     .await
                     .unwrap()
@@ -1048,10 +1125,12 @@ mod tests {
         let (one, eleven, two) = (ids[0], ids[10], ids[1]);
         assert_eq!((one, eleven), (BotId(1), BotId(11)));
         let c = store
+            .competitions()
             .create_competition(&NewCompetition::two_seat_ur("c"))
             .await
             .unwrap();
         store
+            .groups()
             .schedule_groups(
                 &c,
                 &[
@@ -1066,14 +1145,20 @@ mod tests {
         // Group 0 is leased: it plays on.
         let now = store.now_ms();
         let leased = store
+            .groups()
             .lease_many(&LeaseAsk::new("w", "t"), now, now + 60_000, 1, 4)
             .await
             .unwrap();
         assert_eq!(leased[0].group_no, 0);
-        let (_, withdrawn) = store.set_bot_status("b0", BotStatus::Disabled, "").await.unwrap();
+        let (_, withdrawn) = store
+            .bots()
+            .set_bot_status("b0", BotStatus::Disabled, "")
+            .await
+            .unwrap();
         assert_eq!(withdrawn, 1);
         let status: Vec<(i64, GroupStatus)> = store
-            .groups(c.id)
+            .groups()
+            .of_competition(c.id)
             .await
             .unwrap()
             .iter()
@@ -1093,12 +1178,18 @@ mod tests {
     /// An in-memory store with bots `a` and `b` and the two-seat Ur ladder `c`.
     async fn two_bots_in_a_ladder() -> (Store, BotRow, BotRow, CompetitionRow) {
         let store = Store::open("sqlite::memory:").await.unwrap();
-        let a = store.register_bot("a", "ur", "builtin:first", &[]).await.unwrap();
+        let a = store
+            .bots()
+            .register_bot("a", "ur", "builtin:first", &[])
+            .await
+            .unwrap();
         let b = store
+            .bots()
             .register_bot("b", "ur", "builtin:random", &[])
             .await
             .unwrap();
         let c = store
+            .competitions()
             .create_competition(&NewCompetition::two_seat_ur("c"))
             .await
             .unwrap();
@@ -1113,11 +1204,13 @@ mod tests {
     async fn a_batch_of_reports_is_answered_report_by_report() {
         let (store, a, b, c) = two_bots_in_a_ladder().await;
         store
+            .groups()
             .schedule_groups(&c, &[(0, vec![a.id, b.id]), (1, vec![b.id, a.id])])
             .await
             .unwrap();
         let now = store.now_ms();
         let leased = store
+            .groups()
             .lease_many(&LeaseAsk::new("w", "tok"), now, now + 60_000, 2, 4)
             .await
             .unwrap();
@@ -1147,6 +1240,7 @@ mod tests {
             starts: &[],
         };
         let (out, _) = store
+            .groups()
             .complete_leases(
                 &[
                     report(g1.id, "other", &games1),
@@ -1167,7 +1261,7 @@ mod tests {
             })
             .collect();
         assert_eq!(said, ["LeaseLost", "Recorded", "AlreadyDone", "no group 999999"]);
-        let results = store.results(c.id).await.unwrap();
+        let results = store.games().results(c.id).await.unwrap();
         assert_eq!(results.len(), 2, "group 0's two games, once");
         assert!(results.iter().all(|r| r.group_id == g0.id.0));
         assert_eq!(results[1].bots, vec![g0.bots[1].0, g0.bots[0].0]);
@@ -1179,10 +1273,19 @@ mod tests {
     #[tokio::test]
     async fn a_workers_reported_games_carry_their_fault_kinds() {
         let (store, a, b, c) = two_bots_in_a_ladder().await;
-        let w = store.add_worker("w", &token_hash("secret")).await.unwrap();
-        store.schedule_groups(&c, &[(0, vec![a.id, b.id])]).await.unwrap();
+        let w = store
+            .workers()
+            .add_worker("w", &token_hash("secret"))
+            .await
+            .unwrap();
+        store
+            .groups()
+            .schedule_groups(&c, &[(0, vec![a.id, b.id])])
+            .await
+            .unwrap();
         let now = store.now_ms();
         let g = store
+            .groups()
             .lease_many(&LeaseAsk::new("w", "tok"), now, now + 60_000, 1, 4)
             .await
             .unwrap()
@@ -1218,8 +1321,12 @@ mod tests {
             games: &games,
             starts: &[],
         };
-        store.complete_leases(&[report], Some(w.id), 0).await.unwrap();
-        let mut reported = store.reported_games().await.unwrap();
+        store
+            .groups()
+            .complete_leases(&[report], Some(w.id), 0)
+            .await
+            .unwrap();
+        let mut reported = store.workers().reported_games().await.unwrap();
         reported.iter_mut().for_each(|r| r.kinds.sort());
         assert_eq!(
             reported,
@@ -1244,9 +1351,18 @@ mod tests {
     #[tokio::test]
     async fn a_bot_put_back_in_play_keeps_no_witness_of_its_old_run() {
         let (store, a, b, c) = two_bots_in_a_ladder().await;
-        let w1 = store.add_worker("w1", &token_hash("one")).await.unwrap();
-        let w2 = store.add_worker("w2", &token_hash("two")).await.unwrap();
+        let w1 = store
+            .workers()
+            .add_worker("w1", &token_hash("one"))
+            .await
+            .unwrap();
+        let w2 = store
+            .workers()
+            .add_worker("w2", &token_hash("two"))
+            .await
+            .unwrap();
         store
+            .groups()
             .schedule_groups(&c, &[(0, vec![a.id, b.id]), (1, vec![a.id, b.id])])
             .await
             .unwrap();
@@ -1257,6 +1373,7 @@ mod tests {
             async move {
                 let now = store.now_ms();
                 let g = store
+                    .groups()
                     .lease_many(&LeaseAsk::new(&worker.name, token), now, now + 60_000, 1, 4)
                     .await
                     .unwrap()
@@ -1288,6 +1405,7 @@ mod tests {
                     starts: &starts,
                 };
                 let (_, suspended) = store
+                    .groups()
                     .complete_leases(&[report], Some(worker.id), 2)
                     .await
                     .unwrap();
@@ -1298,10 +1416,14 @@ mod tests {
             broke(&w1, "t1").await.is_empty(),
             "one worker's word is not enough"
         );
-        store.set_bot_status("b", BotStatus::Active, "").await.unwrap();
+        store
+            .bots()
+            .set_bot_status("b", BotStatus::Active, "")
+            .await
+            .unwrap();
         let suspended = broke(&w2, "t2").await;
         assert!(suspended.is_empty(), "w1 saw another run: {suspended:?}");
-        let b_now = store.bot("b").await.unwrap().unwrap();
+        let b_now = store.bots().bot("b").await.unwrap().unwrap();
         assert_eq!((b_now.status, b_now.start_failures), (BotStatus::Active, 2));
     }
 
@@ -1339,7 +1461,7 @@ mod tests {
         let mut new = NewCompetition::two_seat_ur("g");
         new.format = CompetitionFormat::Gauntlet;
         new.seeding = Seeding::Independent;
-        let c = store.create_competition(&new).await.unwrap();
+        let c = store.competitions().create_competition(&new).await.unwrap();
         assert_eq!(
             (c.format, c.seeding, c.status),
             (
@@ -1348,8 +1470,13 @@ mod tests {
                 CompetitionStatus::Open
             )
         );
-        store.register_bot("b", "ur", "builtin:first", &[]).await.unwrap();
+        store
+            .bots()
+            .register_bot("b", "ur", "builtin:first", &[])
+            .await
+            .unwrap();
         let (b, _) = store
+            .bots()
             .set_bot_status("b", BotStatus::Disabled, "resting")
             .await
             .unwrap();
@@ -1370,13 +1497,13 @@ mod tests {
             .execute(&store.pool)
             .await
             .unwrap();
-        let e = store.bots().await.unwrap_err().to_string();
+        let e = store.bots().all().await.unwrap_err().to_string();
         assert!(e.contains("unknown BotStatus \"bogus\""), "{e}");
         sqlx::query("UPDATE competitions SET options = 'not json'")
             .execute(&store.pool)
             .await
             .unwrap();
-        let e = store.competitions().await.unwrap_err().to_string();
+        let e = store.competitions().all().await.unwrap_err().to_string();
         assert!(e.contains("options"), "{e}");
     }
 
@@ -1393,18 +1520,29 @@ mod tests {
         let store = Store::open(&url).await.unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "{mode:o}");
-        let a = store.register_bot("a", "ur", "builtin:first", &[]).await.unwrap();
+        let a = store
+            .bots()
+            .register_bot("a", "ur", "builtin:first", &[])
+            .await
+            .unwrap();
         let b = store
+            .bots()
             .register_bot("b", "ur", "builtin:random", &[])
             .await
             .unwrap();
         let c = store
+            .competitions()
             .create_competition(&NewCompetition::two_seat_ur("c"))
             .await
             .unwrap();
-        store.schedule_groups(&c, &[(0, vec![a.id, b.id])]).await.unwrap();
+        store
+            .groups()
+            .schedule_groups(&c, &[(0, vec![a.id, b.id])])
+            .await
+            .unwrap();
         let now = store.now_ms();
         let leased = store
+            .groups()
             .lease_many(&LeaseAsk::new("w1", "the-lease-token"), now, now + 60_000, 1, 4)
             .await
             .unwrap();

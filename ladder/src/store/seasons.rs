@@ -83,22 +83,26 @@ fn season_row(r: &AnyRow) -> Result<SeasonRow> {
     })
 }
 
-impl Store {
+impl Seasons<'_> {
     /// Opens a competition that is a season: its ladder (every registered bot of
-    /// its game entered, as [`Store::open_competition`] does) and its deadline
+    /// its game entered, as [`Competitions::open_competition`] does) and its deadline
     /// and finals plan, in one transaction.
     ///
     /// # Errors
     /// The name is taken; the database.
     pub async fn open_season(
-        &self,
+        self,
         c: &NewCompetition,
         deadline_ms: i64,
         plan: FinalsPlan,
     ) -> Result<CompetitionRow> {
-        let mut tx = self.write_tx().await?;
-        let id = self.insert_competition_row(&mut tx, c).await?;
-        Self::enter_registered(&mut tx, id).await?;
+        let mut tx = self.store.write_tx().await?;
+        let id = self
+            .store
+            .competitions()
+            .insert_competition_row(&mut tx, c)
+            .await?;
+        Competitions::enter_registered(&mut tx, id).await?;
         sqlx::query(
             "INSERT INTO seasons (competition_id, deadline_ms, finals_top, finals_groups, finals_until_separated,
                                   finals_max_games, phase)
@@ -114,7 +118,9 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        self.competition(&c.name)
+        self.store
+            .competitions()
+            .competition(&c.name)
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("competition {:?} vanished", c.name)))
     }
@@ -123,11 +129,11 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn season(&self, id: CompetitionId) -> Result<Option<SeasonRow>> {
+    pub async fn season(self, id: CompetitionId) -> Result<Option<SeasonRow>> {
         let sql = format!("SELECT {SEASON_COLUMNS} FROM seasons WHERE competition_id = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.store.pool)
             .await?;
         row.as_ref().map(season_row).transpose()
     }
@@ -136,11 +142,11 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn season_of_finals(&self, id: CompetitionId) -> Result<Option<SeasonRow>> {
+    pub async fn season_of_finals(self, id: CompetitionId) -> Result<Option<SeasonRow>> {
         let sql = format!("SELECT {SEASON_COLUMNS} FROM seasons WHERE finals_id = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.store.pool)
             .await?;
         row.as_ref().map(season_row).transpose()
     }
@@ -149,11 +155,11 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn seasons_in_play(&self) -> Result<Vec<SeasonRow>> {
+    pub async fn seasons_in_play(self) -> Result<Vec<SeasonRow>> {
         let sql = format!("SELECT {SEASON_COLUMNS} FROM seasons WHERE phase <> $1 ORDER BY competition_id");
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(Phase::Closed)
-            .fetch_all(&self.pool)
+            .fetch_all(&self.store.pool)
             .await?;
         rows.iter().map(season_row).collect()
     }
@@ -162,10 +168,10 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn seasons_past_deadline(&self) -> Result<std::collections::HashSet<CompetitionId>> {
+    pub async fn seasons_past_deadline(self) -> Result<std::collections::HashSet<CompetitionId>> {
         let rows = sqlx::query("SELECT competition_id FROM seasons WHERE deadline_ms <= $1")
-            .bind(self.now_ms())
-            .fetch_all(&self.pool)
+            .bind(self.store.now_ms())
+            .fetch_all(&self.store.pool)
             .await?;
         rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
     }
@@ -176,11 +182,11 @@ impl Store {
     /// # Errors
     /// [`StoreError::Conflict`] past the deadline, or for a version not the
     /// author's, of another game, or out of play for good; the database.
-    pub async fn choose_entry(&self, id: CompetitionId, author: AuthorId, bot: &BotRow) -> Result<()> {
+    pub async fn choose_entry(self, id: CompetitionId, author: AuthorId, bot: &BotRow) -> Result<()> {
         let Some(season) = self.season(id).await? else {
             return Err(StoreError::NotFound("that competition is not a season".into()));
         };
-        if season.phase != Phase::Open || self.now_ms() >= season.deadline_ms {
+        if season.phase != Phase::Open || self.store.now_ms() >= season.deadline_ms {
             return Err(StoreError::Conflict(format!(
                 "the deadline ({}) has passed: entries are fixed",
                 crate::season::utc(season.deadline_ms)
@@ -188,7 +194,7 @@ impl Store {
         }
         let game: String = sqlx::query("SELECT game FROM competitions WHERE id = $1")
             .bind(id)
-            .fetch_one(&self.pool)
+            .fetch_one(&self.store.pool)
             .await?
             .try_get(0)?;
         if bot.author_id != Some(author) {
@@ -210,7 +216,7 @@ impl Store {
         // deadline (a choice checked a moment before the freeze cannot land after
         // it), and two choices of one author at once end as the later one, never
         // as a clash on the key (before: a server error on PostgreSQL).
-        let mut tx = self.write_tx().await?;
+        let mut tx = self.store.write_tx().await?;
         let stored = sqlx::query(
             "INSERT INTO season_choices (competition_id, author_id, bot_id)
              SELECT $1, $2, $3 WHERE EXISTS
@@ -221,7 +227,7 @@ impl Store {
         .bind(author)
         .bind(bot.id)
         .bind(Phase::Open)
-        .bind(self.now_ms())
+        .bind(self.store.now_ms())
         .execute(&mut *tx)
         .await?;
         if stored.rows_affected() == 0 {
@@ -238,10 +244,10 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn entry_choices(&self, id: CompetitionId) -> Result<HashMap<AuthorId, BotId>> {
+    pub async fn entry_choices(self, id: CompetitionId) -> Result<HashMap<AuthorId, BotId>> {
         let rows = sqlx::query("SELECT author_id, bot_id FROM season_choices WHERE competition_id = $1")
             .bind(id)
-            .fetch_all(&self.pool)
+            .fetch_all(&self.store.pool)
             .await?;
         rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
     }
@@ -256,7 +262,7 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn entry_candidates(
-        &self,
+        self,
         c: &CompetitionRow,
         deadline_ms: i64,
     ) -> Result<(Vec<Candidate>, i64)> {
@@ -268,7 +274,7 @@ impl Store {
         .bind(&c.game)
         .bind(BotStatus::Building)
         .bind(deadline_ms)
-        .fetch_one(&self.pool)
+        .fetch_one(&self.store.pool)
         .await?
         .try_get(0)?;
         // An author's version counts whatever its status since the deadline
@@ -288,7 +294,7 @@ impl Store {
         .bind(BotStatus::BuildFailed)
         .bind(BotStatus::Rejected)
         .bind(BotStatus::Removed)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         let candidates = rows
             .iter()
@@ -307,13 +313,13 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn freeze_season(&self, id: CompetitionId, entries: &[BotId]) -> Result<bool> {
-        let mut tx = self.write_tx().await?;
+    pub async fn freeze_season(self, id: CompetitionId, entries: &[BotId]) -> Result<bool> {
+        let mut tx = self.store.write_tx().await?;
         let moved = sqlx::query(
             "UPDATE seasons SET phase = $1, frozen_ms = $2 WHERE competition_id = $3 AND phase = $4",
         )
         .bind(Phase::Frozen)
-        .bind(self.now_ms())
+        .bind(self.store.now_ms())
         .bind(id)
         .bind(Phase::Open)
         .execute(&mut *tx)
@@ -342,13 +348,13 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn season_entries(&self, id: CompetitionId) -> Result<Vec<(BotId, Option<u32>)>> {
+    pub async fn season_entries(self, id: CompetitionId) -> Result<Vec<(BotId, Option<u32>)>> {
         let rows = sqlx::query(
             "SELECT bot_id, finalist FROM season_entries WHERE competition_id = $1
              ORDER BY CASE WHEN finalist > 0 THEN finalist ELSE 1000000 END, bot_id",
         )
         .bind(id)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter()
             .map(|r| {
@@ -365,14 +371,14 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn start_finals(
-        &self,
+        self,
         id: CompetitionId,
         finals: &NewCompetition,
         finalists: &[BotId],
         seal: &crate::season::seal::Seal,
         groups: &[SeededGroup],
     ) -> Result<bool> {
-        let mut tx = self.write_tx().await?;
+        let mut tx = self.store.write_tx().await?;
         // The phase moves first: a second server starting the same finals finds
         // it moved (PostgreSQL: waits on the row, then finds it) and does nothing.
         let moved = sqlx::query(
@@ -390,7 +396,11 @@ impl Store {
         if moved.rows_affected() == 0 {
             return Ok(false);
         }
-        let finals_id = self.insert_competition_row(&mut tx, finals).await?;
+        let finals_id = self
+            .store
+            .competitions()
+            .insert_competition_row(&mut tx, finals)
+            .await?;
         sqlx::query("UPDATE seasons SET finals_id = $1 WHERE competition_id = $2")
             .bind(finals_id)
             .bind(id)
@@ -409,7 +419,7 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
         }
-        Self::insert_seeded_groups(&mut tx, finals_id, groups, self.now_ms()).await?;
+        Self::insert_seeded_groups(&mut tx, finals_id, groups, self.store.now_ms()).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -421,12 +431,12 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn add_finals_round(
-        &self,
+        self,
         finals_id: CompetitionId,
         had: u64,
         groups: &[SeededGroup],
     ) -> Result<bool> {
-        let mut tx = self.write_tx().await?;
+        let mut tx = self.store.write_tx().await?;
         let row = sqlx::query(
             "SELECT (SELECT COUNT(*) FROM match_groups WHERE competition_id = $1),
                     (SELECT COUNT(*) FROM match_groups WHERE competition_id = $1 AND status <> $2),
@@ -441,7 +451,7 @@ impl Store {
         if all as u64 != had || unplayed > 0 || in_finals == 0 {
             return Ok(false);
         }
-        Self::insert_seeded_groups(&mut tx, finals_id, groups, self.now_ms()).await?;
+        Self::insert_seeded_groups(&mut tx, finals_id, groups, self.store.now_ms()).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -465,7 +475,7 @@ impl Store {
             .fetch_optional(&mut **tx)
             .await?;
             if let Some(row) = row {
-                Self::insert_group_seats(tx, &[(row.try_get(0)?, &g.bots)]).await?;
+                Groups::insert_group_seats(tx, &[(row.try_get(0)?, &g.bots)]).await?;
             }
         }
         Ok(())
@@ -478,20 +488,20 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn close_season(
-        &self,
+        self,
         id: CompetitionId,
         finals_id: Option<CompetitionId>,
         standings: &str,
         from: Phase,
     ) -> Result<bool> {
-        let mut tx = self.write_tx().await?;
+        let mut tx = self.store.write_tx().await?;
         // Only from the phase expected, and only once every finals group is in.
         let moved = sqlx::query(
             "UPDATE seasons SET phase = $1, closed_ms = $2, final_standings = $3 WHERE competition_id = $4 AND phase = $5
              AND NOT EXISTS (SELECT 1 FROM match_groups WHERE competition_id = seasons.finals_id AND status <> $6)",
         )
         .bind(Phase::Closed)
-        .bind(self.now_ms())
+        .bind(self.store.now_ms())
         .bind(standings)
         .bind(id)
         .bind(from)
@@ -517,14 +527,14 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn finals_games(&self, finals_id: CompetitionId) -> Result<Vec<FinalsGameRow>> {
+    pub async fn finals_games(self, finals_id: CompetitionId) -> Result<Vec<FinalsGameRow>> {
         let rows = sqlx::query(
             "SELECT g.group_no, g.deal, g.seed, x.rotation, x.record FROM games x
              JOIN match_groups g ON g.id = x.group_id WHERE x.competition_id = $1
              ORDER BY g.group_no, x.rotation",
         )
         .bind(finals_id)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         rows.iter()
             .map(|r| {

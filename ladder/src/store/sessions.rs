@@ -16,7 +16,7 @@ pub struct WebSession {
 /// that author's oldest.
 pub const SESSIONS_PER_AUTHOR: i64 = 8;
 
-/// Who a session is for, as [`Store::open_session`] keeps it.
+/// Who a session is for, as [`Sessions::open_session`] keeps it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionOf<'a> {
     /// An author.
@@ -26,7 +26,7 @@ pub enum SessionOf<'a> {
     Host(&'a str),
 }
 
-impl Store {
+impl Sessions<'_> {
     /// Opens a session known by `token_hash` for `who` until `expires_ms`,
     /// forgets every session that has ended, and ends the oldest of `who`'s
     /// beyond [`SESSIONS_PER_AUTHOR`] (under the author's lock, so sign-ins at
@@ -35,21 +35,21 @@ impl Store {
     /// # Errors
     /// The database.
     pub async fn open_session(
-        &self,
+        self,
         token_hash: &str,
         who: SessionOf<'_>,
         csrf: &str,
         expires_ms: i64,
     ) -> Result<()> {
-        let now = self.now_ms();
-        let mut tx = self.write_tx().await?;
+        let now = self.store.now_ms();
+        let mut tx = self.store.write_tx().await?;
         let (author, host_key) = match who {
             SessionOf::Author(a) => {
-                self.lock_author(&mut tx, a).await?;
+                self.store.lock_author(&mut tx, a).await?;
                 (Some(a), None)
             }
             SessionOf::Host(key) => {
-                if self.dialect == Dialect::Postgres {
+                if self.store.dialect == Dialect::Postgres {
                     // The host has no row to lock: one lock of its own.
                     sqlx::query("SELECT pg_advisory_xact_lock(5887071026421100369)")
                         .execute(&mut *tx)
@@ -110,13 +110,13 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn session(&self, token_hash: &str, host_key: &str) -> Result<Option<WebSession>> {
+    pub async fn session(self, token_hash: &str, host_key: &str) -> Result<Option<WebSession>> {
         let row = sqlx::query(
             "SELECT author_id, csrf, host_key FROM web_sessions WHERE token_hash = $1 AND expires_ms > $2",
         )
         .bind(token_hash)
-        .bind(self.now_ms())
-        .fetch_optional(&self.pool)
+        .bind(self.store.now_ms())
+        .fetch_optional(&self.store.pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
         let author: Option<AuthorId> = row.try_get(0)?;
@@ -140,7 +140,7 @@ impl Store {
                     "SELECT id, name, max_bots, revoked_ms FROM authors WHERE id = $1 AND revoked_ms IS NULL";
                 match sqlx::query_as::<_, AuthorRow>(sql)
                     .bind(id)
-                    .fetch_optional(&self.pool)
+                    .fetch_optional(&self.store.pool)
                     .await?
                 {
                     Some(a) => Some(a),
@@ -156,10 +156,10 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn close_session(&self, token_hash: &str) -> Result<()> {
+    pub async fn close_session(self, token_hash: &str) -> Result<()> {
         sqlx::query("DELETE FROM web_sessions WHERE token_hash = $1")
             .bind(token_hash)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(())
     }
@@ -169,24 +169,24 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn end_sessions(&self, author: Option<AuthorId>) -> Result<u64> {
-        let now = self.now_ms();
+    pub async fn end_sessions(self, author: Option<AuthorId>) -> Result<u64> {
+        let now = self.store.now_ms();
         let done = match author {
             Some(a) => sqlx::query("DELETE FROM web_sessions WHERE author_id = $1 AND expires_ms > $2")
                 .bind(a)
                 .bind(now)
-                .execute(&self.pool)
+                .execute(&self.store.pool)
                 .await?
                 .rows_affected(),
             None => sqlx::query("DELETE FROM web_sessions WHERE expires_ms > $1")
                 .bind(now)
-                .execute(&self.pool)
+                .execute(&self.store.pool)
                 .await?
                 .rows_affected(),
         };
         sqlx::query("DELETE FROM web_sessions WHERE expires_ms <= $1")
             .bind(now)
-            .execute(&self.pool)
+            .execute(&self.store.pool)
             .await?;
         Ok(done)
     }
@@ -195,20 +195,20 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn live_sessions(&self, author: Option<AuthorId>) -> Result<i64> {
-        let now = self.now_ms();
+    pub async fn live_sessions(self, author: Option<AuthorId>) -> Result<i64> {
+        let now = self.store.now_ms();
         let row = match author {
             Some(a) => {
                 sqlx::query("SELECT COUNT(*) FROM web_sessions WHERE author_id = $1 AND expires_ms > $2")
                     .bind(a)
                     .bind(now)
-                    .fetch_one(&self.pool)
+                    .fetch_one(&self.store.pool)
                     .await?
             }
             None => {
                 sqlx::query("SELECT COUNT(*) FROM web_sessions WHERE author_id IS NULL AND expires_ms > $1")
                     .bind(now)
-                    .fetch_one(&self.pool)
+                    .fetch_one(&self.store.pool)
                     .await?
             }
         };

@@ -14,19 +14,19 @@ fn open_to_void() -> &'static str {
 
 use rating::audit::ReportedGame;
 
-impl Store {
+impl Workers<'_> {
     /// Adds a worker known by the SHA-256 of its token.
     ///
     /// # Errors
     /// The name is taken, or the database.
-    pub async fn add_worker(&self, name: &str, token_hash: &str) -> Result<WorkerRow> {
+    pub async fn add_worker(self, name: &str, token_hash: &str) -> Result<WorkerRow> {
         let inserted = sqlx::query(
             "INSERT INTO workers (name, token_hash, created_ms) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
         )
         .bind(name)
         .bind(token_hash)
-        .bind(self.now_ms())
-        .execute(&self.pool)
+        .bind(self.store.now_ms())
+        .execute(&self.store.pool)
         .await?;
         if inserted.rows_affected() == 0 {
             return Err(StoreError::Conflict(format!(
@@ -43,9 +43,9 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn token_hashes(&self) -> Result<std::collections::HashSet<String>> {
+    pub async fn token_hashes(self) -> Result<std::collections::HashSet<String>> {
         let rows = sqlx::query("SELECT token_hash FROM workers UNION ALL SELECT token_hash FROM authors")
-            .fetch_all(&self.pool)
+            .fetch_all(&self.store.pool)
             .await?;
         rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
     }
@@ -54,11 +54,11 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn worker(&self, name: &str) -> Result<Option<WorkerRow>> {
+    pub async fn worker(self, name: &str) -> Result<Option<WorkerRow>> {
         Ok(
             sqlx::query_as("SELECT id, name, revoked_ms FROM workers WHERE name = $1")
                 .bind(name)
-                .fetch_optional(&self.pool)
+                .fetch_optional(&self.store.pool)
                 .await?,
         )
     }
@@ -67,12 +67,12 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn worker_by_token_hash(&self, token_hash: &str) -> Result<Option<WorkerRow>> {
+    pub async fn worker_by_token_hash(self, token_hash: &str) -> Result<Option<WorkerRow>> {
         Ok(sqlx::query_as(
             "SELECT id, name, revoked_ms FROM workers WHERE token_hash = $1 AND revoked_ms IS NULL",
         )
         .bind(token_hash)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.store.pool)
         .await?)
     }
 
@@ -82,9 +82,9 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn revocation_mark(&self) -> Result<(i64, i64)> {
+    pub async fn revocation_mark(self) -> Result<(i64, i64)> {
         let row = sqlx::query("SELECT COUNT(revoked_ms), COALESCE(MAX(revoked_ms), 0) FROM workers")
-            .fetch_one(&self.pool)
+            .fetch_one(&self.store.pool)
             .await?;
         Ok((row.try_get(0)?, row.try_get(1)?))
     }
@@ -93,10 +93,10 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn workers(&self) -> Result<Vec<WorkerRow>> {
+    pub async fn all(self) -> Result<Vec<WorkerRow>> {
         Ok(
             sqlx::query_as("SELECT id, name, revoked_ms FROM workers ORDER BY name")
-                .fetch_all(&self.pool)
+                .fetch_all(&self.store.pool)
                 .await?,
         )
     }
@@ -106,9 +106,9 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn lease_counts(&self) -> Result<std::collections::HashMap<WorkerId, (i64, i64)>> {
+    pub async fn lease_counts(self) -> Result<std::collections::HashMap<WorkerId, (i64, i64)>> {
         let rows = sqlx::query("SELECT id, groups_leased, leases_expired FROM workers")
-            .fetch_all(&self.pool)
+            .fetch_all(&self.store.pool)
             .await?;
         rows.iter()
             .map(|r| Ok((WorkerId(r.try_get(0)?), (r.try_get(1)?, r.try_get(2)?))))
@@ -119,11 +119,11 @@ impl Store {
     ///
     /// # Errors
     /// No such worker, or the database.
-    pub async fn revoke_worker(&self, name: &str) -> Result<WorkerRow> {
+    pub async fn revoke_worker(self, name: &str) -> Result<WorkerRow> {
         let done = sqlx::query("UPDATE workers SET revoked_ms = $2 WHERE name = $1 AND revoked_ms IS NULL")
             .bind(name)
-            .bind(self.now_ms())
-            .execute(&self.pool)
+            .bind(self.store.now_ms())
+            .execute(&self.store.pool)
             .await?;
         match self.worker(name).await? {
             Some(w) => Ok(w),
@@ -137,13 +137,13 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn reported_games(&self) -> Result<Vec<ReportedGame<FaultKind>>> {
+    pub async fn reported_games(self) -> Result<Vec<ReportedGame<FaultKind>>> {
         let rows = sqlx::query(
             "SELECT g.id, m.reported_by, g.group_id, f.kind FROM games g
              JOIN match_groups m ON m.id = g.group_id LEFT JOIN faults f ON f.game_id = g.id
              WHERE m.reported_by IS NOT NULL ORDER BY g.id",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(&self.store.pool)
         .await?;
         let mut games: Vec<ReportedGame<FaultKind>> = Vec::new();
         let mut last = None;
@@ -173,8 +173,8 @@ impl Store {
     ///
     /// # Errors
     /// No such worker, or the database (then nothing changes).
-    pub async fn void_worker(&self, name: &str) -> Result<(u64, u64)> {
-        let mut tx = self.write_tx().await?;
+    pub async fn void_worker(self, name: &str) -> Result<(u64, u64)> {
+        let mut tx = self.store.write_tx().await?;
         let row = sqlx::query("SELECT id FROM workers WHERE name = $1")
             .bind(name)
             .fetch_optional(&mut *tx)
@@ -183,7 +183,7 @@ impl Store {
         let id: i64 = row.try_get(0)?;
         sqlx::query("UPDATE workers SET revoked_ms = $2 WHERE id = $1 AND revoked_ms IS NULL")
             .bind(id)
-            .bind(self.now_ms())
+            .bind(self.store.now_ms())
             .execute(&mut *tx)
             .await?;
         // The groups it reported: each played again below, and those finished
@@ -206,7 +206,10 @@ impl Store {
             }
             voided.push(group);
         }
-        self.tally_stored_groups(&mut tx, &finished, -1).await?;
+        self.store
+            .shapes()
+            .tally_stored_groups(&mut tx, &finished, -1)
+            .await?;
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "DELETE FROM faults WHERE game_id IN (SELECT g.id FROM games g
                  JOIN match_groups m ON m.id = g.group_id WHERE m.reported_by = $1 AND m.{})",
@@ -227,7 +230,7 @@ impl Store {
         // public (a seed leaves the server once). A finals group's is its next
         // derived one, so the finals stay checkable.
         for group in &voided {
-            let seed = Self::deal_again(&mut tx, GroupId(*group)).await?;
+            let seed = Seasons::deal_again(&mut tx, GroupId(*group)).await?;
             sqlx::query(sql_text!(
                 "UPDATE match_groups SET status = ",
                 GroupStatus::Scheduled,

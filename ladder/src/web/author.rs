@@ -276,6 +276,7 @@ async fn signed(a: &Authors, headers: &HeaderMap) -> Result<Signed, Refused> {
     match a
         .site
         .store
+        .sessions()
         .session(&crate::app::token_hash(cookie), &a.host_key)
         .await?
     {
@@ -364,6 +365,7 @@ async fn sign_out(
     if let Some(cookie) = session_cookie(&headers) {
         a.site
             .store
+            .sessions()
             .close_session(&crate::app::token_hash(cookie))
             .await?;
     }
@@ -404,7 +406,7 @@ async fn own_bots(a: &Authors, s: &Signed) -> Result<Vec<BotRow>, Refused> {
     let Some(author) = &s.author else {
         return Ok(Vec::new());
     };
-    let mut bots = a.site.store.bots_of_author(author.id).await?;
+    let mut bots = a.site.store.authors().bots_of_author(author.id).await?;
     bots.reverse();
     Ok(bots)
 }
@@ -605,6 +607,7 @@ async fn own_bot(a: &Authors, s: &Signed, name: &str) -> Result<BotRow, Refused>
         Some(author) => a
             .site
             .store
+            .bots()
             .bot(name)
             .await?
             .filter(|b| b.author_id == Some(author.id)),
@@ -633,7 +636,7 @@ async fn bot_page(
         source_sha256: source,
         build_log,
         check_report,
-    } = a.site.store.bot_logs(bot.id).await?;
+    } = a.site.store.authors().bot_logs(bot.id).await?;
     let redactor = Bots::read(&a.site).await?.redactor;
     let public = super::bot::snapshot(&a.site, &bot.name).await?;
     let status_form = match bot.status {
@@ -652,9 +655,9 @@ async fn bot_page(
     // Seasons of its game still taking entries.
     let mut open_seasons = Vec::new();
     if bot.status == BotStatus::Active {
-        for c in a.site.store.competitions().await? {
+        for c in a.site.store.competitions().all().await? {
             if c.game == bot.game
-                && let Some(season) = a.site.store.season(c.id).await?
+                && let Some(season) = a.site.store.seasons().season(c.id).await?
                 && season.phase == crate::store::Phase::Open
             {
                 open_seasons.push(c.name);

@@ -105,7 +105,7 @@ pub(super) async fn snapshot(site: &Site, name: &str) -> Result<Option<BotView>,
         versions.push(next);
     }
     let mut competitions = Vec::new();
-    for c in store.competitions().await? {
+    for c in store.competitions().all().await? {
         // A challenge is unrated, and listed on its author's page.
         if c.game != bot.game || c.format == crate::store::CompetitionFormat::Challenge {
             continue;
@@ -131,9 +131,11 @@ pub(super) async fn snapshot(site: &Site, name: &str) -> Result<Option<BotView>,
             .collect();
         against.sort_by(|a, b| a.opponent.cmp(&b.opponent));
         let recent = store
+            .games()
             .bot_results_before(c.id, bot.id, GameId(i64::MAX), NEWEST as i64)
             .await?;
         let newest_faults = store
+            .games()
             .recent_faults(c.id, bot.id, NEWEST_FAULTS)
             .await?
             .into_iter()
@@ -155,9 +157,9 @@ pub(super) async fn snapshot(site: &Site, name: &str) -> Result<Option<BotView>,
             games,
             score: row.map(|r| r.score),
             forfeits: row.map(|r| r.forfeits),
-            rating_history: store.rating_history(c.id, bot.id).await?,
+            rating_history: store.games().rating_history(c.id, bot.id).await?,
             against,
-            faults_by_kind: store.fault_tally(c.id, bot.id).await?,
+            faults_by_kind: store.games().fault_tally(c.id, bot.id).await?,
             newest_faults,
             recent: recent
                 .iter()

@@ -67,7 +67,7 @@ struct FrontView {
 async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<CompetitionView, WebError> {
     let store = &site.store;
     let fit = site.standings.latest_fit(c).await?;
-    let entrants = store.entrants(c.id).await?;
+    let entrants = store.competitions().entrants(c.id).await?;
     let (names, redactor) = (&bots.names, &bots.redactor);
     let out_of_play = entrants
         .iter()
@@ -80,7 +80,7 @@ async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<Compet
             (b.name.clone(), why)
         })
         .collect();
-    let games = store.game_count(c.id).await?;
+    let games = store.shapes().game_count(c.id).await?;
     // A competition that reached its `max_games` is finished, though open.
     let status = if c.max_games > 0 && games >= c.max_games {
         "finished".to_owned()
@@ -88,6 +88,7 @@ async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<Compet
         c.status.to_string()
     };
     let recent = store
+        .games()
         .recent(c.id, RECENT)
         .await?
         .iter()
@@ -105,7 +106,7 @@ async fn snapshot(site: &Site, c: &CompetitionRow, bots: &Bots) -> Result<Compet
         status,
         max_games: c.max_games,
         games,
-        activity: store.activity(c.id).await?,
+        activity: store.games().activity(c.id).await?,
         active_bots: entrants.iter().filter(|b| b.status == BotStatus::Active).count() as i64,
         out_of_play,
         standings,
@@ -179,7 +180,7 @@ async fn front_snapshot(site: &Site) -> Result<FrontView, WebError> {
     let bots = Bots::read(site).await?;
     let mut competitions = Vec::new();
     // Authors' challenges are unrated: their own pages list them, not the front.
-    for c in site.store.competitions().await? {
+    for c in site.store.competitions().all().await? {
         if c.format != CompetitionFormat::Challenge {
             competitions.push(snapshot(site, &c, &bots).await?);
         }
@@ -296,6 +297,7 @@ pub(super) async fn front_page(State(site): State<Site>) -> Result<Response, Web
 
 async fn competition(site: &Site, name: &str) -> Result<CompetitionRow, WebError> {
     site.store
+        .competitions()
         .competition(name)
         .await?
         .ok_or_else(|| WebError::NotFound(format!("no competition named {:?}", escape(name))))
@@ -360,12 +362,15 @@ async fn games_snapshot(site: &Site, c: &CompetitionRow, q: &GamesQuery) -> Resu
     let store = &site.store;
     let known = Bots::read(site).await?;
     let rows = match &q.bot {
-        None => store.results_before(c.id, before, PAGE_GAMES).await?,
+        None => store.games().results_before(c.id, before, PAGE_GAMES).await?,
         Some(bot) => {
             let Some(b) = known.named(bot) else {
                 return Err(WebError::NotFound(format!("no bot named {:?}", escape(bot))));
             };
-            store.bot_results_before(c.id, b.id, before, PAGE_GAMES).await?
+            store
+                .games()
+                .bot_results_before(c.id, b.id, before, PAGE_GAMES)
+                .await?
         }
     };
     let next_before = (rows.len() as i64 == PAGE_GAMES)

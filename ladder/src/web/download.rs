@@ -38,7 +38,7 @@ pub(super) async fn games_jsonl(
             "after= and until= take game ids (whole numbers)",
         ));
     };
-    let Some(c) = site.store.competition(&name).await? else {
+    let Some(c) = site.store.competitions().competition(&name).await? else {
         return Err(WebError::NotFound(format!(
             "no competition named {:?}",
             super::escape(&name)
@@ -54,7 +54,7 @@ pub(super) async fn games_jsonl(
             if after >= until {
                 return None;
             }
-            let rows = match store.records(c.id, after, PAGE).await {
+            let rows = match store.games().records(c.id, after, PAGE).await {
                 Ok(rows) => rows,
                 // The body ends early: the lines so far are whole, and `after=` the
                 // last of them resumes.

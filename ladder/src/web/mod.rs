@@ -254,11 +254,11 @@ struct Bots {
 
 impl Bots {
     async fn read(site: &Site) -> Result<Bots, WebError> {
-        let all = site.store.bots().await?;
+        let all = site.store.bots().all().await?;
         let names = all.iter().map(|b| (b.id, b.name.clone())).collect();
         let host = redact::HostSecrets {
             admin_token: site.admin_token.as_deref().map(str::to_owned),
-            token_hashes: site.store.token_hashes().await?,
+            token_hashes: site.store.workers().token_hashes().await?,
         };
         let redactor = Redactor::new(host);
         Ok(Bots { all, names, redactor })
@@ -347,7 +347,7 @@ async fn public_record_in(
     site: &Site,
     id: GameId,
 ) -> Result<(crate::store::CompetitionId, referee::GameRecord), WebError> {
-    let Some((competition, json)) = site.store.record(id).await? else {
+    let Some((competition, json)) = site.store.games().record(id).await? else {
         return Err(WebError::NotFound(format!("no game {id}")));
     };
     let redactor = Bots::read(site).await?.redactor;
@@ -414,7 +414,7 @@ async fn game_page(State(site): State<Site>, Path(id): Path<String>) -> Result<R
     // A way back to where it was played (a challenge's competition has no page).
     let back = site
         .store
-        .competitions()
+        .competitions().all()
         .await?
         .into_iter()
         .find(|c| c.id == competition && c.format != crate::store::CompetitionFormat::Challenge)

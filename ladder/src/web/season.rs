@@ -51,10 +51,10 @@ pub(super) async fn view(
     c: &CompetitionRow,
     bots: &[BotRow],
 ) -> Result<Option<SeasonView>, WebError> {
-    let Some(s) = site.store.season(c.id).await? else {
+    let Some(s) = site.store.seasons().season(c.id).await? else {
         return Ok(None);
     };
-    let authors = site.store.author_names().await?;
+    let authors = site.store.authors().author_names().await?;
     let by_id: HashMap<BotId, &BotRow> = bots.iter().map(|b| (b.id, b)).collect();
     let mut entries: Vec<EntryView> = crate::app::seasons::current_entries(&site.store, c, &s)
         .await?
@@ -77,7 +77,12 @@ pub(super) async fn view(
     });
     let now = site.store.now_ms();
     let finals = match s.finals_id {
-        Some(id) => site.store.competition_by_id(id).await?.map(|f| f.name),
+        Some(id) => site
+            .store
+            .competitions()
+            .competition_by_id(id)
+            .await?
+            .map(|f| f.name),
         None => None,
     };
     let final_standings = s
@@ -215,6 +220,7 @@ async fn header(
     let finals = match s.finals_id {
         Some(id) => site
             .store
+            .competitions()
             .competition_by_id(id)
             .await?
             .map(|f| f.name)
@@ -261,13 +267,13 @@ fn line_of(l: &SeasonLine) -> Result<String, WebError> {
 /// `/competitions/{name}/season.jsonl`: the season, its finals' games and its
 /// final standings, one JSON object a line (see [`crate::season::SeasonLine`]).
 pub(super) async fn record(State(site): State<Site>, Path(name): Path<String>) -> Result<Response, WebError> {
-    let Some(c) = site.store.competition(&name).await? else {
+    let Some(c) = site.store.competitions().competition(&name).await? else {
         return Err(WebError::NotFound(format!(
             "no competition named {:?}",
             super::escape(&name)
         )));
     };
-    let Some(s) = site.store.season(c.id).await? else {
+    let Some(s) = site.store.seasons().season(c.id).await? else {
         return Err(WebError::NotFound(format!(
             "{:?} is not a season",
             super::escape(&name)
@@ -322,16 +328,22 @@ pub(super) async fn author_entries(
     own: &[BotRow],
 ) -> Result<Vec<AuthorEntry>, WebError> {
     let mut out = Vec::new();
-    for c in site.store.competitions().await? {
+    for c in site.store.competitions().all().await? {
         if !own.iter().any(|b| b.game == c.game) {
             continue;
         }
-        let Some(s) = site.store.season(c.id).await? else {
+        let Some(s) = site.store.seasons().season(c.id).await? else {
             continue;
         };
         let mine = |id: &BotId| own.iter().find(|b| b.id == *id).map(|b| b.name.clone());
         let (entry, how) = if s.phase == Phase::Open {
-            let chosen = site.store.entry_choices(c.id).await?.get(&author).copied();
+            let chosen = site
+                .store
+                .seasons()
+                .entry_choices(c.id)
+                .await?
+                .get(&author)
+                .copied();
             let entries = crate::app::seasons::current_entries(&site.store, &c, &s).await?;
             let entry = entries.iter().find_map(|(id, _)| mine(id));
             let how = if chosen.and_then(|id| mine(&id)) == entry && chosen.is_some() {
@@ -341,7 +353,7 @@ pub(super) async fn author_entries(
             };
             (entry, how)
         } else {
-            let fixed = site.store.season_entries(c.id).await?;
+            let fixed = site.store.seasons().season_entries(c.id).await?;
             (fixed.iter().find_map(|(id, _)| mine(id)), "fixed")
         };
         out.push(AuthorEntry {

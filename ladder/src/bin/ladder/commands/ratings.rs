@@ -60,7 +60,7 @@ pub(crate) fn run(a: RatingsArgs) -> anyhow::Result<ExitCode> {
         let store = rt
             .block_on(Store::open(&url))
             .with_context(|| format!("opening store {url}"))?;
-        let comps = rt.block_on(store.competitions())?;
+        let comps = rt.block_on(store.competitions().all())?;
         if let Some(n) = &a.name
             && !comps.iter().any(|c| &c.name == n)
         {
@@ -74,7 +74,7 @@ pub(crate) fn run(a: RatingsArgs) -> anyhow::Result<ExitCode> {
                 let mut records = Vec::new();
                 let mut after = ladder::store::GameId(0);
                 loop {
-                    let page = rt.block_on(store.records(c.id, after, 10_000))?;
+                    let page = rt.block_on(store.games().records(c.id, after, 10_000))?;
                     let Some(&(last, _)) = page.last() else { break };
                     after = last;
                     for (id, text) in page {

@@ -80,7 +80,7 @@ pub(crate) fn run(a: TournamentArgs) -> anyhow::Result<ExitCode> {
             .get_or_insert_with(|| referee::progress::Progress::new(Some(total), "games", a.standings_every));
         p.update(done, || {
             let standings = rt
-                .block_on(store.competition(&cfg.name))
+                .block_on(store.competitions().competition(&cfg.name))
                 .ok()
                 .flatten()
                 .map(|comp| rt.block_on(tournament::standings_of(&store, &comp, None)));
@@ -95,7 +95,7 @@ pub(crate) fn run(a: TournamentArgs) -> anyhow::Result<ExitCode> {
         None => report.standings,
         Some((n, e)) => {
             let comp = rt
-                .block_on(store.competition(&cfg.name))?
+                .block_on(store.competitions().competition(&cfg.name))?
                 .context("the tournament vanished from the store")?;
             rt.block_on(tournament::standings_of(&store, &comp, Some((&n, e))))?
         }
@@ -120,7 +120,7 @@ pub(crate) fn run(a: TournamentArgs) -> anyhow::Result<ExitCode> {
         say(&standings.table())?;
         say(&summary)?;
     }
-    rt.block_on(store.close());
+    rt.block_on(store.games().close());
     std::io::stdout().flush()?;
     if report.setup_faults > 0 {
         eprintln!(

@@ -47,8 +47,11 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let db = format!("sqlite:{}", dir.path().join("bench.sqlite").display());
     let store = Store::open(&db).await?;
-    store.add_worker("w1", &app::token_hash(WORKER)).await?;
-    store.add_author("bench", &app::token_hash(AUTHOR), 10).await?;
+    store.workers().add_worker("w1", &app::token_hash(WORKER)).await?;
+    store
+        .authors()
+        .add_author("bench", &app::token_hash(AUTHOR), 10)
+        .await?;
     let grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://127.0.0.1:{}", grpc.local_addr()?.port());
     let service = ServiceConfig {
@@ -129,7 +132,7 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
         let _ = halted.await;
     }));
     let built = until(Duration::from_secs(900), "the build and check", || async {
-        let b = store.bot("padded").await?.context("the bot")?;
+        let b = store.bots().bot("padded").await?.context("the bot")?;
         if matches!(b.status, BotStatus::BuildFailed | BotStatus::Rejected) {
             bail!("the bot was {}: {}", b.status, b.status_reason);
         }
@@ -161,9 +164,13 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
         .open_competition(open("first".into(), 2))
         .await
         .map_err(|s| anyhow::anyhow!("{}", s.message()))?;
-    let first = store.competition("first").await?.context("the competition")?;
+    let first = store
+        .competitions()
+        .competition("first")
+        .await?
+        .context("the competition")?;
     let first_game = until(Duration::from_secs(300), "the first game", || async {
-        Ok(store.game_count(first.id).await? > 0)
+        Ok(store.shapes().game_count(first.id).await? > 0)
     })
     .await?;
     let _ = halt.send(());

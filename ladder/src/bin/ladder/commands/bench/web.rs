@@ -164,12 +164,14 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<GameId> {
     for i in 0..cfg.bots {
         bots.push(
             store
+                .bots()
                 .register_bot(&format!("b{i}"), "ur", "builtin:random", &[])
                 .await?
                 .id,
         );
     }
     let c = store
+        .competitions()
         .create_competition(&NewCompetition {
             name: "bench".into(),
             game: "ur".into(),
@@ -184,7 +186,7 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<GameId> {
         })
         .await?;
     for &b in &bots {
-        store.add_entrant(c.id, b).await?;
+        store.competitions().add_entrant(c.id, b).await?;
     }
     let real = real_record()?;
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
@@ -200,7 +202,7 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<GameId> {
                 vec![bots[a], bots[b]]
             })
             .collect();
-        let rows = store.schedule_many(&c, &pairs).await?;
+        let rows = store.groups().schedule_many(&c, &pairs).await?;
         let mut games = Vec::new();
         for g in rows {
             for rotation in 0..2usize {
@@ -247,7 +249,7 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<GameId> {
                 });
             }
         }
-        stored += store.record_games(&games, 2).await?;
+        stored += store.groups().record_games(&games, 2).await?;
     }
     // A history as a long-running ladder keeps it: a point per bot whenever the
     // competition grew by a twentieth. Its values are the final fit's, widened
@@ -271,8 +273,8 @@ async fn fill(cfg: &BenchWebConfig, store: &Store) -> anyhow::Result<GameId> {
         }
         at += (at / 20).max(20);
     }
-    store.add_rating_points(c.id, &points).await?;
-    Ok(store.newest_game(c.id).await?)
+    store.games().add_rating_points(c.id, &points).await?;
+    Ok(store.games().newest_game(c.id).await?)
 }
 
 /// A GET on loopback: its status and body length.
@@ -307,6 +309,7 @@ async fn measure(cfg: &BenchWebConfig, temp: &TempStore) -> anyhow::Result<Bench
     // The peak from here on (Linux: 5 resets the high-water mark).
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let c = store
+        .competitions()
         .competition("bench")
         .await?
         .ok_or_else(|| anyhow::anyhow!("the bench competition is missing"))?;
@@ -316,7 +319,7 @@ async fn measure(cfg: &BenchWebConfig, temp: &TempStore) -> anyhow::Result<Bench
         StandingsCache::new(store.clone()).current(&c).await?;
         refit_max_ms = refit_max_ms.max(t.elapsed().as_secs_f64() * 1000.0);
     }
-    let tallied = store.tallied(c.id).await?;
+    let tallied = store.shapes().tallied(c.id).await?;
     let refit_rows = tallied.rows_read + tallied.unfinished.len();
     drop(tallied);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -366,7 +369,7 @@ async fn measure(cfg: &BenchWebConfig, temp: &TempStore) -> anyhow::Result<Bench
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     server.abort();
-    store.close().await;
+    store.games().close().await;
     Ok(BenchWebReport {
         database: temp.kind.to_owned(),
         games: cfg.games,

@@ -101,7 +101,7 @@ fn shapes_of<'a>(
     out
 }
 
-impl Store {
+impl Shapes<'_> {
     /// Adds `by` (+1 or -1) for each of `shapes` to the tally, one row per
     /// competition and shape.
     async fn add_to_tally(
@@ -162,7 +162,7 @@ impl Store {
     /// Adds (`by` 1) or takes back (`by` -1) the stored games of `groups`,
     /// each a finished group.
     pub(super) async fn tally_stored_groups(
-        &self,
+        self,
         tx: &mut sqlx::AnyConnection,
         groups: &[GroupId],
         by: i64,
@@ -171,8 +171,8 @@ impl Store {
             return Ok(());
         }
         let select = format!("SELECT {} FROM games WHERE group_id IN ", games::GAME_HEAD);
-        let heads = Self::rows_with_ids(tx, &select, groups, "").await?;
-        let results = self.results_of(tx, &heads).await?;
+        let heads = Groups::rows_with_ids(tx, &select, groups, "").await?;
+        let results = self.store.games().results_of(tx, &heads).await?;
         let competitions = heads
             .iter()
             .map(|h| h.try_get::<CompetitionId, _>(1))
@@ -192,7 +192,7 @@ impl Store {
     ///
     /// # Errors
     /// The database.
-    pub async fn game_count(&self, competition_id: CompetitionId) -> Result<i64> {
+    pub async fn game_count(self, competition_id: CompetitionId) -> Result<i64> {
         let mut tx = self.read_tx().await?;
         let tallied: i64 = sqlx::query(
             "SELECT COALESCE(CAST(SUM(game_count) AS BIGINT), 0) FROM fit_tally WHERE competition_id = $1",
@@ -203,7 +203,7 @@ impl Store {
         .try_get(0)?;
         let open = Self::open_groups(&mut tx, competition_id).await?;
         let mut unfinished = 0i64;
-        for row in Self::rows_with_ids(
+        for row in Groups::rows_with_ids(
             &mut tx,
             "SELECT COUNT(*) FROM games WHERE group_id IN ",
             &open,
@@ -238,9 +238,9 @@ impl Store {
 
     /// A read-only transaction that sees one moment (`REPEATABLE READ` on
     /// PostgreSQL; a SQLite read transaction does anyway).
-    async fn read_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>> {
-        let mut tx = self.pool.begin().await?;
-        if self.dialect == Dialect::Postgres {
+    async fn read_tx(self) -> Result<sqlx::Transaction<'static, sqlx::Any>> {
+        let mut tx = self.store.pool.begin().await?;
+        if self.store.dialect == Dialect::Postgres {
             sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 .execute(&mut *tx)
                 .await?;
@@ -252,7 +252,7 @@ impl Store {
     ///
     /// # Errors
     /// The database, or a row that does not parse.
-    pub async fn tallied(&self, competition_id: CompetitionId) -> Result<Tallied> {
+    pub async fn tallied(self, competition_id: CompetitionId) -> Result<Tallied> {
         // Both reads see the same moment: a group finishing between them would
         // count twice or not at all.
         let mut tx = self.read_tx().await?;
@@ -280,8 +280,8 @@ impl Store {
         }
         let open = Self::open_groups(&mut tx, competition_id).await?;
         let select = format!("SELECT {} FROM games WHERE group_id IN ", games::GAME_HEAD);
-        let heads = Self::rows_with_ids(&mut tx, &select, &open, "").await?;
-        out.unfinished = self.results_of(&mut tx, &heads).await?;
+        let heads = Groups::rows_with_ids(&mut tx, &select, &open, "").await?;
+        out.unfinished = self.store.games().results_of(&mut tx, &heads).await?;
         out.unfinished.sort_unstable_by_key(|r| r.id);
         tx.commit().await?;
         if out.rows_read > 2 * out.shapes.len() + 256 {
@@ -292,8 +292,8 @@ impl Store {
 
     /// Folds a competition's tally rows into one per shape. Rows added while
     /// it runs are not seen by its delete and stay as they are.
-    async fn fold_tally(&self, competition_id: CompetitionId) -> Result<()> {
-        let mut tx = self.write_tx().await?;
+    async fn fold_tally(self, competition_id: CompetitionId) -> Result<()> {
+        let mut tx = self.store.write_tx().await?;
         let rows = sqlx::query(
             "DELETE FROM fit_tally WHERE competition_id = $1 RETURNING shape, group_count, game_count",
         )
@@ -320,17 +320,17 @@ impl Store {
     /// tally (migration 0015 marks them). Run when the store opens; on
     /// PostgreSQL the tally is locked meanwhile, so a report of another server
     /// cannot be counted both by itself and here.
-    pub(super) async fn tally_pending(&self) -> Result<()> {
+    pub(super) async fn tally_pending(self) -> Result<()> {
         let pending: Vec<CompetitionId> =
             sqlx::query("SELECT id FROM competitions WHERE tally_pending <> 0 ORDER BY id")
-                .fetch_all(&self.pool)
+                .fetch_all(&self.store.pool)
                 .await?
                 .iter()
                 .map(|r| r.try_get(0))
                 .collect::<std::result::Result<_, _>>()?;
         for c in pending {
-            let mut tx = self.write_tx().await?;
-            if self.dialect == Dialect::Postgres {
+            let mut tx = self.store.write_tx().await?;
+            if self.store.dialect == Dialect::Postgres {
                 sqlx::query("LOCK TABLE fit_tally IN EXCLUSIVE MODE")
                     .execute(&mut *tx)
                     .await?;
