@@ -157,40 +157,8 @@ impl ArtifactCache {
         if let Some(p) = self.pin(sha256) {
             return Ok(p);
         }
-        let got = sha256_hex(bytes);
-        if got != sha256 {
-            return Err(WorkerError::Artifact(format!(
-                "artifact {sha256}: the bytes received hash to {got}: tampered with or cut short, so never run"
-            )));
-        }
-        let limits = ArchiveLimits {
-            packed_bytes: MAX_ARTIFACT_BYTES,
-            unpacked_bytes: 4 * MAX_ARTIFACT_BYTES,
-            entries: 1_000_000,
-        };
-        let tree = Tree::read(bytes, &limits)
-            .map_err(|e| WorkerError::Artifact(format!("artifact {sha256}: {e}")))?;
-        let io = |e: std::io::Error| WorkerError::Io {
-            path: self.dir.clone(),
-            source: e,
-        };
-        // Unpacked beside, then renamed into place: a folder under its hash is
-        // always whole.
-        let partial = self
-            .dir
-            .join(format!(".partial-{sha256}-{:x}", referee::seed::os_seed()));
-        std::fs::create_dir(&partial).map_err(io)?;
-        if let Err(e) = tree.unpack_into(&partial) {
-            let _ = remove_tree(&partial);
-            return Err(io(e));
-        }
-        let dir = self.dir.join(sha256);
-        if let Err(e) = std::fs::rename(&partial, &dir) {
-            let _ = remove_tree(&partial);
-            if !dir.is_dir() {
-                return Err(io(e));
-            }
-        }
+        let tree = checked_tree("artifact", sha256, bytes, "run")?;
+        self.unpack_whole(sha256, &tree)?;
         {
             let mut s = self
                 .state
@@ -208,6 +176,31 @@ impl ArtifactCache {
             .ok_or_else(|| WorkerError::Artifact(format!("artifact {sha256} vanished")))?;
         self.evict();
         Ok(pinned)
+    }
+
+    /// Unpacks `tree` as the folder of `sha256`: beside it first, then renamed
+    /// into place, so a folder under its hash is always whole.
+    fn unpack_whole(&self, sha256: &str, tree: &Tree) -> Result<(), WorkerError> {
+        let io = |e: std::io::Error| WorkerError::Io {
+            path: self.dir.clone(),
+            source: e,
+        };
+        let partial = self
+            .dir
+            .join(format!(".partial-{sha256}-{:x}", referee::seed::os_seed()));
+        std::fs::create_dir(&partial).map_err(io)?;
+        if let Err(e) = tree.unpack_into(&partial) {
+            let _ = remove_tree(&partial);
+            return Err(io(e));
+        }
+        let dir = self.dir.join(sha256);
+        if let Err(e) = std::fs::rename(&partial, &dir) {
+            let _ = remove_tree(&partial);
+            if !dir.is_dir() {
+                return Err(io(e));
+            }
+        }
+        Ok(())
     }
 
     /// The folder of `sha256` if it is here, pinned and marked used.
@@ -266,6 +259,27 @@ pub async fn fetch(client: &mut Api, sha256: &str) -> Result<Vec<u8>, WorkerErro
         .fetch_artifact(sha256, MAX_ARTIFACT_BYTES)
         .await
         .map_err(|e| WorkerError::Artifact(format!("fetching {sha256}: {e}")))
+}
+
+/// The archive `bytes` named `what sha256` (an artifact, an upload), read
+/// within a worker's limits once its bytes hash to its name; what is refused
+/// is never `done` (run, built).
+///
+/// # Errors
+/// The bytes hash otherwise, or the archive is refused.
+pub(super) fn checked_tree(what: &str, sha256: &str, bytes: &[u8], done: &str) -> Result<Tree, WorkerError> {
+    let got = sha256_hex(bytes);
+    if got != sha256 {
+        return Err(WorkerError::Artifact(format!(
+            "{what} {sha256}: the bytes received hash to {got}: tampered with or cut short, so never {done}"
+        )));
+    }
+    let limits = ArchiveLimits {
+        packed_bytes: MAX_ARTIFACT_BYTES,
+        unpacked_bytes: 4 * MAX_ARTIFACT_BYTES,
+        entries: 1_000_000,
+    };
+    Tree::read(bytes, &limits).map_err(|e| WorkerError::Artifact(format!("{what} {sha256}: {e}")))
 }
 
 /// A folder's files' sizes, added up (what a previous run left in the cache).

@@ -201,6 +201,22 @@ impl Api {
         connect(server, token, ca_pem).await.map(Api::on)
     }
 
+    /// The connection in `slot`, made first if there is none (a task empties
+    /// its slot when a call fails, so that the next call connects anew).
+    ///
+    /// # Errors
+    /// As [`connect`].
+    pub(super) async fn held<'a>(
+        slot: &'a mut Option<Api>,
+        cfg: &super::WorkerConfig,
+    ) -> Result<&'a mut Api, WorkerError> {
+        if slot.is_none() {
+            *slot = Some(Api::connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await?);
+        }
+        slot.as_mut()
+            .ok_or_else(|| WorkerError::Task("a connection just made is gone".into()))
+    }
+
     /// The calls over a client already connected.
     pub fn on(client: Client) -> Api {
         Api { client }

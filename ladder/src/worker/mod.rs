@@ -311,13 +311,6 @@ async fn work_loop(
     claimed: &AtomicU64,
     holdings: &Holdings,
 ) -> Result<(), WorkerError> {
-    let name = format!("{}/{k}", cfg.name);
-    let base = Limits {
-        sandbox: cfg.sandbox.clone(),
-        grpc_ca: cfg.uploads.grpc_ca.clone(),
-        remote_allow: cfg.uploads.remote_allow.clone(),
-        ..Limits::default()
-    };
     let mut task = Task {
         cfg,
         cache,
@@ -325,7 +318,7 @@ async fn work_loop(
         reported,
         holdings,
         client: None,
-        player: PlayThread::start(&name, cfg.log_dir.clone(), base)?,
+        player: PlayThread::for_task(k, cfg)?,
         batch: cfg.batch.clamp(1, crate::app::MAX_BATCH) as u64,
     };
     let mut just_built = false;
@@ -345,33 +338,12 @@ async fn work_loop(
         };
         holdings.leased(&leased.groups);
         if leased.groups.is_empty() {
-            if build_skipped {
-                // Nothing to play: on to the next build at once.
-                continue;
-            }
-            // Idle means nothing left anywhere: a group another worker holds may
-            // still come back when its lease runs out.
-            if cfg.exit_when_idle && !leased.groups_in_progress && leased.retry_after.is_none() {
+            if !task.wait_for_work(&leased, build_skipped).await {
                 return Ok(());
             }
-            task.player.rest();
-            let wait = leased
-                .retry_after
-                .map_or(Duration::from_millis(500), |d| d.min(Duration::from_secs(5)));
-            holdings.nap(wait).await;
             continue;
         }
-        let mut held = Held::default();
-        if let Err(e) = held.fetch(&leased.groups, &mut task.client, cache).await {
-            // Its leases run out, and the server deals its groups again.
-            tracing::error!("not playing a batch: {e}");
-            holdings.reported(leased.groups.iter().map(|g| (g.lease.clone(), g.group_id)));
-            holdings.nap(Duration::from_millis(500)).await;
-            continue;
-        }
-        let mut renewals = Renewals::new(&leased.groups);
-        task.play_growing(&mut held, &mut renewals, leased.groups).await?;
-        task.report_played(held).await;
+        task.play_batch(leased.groups).await?;
     }
 }
 
@@ -429,6 +401,44 @@ impl Task<'_> {
         }
     }
 
+    /// After a lease that got no group: waits as the server asked, or not at
+    /// all when a build was skipped for it (on to the next build). Whether to
+    /// go on: not when idle with `exit_when_idle`, idle meaning nothing left
+    /// anywhere (a group another worker holds may still come back when its
+    /// lease runs out).
+    async fn wait_for_work(&self, leased: &LeasedGroups, build_skipped: bool) -> bool {
+        if build_skipped {
+            return true;
+        }
+        if self.cfg.exit_when_idle && !leased.groups_in_progress && leased.retry_after.is_none() {
+            return false;
+        }
+        self.player.rest();
+        let wait = leased
+            .retry_after
+            .map_or(Duration::from_millis(500), |d| d.min(Duration::from_secs(5)));
+        self.holdings.nap(wait).await;
+        true
+    }
+
+    /// Plays a batch just leased (and more while it grows) and reports it; a
+    /// batch whose bots' folders cannot be had is not played (its leases run
+    /// out, and the server deals its groups again).
+    async fn play_batch(&mut self, groups: Vec<LeasedGroup>) -> Result<(), WorkerError> {
+        let mut held = Held::default();
+        if let Err(e) = held.fetch(&groups, &mut self.client, self.cache).await {
+            tracing::error!("not playing a batch: {e}");
+            self.holdings
+                .reported(groups.iter().map(|g| (g.lease.clone(), g.group_id)));
+            self.holdings.nap(Duration::from_millis(500)).await;
+            return Ok(());
+        }
+        let mut renewals = Renewals::new(&groups);
+        self.play_growing(&mut held, &mut renewals, groups).await?;
+        self.report_played(held).await;
+        Ok(())
+    }
+
     /// Gives back to `claimed` what of `want` groups was not leased (`got`).
     fn unclaim(&self, want: u64, got: u64) {
         if self.cfg.max_groups.is_some() && got < want {
@@ -449,16 +459,13 @@ impl Task<'_> {
         builder: Option<&mut bool>,
     ) -> Result<Tried, WorkerError> {
         let cfg = self.cfg;
-        let c = match self.client.as_mut() {
-            Some(c) => c,
-            None => match Api::connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
-                Ok(c) => self.client.insert(c),
-                Err(e @ WorkerError::Certificate(_)) => return Err(e),
-                Err(e) => {
-                    tracing::warn!("cannot reach {}: {e}; retrying", cfg.server);
-                    return Ok(Tried::Failed);
-                }
-            },
+        let c = match Api::held(&mut self.client, cfg).await {
+            Ok(c) => c,
+            Err(e @ WorkerError::Certificate(_)) => return Err(e),
+            Err(e) => {
+                tracing::warn!("cannot reach {}: {e}; retrying", cfg.server);
+                return Ok(Tried::Failed);
+            }
         };
         // The first task also builds and checks authors' new versions, one
         // between two batches: a version waits for at most one batch of games,

@@ -118,36 +118,7 @@ pub(super) fn ready<'a>(
         let wanted = lease
             .entrants
             .iter()
-            .map(|e| {
-                let (spec, home) = match &e.artifact_sha256 {
-                    Some(sha) if !served_remotely(e) => {
-                        let dir = homes.get(sha).ok_or_else(|| {
-                            WorkerError::Artifact(format!("{}: its folder {sha} is not here", e.bot))
-                        })?;
-                        // An uploaded bot is always a program in its folder.
-                        let home = Home {
-                            dir: dir.clone(),
-                            writable: false,
-                        };
-                        (
-                            BotSpec::Process {
-                                command: e.spec.clone(),
-                            },
-                            Some(home),
-                        )
-                    }
-                    _ => (BotSpec::parse(&e.spec).map_err(WorkerError::Lease)?, None),
-                };
-                Ok(SeatSetup {
-                    env: e.env.clone(),
-                    // The record names the bot, never its command or environment.
-                    shown_as: Some(e.bot.clone()),
-                    home,
-                    artifact: e.artifact_sha256.clone(),
-                    dial: dial_for(e),
-                    ..SeatSetup::new(spec)
-                })
-            })
+            .map(|e| seat_of(e, homes))
             .collect::<Result<Vec<_>, WorkerError>>()?;
         groups.push(Leased {
             lease,
@@ -160,6 +131,43 @@ pub(super) fn ready<'a>(
         });
     }
     Ok(groups)
+}
+
+/// How an entrant of a leased group is seated: an uploaded bot from its
+/// folder in `homes` (by its artifact), read-only; a remote or the host's own
+/// bot by its spec.
+///
+/// # Errors
+/// A spec the referee cannot read, or an uploaded bot without its folder.
+fn seat_of(e: &LeasedEntrant, homes: &HashMap<String, PathBuf>) -> Result<SeatSetup, WorkerError> {
+    let (spec, home) = match &e.artifact_sha256 {
+        Some(sha) if !served_remotely(e) => {
+            let dir = homes
+                .get(sha)
+                .ok_or_else(|| WorkerError::Artifact(format!("{}: its folder {sha} is not here", e.bot)))?;
+            // An uploaded bot is always a program in its folder.
+            let home = Home {
+                dir: dir.clone(),
+                writable: false,
+            };
+            (
+                BotSpec::Process {
+                    command: e.spec.clone(),
+                },
+                Some(home),
+            )
+        }
+        _ => (BotSpec::parse(&e.spec).map_err(WorkerError::Lease)?, None),
+    };
+    Ok(SeatSetup {
+        env: e.env.clone(),
+        // The record names the bot, never its command or environment.
+        shown_as: Some(e.bot.clone()),
+        home,
+        artifact: e.artifact_sha256.clone(),
+        dial: dial_for(e),
+        ..SeatSetup::new(spec)
+    })
 }
 
 /// Plays `rotation` of every group that has it; whether a seat faulted in any
@@ -241,7 +249,19 @@ pub(super) fn play_rotation(
     {
         return Err(WorkerError::Host(f.detail.clone()));
     }
-    let logs = private
+    count_played(&rec, pool);
+    let record = serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))?;
+    Ok(RotationPlayed {
+        record,
+        logs: seat_logs(private, rotation),
+        faulted: !rec.faults.is_empty(),
+    })
+}
+
+/// The seats' private logs of one rotation, as reported (none for a seat with
+/// nothing to say).
+fn seat_logs(private: Vec<referee::record::SeatPrivateLog>, rotation: usize) -> Vec<ReportedSeatLog> {
+    private
         .into_iter()
         .enumerate()
         .filter(|(_, p)| !p.is_empty())
@@ -252,8 +272,12 @@ pub(super) fn play_rotation(
             stderr_dropped: p.stderr_dropped,
             faults: p.faults,
         })
-        .collect();
-    let faulted = !rec.faults.is_empty();
+        .collect()
+}
+
+/// A game played, in the worker's metrics: its faults by kind, and how long
+/// its bots' sandboxes took to start.
+fn count_played(rec: &referee::record::GameRecord, pool: &mut BotPool) {
     let metrics = crate::metrics::worker();
     metrics.games.inc();
     for f in &rec.faults {
@@ -262,12 +286,6 @@ pub(super) fn play_rotation(
     for took in pool.started() {
         metrics.sandbox_start_seconds.observe(took.as_secs_f64());
     }
-    let record = serde_json::to_string(&rec).map_err(|e| WorkerError::Lease(e.to_string()))?;
-    Ok(RotationPlayed {
-        record,
-        logs,
-        faulted,
-    })
 }
 
 /// Whether an uploaded entrant runs on its author's machine (`grpcs://`): its
@@ -284,6 +302,28 @@ pub(super) fn dial_for(e: &LeasedEntrant) -> Dial {
         Dial::Anywhere
     } else {
         Dial::PublicOnly
+    }
+}
+
+/// The play thread's next job, `None` once its task is gone. Meanwhile kept
+/// bots wait for the next batch, but not past [`KEPT_BOTS_WAIT`], nor while a
+/// turn of the gate waits for them (looked at every [`GATE_LOOK`]).
+fn next_job(inbox: &std::sync::mpsc::Receiver<PlayJob>, pool: &mut BotPool) -> Option<PlayJob> {
+    use std::sync::mpsc::RecvTimeoutError;
+    let kept_since = std::time::Instant::now();
+    loop {
+        match inbox.recv_timeout(GATE_LOOK) {
+            Ok(job) => return Some(job),
+            Err(RecvTimeoutError::Timeout) => {
+                if pool.idle() > 0 && (pool.turn_waiting() || kept_since.elapsed() >= KEPT_BOTS_WAIT) {
+                    pool.quit_all();
+                }
+                if pool.idle() == 0 {
+                    return inbox.recv().ok();
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => return None,
+        }
     }
 }
 
@@ -330,6 +370,19 @@ pub(super) struct PlayThread {
 }
 
 impl PlayThread {
+    /// The play thread of task `k`, with the worker's limits (its sandbox, the
+    /// authority `grpcs://` bots' certificates chain to, where they may be
+    /// dialled).
+    pub(super) fn for_task(k: usize, cfg: &WorkerConfig) -> Result<PlayThread, WorkerError> {
+        let base = Limits {
+            sandbox: cfg.sandbox.clone(),
+            grpc_ca: cfg.uploads.grpc_ca.clone(),
+            remote_allow: cfg.uploads.remote_allow.clone(),
+            ..Limits::default()
+        };
+        PlayThread::start(&format!("{}/{k}", cfg.name), cfg.log_dir.clone(), base)
+    }
+
     pub(super) fn start(
         name: &str,
         log_dir: Option<PathBuf>,
@@ -341,28 +394,7 @@ impl PlayThread {
             .spawn(move || {
                 let mut pool = BotPool::reusing();
                 // Ends when the task drops its sender; the pool's bots go with it.
-                loop {
-                    // Kept bots wait for the next batch, but not past a second,
-                    // nor while a turn of the gate waits for them (looked at
-                    // every few milliseconds).
-                    let kept_since = std::time::Instant::now();
-                    let job = loop {
-                        match inbox.recv_timeout(GATE_LOOK) {
-                            Ok(job) => break Some(job),
-                            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                                if pool.idle() > 0
-                                    && (pool.turn_waiting() || kept_since.elapsed() >= KEPT_BOTS_WAIT)
-                                {
-                                    pool.quit_all();
-                                }
-                                if pool.idle() == 0 {
-                                    break inbox.recv().ok();
-                                }
-                            }
-                            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
-                        }
-                    };
-                    let Some(job) = job else { break };
+                while let Some(job) = next_job(&inbox, &mut pool) {
                     match job {
                         PlayJob::Wave {
                             leases,

@@ -73,26 +73,7 @@ pub async fn prep_once(
     });
     // Said once the lease is held, so a stop from here on gives it back.
     tracing::info!(bot = %job.bot, build = !job.build.is_empty(), "building and checking");
-    // The lease is renewed every third of its period while the build and
-    // check go on, on a client of its own.
-    let mut renewer = client.clone();
-    let mut every = (job.period / 3).max(Duration::from_millis(50));
-    let prepared = {
-        let preparing = prepare(client, cfg, cache, &job);
-        tokio::pin!(preparing);
-        loop {
-            tokio::select! {
-                prepared = &mut preparing => break prepared,
-                () = tokio::time::sleep(every) => match renewer.renew_prep(job.bot_id, &job.lease).await {
-                    Ok(period) => every = (period / 3).max(Duration::from_millis(50)),
-                    // Tried again a third of a period later; a lease that is gone
-                    // stays gone (the report says so).
-                    Err(e) => tracing::warn!(bot = %job.bot, "cannot renew the build's lease: {e}"),
-                },
-            }
-        }
-    };
-    let outcome = match prepared {
+    let outcome = match prepare_renewing(client, cfg, cache, &job).await {
         Ok(o) => o,
         // The worker's own trouble (the server's artifact, this machine): the
         // version is not judged; said, so that another worker tries at once and
@@ -126,6 +107,31 @@ pub async fn prep_once(
         Err(e) => tracing::warn!(bot = %job.bot, "build and check refused: {e}"),
     }
     Ok(true)
+}
+
+/// [`prepare`], its lease renewed every third of its period while the build
+/// and check go on, on a client of its own.
+async fn prepare_renewing(
+    client: &mut Api,
+    cfg: &WorkerConfig,
+    cache: &Arc<ArtifactCache>,
+    job: &PrepLeased,
+) -> Result<Outcome, WorkerError> {
+    let mut renewer = client.clone();
+    let mut every = (job.period / 3).max(Duration::from_millis(50));
+    let preparing = prepare(client, cfg, cache, job);
+    tokio::pin!(preparing);
+    loop {
+        tokio::select! {
+            prepared = &mut preparing => return prepared,
+            () = tokio::time::sleep(every) => match renewer.renew_prep(job.bot_id, &job.lease).await {
+                Ok(period) => every = (period / 3).max(Duration::from_millis(50)),
+                // Tried again a third of a period later; a lease that is gone
+                // stays gone (the report says so).
+                Err(e) => tracing::warn!(bot = %job.bot, "cannot renew the build's lease: {e}"),
+            },
+        }
+    }
 }
 
 async fn prepare(
@@ -244,6 +250,10 @@ fn checked_seat(job: &PrepLeased, dir: Option<std::path::PathBuf>) -> Result<Sea
     })
 }
 
+/// A sandboxed build's end, with its folder as it came back: the bytes read,
+/// and the tree they made (or why they were refused).
+type BuiltFolder = referee::sandbox::Built<(u64, Result<Tree, crate::submission::ArchiveError>)>;
+
 /// What a build made.
 enum Built {
     /// The build failed: its log.
@@ -261,33 +271,7 @@ fn build(
     sandbox: &referee::sandbox::Sandbox,
     limit: Duration,
 ) -> Result<Built, WorkerError> {
-    use std::os::unix::fs::PermissionsExt;
-    if sha256_hex(source) != sha {
-        return Err(WorkerError::Artifact(format!(
-            "upload {sha}: the bytes received hash otherwise: tampered with or cut short, so never built"
-        )));
-    }
-    let limits = ArchiveLimits {
-        packed_bytes: super::artifacts::MAX_ARTIFACT_BYTES,
-        unpacked_bytes: 4 * super::artifacts::MAX_ARTIFACT_BYTES,
-        entries: 1_000_000,
-    };
-    let tree =
-        Tree::read(source, &limits).map_err(|e| WorkerError::Artifact(format!("upload {sha}: {e}")))?;
-    let io = |path: &std::path::Path| {
-        let path = path.to_owned();
-        move |e: std::io::Error| WorkerError::Io { path, source: e }
-    };
-    let scratch = tempfile::Builder::new()
-        .prefix("astragal-build-")
-        .tempdir()
-        .map_err(io(&std::env::temp_dir()))?;
-    let root = std::fs::canonicalize(scratch.path()).map_err(io(scratch.path()))?;
-    let dir = root.join("bot");
-    std::fs::create_dir(&dir).map_err(io(&dir))?;
-    tree.unpack_writable(&dir).map_err(io(&dir))?;
-    // Closed to everyone else; the sandbox hands it to the build's own user.
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(io(&dir))?;
+    let (_scratch, dir) = unpacked_source(sha, source)?;
     let home = Home {
         dir: dir.clone(),
         writable: true,
@@ -312,19 +296,8 @@ fn build(
             )));
         }
     };
-    let finished = built.finished;
-    let mut log = format!("$ {command}\n{}", finished.output);
-    if !log.ends_with('\n') {
-        log.push('\n');
-    }
-    // Its folder refused while it was packed: the packing was stopped (tar's
-    // broken pipe is not the build's own end), and the reason follows.
-    let refused_in_packing = matches!(&built.folder, Some((n, Err(_))) if *n > 0) && !finished.timed_out;
-    if refused_in_packing {
-        log.push_str("[built; its packing was stopped]\n");
-    } else {
-        log.push_str(&format!("[{}]\n", finished.ended));
-    }
+    let finished = &built.finished;
+    let mut log = build_log(command, &built);
     let folder = match built.folder {
         // Nothing came: the build failed (or its folder held what cannot be
         // packed) before packing, and its log says why.
@@ -332,7 +305,7 @@ fn build(
         Some((_, folder)) => folder,
         // Level `none` (the host's own trusted builds): the host's folder.
         None if finished.success => {
-            let packed = pack_folder(&dir).map_err(io(&dir))?;
+            let packed = pack_folder(&dir).map_err(|e| WorkerError::Io { path: dir, source: e })?;
             Tree::read(&packed, &ArchiveLimits::default())
         }
         None => return Ok(Built::Failed(log)),
@@ -348,6 +321,47 @@ fn build(
             Ok(Built::Failed(log))
         }
     }
+}
+
+/// The upload `source` (bytes that must hash to `sha`) unpacked, writable, in
+/// a new scratch folder closed to everyone else (the sandbox hands it to the
+/// build's own user): the scratch folder, removed when dropped, and the bot's.
+fn unpacked_source(sha: &str, source: &[u8]) -> Result<(tempfile::TempDir, std::path::PathBuf), WorkerError> {
+    use std::os::unix::fs::PermissionsExt;
+    let tree = super::artifacts::checked_tree("upload", sha, source, "built")?;
+    let io = |path: &std::path::Path| {
+        let path = path.to_owned();
+        move |e: std::io::Error| WorkerError::Io { path, source: e }
+    };
+    let scratch = tempfile::Builder::new()
+        .prefix("astragal-build-")
+        .tempdir()
+        .map_err(io(&std::env::temp_dir()))?;
+    let root = std::fs::canonicalize(scratch.path()).map_err(io(scratch.path()))?;
+    let dir = root.join("bot");
+    std::fs::create_dir(&dir).map_err(io(&dir))?;
+    tree.unpack_writable(&dir).map_err(io(&dir))?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(io(&dir))?;
+    Ok((scratch, dir))
+}
+
+/// A build's log as its author reads it: the command, its output, and how it
+/// ended (or that its packing was stopped: then the reason follows).
+fn build_log(command: &str, built: &BuiltFolder) -> String {
+    let finished = &built.finished;
+    let mut log = format!("$ {command}\n{}", finished.output);
+    if !log.ends_with('\n') {
+        log.push('\n');
+    }
+    // Its folder refused while it was packed: the packing was stopped (tar's
+    // broken pipe is not the build's own end).
+    let refused_in_packing = matches!(&built.folder, Some((n, Err(_))) if *n > 0) && !finished.timed_out;
+    if refused_in_packing {
+        log.push_str("[built; its packing was stopped]\n");
+    } else {
+        log.push_str(&format!("[{}]\n", finished.ended));
+    }
+    log
 }
 
 /// A reader that counts what came through it.

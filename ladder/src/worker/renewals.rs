@@ -121,47 +121,22 @@ impl Renewals {
         if self.groups.is_empty() {
             return;
         }
-        let c = match client.as_mut() {
-            Some(c) => c,
-            None => match Api::connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
-                Ok(c) => client.insert(c),
-                Err(e) => {
-                    tracing::warn!("cannot renew leases: {e}");
-                    return;
-                }
-            },
-        };
-        let mut leases: Vec<&str> = self.groups.iter().map(|(l, _)| l.as_str()).collect();
-        leases.sort_unstable();
-        leases.dedup();
-        // Per lease, in calls the server takes (at most its batch each), so that
-        // a worker that holds more never loses them all to one refused renewal.
-        let mut renewed = Vec::with_capacity(self.groups.len());
-        let mut period: Option<Duration> = None;
-        for lease in leases {
-            let ids: Vec<GroupId> = self
-                .groups
-                .iter()
-                .filter(|(l, _)| l == lease)
-                .map(|(_, g)| *g)
-                .collect();
-            for chunk in ids.chunks(crate::app::MAX_BATCH) {
-                match c.renew_leases(lease, chunk).await {
-                    Ok(r) => {
-                        renewed.extend(r.groups.into_iter().map(|g| (lease.to_owned(), g)));
-                        if let Some(p) = r.period {
-                            period = Some(period.map_or(p, |q| q.min(p)));
-                        }
-                    }
-                    Err(e) => {
-                        // Tried again at the next renewal, all of them.
-                        tracing::warn!("cannot renew leases: {e}");
-                        *client = None;
-                        return;
-                    }
-                }
+        let c = match Api::held(client, cfg).await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!("cannot renew leases: {e}");
+                return;
             }
-        }
+        };
+        let (renewed, period) = match renew_each_lease(c, &self.groups).await {
+            Ok(r) => r,
+            Err(e) => {
+                // Tried again at the next renewal, all of them.
+                tracing::warn!("cannot renew leases: {e}");
+                *client = None;
+                return;
+            }
+        };
         let lost: Vec<i64> = self
             .groups
             .iter()
@@ -180,4 +155,36 @@ impl Renewals {
             self.next = tokio::time::Instant::now() + self.every;
         }
     }
+}
+
+/// Renews `groups` per lease, in calls the server takes (at most its batch
+/// each), so that a worker that holds more never loses them all to one refused
+/// renewal: the groups renewed, and the shortest period the server gave.
+///
+/// # Errors
+/// A call that fails (all are tried again at the next renewal).
+async fn renew_each_lease(
+    c: &mut Api,
+    groups: &[(String, GroupId)],
+) -> Result<(Vec<(String, GroupId)>, Option<Duration>), CallError> {
+    let mut leases: Vec<&str> = groups.iter().map(|(l, _)| l.as_str()).collect();
+    leases.sort_unstable();
+    leases.dedup();
+    let mut renewed = Vec::with_capacity(groups.len());
+    let mut period: Option<Duration> = None;
+    for lease in leases {
+        let ids: Vec<GroupId> = groups
+            .iter()
+            .filter(|(l, _)| l == lease)
+            .map(|(_, g)| *g)
+            .collect();
+        for chunk in ids.chunks(crate::app::MAX_BATCH) {
+            let r = c.renew_leases(lease, chunk).await?;
+            renewed.extend(r.groups.into_iter().map(|g| (lease.to_owned(), g)));
+            if let Some(p) = r.period {
+                period = Some(period.map_or(p, |q| q.min(p)));
+            }
+        }
+    }
+    Ok((renewed, period))
 }

@@ -43,19 +43,16 @@ pub(super) async fn report(
 ) -> u64 {
     let groups: Vec<i64> = call.iter().map(|r| r.group_id.0).collect();
     loop {
-        let c = match client.as_mut() {
-            Some(c) => c,
-            None => match Api::connect(&cfg.server, &cfg.token, cfg.ca_pem.as_deref()).await {
-                Ok(c) => client.insert(c),
-                Err(_) if tokio::time::Instant::now() < give_up => {
-                    tokio::time::sleep(Duration::from_millis(300)).await;
-                    continue;
-                }
-                Err(e) => {
-                    tracing::warn!(?groups, "dropping the groups: server unreachable: {e}");
-                    return 0;
-                }
-            },
+        let c = match Api::held(client, cfg).await {
+            Ok(c) => c,
+            Err(_) if tokio::time::Instant::now() < give_up => {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                continue;
+            }
+            Err(e) => {
+                tracing::warn!(?groups, "dropping the groups: server unreachable: {e}");
+                return 0;
+            }
         };
         match c.report_groups(&call).await {
             Ok(outcomes) => {
