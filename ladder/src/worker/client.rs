@@ -521,3 +521,77 @@ fn bot_status(s: wire::BotStatus) -> Option<BotStatus> {
         W::Rejected => BotStatus::Rejected,
     })
 }
+
+/// Waits between tries at a call that failed (a server restarting or
+/// unreachable): doubling from `first` up to `most`, each drawn at random from
+/// the upper half of its span, so that a fleet of workers cut off at once does
+/// not come back in step (fishnet's randomized backoff).
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    first: Duration,
+    most: Duration,
+    failures: u32,
+}
+
+impl Backoff {
+    /// A backoff from `first` (the span of the first wait) up to `most`.
+    pub fn new(first: Duration, most: Duration) -> Backoff {
+        Backoff {
+            first,
+            most: most.max(first),
+            failures: 0,
+        }
+    }
+
+    /// The wait before the next try, one failure more than the last.
+    pub fn next_wait(&mut self) -> Duration {
+        let span = self
+            .first
+            .saturating_mul(1 << self.failures.min(16))
+            .min(self.most);
+        self.failures = self.failures.saturating_add(1);
+        let half = span / 2;
+        // The OS's randomness: no two workers draw the same waits.
+        let nanos = u64::try_from(half.as_nanos()).unwrap_or(u64::MAX);
+        half + Duration::from_nanos(referee::seed::os_seed() % nanos.saturating_add(1))
+    }
+
+    /// A call went through: the next failure waits the first span again.
+    pub fn reset(&mut self) {
+        self.failures = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Backoff;
+    use std::time::Duration;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_backoff_doubles_in_the_upper_half_of_its_span_up_to_the_most_and_starts_over() {
+        let mut b = Backoff::new(ms(100), ms(1000));
+        for span in [100, 200, 400, 800, 1000, 1000, 1000] {
+            let wait = b.next_wait();
+            assert!(
+                wait >= ms(span) / 2 && wait <= ms(span),
+                "{wait:?} outside the upper half of {span} ms"
+            );
+        }
+        b.reset();
+        assert!(
+            b.next_wait() <= ms(100),
+            "a reset backoff waits the first span again"
+        );
+    }
+
+    #[test]
+    fn two_workers_backing_off_together_do_not_wait_in_step() {
+        let (mut a, mut b) = (Backoff::new(ms(1000), ms(1000)), Backoff::new(ms(1000), ms(1000)));
+        let waits = |x: &mut Backoff| (0..8).map(|_| x.next_wait()).collect::<Vec<_>>();
+        assert_ne!(waits(&mut a), waits(&mut b), "the waits are drawn, not fixed");
+    }
+}

@@ -28,7 +28,8 @@ mod report;
 mod runtimes;
 
 pub use client::{
-    Api, Auth, CallError, Client, Renewed, Taken, channel, client_on, compressed, connect, leased_group,
+    Api, Auth, Backoff, CallError, Client, Renewed, Taken, channel, client_on, compressed, connect,
+    leased_group,
 };
 use play::{PlayThread, WavePlayed, served_remotely};
 pub use play::{PlayedGroup, play_lease, play_leases, play_leases_in, play_leases_limited};
@@ -297,6 +298,13 @@ fn claim(claimed: &AtomicU64, max: Option<u64>, batch: u64) -> u64 {
 /// thread to the same pace.
 const MAX_GROUPS_HELD: usize = crate::app::MAX_BATCH;
 
+/// The first and the longest wait before a task tries the server again
+/// ([`Backoff`]): the first try again within half a second, then doubling, so
+/// that ten thousand workers waiting out a long restart ask about once every
+/// ten seconds each, and not in step.
+const RETRY_FIRST: Duration = Duration::from_millis(500);
+const RETRY_MOST: Duration = Duration::from_secs(10);
+
 /// How long a task's wave may grow: its groups are reported when it ends, so
 /// this is what growing adds to the time a game's result (and a suspension, a
 /// new version's first rating) takes to reach the server; between two waves,
@@ -320,6 +328,7 @@ async fn work_loop(
         client: None,
         player: PlayThread::for_task(k, cfg)?,
         batch: cfg.batch.clamp(1, crate::app::MAX_BATCH) as u64,
+        backoff: Backoff::new(RETRY_FIRST, RETRY_MOST),
     };
     let mut just_built = false;
     loop {
@@ -361,6 +370,8 @@ struct Task<'a> {
     player: PlayThread,
     /// Groups asked for in one lease.
     batch: u64,
+    /// The wait before the next try when the server cannot be reached.
+    backoff: Backoff,
 }
 
 impl Task<'_> {
@@ -385,6 +396,7 @@ impl Task<'_> {
             }
             match self.try_lease(want, patience, builder.as_deref_mut()).await? {
                 Tried::Leased(r) => {
+                    self.backoff.reset();
                     self.unclaim(want, r.groups.len() as u64);
                     return Ok(Some(r));
                 }
@@ -396,7 +408,7 @@ impl Task<'_> {
                     self.unclaim(want, 0);
                     return Ok(None);
                 }
-                Tried::Failed => self.holdings.nap(Duration::from_millis(500)).await,
+                Tried::Failed => self.holdings.nap(self.backoff.next_wait()).await,
             }
         }
     }

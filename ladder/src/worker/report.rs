@@ -42,11 +42,12 @@ pub(super) async fn report(
     give_up: tokio::time::Instant,
 ) -> u64 {
     let groups: Vec<i64> = call.iter().map(|r| r.group_id.0).collect();
+    let mut backoff = Backoff::new(Duration::from_millis(300), Duration::from_secs(5));
     loop {
         let c = match Api::held(client, cfg).await {
             Ok(c) => c,
             Err(_) if tokio::time::Instant::now() < give_up => {
-                tokio::time::sleep(Duration::from_millis(300)).await;
+                tokio::time::sleep(backoff.next_wait()).await;
                 continue;
             }
             Err(e) => {
@@ -75,7 +76,7 @@ pub(super) async fn report(
                     tracing::warn!(?groups, "dropping the groups: {e}");
                     return 0;
                 }
-                tokio::time::sleep(Duration::from_millis(300)).await;
+                tokio::time::sleep(backoff.next_wait()).await;
             }
             Err(e) => {
                 tracing::warn!(?groups, "report refused: {e}");
