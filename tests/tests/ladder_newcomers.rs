@@ -215,6 +215,7 @@ fn a_worker_keeps_each_runtimes_promise_before_it_offers_it() {
                 );
             }
             Err(why) => {
+                let why = why.to_string();
                 assert!(!on_bots_path, "{level}: {why}");
                 assert!(
                     why.contains("cargo") && why.contains("not found"),
@@ -224,7 +225,7 @@ fn a_worker_keeps_each_runtimes_promise_before_it_offers_it() {
         }
         // The engine's package: offered only where the host gave it, and only of
         // the worker's own version.
-        let why = check_runtime("python3-engine", &sandbox).unwrap_err();
+        let why = check_runtime("python3-engine", &sandbox).unwrap_err().to_string();
         assert!(
             why.contains("No module named 'astragal_engine'"),
             "{level}: {why}"
@@ -257,6 +258,11 @@ fn a_worker_keeps_each_runtimes_promise_before_it_offers_it() {
         )
         .unwrap_err();
         assert!(
+            matches!(&why, ladder::worker::promise::PromiseError::EngineVersion { found, .. } if found == "0.0.1"),
+            "{level}: {why}"
+        );
+        let why = why.to_string();
+        assert!(
             why.contains("\"0.0.1\"") && why.contains(engine::ENGINE_VERSION),
             "{level}: {why}"
         );
@@ -264,7 +270,9 @@ fn a_worker_keeps_each_runtimes_promise_before_it_offers_it() {
             files: &[("probe.sh", "echo 'cc: fatal error: no input files' >&2\nexit 4\n")],
             command: "sh probe.sh",
         };
-        let why = check(&broken, &sandbox, std::time::Duration::from_secs(60)).unwrap_err();
+        let why = check(&broken, &sandbox, std::time::Duration::from_secs(60))
+            .unwrap_err()
+            .to_string();
         assert!(
             why.contains("fatal error: no input files") && why.contains('4'),
             "{level}: {why}"

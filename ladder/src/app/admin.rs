@@ -211,7 +211,7 @@ impl LadderService {
                     crate::season::utc(deadline)
                 )));
             }
-            plan.check(seats as u32).map_err(invalid)?;
+            plan.check(seats as u32).map_err(|e| invalid(e.to_string()))?;
         } else if plan.top > 0 || plan.groups > 0 || plan.until_separated || plan.max_games > 0 {
             return Err(invalid(
                 "finals need a deadline (a season): give deadline_ms".into(),

@@ -82,7 +82,7 @@ impl LadderService {
             objects
                 .put(&submission.artifact.sha256, &submission.artifact.bytes)
                 .await
-                .map_err(ServiceError::Internal)?;
+                .map_err(|e| ServiceError::Internal(e.to_string()))?;
         }
         let bots = self
             .store
@@ -738,7 +738,7 @@ impl LadderService {
             objects
                 .put(&artifact.sha256, &artifact.bytes)
                 .await
-                .map_err(ServiceError::Internal)?;
+                .map_err(|e| ServiceError::Internal(e.to_string()))?;
         }
         self.store.preps().store_artifact(&artifact).await?;
         Ok((artifact.sha256, artifact.bytes.len() as u64))
@@ -750,7 +750,10 @@ impl LadderService {
             None => Err(ServiceError::NotFound(format!("no artifact {sha:?}"))),
             Some(Some(bytes)) => Ok(bytes),
             Some(None) => match &self.cfg.uploads.objects {
-                Some(objects) => objects.get(sha).await.map_err(ServiceError::Internal),
+                Some(objects) => objects
+                    .get(sha)
+                    .await
+                    .map_err(|e| ServiceError::Internal(e.to_string())),
                 None => Err(ServiceError::Internal(format!(
                     "artifact {sha} is kept in an object store this server was not given (--artifacts)"
                 ))),

@@ -32,6 +32,35 @@ pub enum SeasonError {
     Broken { season: String, why: String },
 }
 
+/// Why a season's finals could not move on (the caller names the season).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FinalsError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// What the store holds does not add up: the reason.
+    #[error("{0}")]
+    Broken(String),
+}
+
+impl From<String> for FinalsError {
+    fn from(why: String) -> FinalsError {
+        FinalsError::Broken(why)
+    }
+}
+
+impl From<&str> for FinalsError {
+    fn from(why: &str) -> FinalsError {
+        FinalsError::Broken(why.to_owned())
+    }
+}
+
+impl From<serde_json::Error> for FinalsError {
+    fn from(e: serde_json::Error) -> FinalsError {
+        FinalsError::Broken(format!("the standings as JSON: {e}"))
+    }
+}
+
 /// Moves every season on as far as the store's clock and the finals' games
 /// allow.
 ///
@@ -71,6 +100,10 @@ async fn advance_one(store: &Store, season: SeasonRow, done: &mut Advanced) -> R
             season: c.name.clone(),
             why,
         };
+        let failed = |e: FinalsError| match e {
+            FinalsError::Store(e) => SeasonError::Store(e),
+            FinalsError::Broken(why) => broken(why),
+        };
         let mut phase = season.phase;
         if phase == Phase::Open {
             if store.now_ms() < season.deadline_ms {
@@ -87,7 +120,7 @@ async fn advance_one(store: &Store, season: SeasonRow, done: &mut Advanced) -> R
             phase = Phase::Frozen;
         }
         if phase == Phase::Frozen {
-            if start_finals(store, &c, &season).await.map_err(&broken)? {
+            if start_finals(store, &c, &season).await.map_err(failed)? {
                 done.finals_started.push(c.name.clone());
             }
             return Ok(());
@@ -98,7 +131,7 @@ async fn advance_one(store: &Store, season: SeasonRow, done: &mut Advanced) -> R
                 .season(c.id)
                 .await?
                 .ok_or_else(|| broken("vanished".into()))?;
-            match finals_step(store, &c, &season).await.map_err(&broken)? {
+            match finals_step(store, &c, &season).await.map_err(failed)? {
                 Step::Playing => {}
                 Step::RoundAdded => done.rounds_added.push(c.name.clone()),
                 Step::Closed => done.closed.push(c.name.clone()),
@@ -188,12 +221,11 @@ fn sealed(b: &BotRow) -> SealedEntry {
 }
 
 /// Picks the finalists by the ladder's standings and starts the finals.
-async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result<bool, String> {
+async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result<bool, FinalsError> {
     let entries: Vec<BotId> = store
         .seasons()
         .season_entries(c.id)
-        .await
-        .map_err(|e| e.to_string())?
+        .await?
         .into_iter()
         .map(|(b, _)| b)
         .collect();
@@ -203,12 +235,11 @@ async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> 
     let ladder: Vec<(i64, String)> = store
         .competitions()
         .entrants(c.id)
-        .await
-        .map_err(|e| e.to_string())?
+        .await?
         .into_iter()
         .map(|b| (b.id.0, b.name))
         .collect();
-    let tallied = store.shapes().tallied(c.id).await.map_err(|e| e.to_string())?;
+    let tallied = store.shapes().tallied(c.id).await?;
     let seats = c.seats as usize;
     let st = tallied.standings(&ladder, seats, None)?;
     let place: HashMap<&str, (bool, usize)> = st
@@ -230,14 +261,12 @@ async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> 
             groups: 0,
             games: 0,
             rows: Vec::new(),
-        })
-        .map_err(|e| e.to_string())?;
+        })?;
         tracing::warn!(season = %c.name, entries = ranked.len(), seats, "too few entries for the finals; closing");
         store
             .seasons()
             .close_season(c.id, None, &empty, Phase::Frozen)
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         return Ok(false);
     }
     let finalists = &ranked[..k];
@@ -266,11 +295,10 @@ async fn start_finals(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> 
         config: format!("finals of {}", c.name),
         seeding: c.seeding,
     };
-    store
+    Ok(store
         .seasons()
         .start_finals(c.id, &finals, &ids, &seal, &groups)
-        .await
-        .map_err(|e| e.to_string())
+        .await?)
 }
 
 /// Round `r`'s groups: every set of the finalists, `plan.groups` each.
@@ -304,15 +332,11 @@ enum Step {
 
 /// Once every finals group is played: another round if the plan asks and
 /// allows it, else the close.
-async fn finals_step(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result<Step, String> {
+async fn finals_step(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> Result<Step, FinalsError> {
     let finals_id = season
         .finals_id
         .ok_or("in its finals without a finals competition")?;
-    let groups = store
-        .groups()
-        .of_competition(finals_id)
-        .await
-        .map_err(|e| e.to_string())?;
+    let groups = store.groups().of_competition(finals_id).await?;
     if groups.iter().any(|g| g.status != GroupStatus::Done) {
         return Ok(Step::Playing);
     }
@@ -328,23 +352,18 @@ async fn finals_step(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> R
             .clone()
             .ok_or("a season in its finals without a master seed")?;
         let digest = seal::digest_from_hex(season.entries_digest.as_deref().unwrap_or_default())
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| FinalsError::Broken(format!("its entries digest: {e}")))?;
         let ids: Vec<BotId> = finalists.iter().map(|(id, _)| *id).collect();
         let had = groups.len() as u64;
         let groups = round(&master, &digest, &plan, &ids, seats, next_round);
-        store
-            .seasons()
-            .add_finals_round(finals_id, had, &groups)
-            .await
-            .map_err(|e| e.to_string())?;
+        store.seasons().add_finals_round(finals_id, had, &groups).await?;
         return Ok(Step::RoundAdded);
     }
-    let json = serde_json::to_string(&standings).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string(&standings)?;
     if !store
         .seasons()
         .close_season(c.id, Some(finals_id), &json, Phase::Finals)
-        .await
-        .map_err(|e| e.to_string())?
+        .await?
     {
         // Another server closed it, or a group came back unplayed meanwhile.
         return Ok(Step::Playing);
@@ -353,8 +372,8 @@ async fn finals_step(store: &Store, c: &CompetitionRow, season: &SeasonRow) -> R
 }
 
 /// Every bot version, by key.
-async fn bots_by_id(store: &Store) -> Result<HashMap<BotId, BotRow>, String> {
-    let bots = store.bots().all().await.map_err(|e| e.to_string())?;
+async fn bots_by_id(store: &Store) -> Result<HashMap<BotId, BotRow>, FinalsError> {
+    let bots = store.bots().all().await?;
     Ok(bots.into_iter().map(|b| (b.id, b)).collect())
 }
 
@@ -362,13 +381,12 @@ async fn bots_by_id(store: &Store) -> Result<HashMap<BotId, BotRow>, String> {
 pub(crate) async fn finalists_in_seed_order(
     store: &Store,
     c: &CompetitionRow,
-) -> Result<Vec<(BotId, SealedEntry)>, String> {
+) -> Result<Vec<(BotId, SealedEntry)>, FinalsError> {
     let bots = bots_by_id(store).await?;
     store
         .seasons()
         .season_entries(c.id)
-        .await
-        .map_err(|e| e.to_string())?
+        .await?
         .into_iter()
         .filter(|(_, seed)| seed.is_some())
         .map(|(id, _)| {
@@ -386,19 +404,14 @@ pub(crate) async fn finals_games(
     store: &Store,
     finals_id: crate::store::CompetitionId,
     finalists: &[(BotId, SealedEntry)],
-) -> Result<Vec<(FinalsGame, Vec<usize>)>, String> {
+) -> Result<Vec<(FinalsGame, Vec<usize>)>, FinalsError> {
     let index: HashMap<&str, usize> = finalists
         .iter()
         .enumerate()
         .map(|(i, (_, e))| (e.name.as_str(), i))
         .collect();
     let mut out = Vec::new();
-    for row in store
-        .seasons()
-        .finals_games(finals_id)
-        .await
-        .map_err(|e| e.to_string())?
-    {
+    for row in store.seasons().finals_games(finals_id).await? {
         let record: referee::GameRecord = serde_json::from_str(&row.record)
             .map_err(|e| format!("a stored finals record does not parse: {e}"))?;
         let by_seat = record
@@ -435,10 +448,10 @@ async fn standings_of(
     finals_id: crate::store::CompetitionId,
     finalists: &[(BotId, SealedEntry)],
     seats: usize,
-) -> Result<FinalStandings, String> {
+) -> Result<FinalStandings, FinalsError> {
     let games = finals_games(store, finals_id, finalists).await?;
     let names: Vec<String> = finalists.iter().map(|(_, e)| e.name.clone()).collect();
-    crate::season::final_standings(&names, seats, &games)
+    Ok(crate::season::final_standings(&names, seats, &games)?)
 }
 
 #[cfg(test)]

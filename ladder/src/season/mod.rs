@@ -58,30 +58,37 @@ impl FinalsPlan {
     ///
     /// # Errors
     /// Fewer finalists than seats, no groups, or a cap below one round.
-    pub fn check(&self, seats: u32) -> Result<(), String> {
+    pub fn check(&self, seats: u32) -> Result<(), PlanError> {
         if self.top < seats.max(2) {
-            return Err(format!(
+            return Err(PlanError(format!(
                 "the finals need at least {} finalists for {seats}-seat games, not {}",
                 seats.max(2),
                 self.top
-            ));
+            )));
         }
         if self.top > MAX_FINALISTS {
-            return Err(format!("at most {MAX_FINALISTS} finalists, not {}", self.top));
+            return Err(PlanError(format!(
+                "at most {MAX_FINALISTS} finalists, not {}",
+                self.top
+            )));
         }
         if self.groups == 0 {
-            return Err("the finals need at least one group per set of finalists".into());
+            return Err(PlanError(
+                "the finals need at least one group per set of finalists".into(),
+            ));
         }
         if self.until_separated && self.max_games == 0 {
             // Finalists that never separate (two that always draw) would play for ever.
-            return Err("finals until separated need a cap on games (finals_max_games)".into());
+            return Err(PlanError(
+                "finals until separated need a cap on games (finals_max_games)".into(),
+            ));
         }
         let round = self.round_games(self.top as usize, seats as usize);
         if self.max_games > 0 && self.max_games < round {
-            return Err(format!(
+            return Err(PlanError(format!(
                 "a cap of {} games is less than one round of the finals ({round} games)",
                 self.max_games
-            ));
+            )));
         }
         Ok(())
     }
@@ -346,14 +353,23 @@ pub fn utc(ms: i64) -> String {
     )
 }
 
+/// A text that is not a UTC time [`parse_utc`] reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a UTC time: write 2026-12-01T12:00:00Z, 2026-12-01 12:00 or 2026-12-01")]
+pub struct NotUtc(pub String);
+
+/// A finals plan that cannot be played (the reason, for the host).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
 /// A UTC time (`2026-12-01T12:00:00Z`, `2026-12-01 12:00`, or `2026-12-01`) in
 /// milliseconds since the Unix epoch.
 ///
 /// # Errors
-/// Not such a time.
-pub fn parse_utc(text: &str) -> Result<i64, String> {
-    let bad =
-        || format!("{text:?} is not a UTC time: write 2026-12-01T12:00:00Z, 2026-12-01 12:00 or 2026-12-01");
+/// Not such a time ([`NotUtc`]).
+pub fn parse_utc(text: &str) -> Result<i64, NotUtc> {
+    let bad = || NotUtc(text.to_owned());
     let t = text.trim().trim_end_matches('Z').trim_end_matches(" UTC");
     let (date, time) = t.split_once(['T', ' ']).unwrap_or((t, "00:00"));
     let num = |s: &str| s.parse::<i64>().map_err(|_| bad());
@@ -472,6 +488,7 @@ mod tests {
             FinalsPlan { top: 3, ..plan }
                 .check(4)
                 .unwrap_err()
+                .0
                 .contains("at least 4 finalists")
         );
         assert!(FinalsPlan { groups: 0, ..plan }.check(2).is_err());
@@ -482,9 +499,10 @@ mod tests {
             }
             .check(2)
             .unwrap_err()
+            .0
             .contains("less than one round")
         );
-        assert!(plan.check(2).unwrap_err().contains("need a cap"));
+        assert!(plan.check(2).unwrap_err().0.contains("need a cap"));
         assert!(
             FinalsPlan {
                 max_games: 100,
@@ -503,7 +521,14 @@ mod tests {
         assert_eq!(parse_utc("1970-01-01").unwrap(), 0);
         assert_eq!(parse_utc("2000-03-01").unwrap(), 951_868_800_000);
         for bad in ["2026-02-30", "tomorrow", "2026-13-01", "2026-12-01T25:00"] {
-            assert!(parse_utc(bad).unwrap_err().contains("is not a UTC time"), "{bad}");
+            assert_eq!(parse_utc(bad).unwrap_err(), NotUtc(bad.to_owned()), "{bad}");
+            assert!(
+                parse_utc(bad)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("is not a UTC time"),
+                "{bad}"
+            );
         }
         assert_eq!(countdown(90_061_000), "1 d 1 h");
         assert_eq!(countdown(65_000), "1 min 5 s");

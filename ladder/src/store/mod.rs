@@ -38,7 +38,7 @@ pub use challenges::ChallengeRow;
 pub use groups::LeaseAsk;
 pub use ids::{AuthorId, BotId, CompetitionId, GameId, GroupId, WorkerId};
 pub use logs::{GameLogs, NewSeatLog, SeatLogEntry};
-pub use ops::{Collected, PoolStats, Retention, backup_sqlite};
+pub use ops::{Collected, NotReady, PoolStats, Retention, backup_sqlite};
 pub use preps::{MAX_PREP_TRIES, PrepJob, PrepResult};
 pub use seasons::{Candidate, FinalsGameRow, SeasonRow, SeededGroup};
 pub use sessions::{SESSIONS_PER_AUTHOR, SessionOf, WebSession};

@@ -4,6 +4,22 @@
 use super::*;
 use crate::metrics::Queues;
 
+/// Why a store is not ready to serve.
+#[derive(Debug, thiserror::Error)]
+pub enum NotReady {
+    /// The database does not answer.
+    #[error("the database does not answer: {0}")]
+    Unanswered(StoreError),
+    /// Its schema is not this program's (older: migrate; newer: a newer program).
+    #[error("the database's schema is at migration {have}; this program's is {want}")]
+    Schema {
+        /// The database's migration.
+        have: i64,
+        /// This program's.
+        want: i64,
+    },
+}
+
 /// What [`Store::collect_garbage`] removes: everything older than its cutoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retention {
@@ -121,11 +137,8 @@ impl Store {
     ///
     /// # Errors
     /// The database does not answer, or its schema is older or newer.
-    pub async fn ready(&self) -> std::result::Result<(), String> {
-        let have = self
-            .schema_version()
-            .await
-            .map_err(|e| format!("the database does not answer: {e}"))?;
+    pub async fn ready(&self) -> std::result::Result<(), NotReady> {
+        let have = self.schema_version().await.map_err(NotReady::Unanswered)?;
         let want = migrations(self.dialect)
             .iter()
             .map(|m| m.version)
@@ -134,9 +147,7 @@ impl Store {
         if have == want {
             Ok(())
         } else {
-            Err(format!(
-                "the database's schema is at migration {have}; this program's is {want}"
-            ))
+            Err(NotReady::Schema { have, want })
         }
     }
 

@@ -74,26 +74,74 @@ pub fn probe(runtime: &str) -> Option<Probe> {
     })
 }
 
+/// Why a runtime's promise is not kept on this machine.
+#[derive(Debug, thiserror::Error)]
+pub enum PromiseError {
+    /// The probe could not be set up or started here.
+    #[error("{doing}: {source}")]
+    Setup {
+        /// What could not be done.
+        doing: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The probe's command could not start in the sandbox.
+    #[error("`{command}` cannot start: {why}")]
+    Start {
+        /// The command.
+        command: &'static str,
+        /// Why.
+        why: String,
+    },
+    /// The probe ran and failed: how it ended and what it said.
+    #[error("`{command}` ended with {ended}: {said}")]
+    Failed {
+        /// The command.
+        command: &'static str,
+        /// How it ended.
+        ended: String,
+        /// Its output's lines, joined.
+        said: String,
+    },
+    /// The engine package found is not this release's.
+    #[error(
+        "its astragal_engine is version {found:?}, and this worker's referee plays the rules of {wanted}: \
+         install the package of this release (pip install --target DIR ./python)"
+    )]
+    EngineVersion {
+        /// The version found.
+        found: String,
+        /// This release's.
+        wanted: &'static str,
+    },
+}
+
 /// Runs `probe` under `sandbox` (as an author's build runs, in a writable folder
 /// of its own) within `limit`.
 ///
 /// # Errors
 /// Why the promise is not kept: the command's output and how it ended.
-pub fn check(probe: &Probe, sandbox: &Sandbox, limit: Duration) -> Result<String, String> {
+pub fn check(probe: &Probe, sandbox: &Sandbox, limit: Duration) -> Result<String, PromiseError> {
+    let setup = |doing: String| move |source| PromiseError::Setup { doing, source };
     let scratch = tempfile::Builder::new()
         .prefix("astragal-runtime-")
         .tempdir()
-        .map_err(|e| format!("cannot make a folder to check it in: {e}"))?;
+        .map_err(setup("cannot make a folder to check it in".into()))?;
     let dir = std::fs::canonicalize(scratch.path())
-        .map_err(|e| format!("cannot read its folder: {e}"))?
+        .map_err(setup("cannot read its folder".into()))?
         .join("probe");
-    std::fs::create_dir(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    std::fs::create_dir(&dir).map_err(setup(format!("cannot make {}", dir.display())))?;
     for (name, text) in probe.files {
-        std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))?;
+        std::fs::write(dir.join(name), text).map_err(setup(format!("cannot write {name}")))?;
     }
     let home = Home { dir, writable: true };
-    let finished = referee::sandbox::run_to_end(probe.command, sandbox, &home, limit, 16 << 10)
-        .map_err(|e| format!("`{}` cannot start: {e}", probe.command))?;
+    let finished =
+        referee::sandbox::run_to_end(probe.command, sandbox, &home, limit, 16 << 10).map_err(|why| {
+            PromiseError::Start {
+                command: probe.command,
+                why,
+            }
+        })?;
     let said: Vec<&str> = finished
         .output
         .lines()
@@ -103,12 +151,11 @@ pub fn check(probe: &Probe, sandbox: &Sandbox, limit: Duration) -> Result<String
     if finished.success {
         Ok(said.join("; "))
     } else {
-        Err(format!(
-            "`{}` ended with {}: {}",
-            probe.command,
-            finished.ended,
-            said.join(" / ")
-        ))
+        Err(PromiseError::Failed {
+            command: probe.command,
+            ended: finished.ended.to_string(),
+            said: said.join(" / "),
+        })
     }
 }
 
@@ -116,7 +163,7 @@ pub fn check(probe: &Probe, sandbox: &Sandbox, limit: Duration) -> Result<String
 ///
 /// # Errors
 /// Why this machine does not keep it.
-pub fn check_runtime(runtime: &str, sandbox: &Sandbox) -> Result<String, String> {
+pub fn check_runtime(runtime: &str, sandbox: &Sandbox) -> Result<String, PromiseError> {
     let found = match probe(runtime) {
         Some(p) => check(&p, sandbox, Duration::from_secs(120))?,
         None => return Ok("nothing to check".to_owned()),
@@ -126,11 +173,10 @@ pub fn check_runtime(runtime: &str, sandbox: &Sandbox) -> Result<String, String>
     if runtime == "python3-engine" {
         let version = found.rsplit(' ').next().unwrap_or_default();
         if version != engine::ENGINE_VERSION {
-            return Err(format!(
-                "its astragal_engine is version {version:?}, and this worker's referee plays the rules of {}: \
-                 install the package of this release (pip install --target DIR ./python)",
-                engine::ENGINE_VERSION
-            ));
+            return Err(PromiseError::EngineVersion {
+                found: version.to_owned(),
+                wanted: engine::ENGINE_VERSION,
+            });
         }
     }
     Ok(found)

@@ -299,9 +299,9 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 runtimes: a.runtimes,
                 max_bots: a.max_bots_per_author,
                 objects: match &a.artifacts {
-                    Some(place) => Some(std::sync::Arc::new(
-                        ladder::app::objects::ObjectArtifacts::open(place).map_err(anyhow::Error::msg)?,
-                    )),
+                    Some(place) => Some(std::sync::Arc::new(ladder::app::objects::ObjectArtifacts::open(
+                        place,
+                    )?)),
                     None => None,
                 },
                 author_log_bytes: a.author_log_kib * 1024,

@@ -57,9 +57,7 @@ pub(crate) async fn run(cfg: &BenchUploadConfig) -> anyhow::Result<()> {
     let service = ServiceConfig {
         uploads: UploadConfig {
             objects: match &cfg.artifacts {
-                Some(place) => Some(std::sync::Arc::new(
-                    app::objects::ObjectArtifacts::open(place).map_err(anyhow::Error::msg)?,
-                )),
+                Some(place) => Some(std::sync::Arc::new(app::objects::ObjectArtifacts::open(place)?)),
                 None => None,
             },
             ..UploadConfig::default()
