@@ -174,6 +174,26 @@ fn the_ladders_core_names_no_front_end_and_only_serve_wires_them() {
     }
 }
 
+/// Every Rust file of the ladder's crate: its path below `ladder/src`, and its text.
+fn ladder_sources() -> Vec<(String, String)> {
+    let src = workspace_root().join("ladder/src");
+    let mut files = Vec::new();
+    let mut stack = vec![src.clone()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let relative = path.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+                files.push((relative, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    assert!(files.len() > 50, "the ladder's sources were not found");
+    files
+}
+
 /// Where the ladder may name a transport (tonic, or a type of
 /// `ladder.proto`): the gRPC front end, the worker's client (the one file where
 /// its calls and replies become the service's own types), the listeners, the
@@ -193,29 +213,16 @@ fn transport_lines(text: &str) -> Vec<String> {
 
 #[test]
 fn outside_its_front_ends_no_file_of_the_ladder_names_a_transport() {
-    let src = workspace_root().join("ladder/src");
     let mut found = Vec::new();
-    let mut stack = vec![src.clone()];
-    while let Some(at) = stack.pop() {
-        for entry in std::fs::read_dir(&at).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let relative = path.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
-            if path.extension().is_none_or(|e| e != "rs")
-                || TRANSPORT_PLACES.iter().any(|p| relative.starts_with(p))
-            {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            found.extend(
-                transport_lines(&text)
-                    .into_iter()
-                    .map(|l| format!("{relative}: {l}")),
-            );
+    for (relative, text) in ladder_sources() {
+        if TRANSPORT_PLACES.iter().any(|p| relative.starts_with(p)) {
+            continue;
         }
+        found.extend(
+            transport_lines(&text)
+                .into_iter()
+                .map(|l| format!("{relative}: {l}")),
+        );
     }
     assert!(
         found.is_empty(),
@@ -854,37 +861,24 @@ fn transaction_breaches(code: &str) -> Vec<String> {
 /// operation built of helpers is still one transaction.
 #[test]
 fn each_operation_of_the_store_is_one_transaction_and_only_the_store_opens_one() {
-    let src = workspace_root().join("ladder/src");
     let (mut breaches, mut opening) = (Vec::new(), 0);
     let mut sqlx_outside = Vec::new();
-    let mut stack = vec![src.clone()];
-    while let Some(at) = stack.pop() {
-        for entry in std::fs::read_dir(&at).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let relative = path.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let code = code_without_tests(&std::fs::read_to_string(&path).unwrap());
-            if relative.starts_with("store/") {
-                breaches.extend(
-                    transaction_breaches(&code)
-                        .into_iter()
-                        .map(|b| format!("{relative}: {b}")),
-                );
-                opening += functions(&code)
-                    .iter()
-                    .filter(|(_, body)| transactions_opened(body) > 0)
-                    .count();
-            } else if !relative.starts_with("bin/ladder/commands/bench/")
-                && code.lines().any(|l| code_of(l).contains("sqlx"))
-            {
-                sqlx_outside.push(relative);
-            }
+    for (relative, text) in ladder_sources() {
+        let code = code_without_tests(&text);
+        if relative.starts_with("store/") {
+            breaches.extend(
+                transaction_breaches(&code)
+                    .into_iter()
+                    .map(|b| format!("{relative}: {b}")),
+            );
+            opening += functions(&code)
+                .iter()
+                .filter(|(_, body)| transactions_opened(body) > 0)
+                .count();
+        } else if !relative.starts_with("bin/ladder/commands/bench/")
+            && code.lines().any(|l| code_of(l).contains("sqlx"))
+        {
+            sqlx_outside.push(relative);
         }
     }
     assert!(
