@@ -323,3 +323,59 @@ fn a_build_writes_only_in_its_bounded_area_and_reaches_nothing_else() {
         "{socket:?}"
     );
 }
+
+/// A worker reads a built folder only to the archive's end, and tar writes
+/// whole records: before, the padding after the end could meet a closed pipe
+/// and the build died of it (exit 141), a build that had succeeded, now and
+/// then (it failed the C++ starter's once in CI). A reader that stops at the
+/// end, or anywhere within the trailer, leaves the build succeeded; one that
+/// stops far short of a large folder still cuts it.
+#[test]
+fn a_reader_stopping_at_the_archives_end_leaves_the_build_succeeded() {
+    use std::time::Duration;
+    if !isolation("sandbox_home_build_trailer") {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(root.path()).unwrap().join("src");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("astragal.toml"), "x").unwrap();
+    let home = Home {
+        dir: dir.clone(),
+        writable: true,
+    };
+    let sandbox = Sandbox::at(Level::Isolated);
+    let build = |cmd: &str, read: fn(std::io::PipeReader) -> usize| {
+        referee::sandbox::build(cmd, &sandbox, &home, Duration::from_secs(60), 10_000, read).unwrap()
+    };
+    // Read to the archive's end as the worker does, and not a byte further.
+    let to_the_end = |r: std::io::PipeReader| {
+        let mut archive = tar::Archive::new(r);
+        let mut files = 0;
+        for entry in archive.entries().unwrap() {
+            let mut entry = entry.unwrap();
+            std::io::copy(&mut entry, &mut std::io::sink()).unwrap();
+            files += 1;
+        }
+        files
+    };
+    let nothing = |_: std::io::PipeReader| 0;
+    for _ in 0..3 {
+        // About the C++ starter's size: the archive's last record is split
+        // across writes, the case that raced.
+        let built = build("sh -c 'head -c 300000 /dev/urandom > bot'", to_the_end);
+        assert!(built.finished.success, "{:?}", built.finished);
+        assert!(built.folder.unwrap() >= 2);
+    }
+    // A reader that reads nothing at all of a small folder: the trailer covers it.
+    let small = build("sh -c 'echo built > out.txt'", nothing);
+    assert!(small.finished.success, "{:?}", small.finished);
+    // One that reads nothing of a folder far larger than the trailer: cut.
+    let large = build("sh -c 'head -c 2000000 /dev/urandom > big'", nothing);
+    assert!(!large.finished.success, "{:?}", large.finished);
+    assert!(
+        large.finished.ended.contains("141") || large.finished.ended.contains("signal"),
+        "{:?}",
+        large.finished
+    );
+}

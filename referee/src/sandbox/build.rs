@@ -39,6 +39,11 @@ pub struct Built<T> {
 /// How often a running command is looked at.
 const POLL: Duration = Duration::from_millis(20);
 
+/// How much of the packed folder is read away after the caller's reader has
+/// stopped: more than the padding GNU tar writes after an archive's end (its
+/// records are 10 KiB), far less than a folder the reader refused.
+pub const PACKING_TRAILER_BYTES: u64 = 64 << 10;
+
 /// Runs `command` in `home` under `sandbox` until it exits or `limit` passes,
 /// keeping at most `cap` bytes of its output.
 ///
@@ -63,9 +68,11 @@ pub fn run_to_end(
 }
 
 /// [`run_to_end`] for a build whose folder is read by `read_folder` as it
-/// arrives (isolated: the built folder as a plain tar; the stream ends early, and
-/// the build fails, if the reader stops). A build that is still running when the
-/// reader returns is left to end by itself or at its limit.
+/// arrives (isolated: the built folder as a plain tar). A reader may stop where
+/// the archive ends: up to [`PACKING_TRAILER_BYTES`] after it are read away, so
+/// the packing ends cleanly. If it stops further back, the stream ends early and
+/// the build fails. A build that is still running when the reader returns is
+/// left to end by itself or at its limit.
 ///
 /// # Errors
 /// As [`run_to_end`].
@@ -105,7 +112,20 @@ pub fn build<T: Send + 'static>(
             .map_err(|e| format!("cannot start {command:?}: {e}"))?
     };
     let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let folder = folder_reader.map(|r| std::thread::spawn(move || read_folder(r)));
+    let folder = folder_reader
+        .map(|r| {
+            // A reader stops where its archive ends, but tar writes whole
+            // records: what follows the end (under one record) is read away
+            // here, so tar does not die of a broken pipe on its last write.
+            // A reader that stopped further back still cuts the stream.
+            let rest = r.try_clone().map_err(|e| format!("no pipe: {e}"))?;
+            Ok::<_, String>(std::thread::spawn(move || {
+                let read = read_folder(r);
+                let _ = std::io::copy(&mut rest.take(PACKING_TRAILER_BYTES), &mut std::io::sink());
+                read
+            }))
+        })
+        .transpose()?;
     let read = std::thread::spawn(move || {
         let mut kept: Vec<u8> = Vec::new();
         let mut dropped = 0usize;
