@@ -1009,18 +1009,26 @@ pub struct SimulatedGames {
     ranks: Vec<u32>,
 }
 
+/// Seat and bot counts a simulation cannot fit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{bots} bots and {seats} seats: need 2..={MAX_SEATS} seats, at least as many bots, and at most {MAX_PLAYERS}"
+)]
+pub struct SimulationError {
+    pub bots: usize,
+    pub seats: usize,
+}
+
 impl SimulatedGames {
     /// Simulates `games` games of `seats` seats among `bots` bots, from a fixed seed.
     ///
     /// # Errors
     /// Seat or bot counts the fit does not take.
-    pub fn new(games: u64, bots: usize, seats: usize) -> Result<SimulatedGames, String> {
+    pub fn new(games: u64, bots: usize, seats: usize) -> Result<SimulatedGames, SimulationError> {
         use rand_chacha::ChaCha8Rng;
         use rand_core::{Rng, SeedableRng};
         if !(2..=MAX_SEATS).contains(&seats) || bots < seats || bots > MAX_PLAYERS {
-            return Err(format!(
-                "{bots} bots and {seats} seats: need 2..={MAX_SEATS} seats and at least as many bots"
-            ));
+            return Err(SimulationError { bots, seats });
         }
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let strength: Vec<f64> = (0..bots)
@@ -1690,7 +1698,10 @@ mod tests {
                 fit.elo[i]
             );
         }
-        assert!(SimulatedGames::new(10, 1, 2).is_err());
+        assert_eq!(
+            SimulatedGames::new(10, 1, 2).unwrap_err(),
+            SimulationError { bots: 1, seats: 2 }
+        );
     }
 
     #[test]

@@ -563,16 +563,34 @@ pub enum EloModel {
     Normalized,
 }
 
-impl std::str::FromStr for EloModel {
-    type Err = String;
+/// A name that is no [`EloModel`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not an Elo model: use normalized or logistic")]
+pub struct UnknownEloModel(pub String);
 
-    fn from_str(s: &str) -> Result<EloModel, String> {
+impl std::str::FromStr for EloModel {
+    type Err = UnknownEloModel;
+
+    fn from_str(s: &str) -> Result<EloModel, UnknownEloModel> {
         match s {
             "logistic" => Ok(EloModel::Logistic),
             "normalized" => Ok(EloModel::Normalized),
-            _ => Err(format!("{s:?} is not an Elo model: use normalized or logistic")),
+            _ => Err(UnknownEloModel(s.to_owned())),
         }
     }
+}
+
+/// Hypotheses or error rates a test cannot be built on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SprtError {
+    #[error("elo0 ({elo0}) must be below elo1 ({elo1})")]
+    Order { elo0: f64, elo1: f64 },
+    #[error("{name} must be in (0, 0.5], not {rate}")]
+    Rate { name: &'static str, rate: f64 },
+    #[error(
+        "normalized Elo hypotheses must be within ±{MAX_NORMALIZED_ELO} (use --model logistic for larger gaps)"
+    )]
+    NormalizedTooWide,
 }
 
 impl std::fmt::Display for EloModel {
@@ -625,19 +643,17 @@ impl Sprt {
     /// # Errors
     /// `elo0 >= elo1`, error rates outside (0, ½], or a normalized hypothesis beyond
     /// ±[`MAX_NORMALIZED_ELO`].
-    pub fn new(model: EloModel, elo0: f64, elo1: f64, alpha: f64, beta: f64) -> Result<Sprt, String> {
+    pub fn new(model: EloModel, elo0: f64, elo1: f64, alpha: f64, beta: f64) -> Result<Sprt, SprtError> {
         if elo0.partial_cmp(&elo1) != Some(std::cmp::Ordering::Less) {
-            return Err(format!("elo0 ({elo0}) must be below elo1 ({elo1})"));
+            return Err(SprtError::Order { elo0, elo1 });
         }
         for (name, rate) in [("alpha", alpha), ("beta", beta)] {
             if !(rate > 0.0 && rate <= 0.5) {
-                return Err(format!("{name} must be in (0, 0.5], not {rate}"));
+                return Err(SprtError::Rate { name, rate });
             }
         }
         if model == EloModel::Normalized && elo0.abs().max(elo1.abs()) > MAX_NORMALIZED_ELO {
-            return Err(format!(
-                "normalized Elo hypotheses must be within ±{MAX_NORMALIZED_ELO} (use --model logistic for larger gaps)"
-            ));
+            return Err(SprtError::NormalizedTooWide);
         }
         Ok(Sprt {
             elo0,
@@ -1071,9 +1087,25 @@ mod tests {
         let s = Sprt::new(EloModel::Logistic, 0.0, 10.0, 0.05, 0.05).unwrap();
         assert!((s.upper - 2.944439).abs() < 1e-6);
         assert!((s.lower + 2.944439).abs() < 1e-6);
-        assert!(Sprt::new(EloModel::Logistic, 5.0, 5.0, 0.05, 0.05).is_err());
-        assert!(Sprt::new(EloModel::Logistic, 0.0, 5.0, 0.0, 0.05).is_err());
-        assert!(Sprt::new(EloModel::Normalized, 0.0, 400.0, 0.05, 0.05).is_err());
+        assert_eq!(
+            Sprt::new(EloModel::Logistic, 5.0, 5.0, 0.05, 0.05).unwrap_err(),
+            SprtError::Order { elo0: 5.0, elo1: 5.0 }
+        );
+        assert_eq!(
+            Sprt::new(EloModel::Logistic, 0.0, 5.0, 0.0, 0.05).unwrap_err(),
+            SprtError::Rate {
+                name: "alpha",
+                rate: 0.0
+            }
+        );
+        assert_eq!(
+            Sprt::new(EloModel::Normalized, 0.0, 400.0, 0.05, 0.05).unwrap_err(),
+            SprtError::NormalizedTooWide
+        );
+        assert_eq!(
+            "gaussian".parse::<EloModel>().unwrap_err().to_string(),
+            "\"gaussian\" is not an Elo model: use normalized or logistic"
+        );
     }
 
     /// Reference LLRs computed independently: fishtest's `LLRcalc.LLR_logistic` and

@@ -124,6 +124,25 @@ pub struct Standings {
     pub anchor: String,
 }
 
+/// Why standings could not be computed from what was counted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StandingsError {
+    /// A game (`what`: `game 12`, `a group of shape …`) names a bot that is
+    /// not among the entrants.
+    #[error("{what} names bot id {id}, not an entrant")]
+    NotAnEntrant { what: String, id: i64 },
+    /// The fit refused a game's result (seats and ranks that do not match).
+    #[error("{what}: {source}")]
+    Refused {
+        what: String,
+        #[source]
+        source: crate::fit::ResultError,
+    },
+    /// The anchor names no entrant.
+    #[error("anchor {0:?} is not an entrant")]
+    UnknownAnchor(String),
+}
+
 /// Computes standings for `bots` (id, name) from results.
 ///
 /// # Errors
@@ -133,7 +152,7 @@ pub fn compute<R: AsRef<GameResult>>(
     results: &[R],
     seats: usize,
     anchor: Option<(&str, f64)>,
-) -> Result<Standings, String> {
+) -> Result<Standings, StandingsError> {
     let mut counts = Counts::new(bots, seats);
     for r in results {
         counts.add_game(r.as_ref())?;
@@ -208,12 +227,12 @@ impl<'a> Counts<'a> {
         &self,
         ids: impl Iterator<Item = i64>,
         what: impl Fn() -> String,
-    ) -> Result<Vec<u32>, String> {
+    ) -> Result<Vec<u32>, StandingsError> {
         ids.map(|id| {
             self.index
                 .get(&id)
                 .map(|&i| i as u32)
-                .ok_or_else(|| format!("{} names bot id {id}, not an entrant", what()))
+                .ok_or_else(|| StandingsError::NotAnEntrant { what: what(), id })
         })
         .collect()
     }
@@ -222,19 +241,22 @@ impl<'a> Counts<'a> {
     ///
     /// # Errors
     /// It names a bot not in `bots`, or the fit refuses it.
-    pub fn add_game(&mut self, r: &GameResult) -> Result<(), String> {
+    pub fn add_game(&mut self, r: &GameResult) -> Result<(), StandingsError> {
         let mut players = std::mem::take(&mut self.players);
         players.clear();
         for id in &r.bots {
-            let &i = self
-                .index
-                .get(id)
-                .ok_or_else(|| format!("game {} names bot id {id}, not an entrant", r.id))?;
+            let &i = self.index.get(id).ok_or_else(|| StandingsError::NotAnEntrant {
+                what: format!("game {}", r.id),
+                id: *id,
+            })?;
             players.push(i as u32);
         }
         self.fit_input
             .add_in_group(r.group_id, &players, &r.ranks)
-            .map_err(|e| format!("game {}: {e}", r.id))?;
+            .map_err(|source| StandingsError::Refused {
+                what: format!("game {}", r.id),
+                source,
+            })?;
         self.count_places(&players, &r.ranks, r.forfeit, 1);
         if r.ranks.len() == 2 {
             let (a, b) = (
@@ -254,7 +276,7 @@ impl<'a> Counts<'a> {
     ///
     /// # Errors
     /// It names a bot not in `bots`, or the fit refuses one of its games.
-    pub fn add_groups(&mut self, shape: &GroupShape, count: u64) -> Result<(), String> {
+    pub fn add_groups(&mut self, shape: &GroupShape, count: u64) -> Result<(), StandingsError> {
         let games: Vec<(Vec<u32>, Vec<u32>, bool)> = shape
             .games
             .iter()
@@ -264,11 +286,14 @@ impl<'a> Counts<'a> {
                 })?;
                 Ok((players, g.seats.iter().map(|s| s.1).collect(), g.forfeit))
             })
-            .collect::<Result<_, String>>()?;
+            .collect::<Result<_, StandingsError>>()?;
         let fit_games: Vec<(&[u32], &[u32])> = games.iter().map(|(p, r, _)| (&p[..], &r[..])).collect();
         self.fit_input
             .add_groups(&fit_games, count)
-            .map_err(|e| format!("a group of shape {shape}: {e}"))?;
+            .map_err(|source| StandingsError::Refused {
+                what: format!("a group of shape {shape}"),
+                source,
+            })?;
         for (players, ranks, forfeit) in &games {
             self.count_places(players, ranks, *forfeit, count);
         }
@@ -324,7 +349,7 @@ impl<'a> Counts<'a> {
     ///
     /// # Errors
     /// An anchor that is not an entrant.
-    pub fn standings(self, anchor: Option<(&str, f64)>) -> Result<Standings, String> {
+    pub fn standings(self, anchor: Option<(&str, f64)>) -> Result<Standings, StandingsError> {
         let Counts {
             bots,
             seats,
@@ -343,7 +368,7 @@ impl<'a> Counts<'a> {
                 let i = bots
                     .iter()
                     .position(|(_, n)| n == name)
-                    .ok_or_else(|| format!("anchor {name:?} is not an entrant"))?;
+                    .ok_or_else(|| StandingsError::UnknownAnchor(name.to_owned()))?;
                 (Anchor::Player(i, elo), format!("{name} is fixed at {elo}"))
             }
         };
@@ -785,7 +810,14 @@ mod tests {
         let mut counts = Counts::new(&names, 2);
         let shape: GroupShape = "1:1,3:2".parse().unwrap();
         let e = counts.add_groups(&shape, 4).unwrap_err();
-        assert!(e.contains("bot id 3, not an entrant"), "{e}");
+        assert_eq!(
+            e,
+            StandingsError::NotAnEntrant {
+                what: "a group of shape 1:1,3:2".into(),
+                id: 3
+            }
+        );
+        assert!(e.to_string().contains("bot id 3, not an entrant"), "{e}");
     }
 
     #[test]
@@ -810,7 +842,12 @@ mod tests {
         assert_eq!(st.pairs[0].pentanomial.counts, [0, 0, 1, 1, 1]);
         assert!(st.table().contains("0-0-1-1-1"));
         let err = compute(&bots[..1], &results, 2, None).unwrap_err();
-        assert!(err.contains("bot id 20"), "{err}");
+        assert!(
+            matches!(err, StandingsError::NotAnEntrant { id: 20, .. }),
+            "{err}"
+        );
+        let err = compute(&bots, &results, 2, Some(("zed", 1500.0))).unwrap_err();
+        assert_eq!(err, StandingsError::UnknownAnchor("zed".into()));
     }
 
     /// Bots a (id 10) and b (20).

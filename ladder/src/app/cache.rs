@@ -243,8 +243,7 @@ impl StandingsCache {
             })
         })
         .await
-        .map_err(|e| TournamentError::Setup(format!("the rating fit failed: {e}")))?
-        .map_err(TournamentError::Setup)?;
+        .map_err(|e| TournamentError::Setup(format!("the rating fit failed: {e}")))??;
         let fit = Fit {
             standings: Arc::new(st),
             index: Arc::new(index),

@@ -55,6 +55,12 @@ impl From<&str> for FinalsError {
     }
 }
 
+impl From<rating::standings::StandingsError> for FinalsError {
+    fn from(e: rating::standings::StandingsError) -> FinalsError {
+        FinalsError::Broken(format!("the standings: {e}"))
+    }
+}
+
 impl From<serde_json::Error> for FinalsError {
     fn from(e: serde_json::Error) -> FinalsError {
         FinalsError::Broken(format!("the standings as JSON: {e}"))

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 pub fn standings_from_records(
     records: &[referee::GameRecord],
     anchor: Option<(&str, f64)>,
-) -> Result<Standings, String> {
+) -> Result<Standings, rating::standings::StandingsError> {
     let mut names: Vec<String> = Vec::new();
     let mut groups: HashMap<(u64, u64), i64> = HashMap::new();
     let mut results = Vec::with_capacity(records.len());

@@ -123,6 +123,10 @@ pub enum TournamentError {
     /// The game refused a setup (its options or seat count).
     #[error(transparent)]
     Game(#[from] engine::SetupError),
+    /// The results cannot be fit (a game naming a bot of no entrant, an
+    /// anchor that is none).
+    #[error(transparent)]
+    Standings(#[from] rating::standings::StandingsError),
 }
 
 /// The bot index sets each group draws from, in order.
@@ -543,9 +547,7 @@ pub async fn standings_of(
         .collect();
     // Finished groups by shape and the games in flight, as the server refits.
     let tallied = store.shapes().tallied(comp.id).await?;
-    tallied
-        .standings(&bots, comp.seats as usize, anchor)
-        .map_err(TournamentError::Setup)
+    Ok(tallied.standings(&bots, comp.seats as usize, anchor)?)
 }
 
 #[cfg(test)]

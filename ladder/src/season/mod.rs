@@ -318,7 +318,7 @@ pub fn final_standings(
     finalists: &[String],
     seats: usize,
     games: &[(FinalsGame, Vec<usize>)],
-) -> Result<FinalStandings, String> {
+) -> Result<FinalStandings, rating::standings::StandingsError> {
     let bots: Vec<(i64, String)> = finalists
         .iter()
         .enumerate()

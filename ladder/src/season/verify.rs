@@ -55,6 +55,9 @@ pub enum VerifyError {
     Missing(String),
     #[error("the published standings differ from the games: {0}")]
     Standings(String),
+    /// The games name a seat the fit cannot place (a game of no finalist).
+    #[error("the finals' games cannot be fit: {0}")]
+    Unfit(#[from] rating::standings::StandingsError),
 }
 
 /// Checks a season's public record (its JSON Lines text). `noted` is the
@@ -85,7 +88,7 @@ pub fn verify(text: &str, noted: Option<&str>) -> Result<Verified, VerifyError> 
     };
     let names: Vec<String> = header.finalists.iter().map(|e| e.name.clone()).collect();
     check_rounds(&header, &names, &games_of, rounds, per_round)?;
-    let fit = super::final_standings(&names, seats, &games_of).map_err(VerifyError::Standings)?;
+    let fit = super::final_standings(&names, seats, &games_of)?;
     compare(&fit, &published)?;
     let dealt = &seen.dealt;
     Ok(Verified {
@@ -310,7 +313,7 @@ fn check_rounds(
             .filter(|(g, _)| g.group < r * per_round)
             .cloned()
             .collect();
-        let so_far = super::final_standings(names, seats, &upto).map_err(VerifyError::Standings)?;
+        let so_far = super::final_standings(names, seats, &upto)?;
         let stop = super::finals_stop(&header.plan, &so_far, n, seats);
         if stop && r < rounds {
             return Err(VerifyError::Missing(format!(

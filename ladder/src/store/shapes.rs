@@ -36,7 +36,7 @@ impl Tallied {
         bots: &[(i64, String)],
         seats: usize,
         anchor: Option<(&str, f64)>,
-    ) -> std::result::Result<Standings, String> {
+    ) -> std::result::Result<Standings, rating::standings::StandingsError> {
         let mut counts = Counts::new(bots, seats);
         for (shape, n) in &self.shapes {
             counts.add_groups(shape, *n)?;

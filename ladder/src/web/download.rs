@@ -66,7 +66,7 @@ pub(super) async fn games_jsonl(
                 last = *id;
                 match line(*id, json, &redactor) {
                     Ok(l) => text.push_str(&l),
-                    Err(e) => return Some((Err(std::io::Error::other(e)), None)),
+                    Err(e) => return Some((Err(e), None)),
                 }
             }
             let more = rows.len() as i64 == PAGE && last < until;
@@ -86,12 +86,13 @@ pub(super) async fn games_jsonl(
         .into_response())
 }
 
-/// One game as a line: redacted, its seed a string, its id added.
-fn line(id: GameId, json: &str, redactor: &crate::app::redact::Redactor) -> Result<String, String> {
-    let mut rec: referee::GameRecord =
-        serde_json::from_str(json).map_err(|e| format!("game {id} has a corrupt record: {e}"))?;
+/// One game as a line: redacted, its seed a string, its id added. A stored
+/// record that does not read ends the download (the body's stream error).
+fn line(id: GameId, json: &str, redactor: &crate::app::redact::Redactor) -> std::io::Result<String> {
+    let mut rec: referee::GameRecord = serde_json::from_str(json)
+        .map_err(|e| std::io::Error::other(format!("game {id} has a corrupt record: {e}")))?;
     redactor.record(&mut rec);
-    let mut v = serde_json::to_value(&rec).map_err(|e| e.to_string())?;
+    let mut v = serde_json::to_value(&rec).map_err(std::io::Error::other)?;
     v["seed"] = rec.seed.to_string().into();
     v["game_id"] = id.0.into();
     let mut l = v.to_string();

@@ -50,7 +50,7 @@ pub(crate) fn run(a: RatingsArgs) -> anyhow::Result<ExitCode> {
         }
         out.push((
             "records".into(),
-            ladder::local::standings_from_records(&records, anchor_ref).map_err(anyhow::Error::msg)?,
+            ladder::local::standings_from_records(&records, anchor_ref)?,
         ));
     } else {
         let Some(url) = a.db else {
@@ -84,7 +84,7 @@ pub(crate) fn run(a: RatingsArgs) -> anyhow::Result<ExitCode> {
                         );
                     }
                 }
-                ladder::local::standings_from_records(&records, anchor_ref).map_err(anyhow::Error::msg)?
+                ladder::local::standings_from_records(&records, anchor_ref)?
             } else {
                 rt.block_on(tournament::standings_of(&store, c, anchor_ref))?
             };

@@ -52,8 +52,7 @@ pub(crate) fn run(a: SprtArgs) -> anyhow::Result<ExitCode> {
         eprintln!("sprt seed {seed} (random; --seed {seed} plays these pairs again)");
     }
     let bots = name_bots(&[a.bot.clone(), a.vs.clone()])?;
-    let test =
-        rating::sprt::Sprt::new(a.model, a.elo0, a.elo1, a.alpha, a.beta).map_err(anyhow::Error::msg)?;
+    let test = rating::sprt::Sprt::new(a.model, a.elo0, a.elo1, a.alpha, a.beta)?;
     let stop = referee::progress::stop_on_ctrl_c("games").map_err(anyhow::Error::msg)?;
     let cfg = ladder::local::sprt::SprtConfig {
         game: a.game.game.clone(),

@@ -189,7 +189,7 @@ pub(crate) fn sprt(a: BenchSprtArgs) -> anyhow::Result<ExitCode> {
     );
     let start = std::time::Instant::now();
     for &gap in &a.gaps {
-        let test = rating::sprt::Sprt::new(a.model, 0.0, gap, 0.05, 0.05).map_err(anyhow::Error::msg)?;
+        let test = rating::sprt::Sprt::new(a.model, 0.0, gap, 0.05, 0.05)?;
         for draw_heavy in [false, true] {
             // The two hypotheses side by side, one a core: each is its own seed's.
             let (at0, at1) = std::thread::scope(|s| {
@@ -221,7 +221,7 @@ pub(crate) fn sprt(a: BenchSprtArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub(crate) fn fit(a: BenchFitArgs) -> anyhow::Result<ExitCode> {
-    let games = rating::fit::SimulatedGames::new(a.games, a.bots, a.seats).map_err(anyhow::Error::msg)?;
+    let games = rating::fit::SimulatedGames::new(a.games, a.bots, a.seats)?;
     let start = std::time::Instant::now();
     let results = games.results()?;
     let build = start.elapsed().as_secs_f64();
