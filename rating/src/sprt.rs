@@ -582,7 +582,7 @@ impl std::str::FromStr for EloModel {
 
 /// Hypotheses or error rates a test cannot be built on.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum SprtError {
+pub enum HypothesisError {
     #[error("elo0 ({elo0}) must be below elo1 ({elo1})")]
     Order { elo0: f64, elo1: f64 },
     #[error("{name} must be in (0, 0.5], not {rate}")]
@@ -643,17 +643,23 @@ impl Sprt {
     /// # Errors
     /// `elo0 >= elo1`, error rates outside (0, ½], or a normalized hypothesis beyond
     /// ±[`MAX_NORMALIZED_ELO`].
-    pub fn new(model: EloModel, elo0: f64, elo1: f64, alpha: f64, beta: f64) -> Result<Sprt, SprtError> {
+    pub fn new(
+        model: EloModel,
+        elo0: f64,
+        elo1: f64,
+        alpha: f64,
+        beta: f64,
+    ) -> Result<Sprt, HypothesisError> {
         if elo0.partial_cmp(&elo1) != Some(std::cmp::Ordering::Less) {
-            return Err(SprtError::Order { elo0, elo1 });
+            return Err(HypothesisError::Order { elo0, elo1 });
         }
         for (name, rate) in [("alpha", alpha), ("beta", beta)] {
             if !(rate > 0.0 && rate <= 0.5) {
-                return Err(SprtError::Rate { name, rate });
+                return Err(HypothesisError::Rate { name, rate });
             }
         }
         if model == EloModel::Normalized && elo0.abs().max(elo1.abs()) > MAX_NORMALIZED_ELO {
-            return Err(SprtError::NormalizedTooWide);
+            return Err(HypothesisError::NormalizedTooWide);
         }
         Ok(Sprt {
             elo0,
@@ -1089,18 +1095,18 @@ mod tests {
         assert!((s.lower + 2.944439).abs() < 1e-6);
         assert_eq!(
             Sprt::new(EloModel::Logistic, 5.0, 5.0, 0.05, 0.05).unwrap_err(),
-            SprtError::Order { elo0: 5.0, elo1: 5.0 }
+            HypothesisError::Order { elo0: 5.0, elo1: 5.0 }
         );
         assert_eq!(
             Sprt::new(EloModel::Logistic, 0.0, 5.0, 0.0, 0.05).unwrap_err(),
-            SprtError::Rate {
+            HypothesisError::Rate {
                 name: "alpha",
                 rate: 0.0
             }
         );
         assert_eq!(
             Sprt::new(EloModel::Normalized, 0.0, 400.0, 0.05, 0.05).unwrap_err(),
-            SprtError::NormalizedTooWide
+            HypothesisError::NormalizedTooWide
         );
         assert_eq!(
             "gaussian".parse::<EloModel>().unwrap_err().to_string(),
