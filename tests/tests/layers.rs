@@ -976,3 +976,75 @@ fn each_repository_of_the_store_lives_in_the_file_of_its_name() {
         misplaced.join("\n")
     );
 }
+
+/// The functions of `code` whose error is a plain string (`Result<T, String>`,
+/// or a `FromStr` whose `Err` is one): a caller can only print it.
+fn string_errors(code: &str) -> Vec<String> {
+    let mut found: Vec<String> = functions(code)
+        .into_iter()
+        .filter_map(|(signature, _)| {
+            let head = signature.split('{').next().unwrap_or_default();
+            let head = head.split(" where ").next().unwrap_or_default();
+            let returns = head.split_once("->")?.1;
+            let compact: String = returns.chars().filter(|c| !c.is_whitespace()).collect();
+            let result = compact.starts_with("Result<") || compact.starts_with("std::result::Result<");
+            (result && compact.ends_with(",String>")).then(|| head.trim().to_owned())
+        })
+        .collect();
+    found.extend(
+        code.lines()
+            .filter(|l| code_of(l).replace(' ', "").contains("typeErr=String;"))
+            .map(|l| l.trim().to_owned()),
+    );
+    found
+}
+
+/// The ladder's library and the rating crate give typed errors (thiserror):
+/// no function of theirs outside the binary returns its error as a string.
+#[test]
+fn the_ladders_library_and_the_rating_crate_return_no_string_errors() {
+    let mut found = Vec::new();
+    let mut read = 0;
+    for root in ["ladder/src", "rating/src"] {
+        let mut stack = vec![workspace_root().join(root)];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() && !path.ends_with("bin") {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let code = code_without_tests(&std::fs::read_to_string(&path).unwrap());
+                    read += functions(&code).len();
+                    found.extend(
+                        string_errors(&code)
+                            .into_iter()
+                            .map(|f| format!("{}: {f}", path.display())),
+                    );
+                }
+            }
+        }
+    }
+    assert!(read > 500, "only {read} functions read");
+    assert!(
+        found.is_empty(),
+        "string errors in a library:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_string_error_check_finds_one_over_lines_and_passes_typed_ones() {
+    let code = "pub fn a(x: u8) -> Result<u8, String> {\n}\n\
+                fn b(\n    x: u8,\n) -> std::result::Result<Vec<(u8, String)>, String>\nwhere\n    T: Clone,\n{\n}\n\
+                pub fn c() -> Result<HashMap<u8, String>> {\n}\n\
+                pub fn d() -> Result<String, ParseError> {\n}\n\
+                impl FromStr for X {\n    type Err = String;\n}\n";
+    assert_eq!(
+        string_errors(code),
+        vec![
+            "pub fn a(x: u8) -> Result<u8, String>",
+            "fn b( x: u8, ) -> std::result::Result<Vec<(u8, String)>, String>",
+            "type Err = String;"
+        ]
+    );
+}

@@ -252,6 +252,14 @@ fn tar_file(tar_bytes: &[u8], path: &str) -> Option<String> {
     None
 }
 
+/// A build's home: a folder `src` under `root` holding a manifest, writable.
+fn build_home(root: &Path) -> Home {
+    let dir = std::fs::canonicalize(root).unwrap().join("src");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("astragal.toml"), "x").unwrap();
+    Home { dir, writable: true }
+}
+
 /// A hostile build: it fills its area, leaves a FIFO, looks at `/proc`, makes a
 /// Unix socket. Before, it wrote into the worker's disk without bound (24 files
 /// of 60 MiB, 1.5 GB) and saw the host's processes through a named `/`.
@@ -262,13 +270,7 @@ fn a_build_writes_only_in_its_bounded_area_and_reaches_nothing_else() {
         return;
     }
     let root = tempfile::tempdir().unwrap();
-    let dir = std::fs::canonicalize(root.path()).unwrap().join("src");
-    std::fs::create_dir(&dir).unwrap();
-    std::fs::write(dir.join("astragal.toml"), "x").unwrap();
-    let home = Home {
-        dir: dir.clone(),
-        writable: true,
-    };
+    let home = build_home(root.path());
     let sandbox = Sandbox {
         build_area: 8 << 20,
         ..Sandbox::at(Level::Isolated)
@@ -295,7 +297,7 @@ fn a_build_writes_only_in_its_bounded_area_and_reaches_nothing_else() {
         .unwrap_or(u32::MAX);
     assert!(seen <= 6, "it saw {seen} processes: {said}");
     // What it wrote stayed in its area: the host's folder holds only the source.
-    let names: Vec<_> = std::fs::read_dir(&dir)
+    let names: Vec<_> = std::fs::read_dir(&home.dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
@@ -337,13 +339,7 @@ fn a_reader_stopping_at_the_archives_end_leaves_the_build_succeeded() {
         return;
     }
     let root = tempfile::tempdir().unwrap();
-    let dir = std::fs::canonicalize(root.path()).unwrap().join("src");
-    std::fs::create_dir(&dir).unwrap();
-    std::fs::write(dir.join("astragal.toml"), "x").unwrap();
-    let home = Home {
-        dir: dir.clone(),
-        writable: true,
-    };
+    let home = build_home(root.path());
     let sandbox = Sandbox::at(Level::Isolated);
     let build = |cmd: &str, read: fn(std::io::PipeReader) -> usize| {
         referee::sandbox::build(cmd, &sandbox, &home, Duration::from_secs(60), 10_000, read).unwrap()
