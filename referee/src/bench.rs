@@ -162,13 +162,8 @@ fn start_ms(cfg: &BenchConfig, level: Level) -> anyhow::Result<f64> {
     let mut times = Vec::with_capacity(STARTS);
     for _ in 0..STARTS {
         let start = Instant::now();
-        let player = Player::start(
-            &seat,
-            &limits,
-            referee::transport::StderrTo::default(),
-            referee::transport::pipe::machine_pass,
-        )
-        .map_err(|f| anyhow::anyhow!("the bench bot: {f}"))?;
+        let player = Player::start(&seat, &limits, referee::transport::StderrTo::default())
+            .map_err(|f| anyhow::anyhow!("the bench bot: {f}"))?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
         player.shutdown(limits.quit_grace);
     }

@@ -196,12 +196,7 @@ fn check_conversation(
         std::process::id(),
         crate::seed::os_seed()
     ));
-    let started = Player::start(
-        seat,
-        limits,
-        crate::transport::StderrTo::file(log.clone()),
-        crate::transport::pipe::machine_pass,
-    );
+    let started = Player::start(seat, limits, crate::transport::StderrTo::file(log.clone()));
     let tail = stderr_tail(&log);
     let _ = std::fs::remove_file(&log);
     let player = match started {

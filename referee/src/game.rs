@@ -13,7 +13,7 @@ use crate::session::{INFO_CHARS_KEPT, INFO_LINES_KEPT};
 pub use crate::setup::{GameSetup, LogPlace, SeatSetup, create_game};
 use crate::text::{capped, json_len};
 use engine::{AnyGame, SeatSet, SetupError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Plays one game to its end and returns its record. Bot faults end in the record,
 /// never in an error: a two-seat game ends at the first fault (the faulted seat
@@ -70,6 +70,7 @@ pub fn play_game_logged(
         if to_act.is_empty() || run.stopped() {
             break;
         }
+        run.hand_cpu(to_act);
         let answers = run.ask(game.as_ref(), &options, to_act, limits);
         let Some(public) = run.apply(game.as_mut(), to_act, answers, limits) else {
             break;
@@ -80,7 +81,9 @@ pub fn play_game_logged(
         // request takes to write, and this way both happen at once. Only while a core
         // is to spare: when every core is busy, the extra wake-up is pure cost.
         if in_play.core_to_spare() {
-            run.send_events_early(game.to_act());
+            let next = game.to_act();
+            run.hand_cpu(next);
+            run.send_events_early(next);
         }
     }
     let play_us = play_start.elapsed().as_micros() as u64;
@@ -195,6 +198,35 @@ impl GameRun {
             Some(at) => FaultRecord::new(seat, &fault, at),
             None => FaultRecord::in_setup(seat, &fault),
         });
+    }
+
+    /// Gives the CPU to the seats to act: every other bot process is frozen, its
+    /// whole tree, and is seen to have stopped before anyone is asked (so a seat
+    /// that answered cannot think, or run helpers, on its opponent's time); the
+    /// seats to act are thawed. A seat already in the state it needs costs
+    /// nothing.
+    fn hand_cpu(&mut self, to_act: SeatSet) {
+        let until = Instant::now() + FREEZE_WAIT;
+        let mut frozen = SeatSet::EMPTY;
+        for (seat, p) in self.players.iter_mut().enumerate() {
+            if let Some(p) = p.as_mut()
+                && !to_act.contains(seat)
+                && p.pause()
+            {
+                frozen = frozen.with(seat);
+            }
+        }
+        for (seat, p) in self.players.iter_mut().enumerate() {
+            let Some(p) = p.as_mut() else { continue };
+            if to_act.contains(seat) {
+                p.resume();
+            } else if frozen.contains(seat) && !p.wait_paused(until) {
+                tracing::warn!(
+                    seat,
+                    "a bot's processes were not all frozen within {FREEZE_WAIT:?}"
+                );
+            }
+        }
     }
 
     /// Whether the game stops before its end: a two-seat game stops at its first
@@ -442,6 +474,11 @@ impl GameRun {
         (record, private)
     }
 }
+
+/// How long freezing a seat's processes may take before its opponent is asked
+/// anyway: a tree stops within microseconds, each process at its next entry to
+/// the kernel or the interrupt sent to its core.
+const FREEZE_WAIT: Duration = Duration::from_millis(20);
 
 /// Longest bot name kept in a record, in bytes (a bot names itself).
 pub const NAME_KEPT: usize = 64;

@@ -220,6 +220,14 @@ struct MatchArgs {
     /// every game) or a person plays independent seeds anyway.
     #[arg(long)]
     independent_seeds: bool,
+    /// The bot processes are your own programs: play mirrored groups even at
+    /// `--sandbox isolated`. Without it, an isolated match deals every game its
+    /// own seed, because on one machine a process can leave word for the next
+    /// rotation in state the kernel keeps after it exits (its page cache); at
+    /// `--sandbox none` the bots are taken to be your own. See
+    /// docs/security.md, "Mirrored groups".
+    #[arg(long)]
+    trusted_bots: bool,
     /// Games played at the same time.
     #[arg(long, default_value_t = 1, value_parser = |s: &str| number_in(s, 1usize, 1024))]
     concurrency: usize,
@@ -510,10 +518,23 @@ fn matchplay(a: MatchArgs) -> anyhow::Result<ExitCode> {
     if !person {
         say_seed();
     }
+    let limits = a.game.limits()?;
+    let strangers = limits.sandbox.level == sandbox::Level::Isolated && !a.trusted_bots;
+    if let Ok(info) = engine::game_info(&a.game.game) {
+        let acting = if info.nature.simultaneous {
+            entrants.len()
+        } else {
+            1
+        };
+        if let Some(w) = sandbox::concurrency_warning(a.concurrency, acting, limits.sandbox.cpu_millicores) {
+            tracing::warn!("{w}");
+        }
+    }
     let independent_seeds = a.independent_seeds
-        || entrants
-            .iter()
-            .any(|e| matches!(e.spec, BotSpec::Human | BotSpec::Grpc { .. }));
+        || entrants.iter().any(|e| {
+            matches!(e.spec, BotSpec::Human | BotSpec::Grpc { .. })
+                || strangers && matches!(e.spec, BotSpec::Process { .. })
+        });
     let mut positions = a.positions.clone();
     if let Some(file) = &a.positions_file {
         let text =
@@ -561,7 +582,7 @@ fn matchplay(a: MatchArgs) -> anyhow::Result<ExitCode> {
         independent_seeds,
         concurrency: a.concurrency,
         seed,
-        limits: a.game.limits()?,
+        limits,
         record: a.game.record.clone(),
         log_dir: a.game.log_dir.clone(),
         fresh_bots: a.fresh_bots,

@@ -55,16 +55,7 @@ impl Player {
     ///
     /// # Errors
     /// A [`Fault`] naming what went wrong (spawn, handshake, a refused option).
-    ///
-    /// A process holds the pass that `pass` gives (a share of the machine's
-    /// rotation gate) until it has been reaped; no other kind of player asks for
-    /// one.
-    pub fn start(
-        seat: &SeatSetup,
-        limits: &Limits,
-        stderr_to: StderrTo,
-        pass: impl FnOnce() -> Result<crate::sandbox::Pass, Fault>,
-    ) -> Result<Player, Fault> {
+    pub fn start(seat: &SeatSetup, limits: &Limits, stderr_to: StderrTo) -> Result<Player, Fault> {
         let (spec, options) = (&seat.spec, &seat.options);
         let (hello, kind) = match spec {
             BotSpec::Builtin { name, options: own } => {
@@ -104,7 +95,6 @@ impl Player {
                     &limits.sandbox,
                     seat.home.as_ref(),
                     stderr_to,
-                    pass()?,
                 )?;
                 let mut session = TextSession::open(Box::new(process), limits)?;
                 check_options(session.hello(), options)?;
@@ -248,6 +238,30 @@ impl Player {
         match &self.kind {
             Kind::Text(session) => session.cpu_used(),
             _ => None,
+        }
+    }
+
+    /// Freezes a bot process's whole tree: it is not to act, and gets no CPU
+    /// until something is next asked of it. Returns whether this call froze it.
+    pub fn pause(&mut self) -> bool {
+        match &mut self.kind {
+            Kind::Text(session) => session.pause(),
+            _ => false,
+        }
+    }
+
+    /// After [`Player::pause`]: waits until the tree has stopped, or `until`.
+    pub fn wait_paused(&mut self, until: Instant) -> bool {
+        match &mut self.kind {
+            Kind::Text(session) => session.wait_paused(until),
+            _ => false,
+        }
+    }
+
+    /// Thaws a bot process that is to act next.
+    pub fn resume(&mut self) {
+        if let Kind::Text(session) = &mut self.kind {
+            session.resume();
         }
     }
 

@@ -3,11 +3,9 @@
 use crate::clock::Limits;
 use crate::fault::Fault;
 use crate::player::Player;
-use crate::sandbox::{GateError, Pass, RotationGate, WeakPass};
 use crate::session::Table;
 use crate::setup::SeatSetup;
 use crate::transport::StderrTo;
-use crate::transport::pipe::gate_fault;
 use std::time::Duration;
 
 /// Bot processes kept from one game to the next, as fastchess and cutechess keep
@@ -17,22 +15,17 @@ use std::time::Duration;
 /// costs more than a whole fast game). Only processes are kept: built-in bots start
 /// afresh for every game (so a game with them depends only on its seed), gRPC
 /// servers keep their own sessions, and people are never pooled. Dropping the pool
-/// quits and reaps what it holds. Between two rotations of one mirrored group its
-/// owner calls [`BotPool::next_rotation`]: processes are kept from a group's last
-/// rotation into the next group's first, never from one rotation into another.
-///
-/// Every process a pool starts shares one pass of the machine's rotation gate
-/// ([`crate::sandbox::RotationGate`]), asked for only when none of the pool's
-/// processes is alive: a pool never waits at the gate while it keeps it shut.
+/// quits and reaps what it holds. A kept process waits frozen (where the machine
+/// freezes), so it spends no CPU between its games. Between two rotations of a
+/// mirrored group of trusted bots its owner calls [`BotPool::quit_all`], so that
+/// no process of one rotation plays the next; groups dealt a seed per rotation
+/// keep their processes throughout.
 #[derive(Debug)]
 pub struct BotPool {
     keep: bool,
     /// The quit grace of the last game that gave a process back.
     grace: Duration,
     idle: Vec<(SeatSetup, Player)>,
-    gate: &'static RotationGate,
-    /// The pass its live processes hold, if any is alive.
-    pass: WeakPass,
     /// How long each process started since [`BotPool::started`] was last
     /// asked took from its start to its `newgame` answered.
     starts: Vec<Duration>,
@@ -56,8 +49,6 @@ impl BotPool {
             keep,
             grace: Limits::default().quit_grace,
             idle: Vec::new(),
-            gate: RotationGate::machine(),
-            pass: WeakPass::default(),
             starts: Vec::new(),
         }
     }
@@ -67,39 +58,6 @@ impl BotPool {
     /// processes are not counted again.
     pub fn started(&mut self) -> std::vec::Drain<'_, Duration> {
         self.starts.drain(..)
-    }
-
-    /// The pass of this pool's live processes, or a new one from the gate if none
-    /// is alive (then nothing of this pool keeps the gate shut while it waits).
-    fn pass(&mut self) -> Result<Pass, Fault> {
-        if let Some(pass) = self.pass.upgrade() {
-            return Ok(pass);
-        }
-        let pass = self.gate.enter().map_err(gate_fault)?;
-        self.pass = pass.downgrade();
-        Ok(pass)
-    }
-
-    /// Whether another thread or program waits to turn the machine's rotation
-    /// gate (for which this pool's live processes must go): a runner with a
-    /// choice stops taking more work before its next rotation.
-    pub fn turn_waiting(&self) -> bool {
-        self.gate.turn_waiting()
-    }
-
-    /// Between two rotations of a mirrored group: quits every kept player, then
-    /// waits for a moment when no bot process lives on this machine (of any
-    /// pool, thread or program), so nothing that lived through the last
-    /// rotation, nor anything it could have told, lives into the next.
-    ///
-    /// # Errors
-    /// The machine's rotation gate cannot be used: play no further rotation.
-    pub fn next_rotation(&mut self) -> Result<(), GateError> {
-        self.quit_all();
-        if self.pass.upgrade().is_some() {
-            return Err(GateError::HeldByCaller);
-        }
-        self.gate.turn()
     }
 
     /// Bot processes waiting for a game.
@@ -137,8 +95,7 @@ impl BotPool {
             }
         }
         let started = std::time::Instant::now();
-        let mut player =
-            Player::start(setup, limits, log, || self.pass()).map_err(|f| (setup.unannounced_name(), f))?;
+        let mut player = Player::start(setup, limits, log).map_err(|f| (setup.unannounced_name(), f))?;
         match player.new_game(table, limits.ping) {
             Ok(()) => {
                 // Bounded by its owner's reads (a worker reads it every game).
@@ -156,11 +113,13 @@ impl BotPool {
     }
 
     /// Takes back the players of a finished game: keeps each clean process if this
-    /// pool keeps any, and quits the rest at once (one grace period for all).
+    /// pool keeps any, frozen until its next game, and quits the rest at once (one
+    /// grace period for all).
     pub(crate) fn give_back(&mut self, players: Vec<(SeatSetup, Player, bool)>, limits: &Limits) {
         let mut quitting = Vec::new();
-        for (setup, player, clean) in players {
+        for (setup, mut player, clean) in players {
             if self.keep && clean && player.is_keepable() {
+                player.pause();
                 self.grace = limits.quit_grace;
                 self.idle.push((setup, player));
             } else {

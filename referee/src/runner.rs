@@ -9,16 +9,15 @@
 //! dropped.
 //!
 //! Mirrored games deal the same dice, so a bot must learn nothing in one rotation
-//! that a process of it in another rotation could use: two rotations of a group
-//! never run at the same time, and every process that played one rotation has
-//! exited before the next starts (two live processes of a bot can always signal
-//! each other, through file locks on files every sandbox shares if nothing else).
-//! Processes are kept within a wave (a rotation of several groups, so still never in
-//! two rotations of one group), and from a wave's last rotation into the next
-//! wave's first ([`BotPool`]). Between waves, the machine's rotation gate waits for
-//! a moment when no bot process lives anywhere on the machine
-//! ([`BotPool::next_rotation`]): so not even a process of another thread or
-//! another program carries a rotation's dice into the next.
+//! that a process of it in another rotation could use. On one machine that cannot
+//! be promised of programs one did not write: a kernel keeps state that outlives a
+//! process (its page cache, say), so whatever saw one rotation can leave word for
+//! the next. So the callers deal each rotation its own seed unless the bots are
+//! trusted (`--sandbox none`, or `--trusted-bots`), and then mirrored groups are
+//! played in waves: the first rotation of each of a few groups, every process
+//! quit, then the second of each, and so on, so at least no process of the run
+//! lives from one rotation of a group into another. Groups dealt a seed per
+//! rotation keep their processes throughout ([`BotPool`]).
 
 use crate::clock::Limits;
 use crate::game::{GameSetup, LogPlace, SeatSetup, play_game_in};
@@ -79,52 +78,31 @@ pub fn run_games_then<T: Send, R: Send>(
                     tx.send(then(Finished { tag: j.tag, result })).is_ok()
                 };
                 while !stopped() {
-                    let mut groups: Vec<std::vec::IntoIter<GameJob<T>>> = Vec::new();
+                    // Each group's games left, and whether no process may play
+                    // two of them.
+                    let mut groups: Vec<(bool, std::vec::IntoIter<GameJob<T>>)> = Vec::new();
                     while groups.len() < GROUPS_PER_WAVE {
                         let group = claim_group(next, job);
                         if group.is_empty() {
                             break;
                         }
-                        groups.push(group.into_iter());
+                        groups.push((mirrored_with_processes(&group), group.into_iter()));
                     }
                     if groups.is_empty() {
                         return;
                     }
                     for wave in 0.. {
-                        if wave > 0 {
-                            if groups.iter().all(|g| g.len() == 0) {
-                                break;
-                            }
-                            // Nothing of one rotation, on this machine, lives on
-                            // into the next: where a seat is a process at all.
-                            let processes = groups.iter().any(|g| {
-                                g.as_slice()
-                                    .iter()
-                                    .any(|j| j.seats.iter().any(SeatSetup::is_process))
-                            });
-                            if !processes {
-                                pool.quit_all();
-                            } else if let Err(e) = pool.next_rotation() {
-                                tracing::error!("not playing the next rotation: {e}");
-                                return;
-                            }
+                        if groups.iter().all(|(_, g)| g.len() == 0) {
+                            break;
                         }
-                        for j in groups.iter_mut().filter_map(Iterator::next) {
+                        // No process of this run lives from one rotation of a
+                        // mirrored group into the next.
+                        if wave > 0 && groups.iter().any(|(apart, g)| *apart && g.len() > 0) {
+                            pool.quit_all();
+                        }
+                        for j in groups.iter_mut().filter_map(|(_, g)| g.next()) {
                             if stopped() || !play(j, &mut pool) {
                                 return;
-                            }
-                        }
-                        if wave == 0 {
-                            // Until another thread or program waits to turn the
-                            // gate, more groups' first rotations rather than
-                            // waiting for it idle at the turn.
-                            while groups.len() < MAX_GROUPS_PER_WAVE && !stopped() && !pool.turn_waiting() {
-                                let mut group = claim_group(next, job).into_iter();
-                                let Some(first) = group.next() else { break };
-                                if !play(first, &mut pool) {
-                                    return;
-                                }
-                                groups.push(group);
                             }
                         }
                     }
@@ -151,16 +129,21 @@ pub fn run_games_then<T: Send, R: Send>(
 }
 
 /// Groups a thread claims at a time and plays in waves: the first game of each,
-/// then (every process quit) the second of each, and so on. A bot's processes are
-/// started about once per wave rather than once per group, and still no process
-/// lives from one rotation of a group into another.
+/// then the second of each, and so on. Between the waves of mirrored groups a
+/// bot's processes are quit, so they are started about once per wave rather than
+/// once per group.
 const GROUPS_PER_WAVE: usize = 8;
 
-/// Most groups a wave grows to while no turn of the machine's rotation gate is
-/// waiting: a thread that finished its wave before the others plays more first
-/// rotations instead of waiting for them at the turn (which must wait for every
-/// bot process on the machine). Measured in docs/ladder.md, "What this costs".
-const MAX_GROUPS_PER_WAVE: usize = 64;
+/// Whether a group's games deal the same dice (one seed) and seat a process:
+/// then no process may play two of them.
+fn mirrored_with_processes<T>(group: &[GameJob<T>]) -> bool {
+    let Some(first) = group.first() else {
+        return false;
+    };
+    group.len() > 1
+        && group.iter().all(|j| j.setup.seed == first.setup.seed)
+        && group.iter().any(|j| j.seats.iter().any(SeatSetup::is_process))
+}
 
 /// The next jobs from `next` on that form one mirrored group (one job, if it has
 /// no pairing), in order; empty when the jobs have run out.

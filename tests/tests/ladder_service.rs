@@ -2518,6 +2518,7 @@ async fn a_grpc_bot_that_correlates_the_games_of_a_group_learns_nothing() {
                 seed: Some(3),
                 time: "movetime=2000".parse().unwrap(),
                 independent_seeds: false,
+                trusted_bots: false,
                 log_dir: None,
                 fresh_bots: false,
                 sandbox: Default::default(),
@@ -2559,6 +2560,7 @@ async fn a_grpc_bot_that_correlates_the_games_of_a_group_learns_nothing() {
                 log_dir: None,
                 fresh_bots: false,
                 independent_seeds: false,
+                trusted_bots: false,
                 stop: None,
             };
             ladder::local::sprt::run(&cfg, |_, _, _| {}).unwrap()

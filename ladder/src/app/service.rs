@@ -813,8 +813,15 @@ impl LadderService {
     }
 
     /// How a group's games are dealt: the competition's way, or independent seeds
-    /// when one of its bots is a gRPC server.
+    /// when one of its bots is a gRPC server or a process (a worker plays a
+    /// group whole, on one kernel). A season's finals are dealt as their terms
+    /// say, committed before the finals began.
     fn seeding(c: &CompetitionRow, group: &crate::store::GroupRow, bots: &HashMap<BotId, BotRow>) -> Seeding {
+        let processes = if c.format == crate::store::CompetitionFormat::Finals {
+            crate::dealing::Processes::Trusted
+        } else {
+            crate::dealing::Processes::Strangers
+        };
         Seeding::of_group(
             c.seeding,
             group
@@ -822,6 +829,7 @@ impl LadderService {
                 .iter()
                 .filter_map(|id| bots.get(id))
                 .map(|b| b.spec.as_str()),
+            processes,
         )
     }
 

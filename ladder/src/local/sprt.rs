@@ -41,6 +41,10 @@ pub struct SprtConfig {
     /// The two games of a pair get their own seeds (no mirrored dice); a pair with
     /// a gRPC bot gets them whatever this says.
     pub independent_seeds: bool,
+    /// The bot processes are the user's own programs, so their pairs may be
+    /// mirrored on this one machine even isolated (`--trusted-bots`); at
+    /// `--sandbox none` they are taken as trusted anyway.
+    pub trusted_bots: bool,
     /// Set (by a Ctrl-C handler, say) to stop after the games in flight.
     pub stop: Option<Arc<AtomicBool>>,
 }
@@ -202,6 +206,7 @@ pub fn run(
             crate::store::Seeding::Mirrored
         },
         specs.iter().map(String::as_str),
+        crate::dealing::processes_of(&cfg.limits.sandbox, cfg.trusted_bots),
     );
     let job = |k: u64| -> Option<GameJob<Pairing>> {
         let pairing = Pairing {

@@ -74,6 +74,10 @@ pub struct TournamentConfig {
     /// How bot processes are contained (not part of what makes a tournament the
     /// same one either).
     pub sandbox: Sandbox,
+    /// The bot processes are the user's own programs, so their groups may be
+    /// mirrored on this one machine even isolated (`--trusted-bots`); at
+    /// `--sandbox none` they are taken as trusted anyway.
+    pub trusted_bots: bool,
     /// Set (by Ctrl-C, say) to start no new game: the games under way finish and
     /// are recorded, and the tournament resumes from there when run again.
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
@@ -262,6 +266,7 @@ pub fn run(
     let mut done = resumed;
     let mut setup_faults = 0;
     let mut failure: Option<TournamentError> = None;
+    let processes = crate::dealing::processes_of(&cfg.sandbox, cfg.trusted_bots);
     let job = |k: u64| -> Option<GameJob<(GroupId, usize, Vec<BotId>)>> {
         if cfg
             .stop
@@ -278,6 +283,7 @@ pub fn run(
             &specs,
             &spec_texts,
             &cfg.log_dir,
+            processes,
         ))
     };
     let options = RunOptions {
@@ -358,9 +364,14 @@ fn game_job(
     specs: &HashMap<BotId, (String, BotSpec)>,
     spec_texts: &HashMap<BotId, String>,
     log_dir: &Option<PathBuf>,
+    processes: crate::dealing::Processes,
 ) -> GameJob<(GroupId, usize, Vec<BotId>)> {
     let seat_bots = seating::seated(&group.bots, rotation);
-    let seeding = Seeding::of_group(comp.seeding, group.bots.iter().map(|id| spec_texts[id].as_str()));
+    let seeding = Seeding::of_group(
+        comp.seeding,
+        group.bots.iter().map(|id| spec_texts[id].as_str()),
+        processes,
+    );
     GameJob {
         setup: GameSetup {
             game: comp.game.clone(),

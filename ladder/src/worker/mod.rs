@@ -291,11 +291,9 @@ fn claim(claimed: &AtomicU64, max: Option<u64>, batch: u64) -> u64 {
     }
 }
 
-/// Most groups a task holds in one wave, leased a batch at a time while no turn
-/// of the machine's rotation gate waits (as the runner's waves grow): each
-/// turn waits for every bot process on the machine to quit, so a task with
-/// `--batch 1` that turned after every group's first game held every other
-/// thread to the same pace.
+/// Most groups a task holds in one wave, leased a batch at a time (as the
+/// runner's waves grow): between the waves of mirrored groups the task's bots
+/// are quit, so a larger wave starts them fewer times.
 const MAX_GROUPS_HELD: usize = crate::app::MAX_BATCH;
 
 /// The first and the longest wait before a task tries the server again
@@ -514,8 +512,7 @@ impl Task<'_> {
         }
     }
 
-    /// Plays rotation 0 of `first`, then of more batches while nothing waits to
-    /// turn the gate: for at most `GROWING` (and half a lease period, so the
+    /// Plays rotation 0 of `first`, then of more batches: for at most `GROWING` (and half a lease period, so the
     /// later rotations still fit well inside the leases' lives), and not past a
     /// game in which a seat faulted, so the server hears of a broken bot (and
     /// suspends it) as soon as it would from one batch. Then the other
@@ -530,8 +527,7 @@ impl Task<'_> {
         let mut wave = held
             .play(&self.player, first, 0, renewals, self.cfg, &mut self.client)
             .await?;
-        while !wave.turn_waiting
-            && !wave.faulted
+        while !wave.faulted
             && !self.holdings.stopping()
             && held.leases.len() + self.batch as usize <= MAX_GROUPS_HELD
             && tokio::time::Instant::now() < grow_until

@@ -1,6 +1,5 @@
-//! Playing leased groups: seats set up, rotations in waves behind the
-//! machine's rotation gate, and the long-lived thread that keeps bots between
-//! batches.
+//! Playing leased groups: seats set up, rotations in waves, and the
+//! long-lived thread that keeps bots between batches.
 
 use super::*;
 
@@ -171,11 +170,10 @@ fn seat_of(e: &LeasedEntrant, homes: &HashMap<String, PathBuf>) -> Result<SeatSe
 }
 
 /// Plays `rotation` of every group that has it; whether a seat faulted in any
-/// of its games. A wave past the first starts with a turn of the machine's
-/// rotation gate, so that no bot process on this machine lives from one
-/// rotation into the next (where a seat of the wave is a process at all: a
-/// built-in bot is the worker's own code, and a gRPC bot is dealt independent
-/// seeds).
+/// of its games. A wave past the first quits the kept bots first where a group
+/// of it is mirrored and seats a process (a season's finals, dealt as their
+/// terms say), so that no process of this task lives from one rotation of such
+/// a group into the next; a group dealt a seed per rotation keeps its bots.
 pub(super) fn play_wave(
     groups: &mut [Leased<'_>],
     rotation: usize,
@@ -183,13 +181,12 @@ pub(super) fn play_wave(
     pool: &mut BotPool,
 ) -> Result<bool, WorkerError> {
     let playing = || groups.iter().filter(|g| rotation < g.wanted.len());
-    if rotation > 0 {
-        if playing().any(|g| g.wanted.iter().any(SeatSetup::is_process)) {
-            pool.next_rotation()
-                .map_err(|e| WorkerError::Host(e.to_string()))?;
-        } else {
-            pool.quit_all();
-        }
+    if rotation > 0
+        && playing().any(|g| {
+            g.lease.seeding == crate::store::Seeding::Mirrored && g.wanted.iter().any(SeatSetup::is_process)
+        })
+    {
+        pool.quit_all();
     }
     let mut faulted = false;
     for g in groups.iter_mut().filter(|g| rotation < g.wanted.len()) {
@@ -306,25 +303,17 @@ pub(super) fn dial_for(e: &LeasedEntrant) -> Dial {
 }
 
 /// The play thread's next job, `None` once its task is gone. Meanwhile kept
-/// bots wait for the next batch, but not past [`KEPT_BOTS_WAIT`], nor while a
-/// turn of the gate waits for them (looked at every [`GATE_LOOK`]).
+/// bots wait, frozen, for the next batch, but not past [`KEPT_BOTS_WAIT`].
 fn next_job(inbox: &std::sync::mpsc::Receiver<PlayJob>, pool: &mut BotPool) -> Option<PlayJob> {
     use std::sync::mpsc::RecvTimeoutError;
-    let kept_since = std::time::Instant::now();
-    loop {
-        match inbox.recv_timeout(GATE_LOOK) {
+    if pool.idle() > 0 {
+        match inbox.recv_timeout(KEPT_BOTS_WAIT) {
             Ok(job) => return Some(job),
-            Err(RecvTimeoutError::Timeout) => {
-                if pool.idle() > 0 && (pool.turn_waiting() || kept_since.elapsed() >= KEPT_BOTS_WAIT) {
-                    pool.quit_all();
-                }
-                if pool.idle() == 0 {
-                    return inbox.recv().ok();
-                }
-            }
+            Err(RecvTimeoutError::Timeout) => pool.quit_all(),
             Err(RecvTimeoutError::Disconnected) => return None,
         }
     }
+    inbox.recv().ok()
 }
 
 /// One rotation of some leased groups to play, and where their records go; or
@@ -344,22 +333,13 @@ pub(super) struct WavePlayed {
     /// Per lease, in order: what this rotation of its group gave (nothing for a
     /// group with fewer rotations).
     pub(super) groups: Vec<PlayedGroup>,
-    /// Whether, when the wave ended, another thread or program on this machine
-    /// waited to turn the rotation gate.
-    pub(super) turn_waiting: bool,
     /// Whether a seat faulted in one of its games.
     pub(super) faulted: bool,
 }
 
-/// How long kept bots wait for the next batch before they are quit anyway: a
-/// kept process holds the machine's rotation gate shut for every other thread
-/// and program on it (see [`referee::sandbox::RotationGate`]), so it is kept
-/// only across the round trip between two batches, and quit at once when a
-/// turn waits.
-pub(super) const KEPT_BOTS_WAIT: Duration = Duration::from_secs(1);
-
-/// How often a play thread with kept bots looks whether a turn of the gate waits.
-pub(super) const GATE_LOOK: Duration = Duration::from_millis(5);
+/// How long kept bots wait for the next batch before they are quit anyway: they
+/// wait frozen (no CPU), but hold their memory and a sandbox's user id.
+pub(super) const KEPT_BOTS_WAIT: Duration = Duration::from_secs(5);
 
 /// The thread that plays one task's batches of leases ([`play_leases`]), and keeps
 /// their bots from batch to batch. One long-lived thread rather than the runtime's
@@ -409,7 +389,6 @@ impl PlayThread {
                                 let faulted = play_wave(&mut groups, rotation, log_dir.as_ref(), &mut pool)?;
                                 Ok(WavePlayed {
                                     groups: groups.into_iter().map(|g| g.played).collect(),
-                                    turn_waiting: pool.turn_waiting(),
                                     faulted,
                                 })
                             });
@@ -428,8 +407,7 @@ impl PlayThread {
         let _ = self.leases.send(PlayJob::Rest);
     }
 
-    /// Plays `rotation` of the leases' groups (a wave past the first starts with
-    /// a turn of the rotation gate).
+    /// Plays `rotation` of the leases' groups.
     pub(super) async fn play_wave(
         &self,
         leases: Vec<LeasedGroup>,

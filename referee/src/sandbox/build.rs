@@ -84,12 +84,6 @@ pub fn build<T: Send + 'static>(
     cap: usize,
     read_folder: impl FnOnce(std::io::PipeReader) -> T + Send + 'static,
 ) -> Result<Built<T>, String> {
-    // A build is a process of its author's like any bot: it holds a pass of the
-    // machine's rotation gate until its whole tree is gone (at the end of this
-    // function), so no rotation of a group turns while it could carry its dice.
-    let _pass = super::RotationGate::machine()
-        .enter()
-        .map_err(|e| format!("{}: {e}", crate::fault::HOST_FAILURE))?;
     let mut prepared = prepare_in(command, &[], sandbox, Some(home))?;
     prepared.install_child_setup();
     let (mut reader, writer) = std::io::pipe().map_err(|e| format!("no pipe: {e}"))?;

@@ -1,12 +1,17 @@
 //! A control group per bot process, where the machine lets the referee make one:
-//! it limits the memory and the process count of the bot's whole tree, says when the
-//! kernel killed it for memory, counts its CPU time, and finds every process it
-//! started, wherever it went (a `setsid`, a double fork).
+//! it limits the memory and the process count of the bot's whole tree, caps its
+//! CPU at its share (`--bot-cores`), freezes the whole tree while the bot is not
+//! to act, says when the kernel killed it for memory, counts its CPU time, and
+//! finds every process it started, wherever it went (a `setsid`, a double fork).
 //!
 //! Both cgroup versions: v1 (a directory per controller, as on this project's CI
 //! machines) and v2 (one directory, when the referee's own group lets it enable the
-//! controllers below it). Children are made next to nothing else: under the
-//! referee's own group, one per bot, removed when the bot ends.
+//! controllers below it). On a hybrid machine (v1 controllers with the v2
+//! hierarchy mounted beside them at `/sys/fs/cgroup/unified`) a bot also gets a
+//! v2 group, for the freezer and the kill: v2's freezer takes a tree at once and a
+//! frozen process still dies of `SIGKILL`, where v1's is about twenty times slower
+//! and holds a frozen process from its kill. Children are made next to nothing
+//! else: under the referee's own group, one per bot, removed when the bot ends.
 
 use std::fs;
 use std::io::Write;
@@ -17,6 +22,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 const ROOT: &str = "/sys/fs/cgroup";
+/// Where a hybrid machine mounts the v2 hierarchy, under [`ROOT`].
+const HYBRID_V2: &str = "unified";
+/// The period of a bot's CPU cap: its share of a core is given in each 100 ms.
+const CPU_PERIOD_US: u64 = 100_000;
 
 /// What the machine's cgroups give this process.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +38,13 @@ pub struct CgroupSupport {
     pids: Option<PathBuf>,
     /// The referee's own CPU accounting group (v1; the same as `memory` on v2).
     cpu: Option<PathBuf>,
+    /// The group under which bots' CPU caps are set (v1's `cpu` controller, or
+    /// v2's `cpu.max`).
+    cpu_cap: Option<PathBuf>,
+    /// The referee's own group in the v2 hierarchy, under which bots' groups are
+    /// frozen and killed (the same as `memory` on v2; under
+    /// `/sys/fs/cgroup/unified` on a hybrid machine).
+    freezer: Option<PathBuf>,
 }
 
 impl CgroupSupport {
@@ -53,15 +69,54 @@ impl CgroupSupport {
         self.pids.is_some()
     }
 
+    /// Whether a bot's CPU can be capped at its share (`--bot-cores`).
+    pub fn cpu_cap(&self) -> bool {
+        self.cpu_cap.is_some()
+    }
+
+    /// Whether a bot's whole tree can be frozen while it is not to act.
+    pub fn freezer(&self) -> bool {
+        self.freezer.is_some()
+    }
+
+    /// What a host cannot be promised on this machine, one sentence each: said
+    /// once when a program that starts bots begins.
+    pub fn not_promised(support: Option<&CgroupSupport>) -> Vec<&'static str> {
+        let mut missing = Vec::new();
+        if !support.is_some_and(CgroupSupport::freezer) {
+            missing.push(
+                "a bot that is not to act is not frozen (no cgroup v2 freezer here): \
+                 its processes can spend CPU while its opponent thinks",
+            );
+        }
+        if !support.is_some_and(CgroupSupport::cpu_cap) {
+            missing.push(
+                "a bot's CPU is not capped at --bot-cores (no cgroup CPU controller here): \
+                 a bot to act can take every core",
+            );
+        }
+        if !support.is_some_and(CgroupSupport::memory) {
+            missing.push("a bot's memory is limited per process only (no cgroup memory controller here)");
+        }
+        missing
+    }
+
     /// What this machine gives, found once (by making and removing a group).
     pub fn probe() -> &'static Option<CgroupSupport> {
         static SUPPORT: OnceLock<Option<CgroupSupport>> = OnceLock::new();
         SUPPORT.get_or_init(|| {
             let support = probe()?;
-            let mut parents: Vec<&PathBuf> = [&support.memory, &support.pids, &support.cpu]
-                .into_iter()
-                .flatten()
-                .collect();
+            let mut parents: Vec<&PathBuf> = [
+                &support.memory,
+                &support.pids,
+                &support.cpu,
+                &support.cpu_cap,
+                &support.freezer,
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            parents.sort();
             parents.dedup();
             for parent in parents {
                 clean_stale(parent);
@@ -101,6 +156,8 @@ fn clean_stale(parent: &Path) {
             continue;
         }
         let dir = entry.path();
+        // A frozen group's processes die of SIGKILL on v2; thawed first all the same.
+        let _ = fs::write(dir.join("cgroup.freeze"), "0");
         let procs = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
         for p in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
             let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), nix::sys::signal::Signal::SIGKILL);
@@ -143,13 +200,15 @@ fn can_make_under(parent: &Path, file: &str) -> bool {
 
 fn probe() -> Option<CgroupSupport> {
     let groups = own_groups();
+    let own_v2 = groups.iter().find(|(c, _)| c.is_empty()).map(|(_, p)| p.clone());
     let unified = Path::new(ROOT).join("cgroup.controllers").exists();
     if unified {
-        let (_, own) = groups.iter().find(|(c, _)| c.is_empty())?;
-        let dir = Path::new(ROOT).join(own);
+        let dir = Path::new(ROOT).join(own_v2?);
         let memory = can_make_under(&dir, "memory.max").then(|| dir.clone());
         let pids = can_make_under(&dir, "pids.max").then(|| dir.clone());
         let cpu = can_make_under(&dir, "cpu.stat").then(|| dir.clone());
+        let cpu_cap = can_make_under(&dir, "cpu.max").then(|| dir.clone());
+        let freezer = can_make_under(&dir, "cgroup.freeze").then(|| dir.clone());
         if memory.is_none() && pids.is_none() {
             return None;
         }
@@ -158,6 +217,8 @@ fn probe() -> Option<CgroupSupport> {
             memory,
             pids,
             cpu,
+            cpu_cap,
+            freezer,
         });
     }
     let v1 = |controller: &str, file: &str| {
@@ -170,6 +231,12 @@ fn probe() -> Option<CgroupSupport> {
     let memory = v1("memory", "memory.limit_in_bytes");
     let pids = v1("pids", "pids.max");
     let cpu = v1("cpuacct", "cpuacct.usage");
+    let cpu_cap = v1("cpu", "cpu.cfs_quota_us");
+    // A hybrid machine: the v2 hierarchy beside v1's controllers, for the freezer.
+    let freezer = own_v2.and_then(|own| {
+        let dir = Path::new(ROOT).join(HYBRID_V2).join(own);
+        can_make_under(&dir, "cgroup.freeze").then_some(dir)
+    });
     if memory.is_none() && pids.is_none() {
         return None;
     }
@@ -178,6 +245,8 @@ fn probe() -> Option<CgroupSupport> {
         memory,
         pids,
         cpu,
+        cpu_cap,
+        freezer,
     })
 }
 
@@ -195,13 +264,26 @@ pub struct BotCgroup {
     cpu_usage: Option<PathBuf>,
     /// `cgroup.kill` (v2, Linux 5.14+).
     kill: Option<PathBuf>,
+    /// The v2 group's `cgroup.freeze` and `cgroup.events`, open: written and read
+    /// twice a decision, so never opened again.
+    freeze: Option<Freezer>,
     unified: bool,
 }
 
+/// A v2 group's freezer, its files open.
+#[derive(Debug)]
+struct Freezer {
+    /// `cgroup.freeze`: `1` freezes the whole tree, `0` thaws it.
+    control: fs::File,
+    /// `cgroup.events`: says `frozen 1` once every process of the tree is.
+    events: fs::File,
+}
+
 impl BotCgroup {
-    /// Makes a group for one bot with these limits, or `None` where the machine
-    /// has no cgroups for the referee.
-    pub fn create(memory: u64, processes: u64) -> Option<BotCgroup> {
+    /// Makes a group for one bot with these limits (`cpu_millicores`: its CPU
+    /// cap, 1000 for one core), or `None` where the machine has no cgroups for
+    /// the referee.
+    pub fn create(memory: u64, processes: u64, cpu_millicores: u64) -> Option<BotCgroup> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let support = CgroupSupport::probe().as_ref()?;
         let name = format!(
@@ -215,8 +297,10 @@ impl BotCgroup {
             memory_events: None,
             cpu_usage: None,
             kill: None,
+            freeze: None,
             unified: support.unified,
         };
+        let quota = cpu_millicores.saturating_mul(CPU_PERIOD_US) / 1000;
         if support.unified {
             let parent = support.memory.as_ref().or(support.pids.as_ref())?;
             let dir = parent.join(&name);
@@ -232,6 +316,12 @@ impl BotCgroup {
             }
             if support.cpu.is_some() {
                 group.cpu_usage = Some(dir.join("cpu.stat"));
+            }
+            if support.cpu_cap.is_some() {
+                write_text(&dir.join("cpu.max"), &format!("{quota} {CPU_PERIOD_US}"))?;
+            }
+            if support.freezer.is_some() {
+                group.freeze = Some(Freezer::open(&dir)?);
             }
             group.kill = Some(dir.join("cgroup.kill")).filter(|k| k.exists());
             return Some(group);
@@ -254,6 +344,18 @@ impl BotCgroup {
             if group.add_dir(&dir).is_some() {
                 group.cpu_usage = Some(dir.join("cpuacct.usage"));
             }
+        }
+        if let Some(parent) = &support.cpu_cap {
+            let dir = parent.join(&name);
+            group.add_dir(&dir)?;
+            write_value(&dir.join("cpu.cfs_period_us"), CPU_PERIOD_US)?;
+            write_value(&dir.join("cpu.cfs_quota_us"), quota)?;
+        }
+        if let Some(parent) = &support.freezer {
+            let dir = parent.join(&name);
+            group.add_dir(&dir)?;
+            group.freeze = Some(Freezer::open(&dir)?);
+            group.kill = Some(dir.join("cgroup.kill")).filter(|k| k.exists());
         }
         Some(group)
     }
@@ -307,9 +409,50 @@ impl BotCgroup {
         }
     }
 
+    /// Whether the whole tree can be frozen.
+    pub fn freezes(&self) -> bool {
+        self.freeze.is_some()
+    }
+
+    /// Freezes (`true`) or thaws the whole tree; returns whether the kernel took
+    /// it. Freezing returns at once: [`BotCgroup::wait_frozen`] waits for it.
+    pub fn set_frozen(&self, frozen: bool) -> bool {
+        use std::os::unix::fs::FileExt;
+        let Some(f) = &self.freeze else {
+            return false;
+        };
+        f.control.write_at(if frozen { b"1" } else { b"0" }, 0).is_ok()
+    }
+
+    /// Waits until every process of the tree is frozen, or `until`; whether it
+    /// is. A tree is frozen within microseconds (each process stops where it
+    /// next enters the kernel, or at the interrupt sent to its core).
+    pub fn wait_frozen(&self, until: Instant) -> bool {
+        use std::os::unix::fs::FileExt;
+        let Some(f) = &self.freeze else {
+            return false;
+        };
+        let mut buf = [0u8; 64];
+        loop {
+            let Ok(n) = f.events.read_at(&mut buf, 0) else {
+                return false;
+            };
+            if buf[..n].split(|&b| b == b'\n').any(|l| l == b"frozen 1") {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+    }
+
     /// Kills every process in the group, however it left its parent; returns
     /// whether the group is empty.
     pub fn kill_all(&self, wait: Duration) -> bool {
+        // v2 kills a frozen process; thawed first all the same, so that nothing
+        // waits on a kernel that does not.
+        self.set_frozen(false);
         if let Some(kill) = &self.kill {
             let _ = fs::write(kill, "1");
         }
@@ -343,6 +486,7 @@ impl Drop for BotCgroup {
     fn drop(&mut self) {
         self.kill_all(Duration::from_millis(500));
         self.procs.clear();
+        self.freeze = None;
         // A killed process leaves its group when it is reaped, a moment later.
         let until = Instant::now() + Duration::from_millis(500);
         for dir in &self.dirs {
@@ -354,6 +498,23 @@ impl Drop for BotCgroup {
             }
         }
     }
+}
+
+impl Freezer {
+    fn open(dir: &Path) -> Option<Freezer> {
+        Some(Freezer {
+            control: fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.freeze"))
+                .ok()?,
+            events: fs::File::open(dir.join("cgroup.events")).ok()?,
+        })
+    }
+}
+
+fn write_text(path: &Path, text: &str) -> Option<()> {
+    let mut file = fs::OpenOptions::new().write(true).open(path).ok()?;
+    file.write_all(text.as_bytes()).ok()
 }
 
 fn write_value(path: &Path, value: u64) -> Option<()> {

@@ -634,7 +634,7 @@ pub fn prepare_in(
         resolved.program = PathBuf::from("/bin/sh");
         resolved.args = args;
     }
-    let cgroup = BotCgroup::create(sandbox.memory, sandbox.processes);
+    let cgroup = BotCgroup::create(sandbox.memory, sandbox.processes, sandbox.cpu_millicores);
     let (mut cmd, scratch, uid, seccomp) = match sandbox.level {
         Level::None => {
             let scratch =

@@ -16,7 +16,6 @@
 mod build;
 mod cgroup;
 mod command;
-mod gate;
 mod seccomp;
 mod uid;
 
@@ -26,7 +25,6 @@ pub use command::{
     BOT_PATH, HOME_IN_SANDBOX, Home, Prepared, ScratchDir, check_home_command, prepare, prepare_in,
 };
 pub use command::{BUILD_SOURCE_IN_SANDBOX, BUILD_UNPACKABLE};
-pub use gate::{GATE_ENV, GateError, Pass, RotationGate, WeakPass};
 pub use uid::{LOCK_DIR as UID_LOCK_DIR, SandboxUid, UidRange};
 
 use crate::cli::number_in;
@@ -89,6 +87,10 @@ pub struct Sandbox {
     /// while it is not asked. A kept process that has used half of it is restarted
     /// between games where a cgroup counts it.
     pub cpu_seconds: u64,
+    /// The CPU a bot's whole tree may use while it is to act, in thousandths of
+    /// a core (a cgroup cap: `cpu.max`, or v1's CFS quota): its share, which no
+    /// bot can exceed by starting processes. Builds get the same.
+    pub cpu_millicores: u64,
     /// More directories a bot sees, read-only, under isolation (an interpreter
     /// outside the system directories, say).
     pub read_only: Vec<std::path::PathBuf>,
@@ -117,6 +119,7 @@ impl Default for Sandbox {
             file_size: 64 * MIB,
             open_files: 256,
             cpu_seconds: 3600,
+            cpu_millicores: 1000,
             read_only: Vec::new(),
             hidden: Vec::new(),
             uids: UidRange::default(),
@@ -166,6 +169,13 @@ impl Sandbox {
     /// namespaces, `setpriv`).
     pub fn check(&self) -> Result<(), SandboxError> {
         self.check_limits()?;
+        // Once per program: what this machine's cgroups cannot promise.
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            for missing in CgroupSupport::not_promised(CgroupSupport::probe().as_ref()) {
+                tracing::warn!("on this machine {missing}; see docs/security.md, \"CPU\"");
+            }
+        });
         if self.level == Level::None {
             return Ok(());
         }
@@ -262,6 +272,13 @@ pub struct SandboxArgs {
     /// CPU seconds per bot process, a backstop to the clock.
     #[arg(long, value_name = "SECONDS", default_value_t = Sandbox::default().cpu_seconds, value_parser = |s: &str| number_in(s, 1u64, 86_400))]
     pub bot_cpu: u64,
+    /// The CPU a bot may use while it is to act, in cores (`1`, `0.5`, `2`): a
+    /// cap on its whole process tree, however many processes it starts (needs
+    /// cgroups). A bot not to act is frozen and uses none. Run no more games at
+    /// once than the machine has cores for their acting seats: see
+    /// docs/security.md, "CPU".
+    #[arg(long, value_name = "CORES", default_value = "1", value_parser = parse_cores)]
+    pub bot_cores: u64,
     /// A directory isolated bots may read (repeatable), e.g. an interpreter installed
     /// outside /usr. The folder of each file or folder your own bot's command
     /// names is shown anyway (never /proc, /sys, /dev or /run); an uploaded bot
@@ -312,6 +329,7 @@ impl SandboxArgs {
             file_size: mib(self.bot_file_size),
             open_files: self.bot_open_files,
             cpu_seconds: self.bot_cpu,
+            cpu_millicores: self.bot_cores,
             read_only,
             hidden: Vec::new(),
             uids: self.uids,
@@ -319,6 +337,65 @@ impl SandboxArgs {
             env: Vec::new(),
         })
     }
+}
+
+/// The most cores `--bot-cores` takes.
+pub const MAX_BOT_CORES: u64 = 1024;
+
+/// Reads `--bot-cores`: a positive number of cores with at most three decimals
+/// (`1`, `0.5`, `2.25`), in thousandths of a core.
+///
+/// # Errors
+/// Not such a number, 0, or more than [`MAX_BOT_CORES`].
+pub fn parse_cores(text: &str) -> Result<u64, String> {
+    let bad = || format!("{text:?} is not a number of cores such as 1, 0.5 or 2");
+    let (whole, frac) = text.trim().split_once('.').unwrap_or((text.trim(), ""));
+    if whole.is_empty() && frac.is_empty() || frac.len() > 3 {
+        return Err(bad());
+    }
+    let digits = |d: &str| d.chars().all(|c| c.is_ascii_digit());
+    if !digits(whole) || !digits(frac) {
+        return Err(bad());
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| bad())?
+    };
+    let frac: u64 = format!("{frac:0<3}").parse().map_err(|_| bad())?;
+    if whole > MAX_BOT_CORES || whole == MAX_BOT_CORES && frac > 0 {
+        return Err(format!("{text} cores is more than {MAX_BOT_CORES}"));
+    }
+    let milli = whole * 1000 + frac;
+    if milli < 10 {
+        return Err(format!("{text} cores would starve every bot; give at least 0.01"));
+    }
+    Ok(milli)
+}
+
+/// How many games may run at once so that every seat to act has its share of
+/// a core: `cores` of the machine, each game asking `acting` seats at once, each
+/// taking `millicores`. At least one.
+pub fn games_with_cores(cores: usize, acting: usize, millicores: u64) -> usize {
+    let per_game = (acting.max(1) as u64).saturating_mul(millicores.max(1));
+    ((cores as u64).saturating_mul(1000) / per_game).max(1) as usize
+}
+
+/// A warning when `concurrency` games at once, each asking `acting` seats at
+/// once with `millicores` each, need more cores than this machine has: the
+/// seats to act would share cores, and their clocks would run while they wait.
+pub fn concurrency_warning(concurrency: usize, acting: usize, millicores: u64) -> Option<String> {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let fits = games_with_cores(cores, acting, millicores);
+    (concurrency > fits).then(|| {
+        format!(
+            "--concurrency {concurrency} runs up to {} seats to act at once, {} cores each, on {cores} cores: \
+             they would share cores and lose time on their clocks; at most {fits} games at once give each its share \
+             (lower --concurrency or --bot-cores)",
+            concurrency * acting.max(1),
+            millicores as f64 / 1000.0,
+        )
+    })
 }
 
 /// Reads `--bot-env` values, `N:KEY=VALUE`, into (bot number, key, value).
@@ -386,6 +463,7 @@ mod tests {
             bot_file_size: 2,
             bot_open_files: 5,
             bot_cpu: 7,
+            bot_cores: 500,
             read_only: vec![],
             uids: UidRange::default(),
         };
@@ -395,6 +473,7 @@ mod tests {
             (s.memory, s.processes, s.file_size, s.open_files, s.cpu_seconds),
             (10 * MIB, 3, 2 * MIB, 5, 7)
         );
+        assert_eq!(s.cpu_millicores, 500);
         let zero = SandboxArgs {
             bot_cpu: 0,
             ..args.clone()
@@ -412,6 +491,51 @@ mod tests {
         );
         assert_eq!("isolated".parse::<Level>().unwrap(), Level::Isolated);
         assert!("strict".parse::<Level>().unwrap_err().contains("neither"));
+    }
+
+    #[test]
+    fn cores_parse_to_thousandths_and_bad_ones_say_why() {
+        for (text, milli) in [
+            ("1", 1000),
+            ("0.5", 500),
+            ("2.25", 2250),
+            (".75", 750),
+            ("0.01", 10),
+            ("1024", 1_024_000),
+        ] {
+            assert_eq!(parse_cores(text), Ok(milli), "{text}");
+        }
+        for (bad, says) in [
+            ("", "not a number"),
+            ("one", "not a number"),
+            ("1.2345", "not a number"),
+            ("-1", "not a number"),
+            ("1e3", "not a number"),
+            ("0", "starve"),
+            ("0.001", "starve"),
+            ("1024.5", "more than"),
+            ("99999999999999999999", "not a number"),
+        ] {
+            let e = parse_cores(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn games_at_once_leave_each_seat_to_act_its_share() {
+        // Two cores: two turn-based games at a core each, one game of two
+        // seats deciding at once, four at half a core.
+        assert_eq!(games_with_cores(2, 1, 1000), 2);
+        assert_eq!(games_with_cores(2, 2, 1000), 1);
+        assert_eq!(games_with_cores(2, 1, 500), 4);
+        // Never fewer than one: a single game runs, however large its share.
+        assert_eq!(games_with_cores(1, 4, 2000), 1);
+        assert!(concurrency_warning(1, 1, 10).is_none());
+        let w = concurrency_warning(100_000, 2, 1000).unwrap();
+        assert!(
+            w.contains("--concurrency 100000") && w.contains("200000 seats"),
+            "{w}"
+        );
     }
 
     #[test]

@@ -413,6 +413,22 @@ impl TextSession {
         self.transport.cpu_used()
     }
 
+    /// Freezes the bot's whole tree until something is next asked of it (it is
+    /// not to act); whether this call froze it.
+    pub fn pause(&mut self) -> bool {
+        self.transport.pause()
+    }
+
+    /// After [`TextSession::pause`]: waits until the tree has stopped, or `until`.
+    pub fn wait_paused(&mut self, until: Instant) -> bool {
+        self.transport.wait_paused(until)
+    }
+
+    /// Thaws the bot now (it is to act next), ahead of its request.
+    pub fn resume(&mut self) {
+        self.transport.resume();
+    }
+
     /// Keeps now what the bot wrote to stderr so far.
     pub fn settle_stderr(&self) {
         self.transport.settle_stderr();
@@ -436,8 +452,10 @@ impl TextSession {
         self.outbox.push('\n');
     }
 
-    /// Writes what is queued before `deadline`.
+    /// Writes what is queued before `deadline`, thawing the bot first: whatever
+    /// is written now asks something of it (a move, a ready check, its end).
     fn flush(&mut self, deadline: Instant) -> Result<(), Fault> {
+        self.transport.resume();
         let result = self.transport.send(self.outbox.as_bytes(), deadline);
         self.outbox.clear();
         result.map_err(|e| match e {

@@ -105,6 +105,23 @@ pub trait LineTransport: Send {
         None
     }
 
+    /// Freezes the bot's whole process tree (it is not to act: it gets no CPU
+    /// until [`LineTransport::resume`]); returns whether this call froze it
+    /// (false: already frozen, or the machine cannot freeze). Nothing for
+    /// transports without a process.
+    fn pause(&mut self) -> bool {
+        false
+    }
+
+    /// After [`LineTransport::pause`]: waits until every process of the tree has
+    /// stopped, or `until`; whether it has.
+    fn wait_paused(&mut self, _until: Instant) -> bool {
+        false
+    }
+
+    /// Thaws a frozen tree (before anything is asked of it).
+    fn resume(&mut self) {}
+
     /// Sends what the bot writes to stderr from now on to `to` (a kept process gets
     /// each game's log and tail); nothing for transports without a stderr.
     fn set_stderr_log(&mut self, _to: StderrTo) {}

@@ -61,33 +61,14 @@ pub struct ChildProcess {
     _scratch: Option<sandbox::ScratchDir>,
     /// The user id it runs as (isolated, as root): free again after the child.
     _uid: Option<sandbox::SandboxUid>,
-    /// Its share of the machine's rotation gate: let go last, once the child and
-    /// everything it started are gone.
-    _pass: sandbox::Pass,
+    /// Its tree is frozen (it is not to act): thawed before anything is asked of it.
+    paused: bool,
 }
 
 /// The command and why it failed are private: they are the host's command line and
 /// its paths.
 fn spawn_fault(command: &str, why: impl std::fmt::Display) -> Fault {
     Fault::with_private(FaultKind::Spawn, "cannot start", format!(" {command:?}: {why}"))
-}
-
-/// The machine's rotation gate would not give a pass: this host's failure, so
-/// that no game is played (and no group reported) without one.
-pub(crate) fn gate_fault(e: sandbox::GateError) -> Fault {
-    Fault::new(
-        FaultKind::Spawn,
-        format!("{} a bot: {e}", crate::fault::HOST_FAILURE),
-    )
-}
-
-/// A new pass of the machine's rotation gate, for one process started alone
-/// (not from a [`crate::BotPool`]); the caller must hold no other.
-///
-/// # Errors
-/// A host-failure `spawn` fault if the gate cannot be used.
-pub fn machine_pass() -> Result<sandbox::Pass, Fault> {
-    sandbox::RotationGate::machine().enter().map_err(gate_fault)
 }
 
 /// A start that failed for a reason of this process's, not the bot's: out of
@@ -115,20 +96,16 @@ impl ChildProcess {
     /// # Errors
     /// [`FaultKind::Spawn`] if the command is empty, cannot be found or run, or the
     /// sandbox cannot be had.
-    ///
-    /// It holds a pass of the machine's rotation gate of its own; the caller must
-    /// hold none (see [`sandbox::RotationGate`]).
     pub fn spawn(
         command: &str,
         env: &[(String, String)],
         sandbox: &Sandbox,
         stderr_to: StderrTo,
     ) -> Result<ChildProcess, Fault> {
-        ChildProcess::spawn_in(command, env, sandbox, None, stderr_to, machine_pass()?)
+        ChildProcess::spawn_in(command, env, sandbox, None, stderr_to)
     }
 
-    /// [`ChildProcess::spawn`] in the bot's own folder ([`sandbox::Home`]),
-    /// holding `pass` until it is reaped with everything it started.
+    /// [`ChildProcess::spawn`] in the bot's own folder ([`sandbox::Home`]).
     ///
     /// # Errors
     /// As [`ChildProcess::spawn`].
@@ -138,7 +115,6 @@ impl ChildProcess {
         sandbox: &Sandbox,
         home: Option<&sandbox::Home>,
         stderr_to: StderrTo,
-        pass: sandbox::Pass,
     ) -> Result<ChildProcess, Fault> {
         let mut prepared =
             sandbox::prepare_in(command, env, sandbox, home).map_err(|e| spawn_fault(command, e))?;
@@ -208,7 +184,7 @@ impl ChildProcess {
             cgroup: prepared.cgroup,
             _scratch: prepared.scratch,
             _uid: prepared.uid,
-            _pass: pass,
+            paused: false,
         })
     }
 
@@ -417,6 +393,27 @@ impl LineTransport for ChildProcess {
         self.cgroup.as_ref()?.cpu_used()
     }
 
+    fn pause(&mut self) -> bool {
+        if self.paused {
+            return false;
+        }
+        self.paused = self.cgroup.as_ref().is_some_and(|c| c.set_frozen(true));
+        self.paused
+    }
+
+    fn wait_paused(&mut self, until: Instant) -> bool {
+        self.paused && self.cgroup.as_ref().is_some_and(|c| c.wait_frozen(until))
+    }
+
+    fn resume(&mut self) {
+        if self.paused {
+            self.paused = false;
+            if let Some(c) = &self.cgroup {
+                c.set_frozen(false);
+            }
+        }
+    }
+
     fn settle_stderr(&self) {
         ChildProcess::settle_stderr(self);
     }
@@ -435,6 +432,7 @@ impl LineTransport for ChildProcess {
 
 impl Drop for ChildProcess {
     fn drop(&mut self) {
+        self.resume();
         self.kill_group();
         let _ = self.child.kill();
         // Everything it started, wherever it went (its cgroup, if any, is removed

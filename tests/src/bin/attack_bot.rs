@@ -35,6 +35,13 @@
 //! namespace, io_uring, keyctl, userfaultfd, a Unix socket: escaped if any works),
 //! `uid` (says the user id it runs as), `fds --secret S` (escaped if a
 //! descriptor it holds leads to a file whose path holds S).
+//! `hog --ticks PATH` (at its first request, 16 helpers, each in a session of its
+//! own, compute for ever and append a byte to PATH every few milliseconds: what
+//! runs while its opponent thinks), `victim --ticks PATH` (at every request, reads
+//! PATH's length, computes about 20 ms, reads it again, and writes `TICKS n`:
+//! how far the hog's helpers got while it was to act), `wide --ms W` (at its
+//! first request, 4 helpers compute for W ms of wall time while it waits, then
+//! it writes `WIDE cpu_ms=C wall_ms=W`: the CPU its whole tree got).
 //! It names itself `attack-<attack>-<pid>`.
 
 use std::io::{BufRead, Read, Write};
@@ -282,6 +289,50 @@ fn attack(name: &str, args: &[String]) -> Vec<String> {
                 }
             }
             report(name, false, &format!("burned {seconds} s ({x})"));
+        }
+        "hog" => {
+            static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+            if STARTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                return Vec::new();
+            }
+            let ticks = values(args, "--ticks").pop().unwrap_or_default();
+            let me = std::env::current_exe().expect("its own program");
+            for _ in 0..16 {
+                let _ = Command::new(&me)
+                    .args(["--hog-helper", &ticks])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn();
+            }
+            report(name, false, "helpers started");
+        }
+        "wide" => {
+            let ms: u64 = values(args, "--ms")
+                .pop()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(500);
+            let me = std::env::current_exe().expect("its own program");
+            let mut helpers: Vec<_> = (0..4)
+                .filter_map(|_| {
+                    Command::new(&me)
+                        .args(["--wide-helper", &ms.to_string()])
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::null())
+                        .spawn()
+                        .ok()
+                })
+                .collect();
+            for h in &mut helpers {
+                let _ = h.wait();
+            }
+            let used = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+                .map(|u| {
+                    let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() * 1000 + tv.tv_usec() / 1000;
+                    t(u.user_time()) + t(u.system_time())
+                })
+                .unwrap_or(-1);
+            eprintln!("WIDE cpu_ms={used} wall_ms={ms} helpers={}", helpers.len());
         }
         _ => report(name, false, "unknown attack"),
     }
@@ -701,8 +752,47 @@ fn forbidden_calls() -> Vec<String> {
     out
 }
 
+/// A hog's helper: its own session (so its own scheduler group too), computing
+/// for ever and appending a byte to `ticks` every few milliseconds of work.
+fn hog_helper(ticks: &str) -> ! {
+    let _ = nix::unistd::setsid();
+    let mut x = 1u64;
+    loop {
+        for _ in 0..2_000_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        if let Ok(mut f) = std::fs::OpenOptions::new().append(true).create(true).open(ticks) {
+            let _ = f.write_all(&[b'0' + (x % 10) as u8]);
+        }
+    }
+}
+
+/// A wide bot's helper: computes for `ms` of wall time, then exits.
+fn wide_helper(ms: &str) {
+    let until = std::time::Instant::now() + Duration::from_millis(ms.parse().unwrap_or(500));
+    let mut x = 1u64;
+    while std::time::Instant::now() < until {
+        for _ in 0..10_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+    }
+    // Kept, so the loop is not optimised away.
+    std::hint::black_box(x);
+}
+
+/// Bytes in the hog's tick file now.
+fn ticks_now(path: &str) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(ticks) = values(&args, "--hog-helper").pop() {
+        hog_helper(&ticks);
+    }
+    if let Some(ms) = values(&args, "--wide-helper").pop() {
+        wide_helper(&ms);
+    }
     let mut memory = Memory::default();
     let mut clock = Clock::default();
     let name = values(&args, "--attack").pop().unwrap_or_default();
@@ -746,6 +836,17 @@ fn main() {
                     relay.request(obs);
                     // A legal think time: games long enough for words to cross.
                     std::thread::sleep(Duration::from_millis(3));
+                } else if name == "victim" {
+                    let ticks = values(&args, "--ticks").pop().unwrap_or_default();
+                    let before = ticks_now(&ticks);
+                    let mut x = 1u64;
+                    let until = std::time::Instant::now() + Duration::from_millis(20);
+                    while std::time::Instant::now() < until {
+                        for _ in 0..10_000 {
+                            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        }
+                    }
+                    eprintln!("TICKS {} ({})", ticks_now(&ticks) - before, x % 2);
                 } else if !attacked_this_game {
                     attacked_this_game = true;
                     for info in attack(&name, &args) {

@@ -157,6 +157,14 @@ pub(crate) struct GameArgs {
     /// that keeps state between games carries it over.
     #[arg(long)]
     pub(crate) fresh_bots: bool,
+    /// The bot processes are your own programs: play their groups mirrored (the
+    /// same dice with the seats rotated) even at `--sandbox isolated`. Without
+    /// it, isolated bots' groups deal every game its own seed, since on one
+    /// machine a process can leave word for the next rotation in state the
+    /// kernel keeps (its page cache); at `--sandbox none` bots are your own
+    /// anyway. See docs/security.md, "Mirrored groups".
+    #[arg(long)]
+    pub(crate) trusted_bots: bool,
     #[command(flatten)]
     pub(crate) sandbox: SandboxArgs,
 }
@@ -167,6 +175,18 @@ impl GameArgs {
     pub(crate) fn sandbox(&self, db: Option<&str>) -> anyhow::Result<Sandbox> {
         let mut sandbox = self.sandbox.sandbox(Level::None).map_err(anyhow::Error::msg)?;
         sandbox.check()?;
+        if let Ok(info) = engine::game_info(&self.game) {
+            let acting = if info.nature.simultaneous {
+                info.default_seats
+            } else {
+                1
+            };
+            if let Some(w) =
+                referee::sandbox::concurrency_warning(self.concurrency, acting, sandbox.cpu_millicores)
+            {
+                tracing::warn!("{w}");
+            }
+        }
         if let Some(dir) = &self.log_dir {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
         }

@@ -70,6 +70,7 @@ pub(crate) fn run(a: SprtArgs) -> anyhow::Result<ExitCode> {
         log_dir: a.game.log_dir.clone(),
         fresh_bots: a.game.fresh_bots,
         independent_seeds: a.independent_seeds,
+        trusted_bots: a.game.trusted_bots,
         stop: Some(stop),
     };
     let report = ladder::local::sprt::run(&cfg, sprt_progress())?;

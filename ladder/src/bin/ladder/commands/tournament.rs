@@ -72,6 +72,7 @@ pub(crate) fn run(a: TournamentArgs) -> anyhow::Result<ExitCode> {
         log_dir: a.game.log_dir.clone(),
         fresh_bots: a.game.fresh_bots,
         sandbox: a.game.sandbox(a.db.as_deref())?,
+        trusted_bots: a.game.trusted_bots,
         stop: Some(referee::progress::stop_on_ctrl_c("games").map_err(anyhow::Error::msg)?),
     };
     let mut progress: Option<referee::progress::Progress> = None;

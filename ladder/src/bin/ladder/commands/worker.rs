@@ -199,6 +199,12 @@ fn worker_sandbox(a: &WorkerArgs) -> anyhow::Result<referee::sandbox::Sandbox> {
         }
         Err(e) => return Err(e.into()),
     }
+    // A task plays one game at a time; most games ask one seat at a time (a
+    // game whose seats decide at once asks more, and gets less than a core each
+    // where this warns already).
+    if let Some(w) = referee::sandbox::concurrency_warning(a.concurrency, 1, sandbox.cpu_millicores) {
+        tracing::warn!("{w}");
+    }
     Ok(sandbox)
 }
 
