@@ -2309,11 +2309,14 @@ async fn a_slow_bot_never_outlives_its_lease_nor_sees_its_group_dealt_twice() {
             slow_moves * 100
         );
         for r in &records {
-            let group = r.pairing.unwrap().group;
+            // A process's group is dealt a seed per rotation (played whole on
+            // one kernel), each from the group's first deal.
+            let p = r.pairing.unwrap();
             assert_eq!(
                 r.seed,
-                engine::group_seed(5, group),
-                "{kind}: group {group} was recorded from a second deal"
+                engine::rotation_seed(engine::group_seed(5, p.group), p.rotation as u64),
+                "{kind}: group {} was recorded from a second deal",
+                p.group
             );
             assert!(r.faults.is_empty(), "{kind}: {:?}", r.faults);
         }

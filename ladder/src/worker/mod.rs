@@ -166,16 +166,29 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> Resul
     let reported = Arc::new(AtomicU64::new(0));
     let claimed = Arc::new(AtomicU64::new(0));
     let holdings = Arc::new(Holdings::default());
+    // Builds and checks run on a task of their own, never between a task's
+    // batches: a build that never ends (its limit is 10 minutes) holds no game.
+    let builds_idle = Arc::new(std::sync::atomic::AtomicBool::new(
+        cfg.uploads.runtimes.is_empty(),
+    ));
+    let builder = (!cfg.uploads.runtimes.is_empty()).then(|| {
+        let (cfg, cache, holdings, idle) =
+            (cfg.clone(), cache.clone(), holdings.clone(), builds_idle.clone());
+        tokio::spawn(async move { build_loop(&cfg, &cache, &holdings, &idle).await })
+    });
     let mut tasks = tokio::task::JoinSet::new();
     for k in 0..cfg.concurrency.max(1) {
-        let (cfg, reported, claimed, cache, holdings) = (
+        let (cfg, reported, claimed, cache, holdings, builds_idle) = (
             cfg.clone(),
             reported.clone(),
             claimed.clone(),
             cache.clone(),
             holdings.clone(),
+            builds_idle.clone(),
         );
-        tasks.spawn(async move { work_loop(k, &cfg, &cache, &reported, &claimed, &holdings).await });
+        tasks.spawn(
+            async move { work_loop(k, &cfg, &cache, &reported, &claimed, &holdings, &builds_idle).await },
+        );
     }
     // On its own task, stopped when the work ends.
     let shown = cfg.progress.then(|| {
@@ -191,6 +204,11 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()>) -> Resul
     let finished = supervise(&mut tasks, shutdown, &holdings, cfg.stop_within).await;
     holdings.stop();
     tasks.abort_all();
+    if let Some(builder) = builder {
+        // Stopping, it gives its build's lease back with the rest, below.
+        builder.abort();
+        let _ = builder.await;
+    }
     let given = holdings.give_back(&cfg).await;
     if given != holdings::GivenBack::default() {
         tracing::info!(
@@ -309,6 +327,49 @@ const RETRY_MOST: Duration = Duration::from_secs(10);
 /// the first task builds an author's version.
 const GROWING: Duration = Duration::from_secs(2);
 
+/// The worker's builds: authors' new versions built and checked one after
+/// another, each contained and capped like a bot (`--bot-cores`), on a task of
+/// their own. `idle` says that the last look found nothing to build (the play
+/// tasks' "idle" waits for it).
+async fn build_loop(
+    cfg: &WorkerConfig,
+    cache: &Arc<artifacts::ArtifactCache>,
+    holdings: &Holdings,
+    idle: &std::sync::atomic::AtomicBool,
+) {
+    let mut client = None;
+    let mut backoff = Backoff::new(RETRY_FIRST, RETRY_MOST);
+    while !holdings.stopping() {
+        let c = match Api::held(&mut client, cfg).await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!("cannot reach {} to build: {e}; retrying", cfg.server);
+                holdings.nap(backoff.next_wait()).await;
+                continue;
+            }
+        };
+        match prep::prep_once(c, cfg, cache, holdings).await {
+            Ok(true) => {
+                backoff.reset();
+                idle.store(false, Ordering::Relaxed);
+            }
+            Ok(false) => {
+                backoff.reset();
+                idle.store(true, Ordering::Relaxed);
+                holdings.nap(BUILD_LOOK).await;
+            }
+            Err(e) => {
+                tracing::warn!("cannot build and check: {e}; retrying");
+                client = None;
+                holdings.nap(backoff.next_wait()).await;
+            }
+        }
+    }
+}
+
+/// How often the build task asks for a version to build when there was none.
+const BUILD_LOOK: Duration = Duration::from_millis(500);
+
 async fn work_loop(
     k: usize,
     cfg: &WorkerConfig,
@@ -316,6 +377,7 @@ async fn work_loop(
     reported: &AtomicU64,
     claimed: &AtomicU64,
     holdings: &Holdings,
+    builds_idle: &std::sync::atomic::AtomicBool,
 ) -> Result<(), WorkerError> {
     let mut task = Task {
         cfg,
@@ -328,7 +390,6 @@ async fn work_loop(
         batch: cfg.batch.clamp(1, crate::app::MAX_BATCH) as u64,
         backoff: Backoff::new(RETRY_FIRST, RETRY_MOST),
     };
-    let mut just_built = false;
     loop {
         if holdings.stopping() {
             return Ok(());
@@ -337,15 +398,13 @@ async fn work_loop(
         if want == 0 {
             return Ok(());
         }
-        // This call leases without building first: the last one built.
-        let build_skipped = k == 0 && just_built;
-        let builder = (k == 0).then_some(&mut just_built);
-        let Some(leased) = task.lease(want, Patience::UntilLeased, builder).await? else {
+        let Some(leased) = task.lease(want, Patience::UntilLeased).await? else {
             continue;
         };
         holdings.leased(&leased.groups);
         if leased.groups.is_empty() {
-            if !task.wait_for_work(&leased, build_skipped).await {
+            let builds_idle = builds_idle.load(Ordering::Relaxed);
+            if !task.wait_for_work(&leased, builds_idle).await {
                 return Ok(());
             }
             continue;
@@ -374,33 +433,21 @@ struct Task<'a> {
 
 impl Task<'_> {
     /// Asks the server for up to `want` groups (claimed already; what is not leased
-    /// is given back to `claimed`). `None`: no answer (with [`Patience::Once`]), or
-    /// a build took the turn (ask again). `builder`, for the task that also builds
-    /// authors' versions: whether its last call built one (then this one leases
-    /// first), set when this one does.
+    /// is given back to `claimed`). `None`: no answer (with [`Patience::Once`]).
     ///
     /// # Errors
     /// A token or certificate the server refuses.
-    async fn lease(
-        &mut self,
-        want: u64,
-        patience: Patience,
-        mut builder: Option<&mut bool>,
-    ) -> Result<Option<LeasedGroups>, WorkerError> {
+    async fn lease(&mut self, want: u64, patience: Patience) -> Result<Option<LeasedGroups>, WorkerError> {
         loop {
             if self.holdings.stopping() {
                 self.unclaim(want, 0);
                 return Ok(None);
             }
-            match self.try_lease(want, patience, builder.as_deref_mut()).await? {
+            match self.try_lease(want).await? {
                 Tried::Leased(r) => {
                     self.backoff.reset();
                     self.unclaim(want, r.groups.len() as u64);
                     return Ok(Some(r));
-                }
-                Tried::Built => {
-                    self.unclaim(want, 0);
-                    return Ok(None);
                 }
                 Tried::Failed if patience == Patience::Once => {
                     self.unclaim(want, 0);
@@ -411,16 +458,17 @@ impl Task<'_> {
         }
     }
 
-    /// After a lease that got no group: waits as the server asked, or not at
-    /// all when a build was skipped for it (on to the next build). Whether to
+    /// After a lease that got no group: waits as the server asked. Whether to
     /// go on: not when idle with `exit_when_idle`, idle meaning nothing left
     /// anywhere (a group another worker holds may still come back when its
-    /// lease runs out).
-    async fn wait_for_work(&self, leased: &LeasedGroups, build_skipped: bool) -> bool {
-        if build_skipped {
-            return true;
-        }
-        if self.cfg.exit_when_idle && !leased.groups_in_progress && leased.retry_after.is_none() {
+    /// lease runs out) and nothing to build (`builds_idle`: a version being
+    /// built may bring groups).
+    async fn wait_for_work(&self, leased: &LeasedGroups, builds_idle: bool) -> bool {
+        if self.cfg.exit_when_idle
+            && builds_idle
+            && !leased.groups_in_progress
+            && leased.retry_after.is_none()
+        {
             return false;
         }
         self.player.rest();
@@ -456,18 +504,11 @@ impl Task<'_> {
         }
     }
 
-    /// One try at [`Task::lease`]: connects if need be, builds and checks an
-    /// author's version first if it is this task's turn (`builder`), then
-    /// leases.
+    /// One try at [`Task::lease`]: connects if need be, then leases.
     ///
     /// # Errors
     /// A token or certificate the server refuses.
-    async fn try_lease(
-        &mut self,
-        want: u64,
-        patience: Patience,
-        builder: Option<&mut bool>,
-    ) -> Result<Tried, WorkerError> {
+    async fn try_lease(&mut self, want: u64) -> Result<Tried, WorkerError> {
         let cfg = self.cfg;
         let c = match Api::held(&mut self.client, cfg).await {
             Ok(c) => c,
@@ -477,28 +518,6 @@ impl Task<'_> {
                 return Ok(Tried::Failed);
             }
         };
-        // The first task also builds and checks authors' new versions, one
-        // between two batches: a version waits for at most one batch of games,
-        // and a queue of builds (one author's flood, say) holds back the games
-        // of the versions already built by no more than half.
-        if let Some(just_built) = builder
-            && patience == Patience::UntilLeased
-            && !cfg.uploads.runtimes.is_empty()
-            && !std::mem::take(just_built)
-        {
-            match prep::prep_once(c, cfg, self.cache, self.holdings).await {
-                Ok(true) => {
-                    *just_built = true;
-                    return Ok(Tried::Built);
-                }
-                Ok(false) => {}
-                Err(e) => {
-                    tracing::warn!("cannot build and check: {e}; retrying");
-                    self.client = None;
-                    return Ok(Tried::Failed);
-                }
-            }
-        }
         match c.lease_groups(want, &cfg.uploads.runtimes).await {
             Ok(leased) => Ok(Tried::Leased(leased)),
             Err(CallError::Token(why)) => Err(WorkerError::Token(format!("the server refuses it: {why}"))),
@@ -536,7 +555,7 @@ impl Task<'_> {
             if want == 0 {
                 break;
             }
-            let more = match self.lease(want, Patience::Once, None).await? {
+            let more = match self.lease(want, Patience::Once).await? {
                 Some(more) if !more.groups.is_empty() => more,
                 _ => break,
             };
@@ -602,8 +621,6 @@ impl Task<'_> {
 enum Tried {
     /// The server's answer.
     Leased(LeasedGroups),
-    /// A build and check took the turn: ask again.
-    Built,
     /// The server could not be reached, or failed: try again after a nap
     /// (with [`Patience::UntilLeased`]).
     Failed,
