@@ -640,8 +640,17 @@ fn an_isolated_bot_reaches_no_network_not_even_loopback() {
 fn a_file_left_in_one_game_is_gone_in_the_next_process() {
     for level in levels("remember") {
         let dir = Scratch::new(&format!("remember-{level}"));
-        // One mirrored group: each rotation's attacker is a new process.
-        let run = attack("ur", &dir, "match", level, "remember", &["--games", "2"], &[]);
+        // Each game's attacker is a new process (isolated, the two games are
+        // dealt apart and a kept process would simply remember).
+        let run = attack(
+            "ur",
+            &dir,
+            "match",
+            level,
+            "remember",
+            &["--games", "2", "--fresh-bots"],
+            &[],
+        );
         honest_unaffected(&run);
         assert_eq!(run.records.len(), 2);
         let reports = run.reports_of("remember");
