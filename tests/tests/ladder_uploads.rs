@@ -911,3 +911,131 @@ fn an_honest_authors_upload_is_built_soon_beside_a_flooding_author() {
         started.elapsed()
     );
 }
+
+/// Games recorded in competition `name`, as its page's JSON says.
+fn games_of(server: &LadderServer, name: &str) -> i64 {
+    let (status, body) = astragal_tests::http_get(server.web, &format!("/competitions/{name}.json"));
+    assert_eq!(status, 200, "{body}");
+    let page: serde_json::Value = serde_json::from_str(&body).unwrap();
+    page["games"].as_i64().unwrap_or(-1)
+}
+
+/// Whether a process whose command line is exactly `words` lives on this machine.
+fn process_alive(words: &[&str]) -> bool {
+    let wanted: Vec<u8> = words.iter().flat_map(|w| w.bytes().chain([0])).collect();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted))
+}
+
+/// Attack (issue 76): an author's build that never ends — a daemon in a
+/// session of its own, and a shell that ignores TERM. Before, a worker built
+/// between one task's batches (and a build held the machine's rotation gate):
+/// at `--concurrency 1` it played no game until the build's limit, 10 minutes
+/// by default. Now builds run on a task of their own: games go on while it
+/// runs, and at its limit (`ladder serve --build-seconds`) its whole tree is
+/// killed and the version ends `build-failed`.
+#[test]
+fn a_build_that_never_ends_holds_back_no_game_and_dies_whole_at_its_limit() {
+    if let Err(e) = Sandbox::at(Level::Isolated).check() {
+        astragal_tests::skipped("endless build", &e.to_string());
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path();
+    let server = LadderServer::start(
+        &root.join("ladder.db").to_string_lossy(),
+        ADMIN_TOKEN,
+        &["--build-seconds", "20"],
+    );
+    let url = server.url.clone();
+    let worker_token = admin(&url, &["add-worker", "w1"]).trim().to_owned();
+    let mallory = root.join("mallory.token");
+    std::fs::write(&mallory, admin(&url, &["add-author", "mallory"])).unwrap();
+    // A number no other process on the machine sleeps for.
+    let naps = format!("{}", 100_000 + std::process::id() % 100_000);
+    let endless = folder(
+        root,
+        "endless",
+        "name = \"endless\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"python3 bot.py\"\nbuild = \"sh build.sh\"\n",
+        &[
+            ("bot.py", &starter()),
+            (
+                "build.sh",
+                &format!("(setsid sleep {naps} &)\ntrap '' TERM\nexec sleep {naps}\n"),
+            ),
+        ],
+    );
+    let o = ladder(
+        &[
+            "submit",
+            "--server",
+            &url,
+            "--token-file",
+            &mallory.to_string_lossy(),
+            &endless.to_string_lossy(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    admin(&url, &["register-bot", "rnd1", "ur", "builtin:random"]);
+    admin(&url, &["register-bot", "rnd2", "ur", "builtin:random"]);
+    admin(&url, &["open", "main", "--game", "ur", "--movetime", "2000"]);
+    let _worker = Reaped(
+        Command::new(binary("ladder"))
+            .args([
+                "worker",
+                "--server",
+                &url,
+                "--sandbox",
+                "isolated",
+                "--concurrency",
+                "1",
+                "--runtimes",
+                "python3",
+            ])
+            .arg("--cache-dir")
+            .arg(root.join("cache"))
+            .env("ASTRAGAL_WORKER_TOKEN", &worker_token)
+            .current_dir(workspace_root())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // While the build runs (its sleeper alive), the worker's one task plays.
+    let mut seen_building = false;
+    loop {
+        let mine = statuses(&url, &mallory);
+        let (_, status, line) = status_of(&mine, "endless");
+        let games = games_of(&server, "main");
+        let building = status == "building" && process_alive(&["sleep", &naps]);
+        seen_building |= building;
+        if building && games >= 20 {
+            break;
+        }
+        assert!(
+            status == "building",
+            "the build ended ({line}) with {games} games played while it ran"
+        );
+        // Looked at again a little later: the counts are the events waited for.
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(seen_building);
+    // At its limit the build is killed, its daemon too, and its version fails.
+    let line = loop {
+        let mine = statuses(&url, &mallory);
+        let (_, status, line) = status_of(&mine, "endless");
+        if status != "building" {
+            break line.clone();
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(line.contains("build-failed"), "{line}");
+    assert!(
+        !process_alive(&["sleep", &naps]),
+        "the build's daemon outlived its build ({line})"
+    );
+}

@@ -137,6 +137,13 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = ladder::app::VERSIONS_PER_DAY, value_name = "N",
           value_parser = |s: &str| number_in(s, 1u32, 1_000_000))]
     pub(crate) max_versions_per_day: u32,
+    /// The wall time an author's build may take on a worker before it is killed,
+    /// its whole tree, and its version ends `build-failed`. A build runs on a
+    /// task of the worker's own, capped at the worker's `--bot-cores`, so a long
+    /// one holds back no game.
+    #[arg(long, default_value_t = ladder::app::UploadConfig::default().build_seconds, value_name = "SECONDS",
+          value_parser = |s: &str| number_in(s, 5u32, 86_400))]
+    pub(crate) build_seconds: u32,
     /// MiB of files the store keeps for one author: every version's upload and
     /// built folder, each file once, for as long as the ladder lasts (so that any
     /// game can be played again with the bot that played it). Past it an upload
@@ -305,6 +312,7 @@ pub(crate) fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                     None => None,
                 },
                 author_log_bytes: a.author_log_kib * 1024,
+                build_seconds: a.build_seconds,
                 challenge_games_per_day: a.challenge_games_per_day,
                 challenge_share: a.challenge_share,
                 versions_per_day: a.max_versions_per_day,
