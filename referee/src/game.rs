@@ -81,9 +81,7 @@ pub fn play_game_logged(
         // request takes to write, and this way both happen at once. Only while a core
         // is to spare: when every core is busy, the extra wake-up is pure cost.
         if in_play.core_to_spare() {
-            let next = game.to_act();
-            run.hand_cpu(next);
-            run.send_events_early(next);
+            run.send_events_early(game.to_act());
         }
     }
     let play_us = play_start.elapsed().as_micros() as u64;
@@ -200,27 +198,26 @@ impl GameRun {
         });
     }
 
-    /// Gives the CPU to the seats to act: every other bot process is frozen, its
-    /// whole tree, and is seen to have stopped before anyone is asked (so a seat
-    /// that answered cannot think, or run helpers, on its opponent's time); the
-    /// seats to act are thawed. A seat already in the state it needs costs
-    /// nothing.
+    /// Before anyone is asked: every bot process not to act is frozen, its whole
+    /// tree, and seen to have stopped (so a seat that answered cannot think, or
+    /// run helpers, on its opponent's time). A text session freezes its bot as
+    /// soon as it replies, so the tree stops while the referee works, and thaws
+    /// it after writing its next request (one wake-up, with the request there).
+    /// A seat already in the state it needs costs nothing.
     fn hand_cpu(&mut self, to_act: SeatSet) {
         let until = Instant::now() + FREEZE_WAIT;
-        let mut frozen = SeatSet::EMPTY;
         for (seat, p) in self.players.iter_mut().enumerate() {
             if let Some(p) = p.as_mut()
                 && !to_act.contains(seat)
-                && p.pause()
             {
-                frozen = frozen.with(seat);
+                p.pause();
             }
         }
         for (seat, p) in self.players.iter_mut().enumerate() {
-            let Some(p) = p.as_mut() else { continue };
-            if to_act.contains(seat) {
-                p.resume();
-            } else if frozen.contains(seat) && !p.wait_paused(until) {
+            if let Some(p) = p.as_mut()
+                && !to_act.contains(seat)
+                && !p.wait_paused(until)
+            {
                 tracing::warn!(
                     seat,
                     "a bot's processes were not all frozen within {FREEZE_WAIT:?}"

@@ -250,11 +250,12 @@ impl Player {
         }
     }
 
-    /// After [`Player::pause`]: waits until the tree has stopped, or `until`.
+    /// Waits until a frozen tree has stopped, or `until`; false only if it is
+    /// frozen and has not stopped by then.
     pub fn wait_paused(&mut self, until: Instant) -> bool {
         match &mut self.kind {
             Kind::Text(session) => session.wait_paused(until),
-            _ => false,
+            _ => true,
         }
     }
 

@@ -279,9 +279,14 @@ impl TextSession {
             match self.take_message(&mut asked.lines_left)? {
                 None => return Ok(None),
                 Some(FromBot::Move { id, mv }) if id == asked.id => {
+                    // Frozen from its reply (its elapsed time is taken first):
+                    // the tree stops while the referee works, and is thawed
+                    // with its next request.
+                    let elapsed = asked.start.elapsed();
+                    self.transport.pause();
                     return Ok(Some(Reply {
                         mv,
-                        elapsed: asked.start.elapsed(),
+                        elapsed,
                         info: std::mem::take(&mut self.info),
                     }));
                 }
@@ -452,11 +457,13 @@ impl TextSession {
         self.outbox.push('\n');
     }
 
-    /// Writes what is queued before `deadline`, thawing the bot first: whatever
-    /// is written now asks something of it (a move, a ready check, its end).
+    /// Writes what is queued before `deadline`, then thaws the bot: whatever is
+    /// written now asks something of it (a move, a ready check, its end).
+    /// Thawed after the write, a bot asleep in its read wakes once, with its
+    /// request there (a transport thaws it sooner if its input is full).
     fn flush(&mut self, deadline: Instant) -> Result<(), Fault> {
-        self.transport.resume();
         let result = self.transport.send(self.outbox.as_bytes(), deadline);
+        self.transport.resume();
         self.outbox.clear();
         result.map_err(|e| match e {
             SendError::Timeout => Fault::new(FaultKind::Stall, "the bot does not read its input"),

@@ -113,10 +113,10 @@ pub trait LineTransport: Send {
         false
     }
 
-    /// After [`LineTransport::pause`]: waits until every process of the tree has
-    /// stopped, or `until`; whether it has.
+    /// Waits until every process of a frozen tree has stopped, or `until`;
+    /// false only if it is frozen and has not stopped by then.
     fn wait_paused(&mut self, _until: Instant) -> bool {
-        false
+        true
     }
 
     /// Thaws a frozen tree (before anything is asked of it).

@@ -63,6 +63,8 @@ pub struct ChildProcess {
     _uid: Option<sandbox::SandboxUid>,
     /// Its tree is frozen (it is not to act): thawed before anything is asked of it.
     paused: bool,
+    /// Since it was last frozen, every process of the tree has been seen stopped.
+    seen_frozen: bool,
 }
 
 /// The command and why it failed are private: they are the host's command line and
@@ -185,6 +187,7 @@ impl ChildProcess {
             _scratch: prepared.scratch,
             _uid: prepared.uid,
             paused: false,
+            seen_frozen: false,
         })
     }
 
@@ -238,6 +241,10 @@ impl LineTransport for ChildProcess {
             match stdin.write(rest) {
                 Ok(0) => return Err(SendError::Closed("the bot closed its input".into())),
                 Ok(n) => rest = &rest[n..],
+                Err(e) if e.kind() == ErrorKind::WouldBlock && self.paused => {
+                    // A full pipe: the bot must read it, so it runs now.
+                    self.resume();
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {
                     let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLOUT)];
                     match poll(&mut fds, poll_timeout(deadline)) {
@@ -398,11 +405,16 @@ impl LineTransport for ChildProcess {
             return false;
         }
         self.paused = self.cgroup.as_ref().is_some_and(|c| c.set_frozen(true));
+        self.seen_frozen = false;
         self.paused
     }
 
     fn wait_paused(&mut self, until: Instant) -> bool {
-        self.paused && self.cgroup.as_ref().is_some_and(|c| c.wait_frozen(until))
+        if !self.paused || self.seen_frozen {
+            return true;
+        }
+        self.seen_frozen = self.cgroup.as_ref().is_some_and(|c| c.wait_frozen(until));
+        self.seen_frozen
     }
 
     fn resume(&mut self) {

@@ -38,7 +38,7 @@
 //! `hog --ticks PATH` (at its first request, 16 helpers, each in a session of its
 //! own, compute for ever and append a byte to PATH every few milliseconds: what
 //! runs while its opponent thinks), `victim --ticks PATH` (at every request, reads
-//! PATH's length, computes about 20 ms, reads it again, and writes `TICKS n`:
+//! PATH's length, computes about 20 ms (`--work-ms`), reads it again, and writes `TICKS n`:
 //! how far the hog's helpers got while it was to act), `wide --ms W` (at its
 //! first request, 4 helpers compute for W ms of wall time while it waits, then
 //! it writes `WIDE cpu_ms=C wall_ms=W`: the CPU its whole tree got).
@@ -840,7 +840,11 @@ fn main() {
                     let ticks = values(&args, "--ticks").pop().unwrap_or_default();
                     let before = ticks_now(&ticks);
                     let mut x = 1u64;
-                    let until = std::time::Instant::now() + Duration::from_millis(20);
+                    let work: u64 = values(&args, "--work-ms")
+                        .pop()
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or(20);
+                    let until = std::time::Instant::now() + Duration::from_millis(work);
                     while std::time::Instant::now() < until {
                         for _ in 0..10_000 {
                             x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
