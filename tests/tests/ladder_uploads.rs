@@ -17,6 +17,14 @@ use std::time::{Duration, Instant};
 
 const ADMIN_TOKEN: &str = "admin-secret-uploads-0123";
 
+/// Whether `--sandbox isolated` works here; if not, says why `test` is skipped.
+fn isolation(test: &str) -> bool {
+    match Sandbox::at(Level::Isolated).check() {
+        Ok(()) => true,
+        Err(e) => astragal_tests::skipped(test, &e.to_string()),
+    }
+}
+
 fn admin(url: &str, args: &[&str]) -> String {
     ladder_admin(url, ADMIN_TOKEN, args)
 }
@@ -94,8 +102,7 @@ fn status_of<'a>(all: &'a [(String, String, String)], name: &str) -> &'a (String
 
 #[test]
 fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
-    if let Err(e) = Sandbox::at(Level::Isolated).check() {
-        astragal_tests::skipped("ladder_uploads", &e.to_string());
+    if !isolation("ladder_uploads") {
         return;
     }
     let node = ["/usr/bin/node", "/usr/local/bin/node"]
@@ -600,8 +607,7 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
 /// checks the other army's dice as revealed after its rerolls.)
 #[test]
 fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
-    if let Err(e) = Sandbox::at(Level::Isolated).check() {
-        astragal_tests::skipped("uploaded relay", &e.to_string());
+    if !isolation("uploaded relay") {
         return;
     }
     let scratch = tempfile::tempdir().unwrap();
@@ -731,8 +737,7 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
 /// waited for all six of mallory's.
 #[test]
 fn an_honest_authors_upload_is_built_soon_beside_a_flooding_author() {
-    if let Err(e) = Sandbox::at(Level::Isolated).check() {
-        astragal_tests::skipped("flooding author", &e.to_string());
+    if !isolation("flooding author") {
         return;
     }
     let scratch = tempfile::tempdir().unwrap();
@@ -939,8 +944,7 @@ fn process_alive(words: &[&str]) -> bool {
 /// killed and the version ends `build-failed`.
 #[test]
 fn a_build_that_never_ends_holds_back_no_game_and_dies_whole_at_its_limit() {
-    if let Err(e) = Sandbox::at(Level::Isolated).check() {
-        astragal_tests::skipped("endless build", &e.to_string());
+    if !isolation("endless build") {
         return;
     }
     let scratch = tempfile::tempdir().unwrap();
