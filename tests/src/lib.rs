@@ -1228,6 +1228,13 @@ pub mod attacks {
     /// more.
     pub const RELAY_CHANCE_HITS: usize = 1;
 
+    /// Hits the `signal` attack may score by chance in 20 games with no channel
+    /// at all, once its processes are kept from game to game (games dealt
+    /// apart): a kept process holds a 16-bit word under a slot for every game
+    /// it played, and reads its own words back; one of 20 has been seen. A live
+    /// channel under mirrored dice hears 20 of 20.
+    pub const SIGNAL_CHANCE_HITS: usize = 5;
+
     /// A second run of a relay bot on this machine, alive until dropped: a
     /// `referee match` of Spartan Yahtzee between `relay` and `opponent` (bot
     /// commands), at sandbox `level`. Its processes copy every word the relay's

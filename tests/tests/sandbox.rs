@@ -1020,7 +1020,13 @@ fn a_live_process_of_one_rotation_never_signals_to_the_next() {
             // process of the other rotation had spelled the other army's roll.
             assert_eq!(reports.len(), 20, "{level} c{concurrency}: {reports:?}");
             let heard: Vec<&String> = reports.into_iter().filter(|r| r.contains("escaped")).collect();
-            assert!(heard.is_empty(), "{level} c{concurrency}: {heard:?}");
+            // Isolated, games are dealt apart and a kept process holds the
+            // words of every game it played: chance hits happen (a live
+            // channel under mirrored dice heard 20 of 20).
+            assert!(
+                heard.len() <= attacks::SIGNAL_CHANCE_HITS,
+                "{level} c{concurrency}: {heard:?}"
+            );
         }
         let attacker = format!("signal={ATTACKER} --attack signal");
         let honest = format!("good={HONEST} --mode good");
