@@ -136,6 +136,7 @@ impl MatchSummary {
         let pairing = rec.pairing.unwrap_or(Pairing {
             group: 0,
             rotation: 0,
+            mirrored: true,
         });
         self.games += 1;
         self.decisions += rec.moves.len() as u64;
@@ -340,6 +341,7 @@ impl MatchPlan {
         Pairing {
             group: if self.independent_seeds { k } else { k / n },
             rotation: (k % n) as usize,
+            mirrored: !self.independent_seeds,
         }
     }
 

@@ -174,10 +174,24 @@ impl SeatPrivateLog {
 /// Where a game stands in a mirrored match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pairing {
-    /// The group: games of a group share the seed.
+    /// The group: games of a mirrored group share the seed.
     pub group: u64,
     /// Seat rotation within the group: seat `s` is played by entrant `(s + rotation) % seats`.
     pub rotation: usize,
+    /// Whether the group's games share one seed (mirrored), or each rotation
+    /// was dealt its own (`"mirrored": false`): then the group's games are
+    /// independent, and no statistic pairs them. Records from before the field
+    /// were all mirrored.
+    #[serde(default = "mirrored_by_default", skip_serializing_if = "is_true")]
+    pub mirrored: bool,
+}
+
+fn mirrored_by_default() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// One game.
@@ -433,6 +447,28 @@ mod tests {
         ] {
             assert!(seed(bad.clone()).is_err(), "{bad} read as a seed");
         }
+    }
+
+    #[test]
+    fn a_pairing_says_mirrored_by_leaving_the_word_out_and_dealt_apart_in_so_many_words() {
+        let mirrored = Pairing {
+            group: 3,
+            rotation: 1,
+            mirrored: true,
+        };
+        // Mirrored pairings are written as before the field was added, and a
+        // pairing of an older record reads as mirrored (all were).
+        let text = serde_json::to_string(&mirrored).unwrap();
+        assert_eq!(text, r#"{"group":3,"rotation":1}"#);
+        assert_eq!(serde_json::from_str::<Pairing>(&text).unwrap(), mirrored);
+        let apart = Pairing {
+            mirrored: false,
+            ..mirrored
+        };
+        let text = serde_json::to_string(&apart).unwrap();
+        assert_eq!(text, r#"{"group":3,"rotation":1,"mirrored":false}"#);
+        assert_eq!(serde_json::from_str::<Pairing>(&text).unwrap(), apart);
+        assert!(serde_json::from_str::<Pairing>(r#"{"group":3,"rotation":1,"mirrored":"no"}"#).is_err());
     }
 
     fn fault(seat: usize) -> FaultRecord {

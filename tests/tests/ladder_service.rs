@@ -364,6 +364,18 @@ async fn forged_records_are_refused_and_reports_count_once() {
             .await
             .unwrap_err();
         assert!(e.message().contains("seed 99"), "{}", e.message());
+        // A record of this mirrored group that says it was dealt apart (its
+        // games would then count as independent, not as a pair).
+        let e = w
+            .report(report(tamper(&|v| v["pairing"]["mirrored"] = false.into())))
+            .await
+            .unwrap_err();
+        assert!(
+            e.message()
+                .contains("says its group was dealt a seed per rotation"),
+            "{}",
+            e.message()
+        );
         let e = w
             .report(report(tamper(&|v| {
                 v["seats"][0]["spec"] = "builtin:first".into()

@@ -876,6 +876,22 @@ impl LadderService {
                 )));
             }
             seen[r] = true;
+            let mirrored = seeding == Seeding::Mirrored;
+            if pairing.mirrored != mirrored {
+                return Err(bad(format!(
+                    "says its group was {}, but the group was dealt {}",
+                    if pairing.mirrored {
+                        "mirrored"
+                    } else {
+                        "dealt a seed per rotation"
+                    },
+                    if mirrored {
+                        "mirrored"
+                    } else {
+                        "a seed per rotation"
+                    },
+                )));
+            }
             let seed = seeding.game_seed(group.seed as u64, r);
             if rec.game != c.game || rec.options != c.options || rec.seed != seed {
                 return Err(bad(format!(

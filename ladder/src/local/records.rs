@@ -33,9 +33,11 @@ pub fn standings_from_records(
             })
             .collect();
         let next = groups.len() as i64;
+        // Only a mirrored group's games pair up; each game dealt its own seed
+        // stands alone.
         let group_id = match rec.pairing {
-            Some(p) => *groups.entry((rec.seed, p.group)).or_insert(next),
-            None => -(i as i64) - 1,
+            Some(p) if p.mirrored => *groups.entry((rec.seed, p.group)).or_insert(next),
+            _ => -(i as i64) - 1,
         };
         results.push(GameResult {
             id: i as i64 + 1,

@@ -212,6 +212,7 @@ pub fn run(
         let pairing = Pairing {
             group: k / 2,
             rotation: (k % 2) as usize,
+            mirrored: seeding == crate::store::Seeding::Mirrored,
         };
         (pairing.group < max_pairs).then(|| GameJob {
             setup: GameSetup {

@@ -381,6 +381,7 @@ fn game_job(
             pairing: Some(Pairing {
                 group: group.group_no as u64,
                 rotation,
+                mirrored: seeding == Seeding::Mirrored,
             }),
         },
         seats: seat_bots

@@ -224,6 +224,7 @@ pub(super) fn play_rotation(
         pairing: Some(Pairing {
             group: lease.group_no,
             rotation,
+            mirrored: lease.seeding == crate::store::Seeding::Mirrored,
         }),
     };
     let seats: Vec<SeatSetup> = seating::seated(&g.wanted, rotation);
