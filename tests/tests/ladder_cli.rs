@@ -2,7 +2,7 @@
 //! again, a server killed with SIGKILL mid-run and restarted, the SPRT, ratings from
 //! records. On SQLite, and on PostgreSQL too when ASTRAGAL_PG_URL is set.
 
-use astragal_tests::attacks::{self, RELAY_CHANCE_HITS, SIGNAL_CHANCE_HITS, relay_hits};
+use astragal_tests::attacks::{self, CACHE_CHANCE_HITS, RELAY_CHANCE_HITS, SIGNAL_CHANCE_HITS, hits_of};
 use astragal_tests::{LadderServer, Reaped, binary, test_stores, workspace_root};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
@@ -1195,7 +1195,7 @@ fn a_worker_at_any_concurrency_relays_nothing_between_rotations() {
             64,
             "c{concurrency}: the attack ran in every game: {reports:?}"
         );
-        let (hits, _) = relay_hits(&reports);
+        let (hits, _) = hits_of(&reports, "relay");
         assert!(
             hits <= RELAY_CHANCE_HITS,
             "c{concurrency}: {hits} of 32 second games heard: {reports:?}"
@@ -1220,11 +1220,109 @@ fn a_worker_at_any_concurrency_relays_nothing_between_rotations() {
         &["--batch", "4", "--sandbox", "isolated"],
     );
     drop(second_run);
-    let (hits, games) = relay_hits(&reports);
+    let (hits, games) = hits_of(&reports, "relay");
     assert_eq!(games, 40, "beside a second run: {reports:?}");
     assert!(
         hits <= RELAY_CHANCE_HITS,
         "beside a second run: {hits} of 20 second games heard: {reports:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Attack through the real server and worker (issue 81): the `cache` attacker
+/// leaves its words in the page cache of a large file every sandbox shows,
+/// which outlives every process, so no wait between rotations and no quitting
+/// of processes closes it (with the machine's rotation gate, an uploaded copy
+/// of it heard 44 of 64 on a worker). The worker deals a group of processes a
+/// seed per rotation: hits at chance ([`CACHE_CHANCE_HITS`]) at concurrency 2
+/// and 4, and with two workers on the machine at once.
+#[test]
+fn a_worker_relays_nothing_through_the_page_cache_alone_or_beside_another() {
+    if !isolation("worker cache") {
+        return;
+    }
+    let (dir, server, token_file) = spartan_attack_ladder("worker-cache", "cache");
+    for (concurrency, batch) in [("2", "1"), ("4", "4")] {
+        let reports = play_out_with(
+            &server.url,
+            &token_file,
+            &dir,
+            &format!("cache-c{concurrency}"),
+            "spartan",
+            64,
+            "ATTACK cache",
+            &[
+                "--concurrency",
+                concurrency,
+                "--batch",
+                batch,
+                "--sandbox",
+                "isolated",
+            ],
+        );
+        let (hits, games) = hits_of(&reports, "cache");
+        assert_eq!(
+            games, 64,
+            "c{concurrency}: the attack ran in every game: {reports:?}"
+        );
+        assert!(
+            hits <= CACHE_CHANCE_HITS,
+            "c{concurrency}: {hits} of 64 games heard: {reports:?}"
+        );
+    }
+    // Two workers on this machine, one kernel, taking groups from one
+    // competition at once.
+    let second_token = dir.join("w2.token");
+    std::fs::write(&second_token, add_worker(&server.url, "w2")).unwrap();
+    admin_at(
+        &server.url,
+        &[
+            "open",
+            "cache-two",
+            "--game",
+            "spartan",
+            "--max-games",
+            "64",
+            "--movetime",
+            "2000",
+        ],
+    );
+    let logs = dir.join("logs").join("cache-two");
+    let workers: Vec<std::process::Child> = [&token_file, &second_token]
+        .into_iter()
+        .map(|token| {
+            Command::new(binary("ladder"))
+                .args([
+                    "worker",
+                    "--server",
+                    &server.url,
+                    "--exit-when-idle",
+                    "--token-file",
+                ])
+                .arg(token)
+                .arg("--log-dir")
+                .arg(&logs)
+                .args(["--concurrency", "2", "--sandbox", "isolated"])
+                .current_dir(workspace_root())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for w in workers {
+        let out = w.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let reports = attacks::reports(&logs, "ATTACK cache");
+    let (hits, games) = hits_of(&reports, "cache");
+    assert_eq!(
+        games, 64,
+        "two workers: the attack ran in every game: {reports:?}"
+    );
+    assert!(
+        hits <= CACHE_CHANCE_HITS,
+        "two workers: {hits} of 64 games heard: {reports:?}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,7 +6,7 @@
 //! first, a bot that hunts for another author's files, and hostile archives:
 //! every accepted bot rated, every refused one with its reason.
 
-use astragal_tests::attacks::{self, RELAY_CHANCE_HITS, relay_hits};
+use astragal_tests::attacks::{self, CACHE_CHANCE_HITS, RELAY_CHANCE_HITS, hits_of};
 use astragal_tests::{
     LadderServer, Reaped, binary, ladder, ladder_admin, output_text as text, test_stores, workspace_root,
 };
@@ -594,7 +594,7 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
     }
 }
 
-/// Attack as an author would make it (issue 59): an uploaded Python bot whose
+/// Attack as an author would make it (issues 59 and 81): an uploaded Python bot whose
 /// live processes copy each other's words (byte-range locks on a file every
 /// sandbox shows), so that a word spoken in rotation 0 of a group outlives its
 /// speller in processes of other groups, and is read in rotation 1. Played by a
@@ -604,9 +604,12 @@ fn strangers_upload_bots_that_are_built_checked_and_rated_and_nothing_else() {
 /// the same worker heard the other army's secret roll in 28 of 32 second games
 /// beside the second run, and in 32 of 32 at concurrency 4 alone. (Against the
 /// Python starter, which plays at random, the attack could not tell a hit: it
-/// checks the other army's dice as revealed after its rerolls.)
+/// checks the other army's dice as revealed after its rerolls.) Then the same
+/// bot with `--cache`, whose words sit in the page cache of a large file every
+/// sandbox shows and outlive every process: hits at chance
+/// ([`CACHE_CHANCE_HITS`]) at concurrency 2 and 4.
 #[test]
-fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
+fn an_uploaded_relay_live_or_through_the_page_cache_hears_nothing_of_the_other_rotation() {
     if !isolation("uploaded relay") {
         return;
     }
@@ -635,7 +638,13 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
         &manifest("good", "relay_bot.py --honest"),
         &[("relay_bot.py", &relay_source)],
     );
-    for bot in [&relay, &good] {
+    let cache_bot = folder(
+        root,
+        "cache-bot",
+        &manifest("cache", "relay_bot.py --cache"),
+        &[("relay_bot.py", &relay_source)],
+    );
+    for bot in [&relay, &good, &cache_bot] {
         let o = ladder(
             &[
                 "submit",
@@ -653,15 +662,17 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
     let o = work(&url, &worker_token, &cache);
     assert!(o.status.success(), "{}", text(&o));
     let mine = statuses(&url, &author);
-    for name in ["relay", "good"] {
+    for name in ["relay", "good", "cache"] {
         assert_eq!(status_of(&mine, name).1, "active", "{mine:#?}");
     }
+    // One attacker at a time plays the honest bot.
+    admin(&url, &["disable", "cache"]);
     // At --batch 1 a task's wave is the first rotations of the batches it
     // leases while no turn waits; at 4, of bigger batches. Last, at
     // concurrency 1 beside a second run of the same bot on the machine, alive
     // throughout (without the gate's turn before the worker's later rotations,
     // it heard in 32 of 32 second games).
-    let play = |name: &str, concurrency: &str, batch: &str| {
+    let play = |name: &str, concurrency: &str, batch: &str, attack: &str| {
         admin(
             &url,
             &[
@@ -698,7 +709,7 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
             &[("ASTRAGAL_WORKER_TOKEN", &worker_token)],
         );
         assert!(o.status.success(), "{}", text(&o));
-        attacks::reports(&logs, "ATTACK relay")
+        attacks::reports(&logs, &format!("ATTACK {attack}"))
     };
     for (concurrency, batch, beside) in [("1", "4", true), ("2", "1", false), ("4", "4", false)] {
         let second_run = beside.then(|| {
@@ -716,13 +727,27 @@ fn an_uploaded_relay_hears_nothing_of_the_other_rotation() {
             )
         });
         let name = format!("relay-c{concurrency}-b{batch}");
-        let reports = play(&name, concurrency, batch);
+        let reports = play(&name, concurrency, batch, "relay");
         drop(second_run);
-        let (hits, games) = relay_hits(&reports);
+        let (hits, games) = hits_of(&reports, "relay");
         assert_eq!(games, 64, "{name}: the attack ran in every game: {reports:?}");
         assert!(
             hits <= RELAY_CHANCE_HITS,
             "{name}: {hits} of 32 second games heard: {reports:?}"
+        );
+    }
+    // The page cache's words outlive every process (issue 81: with the
+    // machine's rotation gate, an uploaded copy heard 44 of 64).
+    admin(&url, &["disable", "relay"]);
+    admin(&url, &["enable", "cache"]);
+    for (concurrency, batch) in [("2", "1"), ("4", "4")] {
+        let name = format!("cache-c{concurrency}-b{batch}");
+        let reports = play(&name, concurrency, batch, "cache");
+        let (hits, games) = hits_of(&reports, "cache");
+        assert_eq!(games, 64, "{name}: the attack ran in every game: {reports:?}");
+        assert!(
+            hits <= CACHE_CHANCE_HITS,
+            "{name}: {hits} of 64 games heard: {reports:?}"
         );
     }
 }
@@ -935,15 +960,19 @@ fn process_alive(words: &[&str]) -> bool {
         .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted))
 }
 
-/// Attack (issue 76): an author's build that never ends — a daemon in a
-/// session of its own, and a shell that ignores TERM. Before, a worker built
-/// between one task's batches (and a build held the machine's rotation gate):
-/// at `--concurrency 1` it played no game until the build's limit, 10 minutes
-/// by default. Now builds run on a task of their own: games go on while it
-/// runs, and at its limit (`ladder serve --build-seconds`) its whole tree is
-/// killed and the version ends `build-failed`.
+/// Attack (issue 76): an author's build that first burns every core it can
+/// (four busy processes) and then never ends — a daemon in a session of its
+/// own, and a shell that ignores TERM. Before, a worker built between one
+/// task's batches (and a build held the machine's rotation gate): at
+/// `--concurrency 1` it played no game until the build's limit, 10 minutes by
+/// default; and a build's processes had no CPU bound (the burner, run without
+/// the worker's cgroup, used 2.02 cores of 2). Now builds run on a task of
+/// their own, in a cgroup held to `--bot-cores`: the burner gets that share and
+/// no more, games go on while it runs, and at its limit (`ladder serve
+/// --build-seconds`) its whole tree is killed and the version ends
+/// `build-failed`.
 #[test]
-fn a_build_that_never_ends_holds_back_no_game_and_dies_whole_at_its_limit() {
+fn a_build_that_burns_cores_and_never_ends_gets_its_share_holds_back_no_game_and_dies_whole() {
     if !isolation("endless build") {
         return;
     }
@@ -966,9 +995,10 @@ fn a_build_that_never_ends_holds_back_no_game_and_dies_whole_at_its_limit() {
         "name = \"endless\"\ngames = [\"ur\"]\nruntime = \"python3\"\nrun = \"python3 bot.py\"\nbuild = \"sh build.sh\"\n",
         &[
             ("bot.py", &starter()),
+            ("burn.py", BURNER),
             (
                 "build.sh",
-                &format!("(setsid sleep {naps} &)\ntrap '' TERM\nexec sleep {naps}\n"),
+                &format!("python3 burn.py\n(setsid sleep {naps} &)\ntrap '' TERM\nexec sleep {naps}\n"),
             ),
         ],
     );
@@ -999,6 +1029,8 @@ fn a_build_that_never_ends_holds_back_no_game_and_dies_whole_at_its_limit() {
                 "1",
                 "--runtimes",
                 "python3",
+                "--bot-cores",
+                BUILD_CORES,
             ])
             .arg("--cache-dir")
             .arg(root.join("cache"))
@@ -1042,4 +1074,55 @@ fn a_build_that_never_ends_holds_back_no_game_and_dies_whole_at_its_limit() {
         !process_alive(&["sleep", &naps]),
         "the build's daemon outlived its build ({line})"
     );
+    // The burner's own account of the CPU it got: its share, and no more (a
+    // cgroup's quota is a ceiling, so a loaded machine only lowers it).
+    let o = ladder(
+        &[
+            "author",
+            "--server",
+            &url,
+            "--token-file",
+            &mallory.to_string_lossy(),
+            "log",
+            "endless",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let log = String::from_utf8_lossy(&o.stdout);
+    let used: f64 = log
+        .lines()
+        .find_map(|l| l.strip_prefix("cores used: "))
+        .unwrap_or_else(|| panic!("the burner said nothing: {log}"))
+        .trim()
+        .parse()
+        .unwrap();
+    let share: f64 = BUILD_CORES.parse().unwrap();
+    assert!(
+        used <= share * 1.3,
+        "a build given {share} cores used {used:.2} (its log: {log})"
+    );
 }
+
+/// The CPU share the burning build's worker gives each bot and build.
+const BUILD_CORES: &str = "0.5";
+
+/// A build step that keeps four processes busy for two seconds and says how
+/// many cores they got on average: its children's CPU time over the wall time.
+const BURNER: &str = r#"import os, time
+start = time.monotonic()
+kids = []
+for _ in range(4):
+    pid = os.fork()
+    if pid == 0:
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            pass
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    os.waitpid(pid, 0)
+wall = time.monotonic() - start
+t = os.times()
+print(f"cores used: {(t.children_user + t.children_system) / wall:.2f}", flush=True)
+"#;

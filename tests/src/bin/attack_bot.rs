@@ -30,6 +30,9 @@
 //! it spells and holds the copy while it lives: a word passes from process to
 //! process across groups, threads and runs on one machine for as long as one
 //! of them is alive).
+//! `cache` (the same words, in the page cache of a large file every sandbox
+//! shows: they outlive the process that spelled them, and every process; see
+//! `PageCache`).
 //! `unix --socket PATH` (repeatable: connect to a Unix socket of the host's),
 //! `syscalls` (ptrace and process_vm_readv on a child of its own, a user
 //! namespace, io_uring, keyctl, userfaultfd, a Unix socket: escaped if any works),
@@ -636,6 +639,145 @@ impl Relay {
     }
 }
 
+/// The `cache` attack: words in the kernel's page cache, which outlives every
+/// process. The bot picks the largest file every sandbox shows (the host's
+/// libraries, read-only) and gives each key 17 of its pages: a marker and 16
+/// bits. To spell, it evicts the key's pages (`posix_fadvise(DONTNEED)`) and
+/// reads in the marker and the pages of the bits that are 1; to hear, it asks
+/// of each page whether it is cached (`preadv2(RWF_NOWAIT)`: `EAGAIN` if not),
+/// which brings nothing in. Readahead is off on its descriptor
+/// (`POSIX_FADV_RANDOM`), so a page read is the page alone. A word so passes
+/// from a process that died to any process on the machine that comes after.
+struct PageCache {
+    file: std::fs::File,
+    /// The first page of key 0.
+    base: u64,
+    first_roll: Option<String>,
+    heard: Option<u16>,
+}
+
+impl PageCache {
+    const KEYS: u64 = 64;
+    const PAGE: u64 = 4096;
+    /// Pages a key holds: its marker (page 16) and its 16 bits.
+    const PAGES: u64 = 17;
+
+    /// The largest file (by size, then name) in the host's library and program
+    /// folders, and where its middle span of pages begins.
+    fn open() -> Option<PageCache> {
+        let span = PageCache::KEYS * PageCache::PAGES * PageCache::PAGE;
+        let mut best: Option<(u64, std::path::PathBuf)> = None;
+        for dir in [
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu",
+            "/usr/lib",
+            "/usr/bin",
+        ] {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = e.path();
+                let Ok(m) = path.symlink_metadata() else { continue };
+                if m.is_file()
+                    && m.len() >= 2 * span
+                    && best.as_ref().is_none_or(|(l, p)| (m.len(), &path) > (*l, p))
+                {
+                    best = Some((m.len(), path));
+                }
+            }
+        }
+        let (len, path) = best?;
+        let file = std::fs::File::open(path).ok()?;
+        nix::fcntl::posix_fadvise(&file, 0, 0, nix::fcntl::PosixFadviseAdvice::POSIX_FADV_RANDOM).ok()?;
+        Some(PageCache {
+            file,
+            base: ((len - span) / 2) & !(PageCache::PAGE - 1),
+            first_roll: None,
+            heard: None,
+        })
+    }
+
+    fn page(&self, key: u64, bit: u64) -> u64 {
+        self.base + (key * PageCache::PAGES + bit) * PageCache::PAGE
+    }
+
+    /// Whether the page at `at` is in the page cache (read without bringing it in).
+    #[allow(unsafe_code)]
+    fn cached(&self, at: u64) -> bool {
+        use std::os::fd::AsRawFd;
+        let mut byte = [0u8; 1];
+        let iov = nix::libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        // SAFETY: one iovec over a live one-byte buffer, on a descriptor this
+        // value owns (nix has no preadv2).
+        let n =
+            unsafe { nix::libc::preadv2(self.file.as_raw_fd(), &iov, 1, at as i64, nix::libc::RWF_NOWAIT) };
+        n == 1
+    }
+
+    /// Reads in the page at `at`.
+    fn touch(&self, at: u64) {
+        let mut byte = [0u8; 1];
+        let _ = std::os::unix::fs::FileExt::read_at(&self.file, &mut byte, at);
+    }
+
+    fn spell(&self, key: u64, value: u16) {
+        let _ = nix::fcntl::posix_fadvise(
+            &self.file,
+            self.page(key, 0) as i64,
+            (PageCache::PAGES * PageCache::PAGE) as i64,
+            nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+        );
+        for bit in 0..16 {
+            if value & (1 << bit) != 0 {
+                self.touch(self.page(key, bit));
+            }
+        }
+        self.touch(self.page(key, 16));
+    }
+
+    fn hear(&self, key: u64) -> Option<u16> {
+        self.cached(self.page(key, 16)).then(|| {
+            (0..16u64)
+                .filter(|&bit| self.cached(self.page(key, bit)))
+                .fold(0u16, |v, bit| v | 1 << bit)
+        })
+    }
+
+    fn key(roll: &str) -> u64 {
+        u64::from(Signal::mark(roll)) % PageCache::KEYS
+    }
+
+    /// Sees a request's observation (Spartan).
+    fn request(&mut self, obs: &str) {
+        let Ok(obs) = serde_json::from_str::<serde_json::Value>(obs) else {
+            return;
+        };
+        let (turn, first_step) = (obs["turn"].as_u64().unwrap_or(0), obs["phase"] == "reroll1");
+        if turn == 1 && first_step {
+            let mine = roll_key(&obs["your_dice"]);
+            self.heard = self.hear(PageCache::key(&mine));
+            self.first_roll = Some(mine);
+        }
+        if turn == 2 && first_step {
+            let Some(mine) = self.first_roll.take() else {
+                return;
+            };
+            let seat = obs["seat"].as_u64().unwrap_or(0) as usize;
+            let theirs = roll_key(&obs["last_reveal"]["dice"][1 - seat]);
+            let heard = self.heard.take();
+            report(
+                "cache",
+                heard == Some(Signal::mark(&theirs)),
+                &format!("heard {heard:?}, the other army rolled {theirs}"),
+            );
+            // Under the key of the roll the other army had, the roll this army
+            // had: what the other rotation's process of this seat will hear.
+            self.spell(PageCache::key(&theirs), Signal::mark(&mine));
+        }
+    }
+}
+
 /// What the `clock` attack keeps: when it answered its first reroll, and the gap
 /// before the second, waiting for the reveal that classes it.
 #[derive(Default)]
@@ -801,6 +943,7 @@ fn main() {
         ..Signal::default()
     };
     let mut relay = (name == "relay").then(Relay::start);
+    let mut cache = if name == "cache" { PageCache::open() } else { None };
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     let mut attacked_this_game = false;
@@ -836,6 +979,8 @@ fn main() {
                     relay.request(obs);
                     // A legal think time: games long enough for words to cross.
                     std::thread::sleep(Duration::from_millis(3));
+                } else if let Some(cache) = cache.as_mut() {
+                    cache.request(obs);
                 } else if name == "victim" {
                     let ticks = values(&args, "--ticks").pop().unwrap_or_default();
                     let before = ticks_now(&ticks);
