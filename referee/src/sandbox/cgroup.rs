@@ -433,6 +433,9 @@ impl BotCgroup {
             return false;
         };
         let mut buf = [0u8; 64];
+        // A bot blocked on its input stops in microseconds: looked for
+        // eagerly at first.
+        let spin_until = Instant::now() + Duration::from_micros(200);
         loop {
             let Ok(n) = f.events.read_at(&mut buf, 0) else {
                 return false;
@@ -440,10 +443,24 @@ impl BotCgroup {
             if buf[..n].split(|&b| b == b'\n').any(|l| l == b"frozen 1") {
                 return true;
             }
-            if Instant::now() >= until {
+            let now = Instant::now();
+            if now >= until {
                 return false;
             }
-            std::thread::yield_now();
+            if now < spin_until {
+                std::thread::yield_now();
+                continue;
+            }
+            // Past the first moments, asleep a millisecond at a time (or until
+            // `cgroup.events` changes, which the kernel tells a poll at most
+            // every 10 ms): a tree of many busy processes throttled by its
+            // quota can take a whole period to stop, and a wait that spun
+            // through it cost the machine a core that no bot was charged for.
+            let mut fds = [nix::poll::PollFd::new(
+                std::os::fd::AsFd::as_fd(&f.events),
+                nix::poll::PollFlags::POLLPRI,
+            )];
+            let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(1u8));
         }
     }
 
