@@ -68,6 +68,7 @@ pub const RPCS: &[&str] = &[
     "RenewLeases",
     "AddAuthor",
     "RevokeAuthor",
+    "SetAuthor",
     "EndSessions",
     "Submit",
     "MyBots",

@@ -314,9 +314,44 @@ async fn an_authors_token_opens_their_own_bots_and_nothing_else() {
         let third = submit(&mut alice, bot_folder(&manifest("third"))).await;
         assert!(
             third.as_ref().is_err_and(|s| s.code() == Code::FailedPrecondition
-                && s.message().contains("the most this ladder gives you (2)")),
+                && s.message().contains("the most this ladder gives you (2)")
+                && s.message().contains("ladder admin set-author NAME --max-bots N")),
             "{third:?}"
         );
+        // The host raises her cap (an author only asks; a cap of 0 or of no
+        // author is refused), and the third goes up.
+        for (name, max_bots, code) in [("alice", 0, Code::InvalidArgument), ("nobody", 3, Code::NotFound)] {
+            refused(
+                admin
+                    .set_author(SetAuthorRequest {
+                        name: name.into(),
+                        max_bots,
+                    })
+                    .await,
+                code,
+                &format!("set-author {name} --max-bots {max_bots}"),
+            );
+        }
+        refused(
+            alice
+                .set_author(SetAuthorRequest {
+                    name: "alice".into(),
+                    max_bots: 9,
+                })
+                .await,
+            Code::PermissionDenied,
+            "an author raises her own cap",
+        );
+        let raised = admin
+            .set_author(SetAuthorRequest {
+                name: "alice".into(),
+                max_bots: 3,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!((raised.name.as_str(), raised.max_bots), ("alice", 3));
+        submit(&mut alice, bot_folder(&manifest("third"))).await.unwrap();
         let v2 = submit(
             &mut alice,
             bot_folder(&manifest("lucky").replace("bot.py", "bot.py --v2")),

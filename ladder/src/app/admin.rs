@@ -183,6 +183,28 @@ impl LadderService {
         Ok(author)
     }
 
+    /// Sets how many bots an author may have (1 to 10,000).
+    pub async fn set_author_max_bots(
+        &self,
+        _: &AdminCall,
+        name: &str,
+        max_bots: u32,
+    ) -> Result<AuthorRow, ServiceError> {
+        if !(1..=10_000).contains(&max_bots) {
+            return Err(ServiceError::InvalidArgument(format!(
+                "max_bots {max_bots}: an author may have from 1 to 10000 bots"
+            )));
+        }
+        let author = self
+            .store
+            .authors()
+            .set_max_bots(name, i64::from(max_bots))
+            .await?;
+        self.forget_tokens();
+        tracing::info!(author = %name, max_bots, "author's bot cap set");
+        Ok(author)
+    }
+
     /// Opens a competition, or a season when it has a deadline.
     pub async fn open_competition(
         &self,

@@ -139,6 +139,17 @@ impl Ladder for GrpcLadder {
         }))
     }
 
+    async fn set_author(&self, req: Request<SetAuthorRequest>) -> Result<Response<AuthorInfo>, Status> {
+        let admin = self.admin(&req).await?;
+        let r = req.into_inner();
+        let author = self.app.set_author_max_bots(&admin, &r.name, r.max_bots).await?;
+        Ok(Response::new(AuthorInfo {
+            name: author.name,
+            revoked: author.revoked_ms.is_some(),
+            max_bots: u32::try_from(author.max_bots).unwrap_or(u32::MAX),
+        }))
+    }
+
     async fn submit(
         &self,
         req: Request<tonic::Streaming<UploadChunk>>,

@@ -134,6 +134,24 @@ impl Authors<'_> {
         Ok(author)
     }
 
+    /// Sets how many bots an author may have.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] for no such author; the database.
+    pub async fn set_max_bots(self, name: &str, max_bots: i64) -> Result<AuthorRow> {
+        let done = sqlx::query("UPDATE authors SET max_bots = $2 WHERE name = $1")
+            .bind(name)
+            .bind(max_bots)
+            .execute(&self.store.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("no author named {name:?}")));
+        }
+        self.author(name)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("no author named {name:?}")))
+    }
+
     /// Every version of every bot of an author, by id.
     ///
     /// # Errors
@@ -452,14 +470,15 @@ fn over_cap(m: &crate::submission::Manifest, max_bots: i64, had: i64) -> String 
         format!(
             "this upload makes a bot for each of its {} games ({}), and this ladder gives \
              you {max_bots} bots, {had} of them made already: list fewer `games` in \
-             astragal.toml, or ask the host for more (`ladder admin add-author --max-bots`)",
+             astragal.toml, or ask the host for more (`ladder admin set-author NAME --max-bots N`)",
             m.games.len(),
             m.games.join(", "),
         )
     } else {
         format!(
             "you have {had} bots, the most this ladder gives you ({max_bots}): \
-             upload a new version of one of them instead (the same `name`)"
+             upload a new version of one of them instead (the same `name`), or ask the \
+             host for more (`ladder admin set-author NAME --max-bots N`)"
         )
     }
 }

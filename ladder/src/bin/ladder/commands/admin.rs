@@ -60,6 +60,16 @@ pub(crate) enum AdminAction {
         #[arg(long, value_parser = |s: &str| number_in(s, 1u32, 10_000))]
         max_bots: Option<u32>,
     },
+    /// Change an author's terms: how many bots (by name; versions do not count)
+    /// they may have. Bots beyond a lowered cap stay; the author makes new ones
+    /// again once under it.
+    SetAuthor {
+        /// Their name.
+        name: String,
+        /// How many bots they may have.
+        #[arg(long, value_parser = |s: &str| number_in(s, 1u32, 10_000))]
+        max_bots: u32,
+    },
     /// Revoke an author's token: their calls stop; their bots stay as they are
     /// (disable them to take them out of play).
     RevokeAuthor {
@@ -292,6 +302,17 @@ async fn act(c: &mut Client, action: AdminAction, server: &str) -> anyhow::Resul
             );
             keep_stdout_private()?;
             Ok(say(&a.token)?)
+        }
+        AdminAction::SetAuthor { name, max_bots } => {
+            let a = c
+                .set_author(SetAuthorRequest { name, max_bots })
+                .await
+                .map_err(said)?
+                .into_inner();
+            Ok(say(&format!(
+                "author {} may have up to {} bots",
+                a.name, a.max_bots
+            ))?)
         }
         AdminAction::RevokeAuthor { name } => {
             let a = c

@@ -102,7 +102,7 @@ pub(crate) struct ServeArgs {
           value_parser = known_runtime)]
     pub(crate) runtimes: Vec<String>,
     /// Bots (by name; their versions do not count) an author may have, unless
-    /// `ladder admin add-author --max-bots` gives them another cap. An upload
+    /// `ladder admin add-author --max-bots` (or later `set-author`) gives them another cap. An upload
     /// makes one bot per game it lists: the default lets a starter kit (all five
     /// games) go up whole.
     #[arg(long, default_value_t = 5, value_parser = |s: &str| number_in(s, 1u32, 10_000))]
