@@ -634,6 +634,10 @@ fn a_backup_taken_while_serving_restores_with_every_game() {
                 let to = scratch.path().join("backup.db");
                 let o = ladder(&["backup", "--db", &t.url, "--to", &to.to_string_lossy()], &[]);
                 assert!(o.status.success(), "{}", text(&o));
+                // Only its owner reads it, as the store (token hashes, private logs).
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(&to).unwrap().permissions().mode() & 0o777;
+                assert_eq!(mode, 0o600, "the backup is {mode:o}");
                 // Never over a file.
                 let again = ladder(&["backup", "--db", &t.url, "--to", &to.to_string_lossy()], &[]);
                 assert!(!again.status.success());

@@ -287,12 +287,32 @@ pub async fn backup_sqlite(url: &str, to: &std::path::Path) -> Result<()> {
         .filename(&path)
         .create_if_missing(false)
         .busy_timeout(std::time::Duration::from_secs(10));
-    let mut conn = sqlx::SqliteConnection::connect_with(&options).await?;
-    sqlx::query("VACUUM INTO $1")
-        .bind(target)
-        .execute(&mut conn)
-        .await?;
-    conn.close().await?;
+    // The copy holds what the store holds (token hashes, private logs): made
+    // first as an empty file only its owner reads, as the store is, which
+    // `VACUUM INTO` then fills.
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(to)
+            .map_err(|e| StoreError::Conflict(format!("cannot make {}: {e}", to.display())))?;
+    }
+    let copied = async {
+        let mut conn = sqlx::SqliteConnection::connect_with(&options).await?;
+        sqlx::query("VACUUM INTO $1")
+            .bind(target)
+            .execute(&mut conn)
+            .await?;
+        conn.close().await
+    }
+    .await;
+    if let Err(e) = copied {
+        // Nothing half-made is left to be taken for a backup.
+        let _ = std::fs::remove_file(to);
+        return Err(e.into());
+    }
     Ok(())
 }
 
