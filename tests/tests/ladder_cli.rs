@@ -1156,6 +1156,48 @@ fn a_worker_never_keeps_a_process_of_one_rotation_alive_into_the_next() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Plays 64 games of Spartan Yahtzee between `attack` and an honest bot on a
+/// worker at `--concurrency 2 --batch 1` and at `4 --batch 4` (at batch 1 a
+/// task's wave is the first rotations of the batches it leases while no turn
+/// waits; at 4, of bigger batches): the attack reports every game and hears
+/// the other army's secret roll at most `chance` times.
+fn hears_at_chance_at_concurrency_2_and_4(
+    url: &str,
+    token_file: &std::path::Path,
+    dir: &std::path::Path,
+    attack: &str,
+    chance: usize,
+) {
+    for (concurrency, batch) in [("2", "1"), ("4", "4")] {
+        let reports = play_out_with(
+            url,
+            token_file,
+            dir,
+            &format!("{attack}-c{concurrency}"),
+            "spartan",
+            64,
+            &format!("ATTACK {attack}"),
+            &[
+                "--concurrency",
+                concurrency,
+                "--batch",
+                batch,
+                "--sandbox",
+                "isolated",
+            ],
+        );
+        let (hits, games) = hits_of(&reports, attack);
+        assert_eq!(
+            games, 64,
+            "{attack} c{concurrency}: the attack ran in every game: {reports:?}"
+        );
+        assert!(
+            hits <= chance,
+            "{attack} c{concurrency}: {hits} of 64 games heard: {reports:?}"
+        );
+    }
+}
+
 /// Attack through the real server and worker (issue 59): the `relay` attacker's
 /// live processes copy each other's words, so a word outlives its speller while
 /// any process of the bot lives on the machine, in another of the worker's
@@ -1170,37 +1212,7 @@ fn a_worker_at_any_concurrency_relays_nothing_between_rotations() {
         return;
     }
     let (dir, server, token_file) = spartan_attack_ladder("worker-relay", "relay");
-    // At --batch 1 a task's wave is the first rotations of the batches it
-    // leases while no turn waits; at 4, of bigger batches.
-    for (concurrency, batch) in [("2", "1"), ("4", "4")] {
-        let reports = play_out_with(
-            &server.url,
-            &token_file,
-            &dir,
-            &format!("relay-c{concurrency}"),
-            "spartan",
-            64,
-            "ATTACK relay",
-            &[
-                "--concurrency",
-                concurrency,
-                "--batch",
-                batch,
-                "--sandbox",
-                "isolated",
-            ],
-        );
-        assert_eq!(
-            reports.len(),
-            64,
-            "c{concurrency}: the attack ran in every game: {reports:?}"
-        );
-        let (hits, _) = hits_of(&reports, "relay");
-        assert!(
-            hits <= RELAY_CHANCE_HITS,
-            "c{concurrency}: {hits} of 32 second games heard: {reports:?}"
-        );
-    }
+    hears_at_chance_at_concurrency_2_and_4(&server.url, &token_file, &dir, "relay", RELAY_CHANCE_HITS);
     // Beside a second run of the same bot on the machine, alive throughout
     // (without the gate's turn before a worker's later rotations: 32 of 32).
     let second_run = attacks::SecondRun::start(
@@ -1242,34 +1254,7 @@ fn a_worker_relays_nothing_through_the_page_cache_alone_or_beside_another() {
         return;
     }
     let (dir, server, token_file) = spartan_attack_ladder("worker-cache", "cache");
-    for (concurrency, batch) in [("2", "1"), ("4", "4")] {
-        let reports = play_out_with(
-            &server.url,
-            &token_file,
-            &dir,
-            &format!("cache-c{concurrency}"),
-            "spartan",
-            64,
-            "ATTACK cache",
-            &[
-                "--concurrency",
-                concurrency,
-                "--batch",
-                batch,
-                "--sandbox",
-                "isolated",
-            ],
-        );
-        let (hits, games) = hits_of(&reports, "cache");
-        assert_eq!(
-            games, 64,
-            "c{concurrency}: the attack ran in every game: {reports:?}"
-        );
-        assert!(
-            hits <= CACHE_CHANCE_HITS,
-            "c{concurrency}: {hits} of 64 games heard: {reports:?}"
-        );
-    }
+    hears_at_chance_at_concurrency_2_and_4(&server.url, &token_file, &dir, "cache", CACHE_CHANCE_HITS);
     // Two workers on this machine, one kernel, taking groups from one
     // competition at once.
     let second_token = dir.join("w2.token");

@@ -531,8 +531,6 @@ impl Signal {
 struct Relay {
     /// Its own words (one per game played), held while it lives.
     spoken: std::fs::File,
-    first_roll: Option<String>,
-    heard: Option<u16>,
 }
 
 impl Relay {
@@ -563,8 +561,6 @@ impl Relay {
         });
         Relay {
             spoken: Relay::file().expect("a file every sandbox shows"),
-            first_roll: None,
-            heard: None,
         }
     }
 
@@ -599,8 +595,57 @@ impl Relay {
     fn key(roll: &str) -> u64 {
         u64::from(Signal::mark(roll)) % Relay::KEYS
     }
+}
 
-    /// Sees a request's observation (Spartan).
+impl WordChannel for Relay {
+    const NAME: &'static str = "relay";
+
+    fn hear(&self, roll: &str) -> Option<u16> {
+        let key = Relay::key(roll);
+        // Any descriptor of this process's other than `spoken` sees the words
+        // of every other process, and what its own thread copied.
+        Relay::file()
+            .and_then(|f| Relay::other_lock(&f, key << 16, (key + 1) << 16))
+            .map(|at| (at & 0xffff) as u16)
+    }
+
+    fn spell(&mut self, roll: &str, word: u16) {
+        Relay::lock(&self.spoken, Relay::key(roll) << 16 | u64::from(word));
+    }
+}
+
+/// A way for words to pass between a bot's processes, each word under a key
+/// made from a roll.
+trait WordChannel {
+    /// The attack's name, in its reports.
+    const NAME: &'static str;
+    /// The word under `roll`'s key, if any.
+    fn hear(&self, roll: &str) -> Option<u16>;
+    /// Leaves `word` under `roll`'s key.
+    fn spell(&mut self, roll: &str, word: u16);
+}
+
+/// The relay attacks' play over a channel (Spartan): at the first request of a
+/// game it hears the word under its own secret first roll, which is where a
+/// process that played the other rotation of the group spelled the roll the
+/// other army holds now; after the reveal it reports whether that was right
+/// and spells, under the roll the other army had, the roll this army had.
+struct Eavesdropper<C> {
+    channel: C,
+    first_roll: Option<String>,
+    heard: Option<u16>,
+}
+
+impl<C: WordChannel> Eavesdropper<C> {
+    fn new(channel: C) -> Self {
+        Eavesdropper {
+            channel,
+            first_roll: None,
+            heard: None,
+        }
+    }
+
+    /// Sees a request's observation.
     fn request(&mut self, obs: &str) {
         let Ok(obs) = serde_json::from_str::<serde_json::Value>(obs) else {
             return;
@@ -608,12 +653,7 @@ impl Relay {
         let (turn, first_step) = (obs["turn"].as_u64().unwrap_or(0), obs["phase"] == "reroll1");
         if turn == 1 && first_step {
             let mine = roll_key(&obs["your_dice"]);
-            let key = Relay::key(&mine);
-            // Any descriptor of this process's other than `spoken` sees the words
-            // of every other process, and what its own thread copied.
-            self.heard = Relay::file()
-                .and_then(|f| Relay::other_lock(&f, key << 16, (key + 1) << 16))
-                .map(|at| (at & 0xffff) as u16);
+            self.heard = self.channel.hear(&mine);
             self.first_roll = Some(mine);
         }
         if turn == 2 && first_step {
@@ -623,18 +663,12 @@ impl Relay {
             let seat = obs["seat"].as_u64().unwrap_or(0) as usize;
             let theirs = roll_key(&obs["last_reveal"]["dice"][1 - seat]);
             let heard = self.heard.take();
-            let right = heard == Some(Signal::mark(&theirs));
             report(
-                "relay",
-                right,
+                C::NAME,
+                heard == Some(Signal::mark(&theirs)),
                 &format!("heard {heard:?}, the other army rolled {theirs}"),
             );
-            // Under the key of the roll the other army had, the roll this army
-            // had: what the other rotation's process of this seat will hold.
-            Relay::lock(
-                &self.spoken,
-                Relay::key(&theirs) << 16 | u64::from(Signal::mark(&mine)),
-            );
+            self.channel.spell(&theirs, Signal::mark(&mine));
         }
     }
 }
@@ -652,8 +686,6 @@ struct PageCache {
     file: std::fs::File,
     /// The first page of key 0.
     base: u64,
-    first_roll: Option<String>,
-    heard: Option<u16>,
 }
 
 impl PageCache {
@@ -690,8 +722,6 @@ impl PageCache {
         Some(PageCache {
             file,
             base: ((len - span) / 2) & !(PageCache::PAGE - 1),
-            first_roll: None,
-            heard: None,
         })
     }
 
@@ -721,22 +751,16 @@ impl PageCache {
         let _ = std::os::unix::fs::FileExt::read_at(&self.file, &mut byte, at);
     }
 
-    fn spell(&self, key: u64, value: u16) {
-        let _ = nix::fcntl::posix_fadvise(
-            &self.file,
-            self.page(key, 0) as i64,
-            (PageCache::PAGES * PageCache::PAGE) as i64,
-            nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
-        );
-        for bit in 0..16 {
-            if value & (1 << bit) != 0 {
-                self.touch(self.page(key, bit));
-            }
-        }
-        self.touch(self.page(key, 16));
+    fn key(roll: &str) -> u64 {
+        u64::from(Signal::mark(roll)) % PageCache::KEYS
     }
+}
 
-    fn hear(&self, key: u64) -> Option<u16> {
+impl WordChannel for PageCache {
+    const NAME: &'static str = "cache";
+
+    fn hear(&self, roll: &str) -> Option<u16> {
+        let key = PageCache::key(roll);
         self.cached(self.page(key, 16)).then(|| {
             (0..16u64)
                 .filter(|&bit| self.cached(self.page(key, bit)))
@@ -744,37 +768,20 @@ impl PageCache {
         })
     }
 
-    fn key(roll: &str) -> u64 {
-        u64::from(Signal::mark(roll)) % PageCache::KEYS
-    }
-
-    /// Sees a request's observation (Spartan).
-    fn request(&mut self, obs: &str) {
-        let Ok(obs) = serde_json::from_str::<serde_json::Value>(obs) else {
-            return;
-        };
-        let (turn, first_step) = (obs["turn"].as_u64().unwrap_or(0), obs["phase"] == "reroll1");
-        if turn == 1 && first_step {
-            let mine = roll_key(&obs["your_dice"]);
-            self.heard = self.hear(PageCache::key(&mine));
-            self.first_roll = Some(mine);
+    fn spell(&mut self, roll: &str, word: u16) {
+        let key = PageCache::key(roll);
+        let _ = nix::fcntl::posix_fadvise(
+            &self.file,
+            self.page(key, 0) as i64,
+            (PageCache::PAGES * PageCache::PAGE) as i64,
+            nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+        );
+        for bit in 0..16 {
+            if word & (1 << bit) != 0 {
+                self.touch(self.page(key, bit));
+            }
         }
-        if turn == 2 && first_step {
-            let Some(mine) = self.first_roll.take() else {
-                return;
-            };
-            let seat = obs["seat"].as_u64().unwrap_or(0) as usize;
-            let theirs = roll_key(&obs["last_reveal"]["dice"][1 - seat]);
-            let heard = self.heard.take();
-            report(
-                "cache",
-                heard == Some(Signal::mark(&theirs)),
-                &format!("heard {heard:?}, the other army rolled {theirs}"),
-            );
-            // Under the key of the roll the other army had, the roll this army
-            // had: what the other rotation's process of this seat will hear.
-            self.spell(PageCache::key(&theirs), Signal::mark(&mine));
-        }
+        self.touch(self.page(key, 16));
     }
 }
 
@@ -942,8 +949,12 @@ fn main() {
         name: "signal",
         ..Signal::default()
     };
-    let mut relay = (name == "relay").then(Relay::start);
-    let mut cache = if name == "cache" { PageCache::open() } else { None };
+    let mut relay = (name == "relay").then(|| Eavesdropper::new(Relay::start()));
+    let mut cache = if name == "cache" {
+        PageCache::open().map(Eavesdropper::new)
+    } else {
+        None
+    };
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     let mut attacked_this_game = false;
